@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hostlet/hostlet/internal/config"
+)
+
+// globalFlags are the flags every command takes.
+type globalFlags struct {
+	configFile string
+}
+
+func newRootCommand() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:           "hostlet",
+		Short:         "A declarative, GitOps-style host agent for Docker",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.configFile, "config", "", "config file (default $HOSTLET_CONFIG, ./hostlet.yaml, /etc/hostlet/hostlet.yaml)")
+	root.AddCommand(
+		newVersionCommand(),
+		newValidateCommand(g),
+		newRunCommand(g),
+		newPauseCommand(),
+	)
+	return root
+}
+
+func (g *globalFlags) load() (*config.Config, error) {
+	return config.Load(g.configFile)
+}
+
+func newLogger(w io.Writer, c *config.Config) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Log.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Log.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print version, commit and Go version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			goVersion := "unknown"
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				goVersion = bi.GoVersion
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "hostlet %s\ncommit: %s\ngo: %s\n", version, commit, goVersion)
+			return nil
+		},
+	}
+}
+
+// parseSourceFlags parses repeated --source NAME=DIR flags.
+func parseSourceFlags(flags []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		name, dir, ok := strings.Cut(f, "=")
+		if !ok || name == "" || dir == "" {
+			return nil, fmt.Errorf("--source %q: want NAME=DIR", f)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--source %q: source %s given twice", f, name)
+		}
+		out[name] = dir
+	}
+	return out, nil
+}
+
+func checkOutputFormat(o string) error {
+	if o != "text" && o != "json" {
+		return fmt.Errorf("-o %q: want text or json", o)
+	}
+	return nil
+}

@@ -1,0 +1,414 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+)
+
+// Source types.
+const (
+	TypeFile = "file"
+	TypeHTTP = "http"
+	TypeEtcd = "etcd"
+	TypeGit  = "git"
+	TypePush = "push"
+)
+
+// Config is one host's configuration.
+type Config struct {
+	Hostname      string     `mapstructure:"hostname"`
+	StateDir      string     `mapstructure:"stateDir"`
+	Listen        string     `mapstructure:"listen"`
+	TokenFile     string     `mapstructure:"tokenFile"`
+	Instance      string     `mapstructure:"instance"`
+	HostPathAllow []string   `mapstructure:"hostPathAllow"`
+	Docker        Docker     `mapstructure:"docker"`
+	Sync          Sync       `mapstructure:"sync"`
+	Etcd          Etcd       `mapstructure:"etcd"`
+	Sources       []Source   `mapstructure:"sources"`
+	Log           LogOptions `mapstructure:"log"`
+
+	// File is the config file that was read, "" when none was found.
+	File string `mapstructure:"-"`
+}
+
+// Docker configures the engine connection.
+type Docker struct {
+	Host       string `mapstructure:"host"`
+	InfraImage string `mapstructure:"infraImage"`
+}
+
+// Sync configures the reconciler.
+type Sync struct {
+	Interval    time.Duration `mapstructure:"interval"`
+	Concurrency int           `mapstructure:"concurrency"`
+	Prune       bool          `mapstructure:"prune"`
+	AllowEmpty  bool          `mapstructure:"allowEmpty"`
+}
+
+// Etcd configures etcd sources and status reporting.
+type Etcd struct {
+	Endpoints []string `mapstructure:"endpoints"`
+	Prefix    string   `mapstructure:"prefix"`
+}
+
+// LogOptions configures logging.
+type LogOptions struct {
+	// Level is debug, info, warn or error.
+	Level string `mapstructure:"level"`
+	// Format is text or json.
+	Format string `mapstructure:"format"`
+}
+
+// Source is one configured manifest source. Which fields apply depends on Type.
+type Source struct {
+	Name     string            `mapstructure:"name"`
+	Type     string            `mapstructure:"type"`
+	Path     string            `mapstructure:"path"`
+	Paths    []string          `mapstructure:"paths"`
+	URL      string            `mapstructure:"url"`
+	Ref      string            `mapstructure:"ref"`
+	Key      string            `mapstructure:"key"`
+	Interval time.Duration     `mapstructure:"interval"`
+	Timeout  time.Duration     `mapstructure:"timeout"`
+	Headers  map[string]string `mapstructure:"headers"`
+	Auth     Auth              `mapstructure:"auth"`
+	Verify   Verify            `mapstructure:"verify"`
+}
+
+// Auth holds git credentials, each read from a file.
+type Auth struct {
+	Username       string `mapstructure:"username"`
+	PasswordFile   string `mapstructure:"passwordFile"`
+	SSHKeyFile     string `mapstructure:"sshKeyFile"`
+	KnownHostsFile string `mapstructure:"knownHostsFile"`
+}
+
+// Verify configures commit signature checks.
+type Verify struct {
+	KeyringFile string `mapstructure:"keyringFile"`
+}
+
+// AllPaths returns the source's paths: Paths, or Path alone.
+func (s Source) AllPaths() []string {
+	if len(s.Paths) > 0 {
+		return s.Paths
+	}
+	if s.Path != "" {
+		return []string{s.Path}
+	}
+	return nil
+}
+
+// Defaults are the values of every key not set.
+func setDefaults(v *viper.Viper) {
+	v.SetDefault("hostname", "")
+	v.SetDefault("stateDir", "/var/lib/hostlet")
+	v.SetDefault("listen", "127.0.0.1:10260")
+	v.SetDefault("tokenFile", "")
+	v.SetDefault("instance", "")
+	v.SetDefault("hostPathAllow", []string{})
+	v.SetDefault("docker.host", "")
+	v.SetDefault("docker.infraImage", "")
+	v.SetDefault("sync.interval", "10s")
+	v.SetDefault("sync.concurrency", 4)
+	v.SetDefault("sync.prune", true)
+	v.SetDefault("sync.allowEmpty", false)
+	v.SetDefault("etcd.endpoints", []string{})
+	v.SetDefault("etcd.prefix", "/hostlet")
+	v.SetDefault("sources", []any{})
+	v.SetDefault("log.level", "info")
+	v.SetDefault("log.format", "text")
+}
+
+// DefaultSearchPaths are read in order when neither --config nor
+// $HOSTLET_CONFIG names a file.
+var defaultSearchPaths = []string{"./hostlet.yaml", "/etc/hostlet/hostlet.yaml"}
+
+// Load reads the configuration: the file named by path, else
+// $HOSTLET_CONFIG, else the first of ./hostlet.yaml and
+// /etc/hostlet/hostlet.yaml that exists (none is fine: defaults apply).
+// HOSTLET_<KEY> environment variables override keys (HOSTLET_SYNC_INTERVAL
+// for sync.interval). Every error names the key.
+func Load(path string) (*Config, error) {
+	v := viper.New()
+	setDefaults(v)
+	v.SetEnvPrefix("HOSTLET")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+
+	file := path
+	if file == "" {
+		file = os.Getenv("HOSTLET_CONFIG")
+	}
+	if file == "" {
+		for _, p := range defaultSearchPaths {
+			if _, err := os.Stat(p); err == nil {
+				file = p
+				break
+			}
+		}
+	}
+	if file != "" {
+		v.SetConfigFile(file)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("config %s: %w", file, err)
+		}
+	}
+	c, err := decode(v)
+	if err != nil {
+		return nil, withFile(file, err)
+	}
+	c.File = file
+	if err := c.complete(); err != nil {
+		return nil, withFile(file, err)
+	}
+	return c, nil
+}
+
+func withFile(file string, err error) error {
+	if file == "" {
+		return fmt.Errorf("config: %w", err)
+	}
+	return fmt.Errorf("config %s: %w", file, err)
+}
+
+func decode(v *viper.Viper) (*Config, error) {
+	var c Config
+	err := v.UnmarshalExact(&c, func(dc *mapstructure.DecoderConfig) {
+		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(strictDurationHook, mapstructure.StringToSliceHookFunc(","))
+	})
+	if err != nil {
+		return nil, keyErrors(err)
+	}
+	return &c, nil
+}
+
+// strictDurationHook parses durations from strings ("30s") and refuses
+// bare numbers, which would silently mean nanoseconds.
+func strictDurationHook(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeOf(time.Duration(0)) {
+		return data, nil
+	}
+	switch d := data.(type) {
+	case string:
+		dur, err := time.ParseDuration(d)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a duration (use e.g. 30s, 1m)", d)
+		}
+		return dur, nil
+	case time.Duration:
+		return d, nil
+	default:
+		return nil, fmt.Errorf("%v is not a duration (use a string with a unit, e.g. 30s)", data)
+	}
+}
+
+// keyErrors rewrites mapstructure's errors into one line per key.
+func keyErrors(err error) error {
+	var lines []string
+	var walk func(error)
+	walk = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		var de *mapstructure.DecodeError
+		if errors.As(e, &de) {
+			inner := errors.Unwrap(de)
+			msg := inner.Error()
+			if keys, ok := strings.CutPrefix(msg, "has invalid keys: "); ok {
+				for _, k := range strings.Split(keys, ", ") {
+					lines = append(lines, fmt.Sprintf("unknown key %q", joinKey(de.Name(), k)))
+				}
+				return
+			}
+			lines = append(lines, fmt.Sprintf("key %q: %s", de.Name(), stripDecodePrefix(msg)))
+			return
+		}
+		lines = append(lines, e.Error())
+	}
+	walk(err)
+	return errors.New(strings.Join(lines, "; "))
+}
+
+func stripDecodePrefix(msg string) string {
+	if i := strings.Index(msg, "error decoding '"); i >= 0 {
+		if j := strings.Index(msg[i:], "': "); j >= 0 {
+			return msg[i+j+3:]
+		}
+	}
+	return msg
+}
+
+func joinKey(parent, k string) string {
+	if parent == "" || parent == reflect.TypeOf(Config{}).String() {
+		return k
+	}
+	return parent + "." + k
+}
+
+var sourceNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// complete fills derived defaults and checks every rule a key must follow.
+func (c *Config) complete() error {
+	var errs []string
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf("key %q: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if c.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("key \"hostname\": not set and os.Hostname failed: %w", err)
+		}
+		c.Hostname = h
+	}
+	if c.Instance == "" {
+		c.Instance = c.Hostname
+	}
+	if c.Sync.Interval <= 0 {
+		bad("sync.interval", "must be positive, got %s", c.Sync.Interval)
+	}
+	if c.Sync.Concurrency < 1 {
+		bad("sync.concurrency", "must be at least 1, got %d", c.Sync.Concurrency)
+	}
+	if c.StateDir == "" {
+		bad("stateDir", "required")
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("log.format", "%q is not one of text, json", c.Log.Format)
+	}
+	seen := map[string]int{}
+	pushes := 0
+	for i := range c.Sources {
+		s := &c.Sources[i]
+		key := func(f string) string { return fmt.Sprintf("sources[%d].%s", i, f) }
+		if s.Name == "" {
+			bad(key("name"), "required")
+		} else if !sourceNameRE.MatchString(s.Name) {
+			bad(key("name"), "%q must be lowercase letters, digits and '-'", s.Name)
+		} else if j, dup := seen[s.Name]; dup {
+			bad(key("name"), "duplicate source name %q (also sources[%d])", s.Name, j)
+		}
+		seen[s.Name] = i
+		if s.Interval < 0 {
+			bad(key("interval"), "must not be negative")
+		}
+		if s.Interval == 0 {
+			s.Interval = c.Sync.Interval
+		}
+		if s.Timeout == 0 {
+			s.Timeout = 30 * time.Second
+		}
+		var err error
+		render := func(field string, p *string) {
+			if err != nil || *p == "" {
+				return
+			}
+			if *p, err = Expand(*p, c.Hostname); err != nil {
+				bad(key(field), "%v", err)
+			}
+		}
+		render("path", &s.Path)
+		render("url", &s.URL)
+		render("key", &s.Key)
+		for j := range s.Paths {
+			render(fmt.Sprintf("paths[%d]", j), &s.Paths[j])
+		}
+		if s.Path != "" && len(s.Paths) > 0 {
+			bad(key("path"), "set path or paths, not both")
+		}
+		switch s.Type {
+		case TypeFile:
+			if len(s.AllPaths()) == 0 {
+				bad(key("path"), "required for a file source")
+			}
+		case TypeGit:
+			if s.URL == "" {
+				bad(key("url"), "required for a git source")
+			}
+			if s.Ref == "" {
+				s.Ref = "main"
+			}
+		case TypeHTTP:
+			if s.URL == "" {
+				bad(key("url"), "required for an http source")
+			} else if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+				bad(key("url"), "%q is not an http(s) URL", s.URL)
+			}
+		case TypeEtcd:
+			if s.Key == "" {
+				bad(key("key"), "required for an etcd source")
+			}
+			if len(c.Etcd.Endpoints) == 0 {
+				bad("etcd.endpoints", "required by etcd source %q", s.Name)
+			}
+		case TypePush:
+			pushes++
+			if pushes > 1 {
+				bad(key("type"), "only one push source is allowed")
+			}
+		case "":
+			bad(key("type"), "required (file, http, etcd, git or push)")
+		default:
+			bad(key("type"), "%q is not one of file, http, etcd, git, push", s.Type)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Expand replaces {{.Hostname}} in s. Any other template action is an error.
+func Expand(s, hostname string) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil
+	}
+	t, err := template.New("").Option("missingkey=error").Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("bad template %q: %w", s, err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, struct{ Hostname string }{hostname}); err != nil {
+		return "", fmt.Errorf("bad template %q: only {{.Hostname}} is known: %w", s, err)
+	}
+	return b.String(), nil
+}
+
+// Token reads the bearer token from TokenFile; "" when none is configured.
+func (c *Config) Token() (string, error) {
+	if c.TokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(c.TokenFile)
+	if err != nil {
+		return "", fmt.Errorf("read tokenFile: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("tokenFile %s is empty", c.TokenFile)
+	}
+	return tok, nil
+}

@@ -1,0 +1,149 @@
+package manifest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// HashVersion prefixes every spec hash. A future hash version must compare
+// fields when it meets a container labelled with an older version, so that
+// upgrading hostlet never restarts a container.
+const HashVersion = "v1"
+
+// hashedContainer is the explicit list of what needs a new container. Its
+// field order and JSON names are frozen: golden values in testdata pin them.
+// Probes, pull policy and the grace period are deliberately absent.
+type hashedContainer struct {
+	Image         string            `json:"image"`
+	Command       []string          `json:"command"`
+	WorkingDir    string            `json:"workingDir"`
+	Env           []EnvVar          `json:"env"`
+	Ports         []hashedPort      `json:"ports"`
+	Mounts        []hashedMount     `json:"mounts"`
+	Memory        int64             `json:"memory"`
+	CPU           int64             `json:"cpu"`
+	RestartPolicy string            `json:"restartPolicy"`
+	Labels        map[string]string `json:"labels"`
+}
+
+type hashedMount struct {
+	Volume    string `json:"volume"`
+	HostPath  string `json:"hostPath"`
+	MountPath string `json:"mountPath"`
+	ReadOnly  bool   `json:"readOnly"`
+}
+
+// hashedInfra is what needs a new infra container: the pod's published
+// ports and its labels. The infra image is not part of it, so a new hostlet
+// with a new pause image never restarts a pod.
+type hashedInfra struct {
+	Ports  []hashedPort      `json:"ports"`
+	Labels map[string]string `json:"labels"`
+}
+
+// hashedPort leaves out the port's name: renaming a port needs no new
+// container.
+type hashedPort struct {
+	ContainerPort int    `json:"containerPort"`
+	HostPort      int    `json:"hostPort"`
+	Protocol      string `json:"protocol"`
+	HostIP        string `json:"hostIP"`
+}
+
+// ContainerHash returns the versioned spec hash of container i of m, after
+// defaults are filled in, e.g. "v1:3f2a…". It is stable across key order,
+// formatting, env order and defaults written out or left implicit.
+func ContainerHash(m Manifest, i int) string {
+	d := m.WithDefaults()
+	c := d.Containers[i]
+	h := hashedContainer{
+		Image:         c.Image,
+		Command:       nonNil(c.Command),
+		WorkingDir:    c.WorkingDir,
+		Env:           sortedEnv(c.Env),
+		Ports:         sortedPorts(c.Ports),
+		Mounts:        []hashedMount{},
+		Memory:        c.Memory,
+		CPU:           c.CPU,
+		RestartPolicy: d.RestartPolicy,
+		Labels:        nonNilMap(d.Labels),
+	}
+	for _, vm := range c.VolumeMounts {
+		v, _ := d.Volume(vm.Name)
+		h.Mounts = append(h.Mounts, hashedMount{Volume: vm.Name, HostPath: v.HostPath, MountPath: vm.MountPath, ReadOnly: vm.ReadOnly})
+	}
+	sort.Slice(h.Mounts, func(a, b int) bool { return h.Mounts[a].MountPath < h.Mounts[b].MountPath })
+	return sum(h)
+}
+
+// InfraHash returns the versioned hash of the pod's infra container.
+func InfraHash(m Manifest) string {
+	d := m.WithDefaults()
+	var ports []Port
+	for _, c := range d.Containers {
+		ports = append(ports, c.Ports...)
+	}
+	return sum(hashedInfra{Ports: sortedPorts(ports), Labels: nonNilMap(d.Labels)})
+}
+
+func sum(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("manifest: hash input does not marshal: " + err.Error())
+	}
+	s := sha256.Sum256(b)
+	return HashVersion + ":" + hex.EncodeToString(s[:])
+}
+
+func sortedEnv(env []EnvVar) []EnvVar {
+	out := append([]EnvVar{}, env...)
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+func sortedPorts(ports []Port) []hashedPort {
+	out := make([]hashedPort, len(ports))
+	for i, p := range ports {
+		out[i] = hashedPort{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: p.Protocol, HostIP: p.HostIP}
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.ContainerPort != y.ContainerPort {
+			return x.ContainerPort < y.ContainerPort
+		}
+		if x.Protocol != y.Protocol {
+			return x.Protocol < y.Protocol
+		}
+		if x.HostPort != y.HostPort {
+			return x.HostPort < y.HostPort
+		}
+		return x.HostIP < y.HostIP
+	})
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// ShortHash returns n hex digits of a versioned hash, for names.
+func ShortHash(h string, n int) string {
+	_, hex, _ := strings.Cut(h, ":")
+	if len(hex) > n {
+		return hex[:n]
+	}
+	return hex
+}

@@ -1,0 +1,159 @@
+package manifest
+
+// Version is the only manifest version hostlet understands.
+const Version = "v1beta1"
+
+// Restart policies.
+const (
+	RestartAlways    = "Always"
+	RestartOnFailure = "OnFailure"
+	RestartNever     = "Never"
+)
+
+// Image pull policies.
+const (
+	PullAlways       = "Always"
+	PullIfNotPresent = "IfNotPresent"
+	PullNever        = "Never"
+)
+
+// Probe types.
+const (
+	ProbeHTTP = "http"
+	ProbeTCP  = "tcp"
+	ProbeExec = "exec"
+)
+
+// Probe defaults, applied when the field is 0.
+const (
+	DefaultProbePeriodSeconds    = 10
+	DefaultProbeTimeoutSeconds   = 1
+	DefaultProbeFailureThreshold = 3
+	DefaultGracePeriodSeconds    = 10
+)
+
+// Manifest is one pod: a group of containers sharing one network namespace.
+type Manifest struct {
+	// Version is required and must be "v1beta1".
+	Version string `json:"version"`
+	// ID is required: an RFC 1123 DNS subdomain, unique on the host.
+	ID string `json:"id"`
+	// RestartPolicy is Always (default), OnFailure or Never.
+	RestartPolicy string `json:"restartPolicy,omitempty"`
+	// TerminationGracePeriodSeconds is the stop timeout before SIGKILL.
+	TerminationGracePeriodSeconds int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	// Labels are copied onto every container of the pod.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Volumes the containers may mount.
+	Volumes []Volume `json:"volumes,omitempty"`
+	// Containers: at least one.
+	Containers []Container `json:"containers"`
+}
+
+// Volume is a named volume of a pod. Without HostPath it is an empty
+// directory owned by the pod.
+type Volume struct {
+	Name     string `json:"name"`
+	HostPath string `json:"hostPath,omitempty"`
+}
+
+// Container is one container of a pod.
+type Container struct {
+	Name            string        `json:"name"`
+	Image           string        `json:"image"`
+	ImagePullPolicy string        `json:"imagePullPolicy,omitempty"`
+	Command         []string      `json:"command,omitempty"`
+	WorkingDir      string        `json:"workingDir,omitempty"`
+	Env             []EnvVar      `json:"env,omitempty"`
+	Ports           []Port        `json:"ports,omitempty"`
+	VolumeMounts    []VolumeMount `json:"volumeMounts,omitempty"`
+	// Memory is a limit in bytes; 0 means none.
+	Memory int64 `json:"memory,omitempty"`
+	// CPU is relative CPU shares; 0 means the default.
+	CPU           int64  `json:"cpu,omitempty"`
+	LivenessProbe *Probe `json:"livenessProbe,omitempty"`
+}
+
+// EnvVar is one environment variable. Its value may be a secret: it never
+// appears in logs, status or events.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Port is a container port, optionally published on the host.
+type Port struct {
+	Name          string `json:"name,omitempty"`
+	ContainerPort int    `json:"containerPort"`
+	HostPort      int    `json:"hostPort,omitempty"`
+	Protocol      string `json:"protocol,omitempty"`
+	HostIP        string `json:"hostIP,omitempty"`
+}
+
+// VolumeMount mounts a pod volume into a container.
+type VolumeMount struct {
+	Name      string `json:"name"`
+	MountPath string `json:"mountPath"`
+	ReadOnly  bool   `json:"readOnly,omitempty"`
+}
+
+// Probe is a liveness probe.
+type Probe struct {
+	Type                string     `json:"type"`
+	HTTPGet             *HTTPGet   `json:"httpGet,omitempty"`
+	TCPSocket           *TCPSocket `json:"tcpSocket,omitempty"`
+	Exec                *Exec      `json:"exec,omitempty"`
+	InitialDelaySeconds int64      `json:"initialDelaySeconds,omitempty"`
+	PeriodSeconds       int64      `json:"periodSeconds,omitempty"`
+	TimeoutSeconds      int64      `json:"timeoutSeconds,omitempty"`
+	FailureThreshold    int64      `json:"failureThreshold,omitempty"`
+}
+
+// HTTPGet probes with an HTTP GET; a 2xx or 3xx answer is healthy.
+type HTTPGet struct {
+	Path string `json:"path,omitempty"`
+	Port string `json:"port"`
+	Host string `json:"host,omitempty"`
+}
+
+// TCPSocket probes by opening a TCP connection.
+type TCPSocket struct {
+	Port string `json:"port"`
+}
+
+// Exec probes by running a command in the container; exit 0 is healthy.
+type Exec struct {
+	Command []string `json:"command"`
+}
+
+// Origin says where a manifest came from; it orders conflicts
+// deterministically and names the manifest in errors.
+type Origin struct {
+	// Source is the configured source name.
+	Source string `json:"source"`
+	// File is the path of the file inside the source ("" for single-document sources).
+	File string `json:"file,omitempty"`
+	// Index is the position of the manifest in the file (document, then list item).
+	Index int `json:"index"`
+}
+
+// String renders the origin as "source:file", the prefix of every error.
+func (o Origin) String() string {
+	if o.File == "" {
+		return o.Source
+	}
+	if o.Source == "" {
+		return o.File
+	}
+	return o.Source + ":" + o.File
+}
+
+// Sourced is a decoded manifest with its origin.
+type Sourced struct {
+	Origin   Origin
+	Manifest Manifest
+	// Errors are problems found while decoding that did not stop it
+	// (unknown or duplicate fields). A manifest with errors is invalid;
+	// validation reports them with its own.
+	Errors []*Error
+}

@@ -1,0 +1,421 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/client"
+	"github.com/docker/go-connections/nat"
+	"golang.org/x/sync/singleflight"
+)
+
+// Runtime is what the reconciler needs from a container engine. Docker
+// implements it.
+type Runtime interface {
+	Instance() string
+	List(ctx context.Context) ([]Container, error)
+	Inspect(ctx context.Context, id string) (Details, error)
+	EnsureImage(ctx context.Context, image, pullPolicy string) error
+	Create(ctx context.Context, spec ContainerSpec) (string, error)
+	Start(ctx context.Context, id string) error
+	Stop(ctx context.Context, id string, timeout time.Duration) error
+	Restart(ctx context.Context, id string, timeout time.Duration) error
+	Remove(ctx context.Context, id string) error
+	EnsureVolume(ctx context.Context, name string, labels map[string]string) error
+	RemoveVolume(ctx context.Context, name string) error
+	ListVolumes(ctx context.Context) ([]string, error)
+	Exec(ctx context.Context, id string, cmd []string) (int, error)
+	Events(ctx context.Context) <-chan Event
+}
+
+var _ Runtime = (*Docker)(nil)
+
+// Docker is the Runtime on the Docker Engine API. It only ever lists
+// containers and volumes carrying io.hostlet.managed=true and its own
+// io.hostlet.instance label. It is safe for concurrent use.
+type Docker struct {
+	cli      *client.Client
+	instance string
+	log      *slog.Logger
+	// configDir holds the Docker CLI config.json read for registry
+	// credentials ($DOCKER_CONFIG, else ~/.docker).
+	configDir string
+	// pulls makes concurrent pulls of one image share one engine request.
+	pulls singleflight.Group
+	// pullTimeout bounds a pull, which outlives the callers that started
+	// it (see EnsureImage).
+	pullTimeout time.Duration
+	// eventBackoffMax caps the wait between event stream reconnects.
+	eventBackoffMax time.Duration
+}
+
+// New connects to the Docker engine at host ("" means $DOCKER_HOST, else the
+// local socket), negotiating the API version, and pings it once: an
+// unreachable engine is an error here, not on first use. instance scopes
+// every list and label this Docker uses. log may be nil.
+func New(ctx context.Context, host, instance string, log *slog.Logger) (*Docker, error) {
+	if instance == "" {
+		return nil, errors.New("create docker runtime: instance must not be empty")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	if host != "" {
+		opts = append(opts, client.WithHost(host))
+	}
+	cli, err := client.NewClientWithOpts(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("create docker client for host %q: %w", host, err)
+	}
+	ping, err := cli.Ping(ctx)
+	if err != nil {
+		_ = cli.Close()
+		return nil, fmt.Errorf("docker engine at %s is unreachable: %w", cli.DaemonHost(), translate(err))
+	}
+	cli.NegotiateAPIVersionPing(ping)
+
+	configDir := os.Getenv("DOCKER_CONFIG")
+	if configDir == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			configDir = filepath.Join(home, ".docker")
+		}
+	}
+	log = log.With("component", "docker", "instance", instance)
+	log.Debug("connected to docker engine", "host", cli.DaemonHost(), "api", cli.ClientVersion())
+	return &Docker{
+		cli:             cli,
+		instance:        instance,
+		log:             log,
+		configDir:       configDir,
+		pullTimeout:     30 * time.Minute,
+		eventBackoffMax: 5 * time.Second,
+	}, nil
+}
+
+// Close releases the client's connections.
+func (d *Docker) Close() error {
+	if err := d.cli.Close(); err != nil {
+		return fmt.Errorf("close docker client: %w", err)
+	}
+	return nil
+}
+
+// Instance returns the io.hostlet.instance label value this Docker scopes
+// its queries to.
+func (d *Docker) Instance() string { return d.instance }
+
+// ownFilter matches the objects of this instance.
+func (d *Docker) ownFilter() filters.Args {
+	return filters.NewArgs(
+		filters.Arg("label", LabelManaged+"=true"),
+		filters.Arg("label", LabelInstance+"="+d.instance),
+	)
+}
+
+// List returns every managed container of this instance, running or not,
+// with exactly one engine call. The result is sorted by name.
+func (d *Docker) List(ctx context.Context) ([]Container, error) {
+	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: d.ownFilter()})
+	if err != nil {
+		return nil, fmt.Errorf("list containers of instance %q: %w", d.instance, translate(err))
+	}
+	out := make([]Container, 0, len(list))
+	for _, s := range list {
+		out = append(out, fromSummary(s))
+	}
+	slices.SortFunc(out, func(a, b Container) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+func fromSummary(s container.Summary) Container {
+	c := Container{
+		ID:       s.ID,
+		Image:    s.Image,
+		Labels:   s.Labels,
+		State:    string(s.State),
+		Status:   s.Status,
+		Created:  time.Unix(s.Created, 0),
+		ExitCode: exitCodeFromStatus(s.Status),
+	}
+	if len(s.Names) > 0 {
+		c.Name = strings.TrimPrefix(s.Names[0], "/")
+	}
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	if s.NetworkSettings != nil {
+		for _, name := range slices.Sorted(maps.Keys(s.NetworkSettings.Networks)) {
+			if ep := s.NetworkSettings.Networks[name]; ep != nil && ep.IPAddress != "" {
+				c.IP = ep.IPAddress
+				break
+			}
+		}
+	}
+	return c
+}
+
+var exitedStatus = regexp.MustCompile(`^Exited \((-?\d+)\)`)
+
+// exitCodeFromStatus parses the exit code out of a list entry's status,
+// e.g. "Exited (137) 2 seconds ago"; 0 when there is none.
+func exitCodeFromStatus(status string) int {
+	m := exitedStatus.FindStringSubmatch(status)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// Inspect returns what the list does not tell about a container.
+func (d *Docker) Inspect(ctx context.Context, id string) (Details, error) {
+	r, err := d.cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return Details{}, fmt.Errorf("inspect container %s: %w", id, translate(err))
+	}
+	det := Details{ID: r.ID, RestartCount: r.RestartCount}
+	if s := r.State; s != nil {
+		det.StartedAt = parseEngineTime(s.StartedAt)
+		det.FinishedAt = parseEngineTime(s.FinishedAt)
+		det.ExitCode = s.ExitCode
+		det.OOMKilled = s.OOMKilled
+		det.Error = s.Error
+		det.Running = s.Running
+	}
+	return det, nil
+}
+
+// parseEngineTime parses an RFC 3339 time from the engine; Docker's
+// "0001-01-01T00:00:00Z" for "never" and garbage both give the zero time.
+func parseEngineTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.Year() <= 1 {
+		return time.Time{}
+	}
+	return t
+}
+
+// Create creates (does not start) a container. spec.Command, when set,
+// replaces the image's ENTRYPOINT and drops its CMD, as a Kubernetes
+// command does. A container joining another's network namespace
+// (NetworkMode "container:<id>") gets no port settings: the namespace
+// owner publishes them. A name already in use is an ErrConflict.
+func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error) {
+	cfg, hostCfg, err := dockerConfig(spec)
+	if err != nil {
+		return "", fmt.Errorf("create container %q: %w", spec.Name, err)
+	}
+	resp, err := d.cli.ContainerCreate(ctx, cfg, hostCfg, nil, nil, spec.Name)
+	if err != nil {
+		return "", fmt.Errorf("create container %q from image %s: %w", spec.Name, spec.Image, translate(err))
+	}
+	for _, w := range resp.Warnings {
+		d.log.Warn("engine warning on container create", "container", spec.Name, "warning", w)
+	}
+	d.log.Debug("created container", "container", spec.Name, "id", resp.ID)
+	return resp.ID, nil
+}
+
+// dockerConfig maps a ContainerSpec onto Docker's create request.
+func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig, error) {
+	cfg := &container.Config{
+		Image:      spec.Image,
+		Env:        spec.Env,
+		WorkingDir: spec.WorkingDir,
+		Labels:     spec.Labels,
+	}
+	if len(spec.Command) > 0 {
+		cfg.Entrypoint = spec.Command
+		cfg.Cmd = nil
+	}
+	if spec.StopTimeout > 0 {
+		secs := int(math.Ceil(spec.StopTimeout.Seconds()))
+		cfg.StopTimeout = &secs
+	}
+
+	restart := container.RestartPolicy{Name: container.RestartPolicyDisabled}
+	switch spec.RestartPolicy {
+	case "", RestartNo:
+	case RestartAlways:
+		restart.Name = container.RestartPolicyAlways
+	case RestartOnFailure:
+		restart.Name = container.RestartPolicyOnFailure // MaximumRetryCount 0: no limit
+	default:
+		return nil, nil, fmt.Errorf("unknown restart policy %q", spec.RestartPolicy)
+	}
+
+	hostCfg := &container.HostConfig{
+		NetworkMode:   container.NetworkMode(spec.NetworkMode),
+		RestartPolicy: restart,
+		Resources: container.Resources{
+			Memory:    spec.Memory,
+			CPUShares: spec.CPUShares,
+		},
+	}
+	if spec.Memory > 0 {
+		// No swap on top of the limit, as in Kubernetes (Docker's default
+		// would allow as much swap again).
+		hostCfg.MemorySwap = spec.Memory
+	}
+
+	if !hostCfg.NetworkMode.IsContainer() && len(spec.Ports) > 0 {
+		cfg.ExposedPorts = nat.PortSet{}
+		hostCfg.PortBindings = nat.PortMap{}
+		for _, p := range spec.Ports {
+			proto := strings.ToLower(cmp.Or(p.Protocol, "tcp"))
+			port, err := nat.NewPort(proto, strconv.Itoa(p.ContainerPort))
+			if err != nil {
+				return nil, nil, fmt.Errorf("port %d/%s: %w", p.ContainerPort, proto, err)
+			}
+			cfg.ExposedPorts[port] = struct{}{}
+			if p.HostPort != 0 {
+				hostCfg.PortBindings[port] = append(hostCfg.PortBindings[port], nat.PortBinding{
+					HostIP:   p.HostIP,
+					HostPort: strconv.Itoa(p.HostPort),
+				})
+			}
+		}
+	}
+
+	for _, m := range spec.Mounts {
+		var typ mount.Type
+		switch m.Type {
+		case MountVolume:
+			typ = mount.TypeVolume
+		case MountBind:
+			typ = mount.TypeBind
+		default:
+			return nil, nil, fmt.Errorf("mount at %s: unknown type %q", m.Target, m.Type)
+		}
+		hostCfg.Mounts = append(hostCfg.Mounts, mount.Mount{
+			Type:     typ,
+			Source:   m.Source,
+			Target:   m.Target,
+			ReadOnly: m.ReadOnly,
+		})
+	}
+	return cfg, hostCfg, nil
+}
+
+// Start starts a created or stopped container.
+func (d *Docker) Start(ctx context.Context, id string) error {
+	if err := d.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		return fmt.Errorf("start container %s: %w", id, translate(err))
+	}
+	return nil
+}
+
+// stopOptions turns a grace period into Docker's whole seconds (rounded up).
+func stopOptions(timeout time.Duration) container.StopOptions {
+	secs := int(math.Ceil(max(timeout, 0).Seconds()))
+	return container.StopOptions{Timeout: &secs}
+}
+
+// Stop sends SIGTERM (or the image's stop signal) and SIGKILL after
+// timeout. Stopping a stopped container is not an error.
+func (d *Docker) Stop(ctx context.Context, id string, timeout time.Duration) error {
+	if err := d.cli.ContainerStop(ctx, id, stopOptions(timeout)); err != nil {
+		return fmt.Errorf("stop container %s: %w", id, translate(err))
+	}
+	return nil
+}
+
+// Restart stops (with timeout) and starts a container; the engine counts it
+// in neither RestartCount nor the restart policy.
+func (d *Docker) Restart(ctx context.Context, id string, timeout time.Duration) error {
+	if err := d.cli.ContainerRestart(ctx, id, stopOptions(timeout)); err != nil {
+		return fmt.Errorf("restart container %s: %w", id, translate(err))
+	}
+	return nil
+}
+
+// Remove kills and removes a container with its anonymous volumes. A
+// container that does not exist (or is already being removed) is not an
+// error.
+func (d *Docker) Remove(ctx context.Context, id string) error {
+	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	switch {
+	case err == nil:
+		d.log.Debug("removed container", "id", id)
+		return nil
+	case IsNotFound(translate(err)):
+		return nil
+	case IsConflict(translate(err)) && strings.Contains(err.Error(), "already in progress"):
+		return nil
+	}
+	return fmt.Errorf("remove container %s: %w", id, translate(err))
+}
+
+// Exec runs cmd in a running container and returns its exit code. The
+// output is read and discarded. When ctx ends first, Exec returns ctx's
+// error; the engine gives no way to kill an exec, so the process may run on
+// inside the container.
+func (d *Docker) Exec(ctx context.Context, id string, cmd []string) (int, error) {
+	if len(cmd) == 0 {
+		return -1, fmt.Errorf("exec in container %s: empty command", id)
+	}
+	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
+		Cmd:          cmd,
+		AttachStdout: true,
+		AttachStderr: true,
+	})
+	if err != nil {
+		return -1, fmt.Errorf("create exec %q in container %s: %w", cmd[0], id, translate(err))
+	}
+	att, err := d.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return -1, fmt.Errorf("start exec %q in container %s: %w", cmd[0], id, translate(err))
+	}
+	// The hijacked connection ignores ctx once established: close it when
+	// ctx ends so the read below returns.
+	stop := context.AfterFunc(ctx, att.Close)
+	_, copyErr := io.Copy(io.Discard, att.Reader)
+	stop()
+	att.Close()
+	if err := ctx.Err(); err != nil {
+		return -1, fmt.Errorf("exec %q in container %s: %w", cmd[0], id, err)
+	}
+	if copyErr != nil {
+		return -1, fmt.Errorf("read output of exec %q in container %s: %w", cmd[0], id, copyErr)
+	}
+	// The stream ends when the process exits, but the engine may need a
+	// moment to record the exit code.
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		ins, err := d.cli.ContainerExecInspect(ctx, created.ID)
+		if err != nil {
+			return -1, fmt.Errorf("inspect exec %q in container %s: %w", cmd[0], id, translate(err))
+		}
+		if !ins.Running {
+			return ins.ExitCode, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return -1, fmt.Errorf("exec %q in container %s: %w", cmd[0], id, ctx.Err())
+		case <-t.C:
+		}
+	}
+}

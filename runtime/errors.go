@@ -1,0 +1,76 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
+)
+
+// Error classes. Every error the Docker implementation returns that comes
+// from the engine is classified by translate, so callers can test it with
+// errors.Is without knowing about Docker's error types.
+var (
+	// ErrNotFound: the container, image or volume does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the operation conflicts with the object's state, e.g. a
+	// container name already in use or a volume still in use.
+	ErrConflict = errors.New("conflict")
+	// ErrImagePull: pulling an image failed (registry unreachable, image or
+	// tag unknown, access denied). The error text carries the engine's
+	// message.
+	ErrImagePull = errors.New("image pull failed")
+	// ErrImageNeverPull: the image is absent and the pull policy is Never.
+	// Such errors also match ErrNotFound.
+	ErrImageNeverPull = errors.New("image not present and pull policy is Never")
+	// ErrUnavailable: the engine cannot be reached.
+	ErrUnavailable = errors.New("engine unavailable")
+)
+
+// IsNotFound reports whether err (or an error it wraps) is ErrNotFound.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// IsConflict reports whether err (or an error it wraps) is ErrConflict.
+func IsConflict(err error) bool { return errors.Is(err, ErrConflict) }
+
+// classified is an engine error tagged with one or more of our classes. Its
+// text is the engine's text; errors.Is matches both the classes and the
+// original error.
+type classified struct {
+	kinds []error
+	err   error
+}
+
+func (e *classified) Error() string { return e.err.Error() }
+
+func (e *classified) Unwrap() []error {
+	return append(append([]error(nil), e.kinds...), e.err)
+}
+
+// classify tags err with the given classes (err must not be nil).
+func classify(err error, kinds ...error) error {
+	return &classified{kinds: kinds, err: err}
+}
+
+// translate is the one place Docker's error classes become ours. It returns
+// nil for nil, context errors and already classified errors unchanged, and
+// otherwise tags the error with the matching class, if any.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var c *classified
+	if errors.As(err, &c) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return classify(err, ErrNotFound)
+	case cerrdefs.IsConflict(err), cerrdefs.IsAlreadyExists(err):
+		return classify(err, ErrConflict)
+	case cerrdefs.IsUnavailable(err), client.IsErrConnectionFailed(err):
+		return classify(err, ErrUnavailable)
+	}
+	return err
+}

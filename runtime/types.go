@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"time"
+)
+
+// Labels hostlet puts on every container and volume it creates. Labels are
+// the source of truth; names are for humans.
+const (
+	LabelManaged   = "io.hostlet.managed"
+	LabelPod       = "io.hostlet.pod"
+	LabelContainer = "io.hostlet.container"
+	LabelHash      = "io.hostlet.hash"
+	LabelSource    = "io.hostlet.source"
+	LabelRevision  = "io.hostlet.revision"
+	LabelInstance  = "io.hostlet.instance"
+	// LabelVolume names the pod volume a Docker volume backs.
+	LabelVolume = "io.hostlet.volume"
+)
+
+// InfraName is the io.hostlet.container label value of a pod's infra container.
+const InfraName = "POD"
+
+// Container states as Docker reports them.
+const (
+	StateCreated    = "created"
+	StateRunning    = "running"
+	StateRestarting = "restarting"
+	StateExited     = "exited"
+	StatePaused     = "paused"
+	StateDead       = "dead"
+	StateRemoving   = "removing"
+)
+
+// Container is one managed container as a single list call reports it.
+type Container struct {
+	ID      string
+	Name    string
+	Image   string
+	Labels  map[string]string
+	State   string
+	Status  string
+	Created time.Time
+	// ExitCode is parsed from Status for exited containers.
+	ExitCode int
+	// IP is the container's address on its network ("" when it joins another
+	// container's network namespace).
+	IP string
+}
+
+// Pod returns the container's io.hostlet.pod label.
+func (c Container) Pod() string { return c.Labels[LabelPod] }
+
+// Slot returns the container's io.hostlet.container label (InfraName for infra).
+func (c Container) Slot() string { return c.Labels[LabelContainer] }
+
+// Hash returns the container's io.hostlet.hash label.
+func (c Container) Hash() string { return c.Labels[LabelHash] }
+
+// Running reports whether the container is running (or being restarted by
+// the engine).
+func (c Container) Running() bool { return c.State == StateRunning || c.State == StateRestarting }
+
+// Details is what an inspect adds to a list entry.
+type Details struct {
+	ID           string
+	RestartCount int
+	StartedAt    time.Time
+	FinishedAt   time.Time
+	ExitCode     int
+	OOMKilled    bool
+	Error        string
+	Running      bool
+}
+
+// Port publishes a container port on the host.
+type Port struct {
+	ContainerPort int
+	HostPort      int
+	// Protocol is "tcp" or "udp".
+	Protocol string
+	HostIP   string
+}
+
+// Mount types.
+const (
+	MountVolume = "volume"
+	MountBind   = "bind"
+)
+
+// Mount is a volume or host directory mounted into a container.
+type Mount struct {
+	Type     string
+	Source   string
+	Target   string
+	ReadOnly bool
+}
+
+// Docker restart policies.
+const (
+	RestartAlways    = "always"
+	RestartOnFailure = "on-failure"
+	RestartNo        = "no"
+)
+
+// ContainerSpec is everything needed to create one container.
+type ContainerSpec struct {
+	Name       string
+	Image      string
+	Command    []string
+	Env        []string
+	WorkingDir string
+	Labels     map[string]string
+	// NetworkMode is "" for the default bridge or "container:<id>" to join
+	// another container's network namespace.
+	NetworkMode string
+	Ports       []Port
+	Mounts      []Mount
+	// Memory is a limit in bytes, 0 for none.
+	Memory int64
+	// CPUShares is the relative CPU weight, 0 for the default.
+	CPUShares     int64
+	RestartPolicy string
+	// StopTimeout is the grace period before SIGKILL.
+	StopTimeout time.Duration
+}
+
+// Event is a container event from the engine.
+type Event struct {
+	// Action is Docker's action: "die", "start", "oom", "destroy", ...
+	Action      string
+	ContainerID string
+	Labels      map[string]string
+	// ExitCode is set for "die".
+	ExitCode int
+	Time     time.Time
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Makes sure what hostlet's quickstart and tests need is here: git and a
+# running Docker engine. On Debian as root it installs what is missing
+# (docker.io, git) and starts dockerd; elsewhere it says exactly what is
+# missing and how to get it. Idempotent.
+set -euo pipefail
+
+log() { printf 'ensure-deps: %s\n' "$*" >&2; }
+is_root() { [ "$(id -u)" = 0 ]; }
+have_apt() { command -v apt-get >/dev/null 2>&1; }
+
+missing=()
+command -v git >/dev/null 2>&1 || missing+=(git)
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+command -v docker >/dev/null 2>&1 || missing+=(docker.io)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  # unique
+  pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+  if is_root && have_apt; then
+    log "installing: $pkgs"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq $pkgs >/dev/null
+  else
+    log "missing: $pkgs"
+    log "install them (on Debian/Ubuntu: sudo apt-get install -y $pkgs) and run this again"
+    exit 1
+  fi
+fi
+
+if docker info >/dev/null 2>&1; then
+  exit 0
+fi
+
+if ! is_root; then
+  log "the Docker engine is not running, or you may not use it."
+  log "start it (sudo systemctl start docker, or sudo dockerd &) and add yourself to the docker group, or run as root"
+  exit 1
+fi
+
+log "starting dockerd (log: /var/log/hostlet-dockerd.log)"
+if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then
+  systemctl start docker || true
+fi
+if ! docker info >/dev/null 2>&1; then
+  nohup dockerd >/var/log/hostlet-dockerd.log 2>&1 &
+fi
+for _ in $(seq 1 60); do
+  if docker info >/dev/null 2>&1; then
+    log "dockerd is up"
+    exit 0
+  fi
+  sleep 1
+done
+log "dockerd did not come up within 60 s; see /var/log/hostlet-dockerd.log:"
+tail -20 /var/log/hostlet-dockerd.log >&2 || true
+exit 1

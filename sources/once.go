@@ -1,0 +1,53 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// Snapshot is one atomic read of a source: every manifest it holds now.
+type Snapshot struct {
+	Source    string
+	Type      string
+	Revision  string
+	Files     int
+	Manifests []manifest.Sourced
+}
+
+// ReadOnce reads source s once, for `hostlet validate` and `hostlet diff`.
+// When dir is not "", the source is read from that local folder instead of
+// its configured location: a git source's paths are resolved inside dir (a
+// checkout of the repository); any other source reads dir as a tree.
+// Decode errors come back alongside the manifests that did decode.
+func ReadOnce(ctx context.Context, s config.Source, dir string) (Snapshot, error) {
+	snap := Snapshot{Source: s.Name, Type: s.Type}
+	var (
+		res TreeResult
+		err error
+	)
+	switch {
+	case dir != "" && s.Type == config.TypeGit:
+		paths := s.AllPaths()
+		if len(paths) == 0 {
+			paths = []string{"."}
+		}
+		res, err = ReadTree(dir, paths, s.Name)
+	case dir != "":
+		res, err = ReadTree(dir, []string{"."}, s.Name)
+	case s.Type == config.TypeFile:
+		res, err = ReadTree("", s.AllPaths(), s.Name)
+	case s.Type == config.TypePush:
+		// A push source holds only what is pushed to a running hostlet.
+		return snap, nil
+	default:
+		return snap, fmt.Errorf("source %s: reading a %s source once is not supported yet; pass --source %s=DIR", s.Name, s.Type, s.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return snap, err
+	}
+	snap.Revision, snap.Files, snap.Manifests = res.Revision, res.Files, res.Manifests
+	return snap, err
+}

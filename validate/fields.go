@@ -1,0 +1,325 @@
+package validate
+
+import (
+	"fmt"
+	"net/netip"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/distribution/reference"
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// ReservedLabelPrefix is the label prefix hostlet keeps for itself.
+const ReservedLabelPrefix = "io.hostlet."
+
+// MinMemory is the smallest memory limit Docker accepts.
+const MinMemory = 6 << 20
+
+// Options are the host settings some rules depend on.
+type Options struct {
+	// HostPathAllow lists the directories hostPath volumes must lie under.
+	// Empty means no hostPath volume is allowed.
+	HostPathAllow []string
+}
+
+var (
+	dnsLabelRE   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	portNameRE   = regexp.MustCompile(`^[a-z0-9]([a-z0-9]|-[a-z0-9])*$`)
+	hasLetterRE  = regexp.MustCompile(`[a-z]`)
+	restartEnum  = []string{manifest.RestartAlways, manifest.RestartOnFailure, manifest.RestartNever}
+	pullEnum     = []string{manifest.PullAlways, manifest.PullIfNotPresent, manifest.PullNever}
+	probeEnum    = []string{manifest.ProbeHTTP, manifest.ProbeTCP, manifest.ProbeExec}
+	protocolEnum = []string{"TCP", "UDP"}
+)
+
+// checker collects the errors of one manifest.
+type checker struct {
+	origin manifest.Origin
+	pod    string
+	errs   *multierror.Error
+}
+
+func (c *checker) add(field, format string, args ...any) {
+	c.errs = multierror.Append(c.errs, manifest.Errorf(c.origin, c.pod, field, format, args...))
+}
+
+// Manifest checks every field rule of one manifest and returns all
+// violations as a *multierror.Error of *manifest.Error, or nil.
+func Manifest(s manifest.Sourced, opts Options) error {
+	m := s.Manifest
+	c := &checker{origin: s.Origin, pod: m.ID}
+	for _, e := range s.Errors {
+		c.errs = multierror.Append(c.errs, e)
+	}
+	switch m.Version {
+	case "":
+		c.add("version", "required (use %q)", manifest.Version)
+	case manifest.Version:
+	default:
+		c.add("version", "%q is not supported (use %q)", m.Version, manifest.Version)
+	}
+	if m.ID == "" {
+		c.add("id", "required")
+	} else if msg := dnsSubdomain(m.ID); msg != "" {
+		c.add("id", "%q %s", m.ID, msg)
+	}
+	c.enum("restartPolicy", m.RestartPolicy, restartEnum)
+	c.nonNegative("terminationGracePeriodSeconds", m.TerminationGracePeriodSeconds)
+	for _, k := range sortedKeys(m.Labels) {
+		if strings.HasPrefix(k, ReservedLabelPrefix) {
+			c.add("labels."+k, "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
+		}
+	}
+	volumes := map[string]bool{}
+	for i, v := range m.Volumes {
+		f := fmt.Sprintf("volumes[%d]", i)
+		c.dnsLabel(f+".name", v.Name)
+		if volumes[v.Name] && v.Name != "" {
+			c.add(f+".name", "duplicate volume name %q", v.Name)
+		}
+		volumes[v.Name] = true
+		if v.HostPath != "" {
+			c.hostPath(f+".hostPath", v.HostPath, opts.HostPathAllow)
+		}
+	}
+	if len(m.Containers) == 0 {
+		c.add("containers", "at least one container is required")
+	}
+	containers := map[string]bool{}
+	portNames := map[string]string{}
+	containerPorts := map[string]string{}
+	for i, ct := range m.Containers {
+		f := fmt.Sprintf("containers[%d]", i)
+		c.dnsLabel(f+".name", ct.Name)
+		if containers[ct.Name] && ct.Name != "" {
+			c.add(f+".name", "duplicate container name %q", ct.Name)
+		}
+		containers[ct.Name] = true
+		c.container(f, ct, volumes, portNames, containerPorts)
+	}
+	return c.errs.ErrorOrNil()
+}
+
+func (c *checker) container(f string, ct manifest.Container, volumes map[string]bool, portNames, containerPorts map[string]string) {
+	if ct.Image == "" {
+		c.add(f+".image", "required")
+	} else if _, err := reference.ParseNormalizedNamed(ct.Image); err != nil {
+		c.add(f+".image", "%q is not a valid image reference: %v", ct.Image, err)
+	}
+	c.enum(f+".imagePullPolicy", ct.ImagePullPolicy, pullEnum)
+	if ct.WorkingDir != "" && !path.IsAbs(ct.WorkingDir) {
+		c.add(f+".workingDir", "%q is not an absolute path", ct.WorkingDir)
+	}
+	envs := map[string]bool{}
+	for j, e := range ct.Env {
+		ef := fmt.Sprintf("%s.env[%d].name", f, j)
+		switch {
+		case e.Name == "":
+			c.add(ef, "required")
+		case !envNameRE.MatchString(e.Name):
+			c.add(ef, "%q is not a valid environment variable name (letters, digits and _, not starting with a digit)", e.Name)
+		case envs[e.Name]:
+			c.add(ef, "duplicate environment variable %q", e.Name)
+		}
+		envs[e.Name] = true
+	}
+	ownPorts := map[string]bool{}
+	for j, p := range ct.Ports {
+		pf := fmt.Sprintf("%s.ports[%d]", f, j)
+		if p.Name != "" {
+			if msg := serviceName(p.Name); msg != "" {
+				c.add(pf+".name", "%q %s", p.Name, msg)
+			} else if prev, dup := portNames[p.Name]; dup {
+				c.add(pf+".name", "duplicate port name %q (also %s)", p.Name, prev)
+			} else {
+				portNames[p.Name] = pf
+			}
+			ownPorts[p.Name] = true
+		}
+		if p.ContainerPort < 1 || p.ContainerPort > 65535 {
+			c.add(pf+".containerPort", "%d is not in 1..65535", p.ContainerPort)
+		}
+		if p.HostPort < 0 || p.HostPort > 65535 {
+			c.add(pf+".hostPort", "%d is not in 1..65535 (or 0 for none)", p.HostPort)
+		}
+		proto := strings.ToUpper(p.Protocol)
+		if proto == "" {
+			proto = "TCP"
+		}
+		if !contains(protocolEnum, proto) {
+			c.add(pf+".protocol", "%q is not one of TCP, UDP", p.Protocol)
+		}
+		if p.HostIP != "" {
+			if _, err := netip.ParseAddr(p.HostIP); err != nil {
+				c.add(pf+".hostIP", "%q is not an IP address", p.HostIP)
+			}
+		}
+		if p.ContainerPort >= 1 && p.ContainerPort <= 65535 {
+			key := fmt.Sprintf("%d/%s", p.ContainerPort, proto)
+			if prev, dup := containerPorts[key]; dup {
+				c.add(pf+".containerPort", "%s is already declared by %s (containers of a pod share one network namespace)", key, prev)
+			} else {
+				containerPorts[key] = pf
+			}
+		}
+		ownPorts[strconv.Itoa(p.ContainerPort)] = true
+	}
+	mounts := map[string]bool{}
+	for j, vm := range ct.VolumeMounts {
+		mf := fmt.Sprintf("%s.volumeMounts[%d]", f, j)
+		if vm.Name == "" {
+			c.add(mf+".name", "required")
+		} else if !volumes[vm.Name] {
+			c.add(mf+".name", "volume %q is not declared in volumes", vm.Name)
+		}
+		switch {
+		case vm.MountPath == "":
+			c.add(mf+".mountPath", "required")
+		case !path.IsAbs(vm.MountPath):
+			c.add(mf+".mountPath", "%q is not an absolute path", vm.MountPath)
+		case mounts[path.Clean(vm.MountPath)]:
+			c.add(mf+".mountPath", "%q is mounted twice", vm.MountPath)
+		}
+		mounts[path.Clean(vm.MountPath)] = true
+	}
+	c.nonNegative(f+".memory", ct.Memory)
+	if ct.Memory > 0 && ct.Memory < MinMemory {
+		c.add(f+".memory", "%d bytes is below Docker's minimum of %d (6 MiB)", ct.Memory, MinMemory)
+	}
+	c.nonNegative(f+".cpu", ct.CPU)
+	if ct.LivenessProbe != nil {
+		c.probe(f+".livenessProbe", ct.LivenessProbe)
+	}
+}
+
+func (c *checker) probe(f string, p *manifest.Probe) {
+	switch p.Type {
+	case "":
+		c.add(f+".type", "required (one of %s)", strings.Join(probeEnum, ", "))
+	case manifest.ProbeHTTP:
+		if p.HTTPGet == nil {
+			c.add(f+".httpGet", "required for type http")
+		} else {
+			c.probePort(f+".httpGet.port", p.HTTPGet.Port)
+			if p.HTTPGet.Path != "" && !strings.HasPrefix(p.HTTPGet.Path, "/") {
+				c.add(f+".httpGet.path", "%q must start with /", p.HTTPGet.Path)
+			}
+		}
+	case manifest.ProbeTCP:
+		if p.TCPSocket == nil {
+			c.add(f+".tcpSocket", "required for type tcp")
+		} else {
+			c.probePort(f+".tcpSocket.port", p.TCPSocket.Port)
+		}
+	case manifest.ProbeExec:
+		if p.Exec == nil || len(p.Exec.Command) == 0 {
+			c.add(f+".exec.command", "required for type exec")
+		}
+	default:
+		c.add(f+".type", "%q is not one of %s", p.Type, strings.Join(probeEnum, ", "))
+	}
+	c.nonNegative(f+".initialDelaySeconds", p.InitialDelaySeconds)
+	c.nonNegative(f+".periodSeconds", p.PeriodSeconds)
+	c.nonNegative(f+".timeoutSeconds", p.TimeoutSeconds)
+	c.nonNegative(f+".failureThreshold", p.FailureThreshold)
+}
+
+// probePort accepts a port number or the name of a port of the container.
+func (c *checker) probePort(f, port string) {
+	if port == "" {
+		c.add(f, "required")
+		return
+	}
+	if n, err := strconv.Atoi(port); err == nil {
+		if n < 1 || n > 65535 {
+			c.add(f, "%d is not in 1..65535", n)
+		}
+		return
+	}
+	if msg := serviceName(port); msg != "" {
+		c.add(f, "%q is neither a port number nor a port name", port)
+	}
+}
+
+func (c *checker) hostPath(f, p string, allow []string) {
+	if !path.IsAbs(p) {
+		c.add(f, "%q is not an absolute path", p)
+		return
+	}
+	clean := path.Clean(p)
+	for _, a := range allow {
+		a = path.Clean(a)
+		if clean == a || strings.HasPrefix(clean, strings.TrimSuffix(a, "/")+"/") {
+			return
+		}
+	}
+	if len(allow) == 0 {
+		c.add(f, "%q is not allowed: this host's hostPathAllow is empty", p)
+		return
+	}
+	c.add(f, "%q is not under any of hostPathAllow [%s]", p, strings.Join(allow, ", "))
+}
+
+func (c *checker) enum(f, v string, allowed []string) {
+	if v != "" && !contains(allowed, v) {
+		c.add(f, "%q is not one of %s", v, strings.Join(allowed, ", "))
+	}
+}
+
+func (c *checker) nonNegative(f string, v int64) {
+	if v < 0 {
+		c.add(f, "%d is negative", v)
+	}
+}
+
+func (c *checker) dnsLabel(f, v string) {
+	switch {
+	case v == "":
+		c.add(f, "required")
+	case len(v) > 63:
+		c.add(f, "%q is longer than 63 characters", v)
+	case !dnsLabelRE.MatchString(v):
+		c.add(f, "%q is not a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)", v)
+	}
+}
+
+// dnsSubdomain returns why v is not an RFC 1123 subdomain, or "".
+func dnsSubdomain(v string) string {
+	if len(v) > 253 {
+		return "is longer than 253 characters"
+	}
+	for _, part := range strings.Split(v, ".") {
+		if len(part) > 63 || !dnsLabelRE.MatchString(part) {
+			return "is not an RFC 1123 DNS subdomain (lowercase letters, digits, '-' and '.')"
+		}
+	}
+	return ""
+}
+
+// serviceName returns why v is not an RFC 6335 service name, or "".
+func serviceName(v string) string {
+	switch {
+	case len(v) > 15:
+		return "is longer than 15 characters"
+	case !portNameRE.MatchString(v):
+		return "is not a valid port name (lowercase letters, digits and single inner '-')"
+	case !hasLetterRE.MatchString(v):
+		return "is not a valid port name (needs at least one letter)"
+	}
+	return ""
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,178 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// Source is one source's manifests, in the source's own order (paths as
+// listed, then file path, then document index).
+type Source struct {
+	Name      string
+	Manifests []manifest.Sourced
+}
+
+// Rejection is a manifest that will not be applied, with every reason.
+type Rejection struct {
+	ID      string          `json:"id"`
+	Source  string          `json:"source"`
+	Origin  manifest.Origin `json:"origin"`
+	Reasons []string        `json:"reasons"`
+	// Errors holds the same reasons as structured errors.
+	Errors []*manifest.Error `json:"-"`
+}
+
+// Result is the outcome of checking a set of sources.
+type Result struct {
+	// Accepted manifests, in order: sources as given, then each source's order.
+	Accepted []manifest.Sourced
+	// Rejected manifests, in the same order.
+	Rejected []Rejection
+}
+
+// Err returns every rejection reason as one error, or nil.
+func (r Result) Err() error {
+	var errs *multierror.Error
+	for _, rj := range r.Rejected {
+		for _, e := range rj.Errors {
+			errs = multierror.Append(errs, e)
+		}
+	}
+	return errs.ErrorOrNil()
+}
+
+type binding struct {
+	ip    netip.Addr // zero value: all addresses
+	port  int
+	proto string
+}
+
+func (b binding) String() string { return fmt.Sprintf("%d/%s", b.port, b.proto) }
+
+func (b binding) conflicts(o binding) bool {
+	if b.port != o.port || b.proto != o.proto {
+		return false
+	}
+	return !b.ip.IsValid() || !o.ip.IsValid() || b.ip == o.ip
+}
+
+type claim struct {
+	binding
+	pod    string
+	source string
+}
+
+// Set checks every manifest of the given sources, in order: field rules
+// first, then duplicate IDs and host-port conflicts among the valid ones.
+// The first source (and within it the first manifest) to declare an ID or
+// bind a host port wins; every later one is rejected. The outcome depends
+// only on the order given, never on map order.
+func Set(sources []Source, opts Options) Result {
+	var res Result
+	ids := map[string]manifest.Sourced{}
+	var claims []claim
+	for _, src := range sources {
+		for _, s := range src.Manifests {
+			if s.Origin.Source == "" {
+				s.Origin.Source = src.Name
+			}
+			if err := Manifest(s, opts); err != nil {
+				res.Rejected = append(res.Rejected, rejection(s, err))
+				continue
+			}
+			id := s.Manifest.ID
+			if first, dup := ids[id]; dup {
+				res.Rejected = append(res.Rejected, rejection(s, manifest.Errorf(s.Origin, id, "id",
+					"duplicate id: already declared by %s (the first source, file and document to declare an id wins)", first.Origin)))
+				continue
+			}
+			var errs *multierror.Error
+			var mine []claim
+			for ci, c := range s.Manifest.Containers {
+				for pi, p := range c.Ports {
+					if p.HostPort == 0 {
+						continue
+					}
+					b := binding{port: p.HostPort, proto: strings.ToUpper(p.Protocol)}
+					if b.proto == "" {
+						b.proto = "TCP"
+					}
+					if p.HostIP != "" {
+						b.ip, _ = netip.ParseAddr(p.HostIP)
+						if b.ip.IsUnspecified() {
+							b.ip = netip.Addr{}
+						}
+					}
+					field := fmt.Sprintf("containers[%d].ports[%d].hostPort", ci, pi)
+					for _, other := range append(claims[:len(claims):len(claims)], mine...) {
+						if !b.conflicts(other.binding) {
+							continue
+						}
+						if other.pod == id {
+							errs = multierror.Append(errs, manifest.Errorf(s.Origin, id, field, "host port %s is bound twice in this pod", b))
+						} else {
+							errs = multierror.Append(errs, manifest.Errorf(s.Origin, id, field, "host port %s already bound by pod %s (%s)", b, other.pod, other.source))
+						}
+						break
+					}
+					mine = append(mine, claim{binding: b, pod: id, source: s.Origin.Source})
+				}
+			}
+			if errs != nil {
+				res.Rejected = append(res.Rejected, rejection(s, errs))
+				continue
+			}
+			ids[id] = s
+			claims = append(claims, mine...)
+			res.Accepted = append(res.Accepted, s)
+		}
+	}
+	return res
+}
+
+func rejection(s manifest.Sourced, err error) Rejection {
+	r := Rejection{ID: s.Manifest.ID, Source: s.Origin.Source, Origin: s.Origin}
+	for _, e := range Flatten(err) {
+		r.Errors = append(r.Errors, e)
+		r.Reasons = append(r.Reasons, e.Error())
+	}
+	return r
+}
+
+// Flatten returns the *manifest.Error values inside err (a single error or
+// a *multierror.Error, nested or not), in order. Other errors are wrapped
+// into a *manifest.Error with only a detail.
+func Flatten(err error) []*manifest.Error {
+	if err == nil {
+		return nil
+	}
+	var merr *multierror.Error
+	if errors.As(err, &merr) {
+		var out []*manifest.Error
+		for _, e := range merr.Errors {
+			out = append(out, Flatten(e)...)
+		}
+		return out
+	}
+	var me *manifest.Error
+	if errors.As(err, &me) {
+		return []*manifest.Error{me}
+	}
+	return []*manifest.Error{{Detail: err.Error()}}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
