@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
@@ -22,7 +23,7 @@ type Snapshot struct {
 // its configured location: a git source's paths are resolved inside dir (a
 // checkout of the repository); any other source reads dir as a tree.
 // Decode errors come back alongside the manifests that did decode.
-func ReadOnce(ctx context.Context, s config.Source, dir string) (Snapshot, error) {
+func ReadOnce(ctx context.Context, s config.Source, dir string, etcd EtcdKV) (Snapshot, error) {
 	snap := Snapshot{Source: s.Name, Type: s.Type}
 	var (
 		res TreeResult
@@ -42,8 +43,18 @@ func ReadOnce(ctx context.Context, s config.Source, dir string) (Snapshot, error
 	case s.Type == config.TypePush:
 		// A push source holds only what is pushed to a running hostlet.
 		return snap, nil
+	case s.Type == config.TypeHTTP:
+		h := NewHTTP(s, slog.New(slog.DiscardHandler))
+		snap, _, err := h.fetch(ctx)
+		return snap, err
+	case s.Type == config.TypeEtcd:
+		if etcd == nil {
+			return snap, fmt.Errorf("source %s: no etcd client (etcd.endpoints)", s.Name)
+		}
+		snap, _, err := NewEtcd(s, etcd, slog.New(slog.DiscardHandler)).read(ctx)
+		return snap, err
 	default:
-		return snap, fmt.Errorf("source %s: reading a %s source once is not supported yet; pass --source %s=DIR", s.Name, s.Type, s.Name)
+		return snap, fmt.Errorf("source %s: a %s source is read once by its own package (gitsource.ReadOnce), or pass --source %s=DIR", s.Name, s.Type, s.Name)
 	}
 	if err := ctx.Err(); err != nil {
 		return snap, err

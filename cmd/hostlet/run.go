@@ -1,9 +1,11 @@
 package main
 
 import (
-	"errors"
+	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hostlet/hostlet/internal/agent"
 )
 
 func newRunCommand(g *globalFlags) *cobra.Command {
@@ -11,12 +13,20 @@ func newRunCommand(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the agent: read sources, make Docker match, report status",
-		Args:  cobra.NoArgs,
+		Long: `Run the agent: read every source, make the local Docker engine match the
+desired pods, and serve the HTTP API. SIGTERM or SIGINT stops hostlet and
+leaves every container running; the next hostlet adopts them.
+
+With --once: read every source once, sync once, and exit (1 if the sync
+failed for any pod).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := g.load(); err != nil {
+			cfg, err := g.load()
+			if err != nil {
 				return err
 			}
-			return errors.New("run: not implemented yet")
+			log := newLogger(os.Stderr, cfg)
+			return agent.Run(cmd.Context(), cfg, agent.Options{Version: version, Once: once}, log)
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "read every source once, sync once, report, exit")

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
@@ -125,9 +128,29 @@ func readConfiguredSources(ctx context.Context, cfg *config.Config, overrides ma
 			return nil, fmt.Errorf("--source %s: no source named %q in %s", name, name, configName(cfg))
 		}
 	}
+	var etcd *clientv3.Client
+	if len(cfg.Etcd.Endpoints) > 0 {
+		var err error
+		if etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
+			return nil, err
+		}
+		defer etcd.Close()
+	}
 	var out []sourceRead
 	for _, s := range cfg.Sources {
-		snap, err := sources.ReadOnce(ctx, s, overrides[s.Name])
+		var kv sources.EtcdKV
+		if etcd != nil {
+			kv = etcd
+		}
+		var (
+			snap sources.Snapshot
+			err  error
+		)
+		if s.Type == config.TypeGit && overrides[s.Name] == "" {
+			snap, err = gitsource.ReadOnce(ctx, s, slog.New(slog.DiscardHandler))
+		} else {
+			snap, err = sources.ReadOnce(ctx, s, overrides[s.Name], kv)
+		}
 		out = append(out, sourceRead{Name: s.Name, Type: s.Type, Files: snap.Files, Revision: snap.Revision, Manifests: snap.Manifests, Err: err})
 	}
 	return out, nil

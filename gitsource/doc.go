@@ -1,0 +1,7 @@
+// Package gitsource is the git source: manifests at `path`/`paths` inside a
+// repository at `ref` (a branch, a tag or a full commit SHA), fetched with
+// go-git into a bare cache under stateDir/git/<source name> that is reused
+// across restarts. A poll that finds the same commit costs one ls-remote
+// round trip and does no other work. With verify.keyringFile set, the
+// commit must carry a valid OpenPGP signature from a key in the keyring.
+package gitsource

@@ -1,0 +1,317 @@
+package gitsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/sources"
+)
+
+// Errors a git source reports, classified once here (see classify).
+var (
+	ErrAuth       = errors.New("authentication failed")
+	ErrRefMissing = errors.New("ref not found on the remote")
+	ErrSignature  = errors.New("commit signature not valid")
+	ErrRepoAccess = errors.New("repository not reachable")
+)
+
+var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// Source is a git manifest source.
+type Source struct {
+	cfg     config.Source
+	dir     string
+	log     *slog.Logger
+	trigger chan struct{}
+
+	lastCommit string
+	lastErr    string
+}
+
+// New returns the git source for cfg, caching the repository under
+// stateDir/git/<name>.
+func New(cfg config.Source, stateDir string, log *slog.Logger) *Source {
+	return &Source{
+		cfg:     cfg,
+		dir:     filepath.Join(stateDir, "git", cfg.Name),
+		log:     log.With("source", cfg.Name, "url", redactURL(cfg.URL)),
+		trigger: make(chan struct{}, 1),
+	}
+}
+
+// Name implements sources.Source.
+func (s *Source) Name() string { return s.cfg.Name }
+
+// Type implements sources.Source.
+func (s *Source) Type() string { return config.TypeGit }
+
+// Trigger asks for a fetch now (POST /sync); calls coalesce.
+func (s *Source) Trigger() {
+	select {
+	case s.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Run implements sources.Source.
+func (s *Source) Run(ctx context.Context, out chan<- sources.Update) {
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		if u, ok := s.Poll(ctx); ok {
+			select {
+			case out <- u:
+			case <-ctx.Done():
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.trigger:
+		}
+	}
+}
+
+// Poll checks the remote once. It returns an update, and true, when the
+// commit or the error changed since the last poll; a poll that finds the
+// same commit does no other work.
+func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
+	start := time.Now()
+	u, err := s.poll(ctx)
+	if ctx.Err() != nil {
+		return sources.Update{}, false
+	}
+	if err != nil {
+		msg := err.Error()
+		if msg == s.lastErr {
+			return sources.Update{}, false
+		}
+		s.lastErr = msg
+		s.log.Warn("git source error; keeping the last good set", "error", msg)
+		return sources.Update{Source: s.cfg.Name, Err: err}, true
+	}
+	hadErr := s.lastErr != ""
+	s.lastErr = ""
+	if u.Revision == s.lastCommit && !hadErr {
+		return sources.Update{}, false
+	}
+	s.lastCommit = u.Revision
+	s.log.Info("git source at new commit", "commit", u.Revision, "manifests", len(u.Manifests), "took", time.Since(start).Round(time.Millisecond))
+	return u, true
+}
+
+func (s *Source) poll(ctx context.Context) (sources.Update, error) {
+	auth, err := authMethod(s.cfg)
+	if err != nil {
+		return sources.Update{}, fmt.Errorf("source %s: %w", s.cfg.Name, err)
+	}
+	target, refspec, err := s.resolveRemote(ctx, auth)
+	if err != nil {
+		return sources.Update{}, err
+	}
+	if target.String() == s.lastCommit && s.lastErr == "" {
+		return sources.Update{Source: s.cfg.Name, Revision: s.lastCommit}, nil
+	}
+	commit, err := s.fetchCommit(ctx, auth, target, refspec)
+	if err != nil {
+		return sources.Update{}, err
+	}
+	if s.cfg.Verify.KeyringFile != "" {
+		if err := verify(commit, s.cfg.Verify.KeyringFile); err != nil {
+			return sources.Update{}, err
+		}
+	}
+	ms, files, err := ReadCommit(commit, s.cfg.AllPaths(), s.cfg.Name)
+	if err != nil {
+		return sources.Update{}, err
+	}
+	return sources.Update{Source: s.cfg.Name, Revision: commit.Hash.String(), Files: files, Manifests: ms}, nil
+}
+
+// resolveRemote asks the remote (one ls-remote) which commit ref names now,
+// and returns the refspec that fetches it.
+func (s *Source) resolveRemote(ctx context.Context, auth transport.AuthMethod) (plumbing.Hash, gitconfig.RefSpec, error) {
+	ref := s.cfg.Ref
+	if shaRE.MatchString(ref) {
+		return plumbing.NewHash(ref), gitconfig.RefSpec("+refs/heads/*:refs/remotes/origin/*"), nil
+	}
+	rem := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.cfg.URL}})
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled})
+	if err != nil {
+		return plumbing.ZeroHash, "", s.classify(err)
+	}
+	var branch, tag, peeled plumbing.Hash
+	for _, r := range refs {
+		switch r.Name().String() {
+		case "refs/heads/" + ref:
+			branch = r.Hash()
+		case "refs/tags/" + ref:
+			tag = r.Hash()
+		case "refs/tags/" + ref + "^{}":
+			peeled = r.Hash()
+		}
+	}
+	switch {
+	case !branch.IsZero():
+		return branch, gitconfig.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/remotes/origin/%s", ref, ref)), nil
+	case !peeled.IsZero():
+		return peeled, gitconfig.RefSpec(fmt.Sprintf("+refs/tags/%s:refs/tags/%s", ref, ref)), nil
+	case !tag.IsZero():
+		return tag, gitconfig.RefSpec(fmt.Sprintf("+refs/tags/%s:refs/tags/%s", ref, ref)), nil
+	}
+	return plumbing.ZeroHash, "", fmt.Errorf("source %s: %w: %q is neither a branch nor a tag of %s (deleted?)", s.cfg.Name, ErrRefMissing, ref, redactURL(s.cfg.URL))
+}
+
+// fetchCommit makes the commit present in the cache and returns it. A cache
+// that cannot be opened or read is removed and cloned again, once.
+func (s *Source) fetchCommit(ctx context.Context, auth transport.AuthMethod, target plumbing.Hash, refspec gitconfig.RefSpec) (*object.Commit, error) {
+	c, err := s.fetchInto(ctx, auth, target, refspec)
+	if err == nil || isRemoteError(err) {
+		return c, err
+	}
+	s.log.Warn("git cache unusable; cloning again", "dir", s.dir, "error", err)
+	if rmErr := os.RemoveAll(s.dir); rmErr != nil {
+		return nil, fmt.Errorf("remove broken git cache %s: %w", s.dir, rmErr)
+	}
+	return s.fetchInto(ctx, auth, target, refspec)
+}
+
+func (s *Source) fetchInto(ctx context.Context, auth transport.AuthMethod, target plumbing.Hash, refspec gitconfig.RefSpec) (*object.Commit, error) {
+	repo, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	// The commit may be there already (a force-push back to an older commit).
+	if c, err := repo.CommitObject(target); err == nil {
+		if _, err := c.Tree(); err == nil {
+			return c, nil
+		}
+	}
+	depth := 1
+	if shaRE.MatchString(s.cfg.Ref) {
+		depth = 0 // a bare SHA can only be found in the full history
+	}
+	err = repo.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: "origin", RefSpecs: []gitconfig.RefSpec{refspec}, Auth: auth, Depth: depth, Force: true, Tags: git.NoTags,
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		if c := s.classify(err); isRemoteError(c) {
+			return nil, c
+		}
+		return nil, fmt.Errorf("fetch into cache: %w", err)
+	}
+	c, err := repo.CommitObject(target)
+	if err != nil {
+		if shaRE.MatchString(s.cfg.Ref) && errors.Is(err, plumbing.ErrObjectNotFound) {
+			return nil, fmt.Errorf("source %s: %w: commit %s is not on any branch of %s", s.cfg.Name, ErrRefMissing, s.cfg.Ref, redactURL(s.cfg.URL))
+		}
+		return nil, fmt.Errorf("read commit %s from cache: %w", target, err)
+	}
+	if _, err := c.Tree(); err != nil {
+		return nil, fmt.Errorf("read tree of %s from cache: %w", target, err)
+	}
+	return c, nil
+}
+
+// open opens the bare cache, creating it (empty, with the remote) when it
+// does not exist.
+func (s *Source) open() (*git.Repository, error) {
+	repo, err := git.PlainOpen(s.dir)
+	if err == nil {
+		rem, rerr := repo.Remote("origin")
+		if rerr == nil && len(rem.Config().URLs) == 1 && rem.Config().URLs[0] == s.cfg.URL {
+			return repo, nil
+		}
+		// The URL changed in the config: start over.
+		if err := os.RemoveAll(s.dir); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, git.ErrRepositoryNotExists) {
+		return nil, fmt.Errorf("open git cache %s: %w", s.dir, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.dir), 0o700); err != nil {
+		return nil, err
+	}
+	repo, err = git.PlainInit(s.dir, true)
+	if err != nil {
+		return nil, fmt.Errorf("create git cache %s: %w", s.dir, err)
+	}
+	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.cfg.URL}}); err != nil {
+		return nil, fmt.Errorf("create git cache %s: %w", s.dir, err)
+	}
+	return repo, nil
+}
+
+// classify turns go-git's transport errors into ours, in one place.
+func (s *Source) classify(err error) error {
+	u := redactURL(s.cfg.URL)
+	switch {
+	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
+		return fmt.Errorf("source %s: %w for %s: %s", s.cfg.Name, ErrAuth, u, scrub(err.Error(), s.cfg.URL))
+	case errors.Is(err, transport.ErrRepositoryNotFound):
+		return fmt.Errorf("source %s: %w: %s: repository not found", s.cfg.Name, ErrRepoAccess, u)
+	case errors.Is(err, transport.ErrEmptyRemoteRepository):
+		return fmt.Errorf("source %s: %w: %s: the repository is empty", s.cfg.Name, ErrRefMissing, u)
+	case strings.Contains(err.Error(), "knownhosts") || strings.Contains(err.Error(), "host key"):
+		return fmt.Errorf("source %s: %w: %s: ssh host key check failed: %s", s.cfg.Name, ErrRepoAccess, u, err)
+	}
+	return fmt.Errorf("source %s: %w: %s: %s", s.cfg.Name, ErrRepoAccess, u, scrub(err.Error(), s.cfg.URL))
+}
+
+// scrub removes the raw URL (which may carry credentials) from a message.
+func scrub(msg, rawURL string) string {
+	return strings.ReplaceAll(msg, rawURL, redactURL(rawURL))
+}
+
+func isRemoteError(err error) bool {
+	return errors.Is(err, ErrAuth) || errors.Is(err, ErrRepoAccess) || errors.Is(err, ErrRefMissing) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// verify checks the commit's OpenPGP signature against the keyring.
+func verify(c *object.Commit, keyringFile string) error {
+	keyring, err := os.ReadFile(keyringFile)
+	if err != nil {
+		return fmt.Errorf("verify.keyringFile: %w", err)
+	}
+	if c.PGPSignature == "" {
+		return fmt.Errorf("%w: commit %s is not signed", ErrSignature, c.Hash)
+	}
+	if _, err := c.Verify(string(keyring)); err != nil {
+		return fmt.Errorf("%w: commit %s: %v", ErrSignature, c.Hash, err)
+	}
+	return nil
+}
+
+// ReadOnce fetches the source's commit into a temporary cache, reads it and
+// removes the cache: for `hostlet validate` and `hostlet diff` without a
+// local checkout.
+func ReadOnce(ctx context.Context, cfg config.Source, log *slog.Logger) (sources.Snapshot, error) {
+	tmp, err := os.MkdirTemp("", "hostlet-git-")
+	if err != nil {
+		return sources.Snapshot{}, err
+	}
+	defer os.RemoveAll(tmp)
+	src := New(cfg, tmp, log)
+	u, err := src.poll(ctx)
+	if err != nil {
+		return sources.Snapshot{Source: cfg.Name, Type: config.TypeGit}, err
+	}
+	return sources.Snapshot{Source: cfg.Name, Type: config.TypeGit, Revision: u.Revision, Files: u.Files, Manifests: u.Manifests}, nil
+}

@@ -1,0 +1,263 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	gosync "sync"
+	"time"
+
+	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/gitsource"
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/events"
+	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sources"
+	hsync "github.com/hostlet/hostlet/sync"
+	"github.com/hostlet/hostlet/validate"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Options are what the agent needs besides the config.
+type Options struct {
+	Version string
+	// Binary is the hostlet binary the pause image is built from; "" means
+	// os.Executable().
+	Binary string
+	// InfraCommand overrides the infra container's command (tests use an
+	// image whose entrypoint is not a pause process).
+	InfraCommand []string
+	// Once reads every source once, syncs once and returns.
+	Once bool
+	// Listening, when set, receives the API's address once it listens.
+	Listening func(addr string)
+}
+
+// Run runs hostlet until ctx ends (or, with Once, for one sync). Containers
+// keep running when it returns.
+func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("create stateDir: %w", err)
+	}
+	rt, err := hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, log)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+
+	infraImage := cfg.Docker.InfraImage
+	if infraImage == "" {
+		bin := opts.Binary
+		if bin == "" {
+			if bin, err = os.Executable(); err != nil {
+				return fmt.Errorf("find the hostlet binary for the pause image: %w", err)
+			}
+		}
+		if infraImage, err = PauseImage(ctx, rt, bin); err != nil {
+			return err
+		}
+	}
+
+	ev := events.NewLog(1000)
+	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow}
+	var etcd *clientv3.Client
+	if len(cfg.Etcd.Endpoints) > 0 {
+		if etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
+			return err
+		}
+		defer etcd.Close()
+	}
+	srcs, push, err := buildSources(cfg, vopts, etcd, log)
+	if err != nil {
+		return err
+	}
+	var infos []sources.SourceInfo
+	for _, s := range srcs {
+		infos = append(infos, sources.SourceInfo{Name: s.Name(), Type: s.Type()})
+	}
+	merger, err := sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: cfg.Sync.AllowEmpty, Validate: vopts, StateDir: cfg.StateDir}, log)
+	if err != nil {
+		return err
+	}
+	syncer, err := hsync.New(rt, hsync.Options{
+		Instance: cfg.Instance, InfraImage: infraImage, InfraCommand: opts.InfraCommand,
+		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
+	}, log, ev)
+	if err != nil {
+		return err
+	}
+
+	token, err := cfg.Token()
+	if err != nil {
+		return err
+	}
+	srv := api.New(api.Options{
+		Hostname: cfg.Hostname, Version: opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
+		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(),
+	}, syncer, func() []sources.Status { return merger.State().Sources }, ev, log)
+	srv.HandleSync(func() {
+		for _, s := range srcs {
+			if t, ok := s.(interface{ Trigger() }); ok {
+				t.Trigger()
+			}
+		}
+		syncer.Trigger()
+	})
+	if push != nil {
+		// Nothing pushed yet (and nothing persisted) is an empty set, not a
+		// source that never answered.
+		merger.MarkDelivered(push.Name())
+		if token != "" {
+			srv.Handle("POST /manifests", push.Handler(srv.Authorized))
+		} else {
+			log.Warn("push source configured without tokenFile: POST /manifests is off", "source", push.Name())
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg gosync.WaitGroup
+	defer wg.Wait()
+
+	if cfg.Listen != "" && !opts.Once {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		}
+		hs := srv.HTTPServer(cfg.Listen)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("HTTP API stopped", "error", err)
+			}
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-ctx.Done()
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer scancel()
+			_ = hs.Shutdown(sctx)
+		}()
+		log.Info("HTTP API listening", "addr", ln.Addr().String())
+		if opts.Listening != nil {
+			opts.Listening(ln.Addr().String())
+		}
+	}
+
+	updates := make(chan sources.Update)
+	for _, s := range srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Run(ctx, updates)
+		}()
+	}
+	desired := func() hsync.Desired { return toDesired(merger.State()) }
+
+	if opts.Once {
+		pending := map[string]bool{}
+		for _, s := range srcs {
+			if s.Type() != config.TypePush {
+				pending[s.Name()] = true
+			}
+		}
+		for len(pending) > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case u := <-updates:
+				merger.Apply(u)
+				delete(pending, u.Source)
+			}
+		}
+		syncer.SetDesired(desired())
+		err := syncer.SyncOnce(ctx)
+		cancel()
+		return err
+	}
+
+	log.Info("hostlet running", "instance", cfg.Instance, "hostname", cfg.Hostname, "sources", len(srcs), "infraImage", infraImage)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u := <-updates:
+				if merger.Apply(u) {
+					syncer.SetDesired(desired())
+				}
+			}
+		}
+	}()
+	// Sources with a persisted set are ready at once: start from it.
+	syncer.SetDesired(desired())
+	err = syncer.Run(ctx)
+	log.Info("hostlet stopping; containers keep running")
+	return err
+}
+
+func toDesired(st sources.State) hsync.Desired {
+	d := hsync.Desired{Rejected: st.Rejected, Ready: st.Ready}
+	for _, e := range st.Accepted {
+		d.Pods = append(d.Pods, hsync.NewPod(e.Manifest, e.Origin.Source, e.Revision))
+	}
+	return d
+}
+
+func buildSources(cfg *config.Config, vopts validate.Options, etcd sources.EtcdKV, log *slog.Logger) ([]sources.Source, *sources.Push, error) {
+	var (
+		out  []sources.Source
+		push *sources.Push
+	)
+	for _, s := range cfg.Sources {
+		switch s.Type {
+		case config.TypeFile:
+			out = append(out, sources.NewFile(s, log))
+		case config.TypeHTTP:
+			out = append(out, sources.NewHTTP(s, log))
+		case config.TypeGit:
+			out = append(out, gitsource.New(s, cfg.StateDir, log))
+		case config.TypeEtcd:
+			out = append(out, sources.NewEtcd(s, etcd, log))
+		case config.TypePush:
+			push = sources.NewPush(s, vopts, log)
+			out = append(out, push)
+		default:
+			return nil, nil, fmt.Errorf("source %s: type %s is not supported by this version yet", s.Name, s.Type)
+		}
+	}
+	return out, push, nil
+}
+
+// machine reads the host's cores and memory.
+func machine() api.Machine {
+	m := api.Machine{Cores: goruntime.NumCPU()}
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return m
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) > 0 {
+				kb, _ := strconv.ParseUint(fields[0], 10, 64)
+				m.MemoryBytes = kb * 1024
+			}
+		}
+	}
+	return m
+}

@@ -1,0 +1,156 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/hostlet/hostlet/internal/config"
+)
+
+// debounce collects a burst of file events (an editor's write-rename-chmod)
+// into one read.
+const debounce = 100 * time.Millisecond
+
+// File reads a file or a folder tree: at start, on every change fsnotify
+// reports, and every interval as a backstop. It sends an update only when
+// the content changed (or the error did).
+type File struct {
+	cfg config.Source
+	log *slog.Logger
+}
+
+// NewFile returns the file source for cfg.
+func NewFile(cfg config.Source, log *slog.Logger) *File {
+	return &File{cfg: cfg, log: log.With("source", cfg.Name)}
+}
+
+// Name implements Source.
+func (f *File) Name() string { return f.cfg.Name }
+
+// Type implements Source.
+func (f *File) Type() string { return config.TypeFile }
+
+// Run implements Source.
+func (f *File) Run(ctx context.Context, out chan<- Update) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		f.log.Warn("fsnotify unavailable; polling only", "error", err)
+		w = nil
+	} else {
+		defer w.Close()
+	}
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w != nil {
+		events, errs = w.Events, w.Errors
+	}
+	tick := time.NewTicker(f.cfg.Interval)
+	defer tick.Stop()
+	var (
+		debounceT *time.Timer
+		fire      <-chan time.Time
+		lastRev   string
+		lastErr   string
+		first     = true
+	)
+	read := func() bool {
+		if w != nil {
+			f.watch(w)
+		}
+		res, err := ReadTree("", f.cfg.AllPaths(), f.cfg.Name)
+		u := Update{Source: f.cfg.Name, Revision: res.Revision, Files: res.Files, Manifests: res.Manifests}
+		if err != nil {
+			u = Update{Source: f.cfg.Name, Err: err}
+			if err.Error() == lastErr && !first {
+				return true
+			}
+			lastErr, lastRev = err.Error(), ""
+		} else {
+			if res.Revision == lastRev && !first {
+				return true
+			}
+			lastRev, lastErr = res.Revision, ""
+		}
+		first = false
+		return send(ctx, out, u)
+	}
+	if !read() {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if debounceT != nil {
+				debounceT.Stop()
+			}
+			return
+		case <-tick.C:
+			if !read() {
+				return
+			}
+		case e := <-events:
+			f.log.Debug("file event", "path", e.Name, "op", e.Op.String())
+			if debounceT == nil {
+				debounceT = time.NewTimer(debounce)
+			} else {
+				debounceT.Reset(debounce)
+			}
+			fire = debounceT.C
+		case <-fire:
+			fire = nil
+			if !read() {
+				return
+			}
+		case err := <-errs:
+			f.log.Warn("fsnotify error", "error", err)
+		}
+	}
+}
+
+// watch adds every folder of the source (and the parent of a file path, so
+// that a file replaced by rename is seen) to the watcher. Adding a watched
+// folder again is cheap; new subfolders are picked up on the read after
+// their creation event.
+func (f *File) watch(w *fsnotify.Watcher) {
+	for _, p := range f.cfg.AllPaths() {
+		fi, err := os.Stat(p)
+		if err != nil {
+			// Watch the closest existing parent so the path's creation is seen.
+			for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+				if _, err := os.Stat(dir); err == nil {
+					_ = w.Add(dir)
+					break
+				}
+				if dir == filepath.Dir(dir) {
+					break
+				}
+			}
+			continue
+		}
+		if !fi.IsDir() {
+			_ = w.Add(filepath.Dir(p))
+			continue
+		}
+		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if path != p && len(d.Name()) > 0 && d.Name()[0] == '.' {
+					return filepath.SkipDir
+				}
+				if err := w.Add(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					f.log.Debug("watch folder", "path", path, "error", err)
+				}
+			}
+			return nil
+		})
+	}
+}

@@ -1,0 +1,137 @@
+package sources
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// HTTP polls one URL every interval for one manifest or a list. A 304 to
+// If-None-Match does no decoding. The body is limited to manifest.MaxSize
+// while it is read; the whole request has the source's timeout. TLS
+// certificates are always verified.
+type HTTP struct {
+	cfg     config.Source
+	client  *http.Client
+	log     *slog.Logger
+	trigger chan struct{}
+
+	etag     string
+	lastRev  string
+	lastSet  []manifest.Sourced
+	lastErr  string
+	haveLast bool
+}
+
+// NewHTTP returns the HTTP source for cfg.
+func NewHTTP(cfg config.Source, log *slog.Logger) *HTTP {
+	return &HTTP{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, log: log.With("source", cfg.Name), trigger: make(chan struct{}, 1)}
+}
+
+// Trigger asks for a poll now (POST /sync); calls coalesce.
+func (h *HTTP) Trigger() {
+	select {
+	case h.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Name implements Source.
+func (h *HTTP) Name() string { return h.cfg.Name }
+
+// Type implements Source.
+func (h *HTTP) Type() string { return config.TypeHTTP }
+
+// Run implements Source.
+func (h *HTTP) Run(ctx context.Context, out chan<- Update) {
+	t := time.NewTicker(h.cfg.Interval)
+	defer t.Stop()
+	for {
+		u, changed := h.poll(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if changed && !send(ctx, out, u) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-h.trigger:
+		}
+	}
+}
+
+// poll fetches once. It reports whether the update is worth sending: a new
+// set, a new error, or an unchanged set (so the merge records the success).
+func (h *HTTP) poll(ctx context.Context) (Update, bool) {
+	snap, notModified, err := h.fetch(ctx)
+	if err != nil {
+		if err.Error() == h.lastErr {
+			return Update{}, false
+		}
+		h.lastErr = err.Error()
+		return Update{Source: h.cfg.Name, Err: err}, true
+	}
+	h.lastErr = ""
+	if notModified {
+		return Update{Source: h.cfg.Name, Revision: h.lastRev, Files: 1, Manifests: h.lastSet}, true
+	}
+	h.lastRev, h.lastSet, h.haveLast = snap.Revision, snap.Manifests, true
+	return Update{Source: h.cfg.Name, Revision: snap.Revision, Files: 1, Manifests: snap.Manifests}, true
+}
+
+// fetch does one GET. notModified is true on a 304 to our ETag.
+func (h *HTTP) fetch(ctx context.Context) (snap Snapshot, notModified bool, err error) {
+	snap = Snapshot{Source: h.cfg.Name, Type: config.TypeHTTP}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.cfg.URL, nil)
+	if err != nil {
+		return snap, false, fmt.Errorf("source %s: %w", h.cfg.Name, err)
+	}
+	for k, v := range h.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Accept", "application/yaml, application/json, text/plain")
+	if h.etag != "" && h.haveLast {
+		req.Header.Set("If-None-Match", h.etag)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return snap, false, fmt.Errorf("GET %s: %w", h.cfg.URL, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotModified && h.haveLast:
+		return snap, true, nil
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return snap, false, fmt.Errorf("GET %s: %s", h.cfg.URL, resp.Status)
+	}
+	if resp.ContentLength > manifest.MaxSize {
+		return snap, false, fmt.Errorf("GET %s: body of %d bytes: %w of %d bytes", h.cfg.URL, resp.ContentLength, manifest.ErrTooLarge, manifest.MaxSize)
+	}
+	body, err := manifest.ReadLimited(resp.Body, manifest.MaxSize)
+	if err != nil {
+		if errors.Is(err, manifest.ErrTooLarge) {
+			return snap, false, fmt.Errorf("GET %s: body %w", h.cfg.URL, err)
+		}
+		return snap, false, fmt.Errorf("GET %s: read body: %w", h.cfg.URL, err)
+	}
+	ms, err := manifest.Decode(body, manifest.Origin{Source: h.cfg.Name})
+	if err != nil {
+		return snap, false, err
+	}
+	sum := sha256.Sum256(body)
+	snap.Revision = "sha256:" + hex.EncodeToString(sum[:])[:16]
+	h.etag = resp.Header.Get("ETag")
+	snap.Files, snap.Manifests = 1, ms
+	return snap, false, nil
+}

@@ -1,0 +1,127 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/validate"
+)
+
+// MaxPushSize is the largest body POST /manifests accepts.
+const MaxPushSize = 1 << 20
+
+// Push is the push source: each POST /manifests replaces its whole set.
+// The body is decoded and validated before it is taken; an invalid body is
+// refused with every error and changes nothing.
+type Push struct {
+	cfg     config.Source
+	opts    validate.Options
+	log     *slog.Logger
+	updates chan Update
+}
+
+// NewPush returns the push source for cfg.
+func NewPush(cfg config.Source, opts validate.Options, log *slog.Logger) *Push {
+	return &Push{cfg: cfg, opts: opts, log: log.With("source", cfg.Name), updates: make(chan Update)}
+}
+
+// Name implements Source.
+func (p *Push) Name() string { return p.cfg.Name }
+
+// Type implements Source.
+func (p *Push) Type() string { return config.TypePush }
+
+// Run implements Source: it forwards what is pushed.
+func (p *Push) Run(ctx context.Context, out chan<- Update) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case u := <-p.updates:
+			if !send(ctx, out, u) {
+				return
+			}
+		}
+	}
+}
+
+// PushResponse is the JSON answer of POST /manifests.
+type PushResponse struct {
+	Accepted []string          `json:"accepted,omitempty"`
+	Revision string            `json:"revision,omitempty"`
+	Errors   []*manifest.Error `json:"errors,omitempty"`
+	Error    string            `json:"error,omitempty"`
+}
+
+// Handler serves POST /manifests. authorized checks the bearer token.
+func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="hostlet"`)
+			writePush(w, http.StatusUnauthorized, PushResponse{Error: "missing or wrong bearer token"})
+			return
+		}
+		if r.ContentLength > MaxPushSize {
+			writePush(w, http.StatusRequestEntityTooLarge, PushResponse{Error: fmt.Sprintf("body of %d bytes is over the limit of %d", r.ContentLength, MaxPushSize)})
+			return
+		}
+		body, err := manifest.ReadLimited(http.MaxBytesReader(w, r.Body, MaxPushSize+1), MaxPushSize)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.Is(err, manifest.ErrTooLarge) || errors.As(err, &mbe) {
+				writePush(w, http.StatusRequestEntityTooLarge, PushResponse{Error: fmt.Sprintf("body over the limit of %d bytes", MaxPushSize)})
+				return
+			}
+			writePush(w, http.StatusBadRequest, PushResponse{Error: "read body: " + err.Error()})
+			return
+		}
+		var (
+			ms   []manifest.Sourced
+			errs []*manifest.Error
+		)
+		// "[]" is an explicit empty set: it removes every pushed pod (when
+		// sync.allowEmpty permits).
+		if string(bytes.TrimSpace(body)) != "[]" {
+			var derr error
+			ms, derr = manifest.Decode(body, manifest.Origin{Source: p.cfg.Name})
+			errs = validate.Flatten(derr)
+		}
+		res := validate.Set([]validate.Source{{Name: p.cfg.Name, Manifests: ms}}, p.opts)
+		for _, rj := range res.Rejected {
+			errs = append(errs, rj.Errors...)
+		}
+		if len(errs) > 0 {
+			writePush(w, http.StatusBadRequest, PushResponse{Errors: errs})
+			return
+		}
+		sum := sha256.Sum256(body)
+		rev := "sha256:" + hex.EncodeToString(sum[:])[:16]
+		select {
+		case p.updates <- Update{Source: p.cfg.Name, Revision: rev, Files: 1, Manifests: ms}:
+		case <-r.Context().Done():
+			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
+			return
+		}
+		resp := PushResponse{Revision: rev, Accepted: []string{}}
+		for _, a := range res.Accepted {
+			resp.Accepted = append(resp.Accepted, a.Manifest.ID)
+		}
+		p.log.Info("manifests pushed", "revision", rev, "manifests", len(ms))
+		writePush(w, http.StatusOK, resp)
+	})
+}
+
+func writePush(w http.ResponseWriter, code int, v PushResponse) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

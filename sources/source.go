@@ -1,0 +1,37 @@
+package sources
+
+import (
+	"context"
+
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// Update is one message from a source: its whole set of manifests now, or
+// the error that stopped it from reading them. A source never sends a
+// partial set; after an error the last good set stands.
+type Update struct {
+	Source    string
+	Revision  string
+	Files     int
+	Manifests []manifest.Sourced
+	// Err, when set, means the read failed; Manifests is empty.
+	Err error
+}
+
+// Source delivers updates until ctx ends. Run returns when ctx is done; it
+// owns every goroutine it starts and ends them before returning.
+type Source interface {
+	Name() string
+	Type() string
+	Run(ctx context.Context, out chan<- Update)
+}
+
+// send delivers u unless ctx ends first.
+func send(ctx context.Context, out chan<- Update, u Update) bool {
+	select {
+	case out <- u:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

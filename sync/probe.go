@@ -1,0 +1,259 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	gosync "sync"
+	"time"
+
+	"github.com/hostlet/hostlet/manifest"
+	hruntime "github.com/hostlet/hostlet/runtime"
+)
+
+// unhealthyFunc restarts a container whose probe failed.
+type unhealthyFunc func(ctx context.Context, pod, slot, id, why string, grace time.Duration)
+
+// prober runs one goroutine per probed container, keyed by container ID
+// and probe settings; update starts and stops them to match the pods.
+type prober struct {
+	rt          Execer
+	log         *slog.Logger
+	onUnhealthy unhealthyFunc
+	now         func() time.Time
+
+	mu      gosync.Mutex
+	workers map[string]*probeWorker // by container ID
+}
+
+type probeWorker struct {
+	key    string // probe settings and target; a change restarts the worker
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      gosync.Mutex
+	healthy bool
+}
+
+func newProber(rt Execer, log *slog.Logger, f unhealthyFunc, now func() time.Time) *prober {
+	return &prober{rt: rt, log: log, onUnhealthy: f, now: now, workers: map[string]*probeWorker{}}
+}
+
+// healthy reports the container's probe state; a container without a
+// probe is healthy while it runs.
+func (p *prober) healthy(id string) bool {
+	p.mu.Lock()
+	w := p.workers[id]
+	p.mu.Unlock()
+	if w == nil {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.healthy
+}
+
+// probeTarget is what one worker probes.
+type probeTarget struct {
+	pod, slot, id string
+	ip            string
+	probe         manifest.Probe
+	ports         []manifest.Port
+	grace         time.Duration
+}
+
+// update makes the running workers match the probes of the desired pods'
+// running containers. It makes no engine calls.
+func (p *prober) update(pods []Pod, actual []hruntime.Container) {
+	byPod := map[string][]hruntime.Container{}
+	for _, c := range actual {
+		byPod[c.Pod()] = append(byPod[c.Pod()], c)
+	}
+	want := map[string]probeTarget{}
+	for _, pod := range pods {
+		m := pod.Manifest
+		cs := byPod[m.ID]
+		podIP := ""
+		for _, c := range cs {
+			if c.Slot() == hruntime.InfraName && c.Running() {
+				podIP = c.IP
+			}
+		}
+		for i, mc := range m.Containers {
+			if mc.LivenessProbe == nil {
+				continue
+			}
+			hash := manifest.ContainerHash(m, i)
+			for _, c := range cs {
+				if c.Slot() != mc.Name || c.Hash() != hash || c.State != hruntime.StateRunning {
+					continue
+				}
+				ip := c.IP
+				if !pod.needsInfra() {
+					podIP = ip
+				}
+				want[c.ID] = probeTarget{pod: m.ID, slot: mc.Name, id: c.ID, ip: podIP, probe: *mc.LivenessProbe, ports: mc.Ports,
+					grace: time.Duration(m.TerminationGracePeriodSeconds) * time.Second}
+			}
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, w := range p.workers {
+		if t, ok := want[id]; !ok || targetKey(t) != w.key {
+			w.cancel()
+			delete(p.workers, id)
+		}
+	}
+	for id, t := range want {
+		if _, ok := p.workers[id]; ok {
+			continue
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w := &probeWorker{key: targetKey(t), cancel: cancel, done: make(chan struct{}), healthy: true}
+		p.workers[id] = w
+		go p.run(ctx, w, t)
+	}
+}
+
+func targetKey(t probeTarget) string {
+	return fmt.Sprintf("%s|%+v|%+v|%+v|%+v", t.ip, t.probe, t.probe.HTTPGet, t.probe.TCPSocket, t.probe.Exec)
+}
+
+func (p *prober) stopAll() {
+	p.mu.Lock()
+	ws := p.workers
+	p.workers = map[string]*probeWorker{}
+	p.mu.Unlock()
+	for _, w := range ws {
+		w.cancel()
+		<-w.done
+	}
+}
+
+func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
+	defer close(w.done)
+	pr := t.probe
+	if !sleepCtx(ctx, time.Duration(pr.InitialDelaySeconds)*time.Second) {
+		return
+	}
+	period := time.Duration(pr.PeriodSeconds) * time.Second
+	timeout := time.Duration(pr.TimeoutSeconds) * time.Second
+	failures := 0
+	for {
+		err := p.check(ctx, t, timeout)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			failures = 0
+		} else {
+			failures++
+			p.log.Debug("liveness probe failed", "pod", t.pod, "container", t.slot, "failures", failures, "error", err)
+		}
+		w.mu.Lock()
+		w.healthy = failures < int(pr.FailureThreshold)
+		w.mu.Unlock()
+		if failures >= int(pr.FailureThreshold) {
+			p.onUnhealthy(ctx, t.pod, t.slot, t.id, err.Error(), t.grace)
+			failures = 0
+			// Give the restarted container its initial delay again.
+			if !sleepCtx(ctx, time.Duration(pr.InitialDelaySeconds)*time.Second) {
+				return
+			}
+		}
+		if !sleepCtx(ctx, period) {
+			return
+		}
+	}
+}
+
+// check runs the probe once.
+func (p *prober) check(ctx context.Context, t probeTarget, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	pr := t.probe
+	switch pr.Type {
+	case manifest.ProbeExec:
+		code, err := p.rt.Exec(ctx, t.id, pr.Exec.Command)
+		if err != nil {
+			return fmt.Errorf("exec %s: %w", pr.Exec.Command[0], err)
+		}
+		if code != 0 {
+			return fmt.Errorf("exec %s exited with %d", pr.Exec.Command[0], code)
+		}
+		return nil
+	case manifest.ProbeTCP:
+		addr, err := probeAddr(t, "", pr.TCPSocket.Port)
+		if err != nil {
+			return err
+		}
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return fmt.Errorf("tcp %s: %w", addr, err)
+		}
+		return conn.Close()
+	case manifest.ProbeHTTP:
+		addr, err := probeAddr(t, pr.HTTPGet.Host, pr.HTTPGet.Port)
+		if err != nil {
+			return err
+		}
+		url := "http://" + addr + pr.HTTPGet.Path
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("http GET %s: %w", url, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+			return fmt.Errorf("http GET %s: status %d", url, resp.StatusCode)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown probe type %q", pr.Type)
+}
+
+// probeAddr resolves a probe's host and port (a number or a port name of
+// the container) against the pod's address.
+func probeAddr(t probeTarget, host, port string) (string, error) {
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		for _, p := range t.ports {
+			if p.Name == port {
+				n = p.ContainerPort
+			}
+		}
+		if n == 0 {
+			return "", fmt.Errorf("probe port %q is not a port of the container", port)
+		}
+	}
+	if host == "" {
+		host = t.ip
+	}
+	if host == "" {
+		return "", fmt.Errorf("the pod has no IP address to probe")
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n)), nil
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

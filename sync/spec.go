@@ -1,0 +1,306 @@
+package sync
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hostlet/hostlet/manifest"
+	hruntime "github.com/hostlet/hostlet/runtime"
+)
+
+// LabelSpec carries a summary of the container's spec, env values replaced
+// by hashes, so a plan can say which field changed from one list call.
+const LabelSpec = "io.hostlet.spec"
+
+// Pod is one desired pod: an accepted manifest, defaults filled in, and
+// where it came from.
+type Pod struct {
+	Manifest manifest.Manifest
+	Source   string
+	Revision string
+}
+
+// NewPod returns the desired pod for an accepted manifest.
+func NewPod(m manifest.Manifest, source, revision string) Pod {
+	return Pod{Manifest: m.WithDefaults(), Source: source, Revision: revision}
+}
+
+// needsInfra reports whether the pod gets a separate infra container. A pod
+// of one container holds its own network namespace and publishes its own
+// ports: the infra container only exists so that several containers can
+// share one namespace that outlives each of them.
+func (p Pod) needsInfra() bool { return len(p.Manifest.Containers) > 1 }
+
+// containerName is the Docker name of a container slot, unique per
+// instance, pod, slot and spec.
+func containerName(instance, pod, slot, hash string) string {
+	return "hostlet_" + pod + "_" + slot + "_" + shortSum(instance, pod, slot, hash)
+}
+
+// volumeName is the Docker volume backing a pod's empty-dir volume.
+func volumeName(instance, pod, volume string) string {
+	return "hostlet_" + pod + "_" + volume + "_" + shortSum(instance, pod, volume)
+}
+
+func shortSum(parts ...string) string {
+	s := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(s[:])[:10]
+}
+
+// HashEnvValue hides an env value: what status, diff and labels show instead.
+func HashEnvValue(name, value string) string {
+	s := sha256.Sum256([]byte(name + "=" + value))
+	return "sha256:" + hex.EncodeToString(s[:])[:16]
+}
+
+// baseLabels are the labels every container and volume of a pod carries.
+func baseLabels(instance string, p Pod, slot, hash string) map[string]string {
+	l := make(map[string]string, len(p.Manifest.Labels)+8)
+	for k, v := range p.Manifest.Labels {
+		l[k] = v
+	}
+	l[hruntime.LabelManaged] = "true"
+	l[hruntime.LabelInstance] = instance
+	l[hruntime.LabelPod] = p.Manifest.ID
+	l[hruntime.LabelContainer] = slot
+	l[hruntime.LabelHash] = hash
+	l[hruntime.LabelSource] = p.Source
+	l[hruntime.LabelRevision] = p.Revision
+	return l
+}
+
+// dockerRestartPolicy maps a pod's restart policy onto Docker's, so crashed
+// containers restart even while hostlet is down.
+func dockerRestartPolicy(policy string) string {
+	switch policy {
+	case manifest.RestartNever:
+		return hruntime.RestartNo
+	case manifest.RestartOnFailure:
+		return hruntime.RestartOnFailure
+	default:
+		return hruntime.RestartAlways
+	}
+}
+
+// infraSpec is the spec of a pod's infra container: it holds the network
+// namespace and publishes every port of the pod.
+func infraSpec(instance, image string, command []string, p Pod) hruntime.ContainerSpec {
+	hash := manifest.InfraHash(p.Manifest)
+	var ports []hruntime.Port
+	for _, c := range p.Manifest.Containers {
+		ports = append(ports, runtimePorts(c.Ports)...)
+	}
+	return hruntime.ContainerSpec{
+		Name:          containerName(instance, p.Manifest.ID, hruntime.InfraName, hash),
+		Image:         image,
+		Command:       command,
+		Labels:        baseLabels(instance, p, hruntime.InfraName, hash),
+		Ports:         ports,
+		RestartPolicy: hruntime.RestartAlways,
+		StopTimeout:   2 * time.Second,
+	}
+}
+
+// appSpec is the spec of app container i. infraID is "" for a pod without
+// an infra container.
+func appSpec(instance string, p Pod, i int, infraID string) hruntime.ContainerSpec {
+	m := p.Manifest
+	c := m.Containers[i]
+	hash := manifest.ContainerHash(m, i)
+	labels := baseLabels(instance, p, c.Name, hash)
+	labels[LabelSpec] = summarize(m, i).label()
+	spec := hruntime.ContainerSpec{
+		Name:          containerName(instance, m.ID, c.Name, hash),
+		Image:         c.Image,
+		Command:       c.Command,
+		WorkingDir:    c.WorkingDir,
+		Labels:        labels,
+		Memory:        c.Memory,
+		CPUShares:     c.CPU,
+		RestartPolicy: dockerRestartPolicy(m.RestartPolicy),
+		StopTimeout:   time.Duration(m.TerminationGracePeriodSeconds) * time.Second,
+	}
+	for _, e := range c.Env {
+		spec.Env = append(spec.Env, e.Name+"="+e.Value)
+	}
+	if infraID != "" {
+		spec.NetworkMode = "container:" + infraID
+	} else {
+		spec.Ports = runtimePorts(c.Ports)
+	}
+	for _, vm := range c.VolumeMounts {
+		v, _ := m.Volume(vm.Name)
+		mt := hruntime.Mount{Type: hruntime.MountVolume, Source: volumeName(instance, m.ID, v.Name), Target: vm.MountPath, ReadOnly: vm.ReadOnly}
+		if v.HostPath != "" {
+			mt.Type, mt.Source = hruntime.MountBind, v.HostPath
+		}
+		spec.Mounts = append(spec.Mounts, mt)
+	}
+	return spec
+}
+
+func runtimePorts(ports []manifest.Port) []hruntime.Port {
+	var out []hruntime.Port
+	for _, p := range ports {
+		out = append(out, hruntime.Port{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: strings.ToLower(p.Protocol), HostIP: p.HostIP})
+	}
+	return out
+}
+
+// specSummary is what the io.hostlet.spec label records: enough to say
+// which field changed, with env values replaced by hashes.
+type specSummary struct {
+	Image         string            `json:"image"`
+	Command       []string          `json:"command,omitempty"`
+	WorkingDir    string            `json:"workingDir,omitempty"`
+	Env           map[string]string `json:"env,omitempty"`
+	Ports         []string          `json:"ports,omitempty"`
+	Mounts        []string          `json:"mounts,omitempty"`
+	Memory        int64             `json:"memory,omitempty"`
+	CPU           int64             `json:"cpu,omitempty"`
+	RestartPolicy string            `json:"restartPolicy,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+}
+
+func summarize(m manifest.Manifest, i int) specSummary {
+	c := m.Containers[i]
+	s := specSummary{
+		Image:         c.Image,
+		Command:       c.Command,
+		WorkingDir:    c.WorkingDir,
+		Memory:        c.Memory,
+		CPU:           c.CPU,
+		RestartPolicy: m.RestartPolicy,
+		Labels:        m.Labels,
+	}
+	if len(c.Env) > 0 {
+		s.Env = map[string]string{}
+		for _, e := range c.Env {
+			s.Env[e.Name] = HashEnvValue(e.Name, e.Value)
+		}
+	}
+	for _, p := range c.Ports {
+		s.Ports = append(s.Ports, portString(p))
+	}
+	sort.Strings(s.Ports)
+	for _, vm := range c.VolumeMounts {
+		v, _ := m.Volume(vm.Name)
+		src := "volume:" + v.Name
+		if v.HostPath != "" {
+			src = v.HostPath
+		}
+		mode := "rw"
+		if vm.ReadOnly {
+			mode = "ro"
+		}
+		s.Mounts = append(s.Mounts, src+":"+vm.MountPath+":"+mode)
+	}
+	sort.Strings(s.Mounts)
+	return s
+}
+
+func portString(p manifest.Port) string {
+	s := strconv.Itoa(p.ContainerPort) + "/" + p.Protocol
+	if p.HostPort != 0 {
+		host := strconv.Itoa(p.HostPort)
+		if p.HostIP != "" {
+			host = p.HostIP + ":" + host
+		}
+		s = host + "->" + s
+	}
+	return s
+}
+
+func (s specSummary) label() string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func parseSummary(label string) (specSummary, bool) {
+	var s specSummary
+	if label == "" || json.Unmarshal([]byte(label), &s) != nil {
+		return s, false
+	}
+	return s, true
+}
+
+// changeReasons says, field by field, how old became new. Env values never
+// appear: only that a variable was added, removed or changed.
+func changeReasons(old, new specSummary) []string {
+	var r []string
+	if old.Image != new.Image {
+		r = append(r, fmt.Sprintf("image %s -> %s", old.Image, new.Image))
+	}
+	if !equalStrings(old.Command, new.Command) {
+		r = append(r, "command changed")
+	}
+	if old.WorkingDir != new.WorkingDir {
+		r = append(r, fmt.Sprintf("workingDir %q -> %q", old.WorkingDir, new.WorkingDir))
+	}
+	for _, k := range unionKeys(old.Env, new.Env) {
+		o, inOld := old.Env[k]
+		n, inNew := new.Env[k]
+		switch {
+		case !inOld:
+			r = append(r, "env "+k+" added")
+		case !inNew:
+			r = append(r, "env "+k+" removed")
+		case o != n:
+			r = append(r, "env "+k+" changed")
+		}
+	}
+	if !equalStrings(old.Ports, new.Ports) {
+		r = append(r, fmt.Sprintf("ports [%s] -> [%s]", strings.Join(old.Ports, " "), strings.Join(new.Ports, " ")))
+	}
+	if !equalStrings(old.Mounts, new.Mounts) {
+		r = append(r, fmt.Sprintf("mounts [%s] -> [%s]", strings.Join(old.Mounts, " "), strings.Join(new.Mounts, " ")))
+	}
+	if old.Memory != new.Memory {
+		r = append(r, fmt.Sprintf("memory %d -> %d", old.Memory, new.Memory))
+	}
+	if old.CPU != new.CPU {
+		r = append(r, fmt.Sprintf("cpu %d -> %d", old.CPU, new.CPU))
+	}
+	if old.RestartPolicy != new.RestartPolicy {
+		r = append(r, fmt.Sprintf("restartPolicy %s -> %s", old.RestartPolicy, new.RestartPolicy))
+	}
+	for _, k := range unionKeys(old.Labels, new.Labels) {
+		if old.Labels[k] != new.Labels[k] {
+			r = append(r, "label "+k+" changed")
+		}
+	}
+	return r
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func unionKeys(a, b map[string]string) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}

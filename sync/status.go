@@ -1,0 +1,395 @@
+package sync
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/manifest"
+	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/validate"
+)
+
+// Pod phases.
+const (
+	PhasePending   = "Pending"
+	PhaseRunning   = "Running"
+	PhaseFailed    = "Failed"
+	PhaseSucceeded = "Succeeded"
+)
+
+// ReasonCrashLoop marks a pod whose container keeps crashing.
+const ReasonCrashLoop = "CrashLoopBackOff"
+
+// crashLoopWindow and crashLoopCount: this many crashes within the window
+// make a CrashLoopBackOff.
+const (
+	crashLoopWindow = 5 * time.Minute
+	crashLoopCount  = 3
+)
+
+// LastAction is the last thing hostlet did to a pod, and why.
+type LastAction struct {
+	Action    string    `json:"action"`
+	Container string    `json:"container,omitempty"`
+	Reason    string    `json:"reason"`
+	Time      time.Time `json:"time"`
+}
+
+// PodStatus is one pod in the status document.
+type PodStatus struct {
+	ID         string            `json:"id"`
+	Source     string            `json:"source"`
+	Revision   string            `json:"revision"`
+	Phase      string            `json:"phase"`
+	Reason     string            `json:"reason,omitempty"`
+	Message    string            `json:"message,omitempty"`
+	LastAction *LastAction       `json:"lastAction,omitempty"`
+	Containers []ContainerStatus `json:"containers"`
+	// Manifest is the applied manifest with env values replaced by hashes.
+	Manifest *manifest.Manifest `json:"manifest,omitempty"`
+}
+
+// ContainerStatus is one container of a pod in the status document.
+type ContainerStatus struct {
+	Name        string `json:"name"`
+	Image       string `json:"image"`
+	Hash        string `json:"hash"`
+	State       string `json:"state"`
+	Restarts    int    `json:"restarts"`
+	Healthy     bool   `json:"healthy"`
+	ContainerID string `json:"containerID"`
+	StartedAt   string `json:"startedAt,omitempty"`
+	LastError   string `json:"lastError"`
+}
+
+// Report is what the syncer knows: the last sync, every pod, every
+// rejected manifest.
+type Report struct {
+	LastSync SyncInfo             `json:"lastSync"`
+	Pods     []PodStatus          `json:"pods"`
+	Rejected []validate.Rejection `json:"rejected"`
+}
+
+// podState is what the syncer remembers of a pod between syncs.
+type podState struct {
+	status      PodStatus
+	lastAction  *LastAction
+	failReason  string
+	failMessage string
+	crashes     map[string][]time.Time
+	started     map[string]time.Time
+}
+
+func (s *Syncer) podStateLocked(id string) *podState {
+	ps := s.pods[id]
+	if ps == nil {
+		ps = &podState{crashes: map[string][]time.Time{}, started: map[string]time.Time{}}
+		s.pods[id] = ps
+	}
+	return ps
+}
+
+func (s *Syncer) setStarted(pod, slot string, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !t.IsZero() {
+		s.podStateLocked(pod).started[slot] = t
+	}
+}
+
+func (ps *podState) crash(slot string, t time.Time) {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	ps.crashes[slot] = append(ps.crashes[slot], t)
+	if n := len(ps.crashes[slot]); n > 10 {
+		ps.crashes[slot] = ps.crashes[slot][n-10:]
+	}
+}
+
+func (ps *podState) crashLooping(slot string, now time.Time) bool {
+	n := 0
+	for _, t := range ps.crashes[slot] {
+		if now.Sub(t) <= crashLoopWindow {
+			n++
+		}
+	}
+	return n >= crashLoopCount
+}
+
+// Report returns the current status of every pod.
+func (s *Syncer) Report() Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := Report{LastSync: s.lastSync, Pods: []PodStatus{}, Rejected: append([]validate.Rejection{}, s.desired.Rejected...)}
+	ids := make([]string, 0, len(s.pods))
+	for id := range s.pods {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		ps := s.pods[id]
+		if ps.status.ID == "" {
+			continue
+		}
+		st := ps.status
+		st.Containers = append([]ContainerStatus(nil), st.Containers...)
+		for i := range st.Containers {
+			c := &st.Containers[i]
+			c.Restarts = s.restarts.count(id, c.Name)
+			c.Healthy = c.State == hruntime.StateRunning && s.prober.healthy(c.ContainerID)
+		}
+		r.Pods = append(r.Pods, st)
+	}
+	return r
+}
+
+// updateStatus recomputes every pod's status from the desired set and one
+// list of the engine's containers.
+func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
+	byPod := map[string][]hruntime.Container{}
+	for _, c := range actual {
+		byPod[c.Pod()] = append(byPod[c.Pod()], c)
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep := map[string]bool{}
+	for _, p := range desired.Pods {
+		id := p.Manifest.ID
+		keep[id] = true
+		ps := s.podStateLocked(id)
+		ps.status = s.podStatus(p, ps, byPod[id], now)
+	}
+	for id, ps := range s.pods {
+		if keep[id] {
+			continue
+		}
+		if cs := byPod[id]; len(cs) > 0 {
+			// Not desired but still there (prune off, or sources not ready).
+			src := cs[0].Labels[hruntime.LabelSource]
+			ps.status = PodStatus{ID: id, Source: src, Revision: cs[0].Labels[hruntime.LabelRevision], Phase: PhaseRunning,
+				Reason: "NotDesired", Message: "no source declares this pod; it is left running", LastAction: ps.lastAction}
+			for _, c := range cs {
+				if c.Slot() != hruntime.InfraName {
+					ps.status.Containers = append(ps.status.Containers, containerStatus(c, ps))
+				}
+			}
+			continue
+		}
+		delete(s.pods, id)
+	}
+}
+
+func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now time.Time) PodStatus {
+	m := p.Manifest
+	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: redact(m)}
+	slots := map[string]hruntime.Container{}
+	for _, c := range cs {
+		if prev, dup := slots[c.Slot()]; !dup || c.Created.After(prev.Created) {
+			slots[c.Slot()] = c
+		}
+	}
+	running, succeeded, failedExit, missing := 0, 0, 0, 0
+	crashLoop := ""
+	for i, mc := range m.Containers {
+		c, ok := slots[mc.Name]
+		cst := ContainerStatus{Name: mc.Name, Image: mc.Image, Hash: manifest.ContainerHash(m, i), State: "absent"}
+		if ok {
+			cst = containerStatus(c, ps)
+			cst.Image = mc.Image
+		} else {
+			missing++
+		}
+		if ok && c.Hash() != cst.Hash {
+			missing++
+		}
+		switch {
+		case !ok:
+		case c.State == hruntime.StateRunning:
+			running++
+		case c.State == hruntime.StateExited && c.ExitCode == 0:
+			succeeded++
+		case c.State == hruntime.StateExited:
+			failedExit++
+			cst.LastError = fmt.Sprintf("exited (%d)", c.ExitCode)
+		}
+		if ps.crashLooping(mc.Name, now) && crashLoop == "" {
+			crashLoop = mc.Name
+		}
+		st.Containers = append(st.Containers, cst)
+	}
+	n := len(m.Containers)
+	switch {
+	case ps.failReason != "":
+		st.Phase, st.Reason, st.Message = PhaseFailed, ps.failReason, ps.failMessage
+		for i := range st.Containers {
+			if st.Containers[i].LastError == "" {
+				st.Containers[i].LastError = ps.failMessage
+			}
+		}
+	case crashLoop != "":
+		st.Phase, st.Reason = PhaseFailed, ReasonCrashLoop
+		st.Message = fmt.Sprintf("container %s keeps crashing", crashLoop)
+	case missing > 0:
+		st.Phase = PhasePending
+	case running == n:
+		st.Phase = PhaseRunning
+	case m.RestartPolicy != manifest.RestartAlways && running == 0 && succeeded == n:
+		st.Phase = PhaseSucceeded
+	case m.RestartPolicy == manifest.RestartNever && running == 0 && failedExit > 0:
+		st.Phase, st.Reason = PhaseFailed, "Error"
+		st.Message = "a container exited with a non-zero code and restartPolicy is Never"
+	case running > 0:
+		st.Phase = PhaseRunning
+	default:
+		st.Phase = PhasePending
+	}
+	return st
+}
+
+func containerStatus(c hruntime.Container, ps *podState) ContainerStatus {
+	cst := ContainerStatus{Name: c.Slot(), Image: c.Image, Hash: c.Hash(), State: c.State, ContainerID: c.ID}
+	if t, ok := ps.started[c.Slot()]; ok {
+		cst.StartedAt = t.UTC().Format(time.RFC3339)
+	}
+	return cst
+}
+
+// redact returns a copy of m with every env value replaced by its hash.
+func redact(m manifest.Manifest) *manifest.Manifest {
+	r := m.Clone()
+	for i := range r.Containers {
+		for j, e := range r.Containers[i].Env {
+			r.Containers[i].Env[j].Value = HashEnvValue(e.Name, e.Value)
+		}
+	}
+	return &r
+}
+
+func joinReasons(r []string) string { return strings.Join(r, "; ") }
+
+// restartStore counts restarts per container slot and persists them, so
+// counts survive hostlet restarts. It is guarded by the Syncer's mu.
+type restartStore struct {
+	path  string
+	Slots map[string]*slotRestarts `json:"slots"`
+	dirty bool
+}
+
+type slotRestarts struct {
+	// Count is every restart of the slot (crash, probe, recovery).
+	Count int `json:"count"`
+	// ContainerID and EngineCount: the engine's restart count last seen for
+	// the slot's container, to add restarts that happened while hostlet was
+	// down.
+	ContainerID string `json:"containerID,omitempty"`
+	EngineCount int    `json:"engineCount"`
+}
+
+func slotKey(pod, slot string) string { return pod + "/" + slot }
+
+func loadRestarts(stateDir string) (*restartStore, error) {
+	rs := &restartStore{Slots: map[string]*slotRestarts{}}
+	if stateDir == "" {
+		return rs, nil
+	}
+	rs.path = filepath.Join(stateDir, "restarts.json")
+	b, err := os.ReadFile(rs.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rs, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read restart counts: %w", err)
+	}
+	if err := json.Unmarshal(b, rs); err != nil {
+		return nil, fmt.Errorf("read restart counts %s: %w", rs.path, err)
+	}
+	if rs.Slots == nil {
+		rs.Slots = map[string]*slotRestarts{}
+	}
+	return rs, nil
+}
+
+func (rs *restartStore) slot(pod, slot string) *slotRestarts {
+	k := slotKey(pod, slot)
+	sr := rs.Slots[k]
+	if sr == nil {
+		sr = &slotRestarts{}
+		rs.Slots[k] = sr
+	}
+	return sr
+}
+
+func (rs *restartStore) count(pod, slot string) int {
+	if sr := rs.Slots[slotKey(pod, slot)]; sr != nil {
+		return sr.Count
+	}
+	return 0
+}
+
+func (rs *restartStore) add(pod, slot string, n int) {
+	rs.slot(pod, slot).Count += n
+	rs.dirty = true
+}
+
+// engineRestart counts a crash the engine restarts by policy; the engine's
+// own count moves with it.
+func (rs *restartStore) engineRestart(pod, slot, id string) {
+	sr := rs.slot(pod, slot)
+	sr.Count++
+	if sr.ContainerID == id {
+		sr.EngineCount++
+	}
+	rs.dirty = true
+}
+
+// observe adds the engine restarts of container id not counted yet.
+func (rs *restartStore) observe(pod, slot, id string, engineCount int) {
+	sr := rs.slot(pod, slot)
+	if sr.ContainerID == id && engineCount > sr.EngineCount {
+		sr.Count += engineCount - sr.EngineCount
+	}
+	sr.ContainerID, sr.EngineCount = id, engineCount
+	rs.dirty = true
+}
+
+// replaced notes that the slot has a new container (the engine's count
+// starts from zero again).
+func (rs *restartStore) replaced(pod, slot string) {
+	sr := rs.slot(pod, slot)
+	sr.ContainerID, sr.EngineCount = "", 0
+	rs.dirty = true
+}
+
+func (rs *restartStore) forget(pod string) {
+	for k := range rs.Slots {
+		if strings.HasPrefix(k, pod+"/") {
+			delete(rs.Slots, k)
+			rs.dirty = true
+		}
+	}
+}
+
+func (rs *restartStore) save() error {
+	if rs.path == "" || !rs.dirty {
+		return nil
+	}
+	b, err := json.Marshal(rs)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(rs.path, b, 0o600); err != nil {
+		return err
+	}
+	rs.dirty = false
+	return nil
+}

@@ -1,0 +1,524 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	gosync "sync"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/events"
+	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/validate"
+)
+
+// Inspector reads what a list call does not carry (restart count, start
+// time); the syncer calls it only on adoption and on engine events, never in
+// a no-op sync.
+type Inspector interface {
+	Inspect(ctx context.Context, id string) (hruntime.Details, error)
+}
+
+// EventSource streams the engine's container events.
+type EventSource interface {
+	Events(ctx context.Context) <-chan hruntime.Event
+}
+
+// Execer runs a command in a container (exec liveness probes).
+type Execer interface {
+	Exec(ctx context.Context, id string, cmd []string) (int, error)
+}
+
+// FullRuntime is everything a running Syncer uses.
+type FullRuntime interface {
+	Runtime
+	Inspector
+	EventSource
+	Execer
+}
+
+// Desired is the merged output of every source: the pods to run, the
+// manifests rejected, and whether every source has delivered its first set
+// (nothing is removed before that).
+type Desired struct {
+	Pods     []Pod
+	Rejected []validate.Rejection
+	Ready    bool
+}
+
+// Options configure a Syncer.
+type Options struct {
+	Instance   string
+	InfraImage string
+	// InfraCommand overrides the infra image's entrypoint; nil keeps it.
+	InfraCommand []string
+	Interval     time.Duration
+	Concurrency  int
+	Prune        bool
+	// StateDir holds restarts.json; "" keeps restart counts in memory only.
+	StateDir string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Syncer runs the reconcile loop and keeps the pods' status.
+type Syncer struct {
+	rt     FullRuntime
+	opts   Options
+	log    *slog.Logger
+	events *events.Log
+	now    func() time.Time
+	wake   chan struct{}
+	prober *prober
+
+	// syncMu serialises syncs.
+	syncMu gosync.Mutex
+
+	mu       gosync.Mutex
+	desired  Desired
+	haveDes  bool
+	pods     map[string]*podState
+	recover  map[string]bool
+	// ownStops holds the containers hostlet itself stops or removes, with
+	// when: their die events are not crashes.
+	ownStops map[string]time.Time
+	backoff  map[string]*backoff
+	lastSync SyncInfo
+	started  time.Time
+	running  time.Time // start of the sync now running, zero when idle
+	adopted  bool
+	restarts *restartStore
+}
+
+// SyncInfo describes the last finished sync.
+type SyncInfo struct {
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"-"`
+	DurMs    int64         `json:"durationMs"`
+	Error    string        `json:"error"`
+}
+
+// New returns a Syncer. Nothing runs until Run or SyncOnce.
+func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Syncer, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 1
+	}
+	rs, err := loadRestarts(opts.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Syncer{
+		rt: rt, opts: opts, log: log, events: ev, now: opts.Now,
+		wake:     make(chan struct{}, 1),
+		pods:     map[string]*podState{},
+		recover:  map[string]bool{},
+		ownStops: map[string]time.Time{},
+		backoff:  map[string]*backoff{},
+		restarts: rs,
+		started:  opts.Now(),
+	}
+	s.prober = newProber(rt, log, s.onUnhealthy, opts.Now)
+	return s, nil
+}
+
+// SetDesired replaces the desired state and wakes the loop.
+func (s *Syncer) SetDesired(d Desired) {
+	s.mu.Lock()
+	s.desired, s.haveDes = d, true
+	s.mu.Unlock()
+	s.Trigger()
+}
+
+// Trigger asks for a sync soon; calls coalesce.
+func (s *Syncer) Trigger() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run syncs every interval, whenever Trigger is called, and on engine
+// events, until ctx ends. Containers are left running when it returns.
+func (s *Syncer) Run(ctx context.Context) error {
+	evCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	evs := s.rt.Events(evCtx)
+	defer s.prober.stopAll()
+	t := time.NewTicker(s.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-s.wake:
+		case e, ok := <-evs:
+			if !ok {
+				evs = nil
+				continue
+			}
+			if !s.handleEvent(ctx, e) {
+				continue
+			}
+		}
+		s.mu.Lock()
+		have := s.haveDes
+		s.mu.Unlock()
+		if !have {
+			continue
+		}
+		if err := s.SyncOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("sync failed", "error", err)
+		}
+	}
+}
+
+// SyncOnce lists the engine's containers once, plans, applies and updates
+// status. A no-op sync costs one list call and nothing else.
+func (s *Syncer) SyncOnce(ctx context.Context) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	start := s.now()
+	s.mu.Lock()
+	s.running = start
+	desired := s.desired
+	recoverPods := make(map[string]bool, len(s.recover))
+	for k := range s.recover {
+		recoverPods[k] = true
+	}
+	s.mu.Unlock()
+
+	err := s.syncOnce(ctx, desired, recoverPods)
+
+	end := s.now()
+	s.mu.Lock()
+	s.running = time.Time{}
+	s.lastSync = SyncInfo{Start: start, Duration: end.Sub(start), DurMs: end.Sub(start).Milliseconds()}
+	if err != nil {
+		s.lastSync.Error = err.Error()
+	}
+	s.mu.Unlock()
+	return err
+}
+
+func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[string]bool) error {
+	actual, err := s.rt.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list containers: %w", err)
+	}
+	if !s.adopted {
+		s.adopt(ctx, actual)
+	}
+	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods})
+	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
+		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
+		Skip: s.backingOff,
+	}, s.log)
+	if len(results) > 0 {
+		s.record(results)
+		// Status must show what the engine runs now: list once more, only
+		// after a sync that changed something.
+		if after, err := s.rt.List(ctx); err == nil {
+			actual = after
+		}
+	}
+	s.updateStatus(desired, actual)
+	s.prober.update(desired.Pods, actual)
+	var failed []error
+	for _, r := range results {
+		if r.Err != nil {
+			failed = append(failed, fmt.Errorf("pod %s: %w", r.ID, r.Err))
+		}
+	}
+	return errors.Join(failed...)
+}
+
+// adopt reads what a list does not carry for containers found at start:
+// the engine's restart counts (restarts that happened while hostlet was
+// down) and start times. Adopted containers are never restarted.
+func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) {
+	for _, c := range actual {
+		if c.Slot() == hruntime.InfraName {
+			continue
+		}
+		d, err := s.rt.Inspect(ctx, c.ID)
+		if err != nil {
+			s.log.Warn("inspect adopted container", "pod", c.Pod(), "container", c.Slot(), "error", err)
+			continue
+		}
+		s.mu.Lock()
+		s.restarts.observe(c.Pod(), c.Slot(), c.ID, d.RestartCount)
+		s.mu.Unlock()
+		s.setStarted(c.Pod(), c.Slot(), d.StartedAt)
+	}
+	s.saveRestarts()
+	s.adopted = true
+	s.log.Info("adopted running containers", "containers", len(actual))
+}
+
+// record logs and records the outcome of applying each pod and updates
+// backoff, last actions and restart counts.
+func (s *Syncer) record(results []Result) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range results {
+		ps := s.podStateLocked(r.ID)
+		for _, ch := range r.Applied {
+			if ch.Container == hruntime.InfraName && ch.Action != ActionRemove {
+				continue
+			}
+			reason := joinReasons(ch.Reasons)
+			ps.lastAction = &LastAction{Action: string(ch.Action), Container: ch.Container, Reason: reason, Time: now}
+			s.events.Record(events.Event{Time: now, Type: eventType(ch.Action), Pod: r.ID, Container: ch.Container, Reason: reason})
+			s.log.Info("applied", "pod", r.ID, "container", ch.Container, "action", ch.Action, "reason", reason)
+			if ch.Action == ActionRestart && ch.Container != hruntime.InfraName {
+				s.restarts.add(r.ID, ch.Container, 1)
+			}
+			if ch.Action == ActionRecreate || ch.Action == ActionCreate {
+				s.restarts.replaced(r.ID, ch.Container)
+			}
+		}
+		if r.Plan.Remove() && r.Err == nil {
+			delete(s.pods, r.ID)
+			delete(s.backoff, r.ID)
+			s.restarts.forget(r.ID)
+			continue
+		}
+		if r.Err == nil && !r.Plan.infraWait {
+			// The pod's network is recovered. After a failure the mark
+			// stays, so the retry still moves every container over.
+			delete(s.recover, r.ID)
+		}
+		if r.Err != nil {
+			var pe *PodError
+			reason := "Error"
+			if errors.As(r.Err, &pe) {
+				reason = pe.Reason
+			}
+			b := s.backoff[r.ID]
+			if b == nil {
+				b = &backoff{}
+				s.backoff[r.ID] = b
+			}
+			b.fail(now)
+			ps.failReason, ps.failMessage = reason, r.Err.Error()
+			typ := events.Failed
+			if reason == ReasonPull {
+				typ = events.PullFailed
+			}
+			s.events.Record(events.Event{Time: now, Type: typ, Pod: r.ID, Reason: reason, Message: r.Err.Error()})
+			s.log.Warn("pod failed", "pod", r.ID, "reason", reason, "error", r.Err, "retry_in", b.delay())
+			continue
+		}
+		delete(s.backoff, r.ID)
+		ps.failReason, ps.failMessage = "", ""
+	}
+	s.saveRestartsLocked()
+}
+
+// saveRestarts persists the restart counts; the caller must not hold mu.
+func (s *Syncer) saveRestarts() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saveRestartsLocked()
+}
+
+func (s *Syncer) saveRestartsLocked() {
+	if err := s.restarts.save(); err != nil {
+		s.log.Warn("save restart counts", "error", err)
+	}
+}
+
+func eventType(a Action) string {
+	switch a {
+	case ActionCreate, ActionRecreate:
+		return events.Create
+	case ActionRestart:
+		return events.Restart
+	case ActionRemove:
+		return events.Remove
+	}
+	return string(a)
+}
+
+func (s *Syncer) backingOff(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.backoff[id]
+	return b != nil && s.now().Before(b.next)
+}
+
+// handleEvent updates restart counts and recovery marks from an engine
+// event and reports whether a sync should follow.
+func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
+	pod, slot := e.Labels[hruntime.LabelPod], e.Labels[hruntime.LabelContainer]
+	if pod == "" {
+		return false
+	}
+	switch e.Action {
+	case "die":
+		if s.takeOwnStop(e.ContainerID) {
+			// hostlet stopped it (recreate, remove, probe or network
+			// restart): not a crash, and whatever follows is planned.
+			return true
+		}
+		if slot == hruntime.InfraName {
+			s.mu.Lock()
+			s.recover[pod] = true
+			s.mu.Unlock()
+			s.log.Warn("infra container died; the pod's network will be recovered", "pod", pod)
+			return true
+		}
+		s.mu.Lock()
+		policy := ""
+		for _, p := range s.desired.Pods {
+			if p.Manifest.ID == pod {
+				policy = p.Manifest.RestartPolicy
+			}
+		}
+		ps := s.podStateLocked(pod)
+		restarts := shouldRun(policy, hruntime.Container{State: hruntime.StateExited, ExitCode: e.ExitCode}) && policy != ""
+		if restarts {
+			ps.crash(slot, e.Time)
+			s.restarts.engineRestart(pod, slot, e.ContainerID)
+		}
+		s.mu.Unlock()
+		if restarts {
+			s.events.Record(events.Event{Time: e.Time, Type: events.Restart, Pod: pod, Container: slot, Reason: fmt.Sprintf("exited (%d)", e.ExitCode)})
+			s.saveRestarts()
+		}
+		return true
+	case "start":
+		// A stop of a container that had already exited made no die event.
+		s.forgetOwnStopBefore(e.ContainerID, e.Time)
+		if slot != hruntime.InfraName {
+			s.setStarted(pod, slot, e.Time)
+		}
+		return true
+	case "destroy":
+		s.takeOwnStop(e.ContainerID)
+		return true
+	case "oom", "kill", "stop":
+		return true
+	}
+	return false
+}
+
+// ownStopTTL bounds how long a mark of markOwnStop waits for its die
+// event (a stop of a container that had already exited makes none).
+const ownStopTTL = 10 * time.Minute
+
+// markOwnStop notes that hostlet is about to stop or remove container id,
+// so that its die event is not taken for a crash: not counted as a restart,
+// not a crash-loop step, and for an infra container no network recovery.
+func (s *Syncer) markOwnStop(id string) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, t := range s.ownStops {
+		if now.Sub(t) > ownStopTTL {
+			delete(s.ownStops, k)
+		}
+	}
+	s.ownStops[id] = now
+}
+
+// takeOwnStop reports whether id was marked by markOwnStop, and forgets
+// the mark.
+func (s *Syncer) takeOwnStop(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.ownStops[id]
+	delete(s.ownStops, id)
+	return ok
+}
+
+// forgetOwnStopBefore forgets the mark of id if it was made before t.
+func (s *Syncer) forgetOwnStopBefore(id string, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.ownStops[id]; ok && m.Before(t) {
+		delete(s.ownStops, id)
+	}
+}
+
+// stopMarker is the runtime Apply uses: it marks every container it stops
+// or removes (see markOwnStop).
+type stopMarker struct {
+	Runtime
+	s *Syncer
+}
+
+func (m stopMarker) Stop(ctx context.Context, id string, timeout time.Duration) error {
+	m.s.markOwnStop(id)
+	return m.Runtime.Stop(ctx, id, timeout)
+}
+
+func (m stopMarker) Remove(ctx context.Context, id string) error {
+	m.s.markOwnStop(id)
+	return m.Runtime.Remove(ctx, id)
+}
+
+// onUnhealthy restarts a container whose liveness probe failed
+// failureThreshold times in a row.
+func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, grace time.Duration) {
+	s.events.Record(events.Event{Type: events.Unhealthy, Pod: pod, Container: slot, Reason: "LivenessProbeFailed", Message: why})
+	s.log.Warn("liveness probe failed; restarting", "pod", pod, "container", slot, "reason", why)
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	s.markOwnStop(id)
+	if err := s.rt.Stop(ctx, id, grace); err != nil {
+		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
+	}
+	if err := s.rt.Start(ctx, id); err != nil {
+		s.log.Warn("restart unhealthy container: start", "pod", pod, "container", slot, "error", err)
+	}
+	now := s.now()
+	s.mu.Lock()
+	s.restarts.add(pod, slot, 1)
+	s.podStateLocked(pod).lastAction = &LastAction{Action: string(ActionRestart), Container: slot, Reason: "liveness probe failed: " + why, Time: now}
+	s.saveRestartsLocked()
+	s.mu.Unlock()
+	s.events.Record(events.Event{Time: now, Type: events.Restart, Pod: pod, Container: slot, Reason: "liveness probe failed"})
+	s.Trigger()
+}
+
+// Healthy reports whether the sync loop is alive: a sync finished, or the
+// one now running started, within window (counted from start-up before the
+// first sync).
+func (s *Syncer) Healthy(window time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last := s.started
+	if !s.lastSync.Start.IsZero() {
+		last = s.lastSync.Start.Add(s.lastSync.Duration)
+	}
+	if !s.running.IsZero() && s.running.After(last) {
+		last = s.running
+	}
+	return s.now().Sub(last) <= window
+}
+
+// backoff doubles the wait after each failure of a pod, from 10 s to 5 min.
+type backoff struct {
+	failures int
+	next     time.Time
+}
+
+func (b *backoff) delay() time.Duration {
+	d := 10 * time.Second
+	for i := 1; i < b.failures && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 5*time.Minute)
+}
+
+func (b *backoff) fail(now time.Time) {
+	b.failures++
+	b.next = now.Add(b.delay())
+}
