@@ -106,6 +106,10 @@ func (s *Server) validSignature(header string, body []byte) bool {
 	return hmac.Equal(got, mac.Sum(nil))
 }
 
+// HandleRead adds a GET endpoint with the read guard of /status: open on
+// loopback, else the token.
+func (s *Server) HandleRead(pattern string, h http.Handler) { s.mux.Handle(pattern, s.read(h)) }
+
 // Handle adds a handler (for endpoints other packages own, such as the
 // push source and /sync).
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }

@@ -105,7 +105,7 @@ func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
 		}
 		s.lastErr = msg
 		s.log.Warn("git source error; keeping the last good set", "error", msg)
-		return sources.Update{Source: s.cfg.Name, Err: err}, true
+		return sources.Update{Source: s.cfg.Name, Err: err, Took: time.Since(start)}, true
 	}
 	hadErr := s.lastErr != ""
 	s.lastErr = ""
@@ -113,6 +113,7 @@ func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
 		return sources.Update{}, false
 	}
 	s.lastCommit = u.Revision
+	u.Took = time.Since(start)
 	s.log.Info("git source at new commit", "commit", u.Revision, "manifests", len(u.Manifests), "took", time.Since(start).Round(time.Millisecond))
 	return u, true
 }

@@ -63,14 +63,28 @@ func (c Container) Running() bool { return c.State == StateRunning || c.State ==
 
 // Details is what an inspect adds to a list entry.
 type Details struct {
-	ID           string
-	RestartCount int
-	StartedAt    time.Time
-	FinishedAt   time.Time
-	ExitCode     int
-	OOMKilled    bool
-	Error        string
-	Running      bool
+	ID           string    `json:"id"`
+	RestartCount int       `json:"restartCount"`
+	StartedAt    time.Time `json:"startedAt"`
+	FinishedAt   time.Time `json:"finishedAt"`
+	ExitCode     int       `json:"exitCode"`
+	OOMKilled    bool      `json:"oomKilled"`
+	Error        string    `json:"error"`
+	Running      bool      `json:"running"`
+
+	Name    string   `json:"name"`
+	Image   string   `json:"image"`
+	Command []string `json:"command"`
+	// Env holds NAME=VALUE pairs as the engine has them: secrets. Never
+	// show them; hash the values first.
+	Env           []string          `json:"env"`
+	Labels        map[string]string `json:"labels"`
+	RestartPolicy string            `json:"restartPolicy"`
+	NetworkMode   string            `json:"networkMode"`
+	// Ports are "hostIP:hostPort->containerPort/proto".
+	Ports []string `json:"ports"`
+	// Mounts are "source:destination:rw|ro".
+	Mounts []string `json:"mounts"`
 }
 
 // Port publishes a container port on the host.

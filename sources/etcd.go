@@ -49,14 +49,16 @@ func (e *Etcd) Run(ctx context.Context, out chan<- Update) {
 	backoff := minBackoff
 	lastErr, lastRev := "", ""
 	for ctx.Err() == nil {
+		start := time.Now()
 		snap, rev, err := e.read(ctx)
+		took := time.Since(start)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
 			if err.Error() != lastErr {
 				lastErr = err.Error()
-				if !send(ctx, out, Update{Source: e.cfg.Name, Err: err}) {
+				if !send(ctx, out, Update{Source: e.cfg.Name, Err: err, Took: took}) {
 					return
 				}
 			}
@@ -69,7 +71,7 @@ func (e *Etcd) Run(ctx context.Context, out chan<- Update) {
 		backoff = minBackoff
 		if snap.Revision != lastRev || lastErr != "" {
 			lastErr, lastRev = "", snap.Revision
-			if !send(ctx, out, Update{Source: e.cfg.Name, Revision: snap.Revision, Files: snap.Files, Manifests: snap.Manifests}) {
+			if !send(ctx, out, Update{Source: e.cfg.Name, Revision: snap.Revision, Files: snap.Files, Manifests: snap.Manifests, Took: took}) {
 				return
 			}
 		}

@@ -64,10 +64,12 @@ func (f *File) Run(ctx context.Context, out chan<- Update) {
 		if w != nil {
 			f.watch(w)
 		}
+		start := time.Now()
 		res, err := ReadTree("", f.cfg.AllPaths(), f.cfg.Name)
-		u := Update{Source: f.cfg.Name, Revision: res.Revision, Files: res.Files, Manifests: res.Manifests}
+		took := time.Since(start)
+		u := Update{Source: f.cfg.Name, Revision: res.Revision, Files: res.Files, Manifests: res.Manifests, Took: took}
 		if err != nil {
-			u = Update{Source: f.cfg.Name, Err: err}
+			u = Update{Source: f.cfg.Name, Err: err, Took: took}
 			if err.Error() == lastErr && !first {
 				return true
 			}
@@ -138,12 +140,20 @@ func (f *File) watch(w *fsnotify.Watcher) {
 			_ = w.Add(filepath.Dir(p))
 			continue
 		}
-		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		root, err := walkRoot(p)
+		if err != nil {
+			continue
+		}
+		if root != p {
+			// A symlinked folder: see the link re-pointed, too.
+			_ = w.Add(filepath.Dir(p))
+		}
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
 			if d.IsDir() {
-				if path != p && len(d.Name()) > 0 && d.Name()[0] == '.' {
+				if path != root && len(d.Name()) > 0 && d.Name()[0] == '.' {
 					return filepath.SkipDir
 				}
 				if err := w.Add(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

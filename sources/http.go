@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
@@ -23,6 +24,8 @@ type HTTP struct {
 	client  *http.Client
 	log     *slog.Logger
 	trigger chan struct{}
+	// display is the URL as errors show it: without a password.
+	display string
 
 	etag     string
 	lastRev  string
@@ -33,7 +36,11 @@ type HTTP struct {
 
 // NewHTTP returns the HTTP source for cfg.
 func NewHTTP(cfg config.Source, log *slog.Logger) *HTTP {
-	return &HTTP{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, log: log.With("source", cfg.Name), trigger: make(chan struct{}, 1)}
+	display := cfg.URL
+	if u, err := url.Parse(cfg.URL); err == nil {
+		display = u.Redacted()
+	}
+	return &HTTP{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, log: log.With("source", cfg.Name), trigger: make(chan struct{}, 1), display: display}
 }
 
 // Trigger asks for a poll now (POST /sync); calls coalesce.
@@ -74,20 +81,22 @@ func (h *HTTP) Run(ctx context.Context, out chan<- Update) {
 // poll fetches once. It reports whether the update is worth sending: a new
 // set, a new error, or an unchanged set (so the merge records the success).
 func (h *HTTP) poll(ctx context.Context) (Update, bool) {
+	start := time.Now()
 	snap, notModified, err := h.fetch(ctx)
+	took := time.Since(start)
 	if err != nil {
 		if err.Error() == h.lastErr {
 			return Update{}, false
 		}
 		h.lastErr = err.Error()
-		return Update{Source: h.cfg.Name, Err: err}, true
+		return Update{Source: h.cfg.Name, Err: err, Took: took}, true
 	}
 	h.lastErr = ""
 	if notModified {
-		return Update{Source: h.cfg.Name, Revision: h.lastRev, Files: 1, Manifests: h.lastSet}, true
+		return Update{Source: h.cfg.Name, Revision: h.lastRev, Files: 1, Manifests: h.lastSet, Took: took}, true
 	}
 	h.lastRev, h.lastSet, h.haveLast = snap.Revision, snap.Manifests, true
-	return Update{Source: h.cfg.Name, Revision: snap.Revision, Files: 1, Manifests: snap.Manifests}, true
+	return Update{Source: h.cfg.Name, Revision: snap.Revision, Files: 1, Manifests: snap.Manifests, Took: took}, true
 }
 
 // fetch does one GET. notModified is true on a 304 to our ETag.
@@ -106,24 +115,29 @@ func (h *HTTP) fetch(ctx context.Context) (snap Snapshot, notModified bool, err 
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return snap, false, fmt.Errorf("GET %s: %w", h.cfg.URL, err)
+		// A *url.Error repeats the method and the URL: keep its cause.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return snap, false, fmt.Errorf("GET %s: %w", h.display, err)
 	}
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusNotModified && h.haveLast:
 		return snap, true, nil
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return snap, false, fmt.Errorf("GET %s: %s", h.cfg.URL, resp.Status)
+		return snap, false, fmt.Errorf("GET %s: %s", h.display, resp.Status)
 	}
 	if resp.ContentLength > manifest.MaxSize {
-		return snap, false, fmt.Errorf("GET %s: body of %d bytes: %w of %d bytes", h.cfg.URL, resp.ContentLength, manifest.ErrTooLarge, manifest.MaxSize)
+		return snap, false, fmt.Errorf("GET %s: body of %d bytes: %w of %d bytes", h.display, resp.ContentLength, manifest.ErrTooLarge, manifest.MaxSize)
 	}
 	body, err := manifest.ReadLimited(resp.Body, manifest.MaxSize)
 	if err != nil {
 		if errors.Is(err, manifest.ErrTooLarge) {
-			return snap, false, fmt.Errorf("GET %s: body %w", h.cfg.URL, err)
+			return snap, false, fmt.Errorf("GET %s: body %w", h.display, err)
 		}
-		return snap, false, fmt.Errorf("GET %s: read body: %w", h.cfg.URL, err)
+		return snap, false, fmt.Errorf("GET %s: read body: %w", h.display, err)
 	}
 	ms, err := manifest.Decode(body, manifest.Origin{Source: h.cfg.Name})
 	if err != nil {

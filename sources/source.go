@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"time"
 
 	"github.com/hostlet/hostlet/manifest"
 )
@@ -16,6 +17,8 @@ type Update struct {
 	Manifests []manifest.Sourced
 	// Err, when set, means the read failed; Manifests is empty.
 	Err error
+	// Took is how long the read took (for metrics); 0 when unknown.
+	Took time.Duration
 }
 
 // Source delivers updates until ctx ends. Run returns when ctx is done; it

@@ -60,6 +60,8 @@ type Options struct {
 	StateDir string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OnSync, when set, is told the duration and outcome of every sync.
+	OnSync func(d time.Duration, err error)
 }
 
 // Syncer runs the reconcile loop and keeps the pods' status.
@@ -75,11 +77,11 @@ type Syncer struct {
 	// syncMu serialises syncs.
 	syncMu gosync.Mutex
 
-	mu       gosync.Mutex
-	desired  Desired
-	haveDes  bool
-	pods     map[string]*podState
-	recover  map[string]bool
+	mu      gosync.Mutex
+	desired Desired
+	haveDes bool
+	pods    map[string]*podState
+	recover map[string]bool
 	// ownStops holds the containers hostlet itself stops or removes, with
 	// when: their die events are not crashes.
 	ownStops map[string]time.Time
@@ -202,6 +204,9 @@ func (s *Syncer) SyncOnce(ctx context.Context) error {
 		s.lastSync.Error = err.Error()
 	}
 	s.mu.Unlock()
+	if s.opts.OnSync != nil {
+		s.opts.OnSync(end.Sub(start), err)
+	}
 	return err
 }
 
@@ -212,6 +217,9 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	}
 	if !s.adopted {
 		s.adopt(ctx, actual)
+	}
+	if len(recoverPods) > 0 {
+		s.refreshInfra(ctx, actual, recoverPods)
 	}
 	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods})
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
@@ -235,6 +243,35 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		}
 	}
 	return errors.Join(failed...)
+}
+
+// refreshInfra replaces the listed state of the infra containers of pods
+// whose network is to be recovered with the state an inspect reports. Just
+// after an infra container died, the engine's list may still show it
+// running; planning on that, the app containers would be restarted into a
+// namespace that is gone. Only pods with a dead infra container cost calls.
+func (s *Syncer) refreshInfra(ctx context.Context, actual []hruntime.Container, recoverPods map[string]bool) {
+	for i := range actual {
+		c := &actual[i]
+		if c.Slot() != hruntime.InfraName || !recoverPods[c.Pod()] {
+			continue
+		}
+		d, err := s.rt.Inspect(ctx, c.ID)
+		if err != nil {
+			s.log.Warn("inspect infra container", "pod", c.Pod(), "error", err)
+			continue
+		}
+		switch {
+		case !d.Running:
+			c.State, c.ExitCode = hruntime.StateExited, d.ExitCode
+		case d.FinishedAt.After(d.StartedAt):
+			// The engine reports a container it is about to restart as
+			// running, its last run finished after it started.
+			c.State = hruntime.StateRestarting
+		default:
+			c.State = hruntime.StateRunning
+		}
+	}
 }
 
 // adopt reads what a list does not carry for containers found at start:
@@ -471,12 +508,23 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 	s.log.Warn("liveness probe failed; restarting", "pod", pod, "container", slot, "reason", why)
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	if ctx.Err() != nil {
+		// The probe was stopped (container gone, probe changed, hostlet
+		// stopping) while waiting for the sync lock.
+		return
+	}
 	s.markOwnStop(id)
 	if err := s.rt.Stop(ctx, id, grace); err != nil {
 		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
+		s.Trigger()
+		return
 	}
 	if err := s.rt.Start(ctx, id); err != nil {
+		// Not restarted: the next sync starts it per the restart policy
+		// (and counts that restart).
 		s.log.Warn("restart unhealthy container: start", "pod", pod, "container", slot, "error", err)
+		s.Trigger()
+		return
 	}
 	now := s.now()
 	s.mu.Lock()

@@ -31,6 +31,7 @@ func newRootCommand() *cobra.Command {
 		newValidateCommand(g),
 		newRunCommand(g),
 		newPauseCommand(),
+		newStatusCommand(g),
 	)
 	return root
 }

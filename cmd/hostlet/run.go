@@ -26,7 +26,7 @@ failed for any pod).`,
 				return err
 			}
 			log := newLogger(os.Stderr, cfg)
-			return agent.Run(cmd.Context(), cfg, agent.Options{Version: version, Once: once}, log)
+			return agent.Run(cmd.Context(), cfg, agent.Options{Version: version, Commit: commit, Once: once}, log)
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "read every source once, sync once, report, exit")

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"net/http"
 	"os"
 	goruntime "runtime"
-	"strconv"
-	"strings"
 	gosync "sync"
 	"time"
 
@@ -19,6 +16,8 @@ import (
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/metrics"
+	"github.com/hostlet/hostlet/internal/reporter"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -29,6 +28,7 @@ import (
 // Options are what the agent needs besides the config.
 type Options struct {
 	Version string
+	Commit  string
 	// Binary is the hostlet binary the pause image is built from; "" means
 	// os.Executable().
 	Binary string
@@ -87,7 +87,17 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	if err != nil {
 		return err
 	}
+	var (
+		met *metrics.Metrics
+		rep *reporter.Reporter
+	)
 	syncer, err := hsync.New(rt, hsync.Options{
+		OnSync: func(d time.Duration, err error) {
+			met.SyncDone(d, err)
+			if rep != nil {
+				rep.Trigger()
+			}
+		},
 		Instance: cfg.Instance, InfraImage: infraImage, InfraCommand: opts.InfraCommand,
 		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
 	}, log, ev)
@@ -103,6 +113,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		Hostname: cfg.Hostname, Version: opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
 		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(),
 	}, syncer, func() []sources.Status { return merger.State().Sources }, ev, log)
+	met = metrics.New(opts.Version, opts.Commit, syncer.Report, func() []sources.Status { return merger.State().Sources })
+	srv.HandleRead("GET /metrics", met.Handler())
+	srv.HandleStats(rt)
+	srv.HandlePods(rt)
 	srv.HandleSync(func() {
 		for _, s := range srcs {
 			if t, ok := s.(interface{ Trigger() }); ok {
@@ -126,6 +140,20 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	defer cancel()
 	var wg gosync.WaitGroup
 	defer wg.Wait()
+
+	if etcd != nil {
+		rep = reporter.New(etcd, reporter.Options{
+			Prefix: cfg.Etcd.Prefix, Hostname: cfg.Hostname, Interval: cfg.Sync.Interval,
+			Document: func() any { return srv.Document() }, Events: ev,
+		}, log)
+		if !opts.Once {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rep.Run(ctx)
+			}()
+		}
+	}
 
 	if cfg.Listen != "" && !opts.Once {
 		ln, err := net.Listen("tcp", cfg.Listen)
@@ -182,6 +210,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		}
 		syncer.SetDesired(desired())
 		err := syncer.SyncOnce(ctx)
+		if rep != nil {
+			if rerr := rep.ReportOnce(ctx); rerr != nil {
+				log.Warn("report status", "error", rerr)
+			}
+		}
 		cancel()
 		return err
 	}
@@ -195,6 +228,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 			case <-ctx.Done():
 				return
 			case u := <-updates:
+				met.SourceUpdate(u)
 				if merger.Apply(u) {
 					syncer.SetDesired(desired())
 				}
@@ -243,21 +277,6 @@ func buildSources(cfg *config.Config, vopts validate.Options, etcd sources.EtcdK
 
 // machine reads the host's cores and memory.
 func machine() api.Machine {
-	m := api.Machine{Cores: goruntime.NumCPU()}
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return m
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			fields := strings.Fields(rest)
-			if len(fields) > 0 {
-				kb, _ := strconv.ParseUint(fields[0], 10, 64)
-				m.MemoryBytes = kb * 1024
-			}
-		}
-	}
-	return m
+	total, _ := api.ReadMeminfo()
+	return api.Machine{Cores: goruntime.NumCPU(), MemoryBytes: total}
 }

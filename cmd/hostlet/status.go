@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/sources"
+)
+
+// statusView is what `hostlet status` shows: a host's last report and
+// whether it is alive.
+type statusView struct {
+	Host  string       `json:"host"`
+	Alive bool         `json:"alive"`
+	From  string       `json:"from"`
+	Doc   api.Document `json:"status"`
+}
+
+func newStatusCommand(g *globalFlags) *cobra.Command {
+	var (
+		host   string
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show what a host last reported (its API, or etcd)",
+		Long: `Show what a host last reported: pods, containers, phases, restarts,
+revisions, rejected manifests and source errors.
+
+With etcd.endpoints configured, the report is read from etcd
+(<etcd.prefix>/status/<host>), so any host can be asked; a host whose
+liveness key has lapsed is shown with its last report, marked not alive.
+Without etcd, the local API (listen) is asked, which must be --host.
+
+Exit status: 0, or 1 when the report cannot be read.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutputFormat(output); err != nil {
+				return err
+			}
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			if host == "" {
+				host = cfg.Hostname
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
+			defer cancel()
+			var v statusView
+			if len(cfg.Etcd.Endpoints) > 0 {
+				v, err = statusFromEtcd(ctx, cfg, host)
+			} else {
+				v, err = statusFromAPI(ctx, cfg, host)
+			}
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), v)
+			}
+			return v.writeText(cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&host, "host", "", "host to show (default: this host)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func statusFromAPI(ctx context.Context, cfg *config.Config, host string) (statusView, error) {
+	if cfg.Listen == "" {
+		return statusView{}, errors.New("no etcd.endpoints and listen is empty: nowhere to read a status from")
+	}
+	url := "http://" + cfg.Listen + "/status"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return statusView{}, err
+	}
+	if tok, err := cfg.Token(); err == nil && tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return statusView{}, fmt.Errorf("host %s unreachable: %w", host, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return statusView{}, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	var doc api.Document
+	if err := json.NewDecoder(io.LimitReader(resp.Body, manifest.MaxSize)).Decode(&doc); err != nil {
+		return statusView{}, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if doc.Hostname != host {
+		return statusView{}, fmt.Errorf("the local API at %s is host %q, not %q; configure etcd.endpoints to ask other hosts", cfg.Listen, doc.Hostname, host)
+	}
+	return statusView{Host: host, Alive: true, From: url, Doc: doc}, nil
+}
+
+func statusFromEtcd(ctx context.Context, cfg *config.Config, host string) (statusView, error) {
+	cli, err := sources.DialEtcd(cfg.Etcd.Endpoints)
+	if err != nil {
+		return statusView{}, err
+	}
+	defer cli.Close()
+	statusKey, aliveKey, _ := reporter.Keys(cfg.Etcd.Prefix, host)
+	resp, err := cli.Get(ctx, statusKey)
+	if err != nil {
+		return statusView{}, fmt.Errorf("etcd %v unreachable: %w", cfg.Etcd.Endpoints, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return statusView{}, fmt.Errorf("no status for host %q in etcd (key %s)", host, statusKey)
+	}
+	var doc api.Document
+	if err := json.Unmarshal(resp.Kvs[0].Value, &doc); err != nil {
+		return statusView{}, fmt.Errorf("status of %s in etcd: %w", host, err)
+	}
+	alive, err := cli.Get(ctx, aliveKey)
+	if err != nil {
+		return statusView{}, fmt.Errorf("etcd %v unreachable: %w", cfg.Etcd.Endpoints, err)
+	}
+	return statusView{Host: host, Alive: len(alive.Kvs) > 0, From: "etcd " + statusKey, Doc: doc}, nil
+}
+
+func (v statusView) writeText(w io.Writer) error {
+	d := v.Doc
+	alive := "alive"
+	if !v.Alive {
+		alive = "NOT ALIVE (liveness key lapsed; last report below)"
+	}
+	fmt.Fprintf(w, "host %s: %s; hostlet %s; reported %s\n", v.Host, alive, d.Version, d.Time.Format(time.RFC3339))
+	syncErr := d.LastSync.Error
+	if syncErr == "" {
+		syncErr = "none"
+	}
+	fmt.Fprintf(w, "last sync %s (%d ms), error: %s\n\n", d.LastSync.Start.Format(time.RFC3339), d.LastSync.DurMs, syncErr)
+
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SOURCE\tTYPE\tREVISION\tLAST SUCCESS\tMANIFESTS\tERROR")
+	for _, s := range d.Sources {
+		last := "never"
+		if !s.LastSuccess.IsZero() {
+			last = s.LastSuccess.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Type, short(s.Revision), last, s.Manifests, dash(s.Error))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "POD\tCONTAINER\tPHASE\tSTATE\tRESTARTS\tREVISION\tIMAGE\tREASON")
+	for _, p := range d.Pods {
+		reason := p.Reason
+		if p.Message != "" {
+			reason += ": " + p.Message
+		}
+		for _, c := range p.Containers {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", p.ID, c.Name, p.Phase, c.State, c.Restarts, short(p.Revision), c.Image, dash(reason))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(d.Rejected) > 0 {
+		fmt.Fprintf(w, "\nrejected manifests:\n")
+		for _, r := range d.Rejected {
+			fmt.Fprintf(w, "  %s (%s): %s\n", r.ID, r.Source, strings.Join(r.Reasons, "; "))
+		}
+	}
+	return nil
+}
+
+func short(rev string) string {
+	if len(rev) == 40 && !strings.Contains(rev, ":") {
+		return rev[:12]
+	}
+	return rev
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,132 @@
+// Package metrics exposes hostlet's Prometheus metrics on its own registry
+// (no global state): sync duration, syncs and errors, pods by phase,
+// container restarts, source fetch duration and errors, build info and the
+// last applied revision per source. Pod and source figures are read at
+// scrape time from what the reconciler and the merge already hold, so a
+// scrape costs no engine calls.
+package metrics
+
+import (
+	"net/http"
+	goruntime "runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hostlet/hostlet/sources"
+	hsync "github.com/hostlet/hostlet/sync"
+)
+
+// Metrics holds hostlet's collectors.
+type Metrics struct {
+	reg           *prometheus.Registry
+	syncDuration  prometheus.Histogram
+	syncs         prometheus.Counter
+	syncErrors    prometheus.Counter
+	fetchDuration *prometheus.HistogramVec
+	fetchErrors   *prometheus.CounterVec
+}
+
+// New registers every collector. report and sourceStates are read at
+// scrape time.
+func New(version, commit string, report func() hsync.Report, sourceStates func() []sources.Status) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "hostlet_sync_duration_seconds", Help: "Duration of a sync (list, plan, apply).",
+			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 10, 30, 60},
+		}),
+		syncs:      prometheus.NewCounter(prometheus.CounterOpts{Name: "hostlet_syncs_total", Help: "Syncs run."}),
+		syncErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "hostlet_sync_errors_total", Help: "Syncs that ended with an error."}),
+		fetchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "hostlet_source_fetch_duration_seconds", Help: "Duration of a source read that produced an update.",
+			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 30},
+		}, []string{"source"}),
+		fetchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hostlet_source_errors_total", Help: "Source reads that failed."}, []string{"source"}),
+	}
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hostlet_build_info", Help: "hostlet's version; the value is 1.",
+		ConstLabels: prometheus.Labels{"version": version, "commit": commit, "goversion": goruntime.Version()},
+	})
+	buildInfo.Set(1)
+	m.reg.MustRegister(m.syncDuration, m.syncs, m.syncErrors, m.fetchDuration, m.fetchErrors, buildInfo,
+		&stateCollector{report: report, sources: sourceStates},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// SyncDone records one sync.
+func (m *Metrics) SyncDone(d time.Duration, err error) {
+	m.syncs.Inc()
+	m.syncDuration.Observe(d.Seconds())
+	if err != nil {
+		m.syncErrors.Inc()
+	}
+}
+
+// SourceUpdate records one update from a source.
+func (m *Metrics) SourceUpdate(u sources.Update) {
+	if u.Took > 0 {
+		m.fetchDuration.WithLabelValues(u.Source).Observe(u.Took.Seconds())
+	}
+	if u.Err != nil {
+		m.fetchErrors.WithLabelValues(u.Source).Inc()
+	}
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+var (
+	podsDesc     = prometheus.NewDesc("hostlet_pods", "Pods by phase.", []string{"phase"}, nil)
+	restartsDesc = prometheus.NewDesc("hostlet_container_restarts", "Restarts of a container slot (crash, probe, recovery), surviving hostlet restarts.", []string{"pod", "container"}, nil)
+	revisionDesc = prometheus.NewDesc("hostlet_source_revision_info", "The revision a source last delivered; the value is 1.", []string{"source", "revision"}, nil)
+	sourceUpDesc = prometheus.NewDesc("hostlet_source_up", "1 when the source's last read succeeded.", []string{"source"}, nil)
+	rejectedDesc = prometheus.NewDesc("hostlet_rejected_manifests", "Manifests rejected by validation.", nil, nil)
+)
+
+// stateCollector reads pods and sources at scrape time.
+type stateCollector struct {
+	report  func() hsync.Report
+	sources func() []sources.Status
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- podsDesc
+	ch <- restartsDesc
+	ch <- revisionDesc
+	ch <- sourceUpDesc
+	ch <- rejectedDesc
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	rep := c.report()
+	phases := map[string]int{hsync.PhasePending: 0, hsync.PhaseRunning: 0, hsync.PhaseFailed: 0, hsync.PhaseSucceeded: 0}
+	for _, p := range rep.Pods {
+		phases[p.Phase]++
+		for _, ct := range p.Containers {
+			ch <- prometheus.MustNewConstMetric(restartsDesc, prometheus.CounterValue, float64(ct.Restarts), p.ID, ct.Name)
+		}
+	}
+	for phase, n := range phases {
+		ch <- prometheus.MustNewConstMetric(podsDesc, prometheus.GaugeValue, float64(n), phase)
+	}
+	ch <- prometheus.MustNewConstMetric(rejectedDesc, prometheus.GaugeValue, float64(len(rep.Rejected)))
+	if c.sources == nil {
+		return
+	}
+	for _, s := range c.sources() {
+		up := 1.0
+		if s.Error != "" {
+			up = 0
+		}
+		ch <- prometheus.MustNewConstMetric(sourceUpDesc, prometheus.GaugeValue, up, s.Name)
+		if s.Revision != "" {
+			ch <- prometheus.MustNewConstMetric(revisionDesc, prometheus.GaugeValue, 1, s.Name, s.Revision)
+		}
+	}
+}
