@@ -235,7 +235,7 @@ func parseSummary(label string) (specSummary, bool) {
 func changeReasons(old, new specSummary) []string {
 	var r []string
 	if old.Image != new.Image {
-		r = append(r, fmt.Sprintf("image %s -> %s", old.Image, new.Image))
+		r = append(r, imageChange(old.Image, new.Image))
 	}
 	if !equalStrings(old.Command, new.Command) {
 		r = append(r, "command changed")

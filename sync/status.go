@@ -55,6 +55,9 @@ type PodStatus struct {
 	Containers []ContainerStatus `json:"containers"`
 	// Manifest is the applied manifest with env values replaced by hashes.
 	Manifest *manifest.Manifest `json:"manifest,omitempty"`
+	// InfraHash is the spec hash of the pod's infra container, "" for a pod
+	// without one.
+	InfraHash string `json:"infraHash,omitempty"`
 }
 
 // ContainerStatus is one container of a pod in the status document.
@@ -192,6 +195,11 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now time.Time) PodStatus {
 	m := p.Manifest
 	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: redact(m)}
+	for _, c := range cs {
+		if c.Slot() == hruntime.InfraName {
+			st.InfraHash = c.Hash()
+		}
+	}
 	slots := map[string]hruntime.Container{}
 	for _, c := range cs {
 		if prev, dup := slots[c.Slot()]; !dup || c.Created.After(prev.Created) {

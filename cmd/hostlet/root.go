@@ -14,7 +14,7 @@ import (
 
 // globalFlags are the flags every command takes.
 type globalFlags struct {
-	configFile string
+	configFiles []string
 }
 
 func newRootCommand() *cobra.Command {
@@ -25,19 +25,31 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&g.configFile, "config", "", "config file (default $HOSTLET_CONFIG, ./hostlet.yaml, /etc/hostlet/hostlet.yaml)")
+	root.PersistentFlags().StringArrayVar(&g.configFiles, "config", nil, "config file (default $HOSTLET_CONFIG, ./hostlet.yaml, /etc/hostlet/hostlet.yaml); diff takes several, one per host")
 	root.AddCommand(
 		newVersionCommand(),
 		newValidateCommand(g),
 		newRunCommand(g),
 		newPauseCommand(),
 		newStatusCommand(g),
+		newDiffCommand(g),
 	)
 	return root
 }
 
+// load reads the one config file given (or found by the search order).
 func (g *globalFlags) load() (*config.Config, error) {
-	return config.Load(g.configFile)
+	if len(g.configFiles) > 1 {
+		return nil, fmt.Errorf("--config given %d times; only diff takes several", len(g.configFiles))
+	}
+	return config.Load(g.configFile())
+}
+
+func (g *globalFlags) configFile() string {
+	if len(g.configFiles) == 0 {
+		return ""
+	}
+	return g.configFiles[0]
 }
 
 func newLogger(w io.Writer, c *config.Config) *slog.Logger {

@@ -46,7 +46,7 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 				cfg  *config.Config
 				opts validate.Options
 			)
-			if len(args) == 0 || g.configFile != "" {
+			if len(args) == 0 || len(g.configFiles) > 0 {
 				if cfg, err = g.load(); err != nil {
 					return err
 				}
@@ -150,6 +150,11 @@ func readConfiguredSources(ctx context.Context, cfg *config.Config, overrides ma
 			snap, err = gitsource.ReadOnce(ctx, s, slog.New(slog.DiscardHandler))
 		} else {
 			snap, err = sources.ReadOnce(ctx, s, overrides[s.Name], kv)
+			if s.Type == config.TypeGit {
+				if head := gitsource.CheckoutHead(overrides[s.Name]); head != "" {
+					snap.Revision = head
+				}
+			}
 		}
 		out = append(out, sourceRead{Name: s.Name, Type: s.Type, Files: snap.Files, Revision: snap.Revision, Manifests: snap.Manifests, Err: err})
 	}

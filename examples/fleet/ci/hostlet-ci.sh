@@ -1,0 +1,36 @@
+#!/bin/sh
+# CI for a fleet repo: validate every host's configuration and print the
+# plan of this change for every host, against the base branch. No network:
+# the git source is read from this checkout (--source fleet=REPO).
+#
+#   HOSTLET  the hostlet binary (default: hostlet on PATH)
+#   REPO     the fleet checkout (default: the folder above this script)
+#   BASE     the revision to compare with (default: origin/main)
+#
+# Exit: 0 when every host is valid (changes are fine: that is what a pull
+# request is for), 1 when any host has an invalid or rejected manifest or an
+# error.
+set -eu
+HOSTLET=${HOSTLET:-hostlet}
+REPO=${REPO:-$(cd "$(dirname "$0")/.." && pwd)}
+BASE=${BASE:-origin/main}
+
+status=0
+configs=""
+for cfg in "$REPO"/hostlet/*.yaml; do
+  host=$(basename "$cfg" .yaml)
+  echo "== validate $host =="
+  "$HOSTLET" validate --config "$cfg" --source "fleet=$REPO" || status=1
+  configs="$configs --config $cfg"
+done
+
+echo
+echo "== plan against $BASE =="
+set +e
+# shellcheck disable=SC2086
+"$HOSTLET" diff $configs --source "fleet=$REPO" --against "ref:$BASE"
+rc=$?
+set -e
+# diff: 0 no changes, 2 changes, 1 errors
+[ "$rc" -eq 1 ] && status=1
+exit "$status"
