@@ -8,7 +8,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GO      ?= go
 # The race detector is on in `make test`; CI runs exactly this.
 TESTFLAGS ?= -race -timeout 30m
-STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@2025.1.1
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all build deps run test test-short bench bench-smoke lint fuzz clean
 

@@ -45,7 +45,6 @@ type Log struct {
 	seq   uint64
 	now   func() time.Time
 	subs  map[chan Event]struct{}
-	total uint64
 }
 
 // NewLog returns a log keeping the last size events.
