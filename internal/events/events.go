@@ -38,13 +38,13 @@ type Event struct {
 // Log is a ring buffer of the most recent events. The zero value is not
 // usable; use NewLog.
 type Log struct {
-	mu    gosync.Mutex
-	buf   []Event
-	next  int
-	full  bool
-	seq   uint64
-	now   func() time.Time
-	subs  map[chan Event]struct{}
+	mu   gosync.Mutex
+	buf  []Event
+	next int
+	full bool
+	seq  uint64
+	now  func() time.Time
+	subs map[chan Event]struct{}
 }
 
 // NewLog returns a log keeping the last size events.
