@@ -1,12 +1,15 @@
 package manifest
 
 import (
-	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -48,12 +51,17 @@ func ReadFile(path string) ([]byte, error) {
 }
 
 // Decode decodes every manifest in data: one manifest, a list of manifests,
-// or several YAML documents separated by "---", in YAML or JSON. Unknown and
-// duplicate fields are errors. origin.Index is set per manifest: documents
-// and list items are numbered in order from 0.
+// or several YAML documents separated by "---", in YAML or JSON. origin.Index
+// is set per manifest: documents and list items are numbered in order from 0.
 //
-// The returned error, if any, is a *multierror.Error of *Error values; the
-// manifests decoded without error are returned alongside it.
+// The returned error, if any, is a *multierror.Error of *Error values (or
+// one *Error for a file over MaxSize or not text); the manifests decoded
+// are returned alongside it. A manifest with unknown or duplicate fields
+// (field names are case-sensitive) is returned with them in its Errors: it
+// is invalid, and validation reports them with the rest, under its id. A
+// manifest that does not decode (a value of the wrong type, not a mapping,
+// a mapping with unknown fields and neither version nor id) is not
+// returned; its errors are in the returned error.
 func Decode(data []byte, origin Origin) ([]Sourced, error) {
 	if len(data) > MaxSize {
 		return nil, &Error{Origin: origin, Detail: fmt.Sprintf("%d bytes: %v of %d bytes", len(data), ErrTooLarge, MaxSize)}
@@ -65,11 +73,12 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 		out  []Sourced
 		errs *multierror.Error
 	)
-	index := 0
-	for docNum, doc := range splitDocuments(data) {
+	index, docNum := 0, 0
+	for doc := range documents(data) {
+		docNum++
 		items, err := documentItems(doc)
 		if err != nil {
-			errs = multierror.Append(errs, &Error{Origin: origin, Detail: fmt.Sprintf("document %d: %v", docNum+1, err)})
+			errs = multierror.Append(errs, &Error{Origin: origin, Detail: fmt.Sprintf("document %d: %v", docNum, err)})
 			continue
 		}
 		for _, raw := range items {
@@ -85,55 +94,124 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 		}
 	}
 	if index == 0 && errs == nil {
-		errs = multierror.Append(errs, &Error{Origin: origin, Detail: "no manifest found (empty file)"})
+		errs = multierror.Append(errs, &Error{Origin: origin, Detail: "no manifest found (the file is empty, or holds only comments or an empty list)"})
 	}
 	return out, errs.ErrorOrNil()
 }
 
-// splitDocuments splits YAML text on lines that hold only "---".
-func splitDocuments(data []byte) [][]byte {
-	var (
-		docs [][]byte
-		cur  bytes.Buffer
-	)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), MaxSize+1)
-	sc.Split(scanLinesKeepEOL)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if t := strings.TrimRight(string(line), " \t\r\n"); t == "---" || strings.HasPrefix(t, "--- #") {
-			docs = append(docs, bytes.Clone(cur.Bytes()))
-			cur.Reset()
-			continue
-		}
-		cur.Write(line)
-	}
-	docs = append(docs, cur.Bytes())
-	return docs
+// document is one YAML document of a file: its text and the number of
+// lines of the file before it, to report YAML errors at file line numbers.
+type document struct {
+	text []byte
+	line int
 }
 
-func scanLinesKeepEOL(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		return i + 1, data[:i+1], nil
+// documents yields the YAML documents of data, in order, as parts of it. A
+// line starting with the document marker "---" (alone, or followed by a
+// space and more) starts a new document and stays in it, as YAML allows
+// content after the marker; a line holding only the end marker "..." ends
+// one. Without the split, the YAML decoder would read only the first
+// document and silently drop the rest. Blank and comment lines before the
+// first marker are no document.
+func documents(data []byte) iter.Seq[document] {
+	return func(yield func(document) bool) {
+		var (
+			cur   document // text is data[start:pos] once complete
+			start int
+			first = true
+		)
+		emit := func(end int) bool {
+			cur.text = data[start:end]
+			if first && blank(cur.text) {
+				first = false
+				return true
+			}
+			first = false
+			return yield(cur)
+		}
+		for pos, line := 0, 0; pos < len(data); line++ {
+			end := len(data)
+			if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+				end = pos + i + 1
+			}
+			switch text := data[pos:end]; {
+			case isDocumentStart(text):
+				if !emit(pos) {
+					return
+				}
+				start, cur = pos, document{line: line}
+			case isDocumentEnd(text):
+				if !emit(pos) {
+					return
+				}
+				start, cur = end, document{line: line + 1}
+			}
+			pos = end
+		}
+		if start < len(data) || first {
+			cur.text = data[start:]
+			yield(cur)
+		}
 	}
-	if atEOF && len(data) > 0 {
-		return len(data), data, nil
+}
+
+// isDocumentStart reports whether text starts with the YAML marker "---"
+// (followed by the end of the line, a space or a tab).
+func isDocumentStart(text []byte) bool {
+	rest, ok := bytes.CutPrefix(text, []byte("---"))
+	return ok && (len(rest) == 0 || bytes.IndexByte([]byte(" \t\r\n"), rest[0]) >= 0)
+}
+
+// isDocumentEnd reports whether line is the YAML marker "..." (with an
+// optional comment).
+func isDocumentEnd(line []byte) bool {
+	rest, ok := bytes.CutPrefix(line, []byte("..."))
+	if !ok {
+		return false
 	}
-	return 0, nil, nil
+	rest = bytes.TrimSpace(rest)
+	return len(rest) == 0 || rest[0] == '#'
+}
+
+// blank reports whether text holds only blank and comment lines.
+func blank(text []byte) bool {
+	for line := range bytes.Lines(text) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
+// documentBody returns the document's text without its "---" marker, to
+// tell whether it is plain JSON.
+func documentBody(doc []byte) []byte {
+	if isDocumentStart(doc) {
+		doc = doc[3:]
+	}
+	return bytes.TrimSpace(doc)
 }
 
 // documentItems turns one YAML/JSON document into the JSON of each manifest
 // it holds: none for an empty document, one for an object, each element of a
 // list.
-func documentItems(doc []byte) ([][]byte, error) {
-	if len(bytes.TrimSpace(doc)) == 0 {
+//
+// A document that is valid JSON is read as JSON: YAML 1.1 rejects some
+// valid JSON (e.g. raw C1 control characters in strings), and a manifest
+// written out with encoding/json must read back as it was.
+func documentItems(doc document) ([][]byte, error) {
+	js := documentBody(doc.text)
+	if len(js) == 0 {
 		return nil, nil
 	}
-	js, err := yaml.YAMLToJSONStrict(doc)
-	if err != nil {
-		return nil, fmt.Errorf("not valid YAML or JSON: %w", cleanYAMLError(err))
+	if (js[0] != '{' && js[0] != '[') || !json.Valid(js) {
+		var err error
+		js, err = yaml.YAMLToJSONStrict(doc.text)
+		if err != nil {
+			return nil, fmt.Errorf("not valid YAML or JSON: %s", cleanYAMLError(err, doc.line))
+		}
+		js = bytes.TrimSpace(js)
 	}
-	js = bytes.TrimSpace(js)
 	switch {
 	case bytes.Equal(js, []byte("null")):
 		return nil, nil
@@ -164,44 +242,101 @@ func (r *jsonRaw) UnmarshalJSON(b []byte) error {
 }
 
 func describeJSON(js []byte) string {
+	if len(js) == 0 {
+		return "nothing"
+	}
 	switch js[0] {
 	case '"':
 		return "a string"
 	case 't', 'f':
 		return "a boolean"
+	case 'n':
+		return "null (an empty item)"
+	case '[':
+		return "a list"
+	case '{':
+		return "a mapping"
 	default:
-		return "a scalar value"
+		return "a number"
 	}
 }
 
-func cleanYAMLError(err error) error {
+var (
+	yamlLineRE      = regexp.MustCompile(`\bline (\d+)`)
+	yamlDuplicateRE = regexp.MustCompile(`key (.*?) already set in map`)
+)
+
+// cleanYAMLError turns a YAML error into one line: without the library's
+// prefixes, its parts joined with "; ", duplicate keys named as such, and
+// line numbers counted from the start of the file, not of the document
+// (the file's first `offset` lines are in earlier documents).
+func cleanYAMLError(err error, offset int) string {
 	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-	return errors.New(msg)
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	var parts []string
+	for _, p := range strings.Split(msg, "\n") {
+		p = strings.TrimSpace(p)
+		if p == "" || p == "unmarshal errors:" {
+			continue
+		}
+		parts = append(parts, p)
+	}
+	msg = strings.Join(parts, "; ")
+	msg = yamlDuplicateRE.ReplaceAllString(msg, "duplicate key $1")
+	return yamlLineRE.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		if err != nil {
+			return m
+		}
+		return "line " + strconv.Itoa(n+offset)
+	})
 }
 
-// decodeOne decodes one manifest strictly. A manifest that cannot be read
-// is an error; unknown or duplicate fields come back as strict errors, with
-// their field path and the pod's id, beside the manifest decoded.
-func decodeOne(raw []byte, origin Origin) (Manifest, []*Error, error) {
-	var m Manifest
+// decodeOne decodes one manifest strictly. A value of the wrong type stops
+// it: err then lists every unknown or duplicate field and wrong type, each
+// with its field path and the pod's id when it could be read. Unknown and
+// duplicate fields alone do not, in a manifest with a version or an id: it
+// is returned with them in strict, and validation rejects it with its
+// other errors.
+func decodeOne(raw []byte, origin Origin) (m Manifest, strict []*Error, err error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return m, nil, &Error{Origin: origin, Detail: fmt.Sprintf("manifest %d: expected a mapping, found %s", origin.Index+1, describeJSON(raw))}
 	}
-	strict, err := kjson.UnmarshalStrict(raw, &m)
-	if err != nil {
-		return m, nil, &Error{Origin: origin, Pod: podIDOf(raw), Detail: typeErrorDetail(err)}
+	strictErrs, err := kjson.UnmarshalStrict(raw, &m)
+	if err == nil && len(strictErrs) == 0 {
+		return m, nil, nil
 	}
-	var out []*Error
-	for _, s := range strict {
-		field, detail := "", s.Error()
-		var fe kjson.FieldError
-		if errors.As(s, &fe) {
-			field = strings.TrimPrefix(fe.FieldPath(), ".")
-			detail = strictDetail(s.Error())
+	pod := podIDOf(raw)
+	for _, p := range fieldProblems(raw) {
+		strict = append(strict, &Error{Origin: origin, Pod: pod, Field: p.field, Detail: p.detail})
+	}
+	if len(strict) == 0 {
+		// Not expected: the walk finds every problem the decoder does.
+		if err != nil {
+			strict = append(strict, &Error{Origin: origin, Pod: pod, Detail: typeErrorDetail(err)})
 		}
-		out = append(out, &Error{Origin: origin, Pod: m.ID, Field: field, Detail: detail})
+		for _, s := range strictErrs {
+			field, detail := "", s.Error()
+			var fe kjson.FieldError
+			if errors.As(s, &fe) {
+				field = strings.TrimPrefix(fe.FieldPath(), ".")
+				detail = strictDetail(s.Error())
+			}
+			strict = append(strict, &Error{Origin: origin, Pod: pod, Field: field, Detail: detail})
+		}
 	}
-	return m, out, nil
+	// Unknown fields and no version or id: nothing of a manifest was
+	// read, the document is something else (say, the body of an error
+	// page). That fails the file, like a value of the wrong type, rather
+	// than making an invalid pod.
+	if err != nil || m.Version == "" && m.ID == "" {
+		var errs *multierror.Error
+		for _, e := range strict {
+			errs = multierror.Append(errs, e)
+		}
+		return Manifest{}, nil, errs
+	}
+	return m, strict, nil
 }
 
 // strictDetail turns `unknown field "a.b"` into "unknown field".

@@ -4,8 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/netip"
+	"path"
 	"sort"
 	"strings"
+
+	"github.com/distribution/reference"
 )
 
 // HashVersion prefixes every spec hash. A future hash version must compare
@@ -55,14 +59,16 @@ type hashedPort struct {
 
 // ContainerHash returns the versioned spec hash of container i of m, after
 // defaults are filled in, e.g. "v1:3f2a…". It is stable across key order,
-// formatting, env order and defaults written out or left implicit.
+// formatting, env, port and mount order, and defaults written out or left
+// implicit (the image's docker.io/library/ and :latest, a path's trailing
+// slash, an IP address's spelling included).
 func ContainerHash(m Manifest, i int) string {
 	d := m.WithDefaults()
 	c := d.Containers[i]
 	h := hashedContainer{
-		Image:         c.Image,
+		Image:         normalImage(c.Image),
 		Command:       nonNil(c.Command),
-		WorkingDir:    c.WorkingDir,
+		WorkingDir:    cleanPath(c.WorkingDir),
 		Env:           sortedEnv(c.Env),
 		Ports:         sortedPorts(c.Ports),
 		Mounts:        []hashedMount{},
@@ -73,7 +79,7 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	for _, vm := range c.VolumeMounts {
 		v, _ := d.Volume(vm.Name)
-		h.Mounts = append(h.Mounts, hashedMount{Volume: vm.Name, HostPath: v.HostPath, MountPath: vm.MountPath, ReadOnly: vm.ReadOnly})
+		h.Mounts = append(h.Mounts, hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly})
 	}
 	sort.Slice(h.Mounts, func(a, b int) bool { return h.Mounts[a].MountPath < h.Mounts[b].MountPath })
 	return sum(h)
@@ -107,7 +113,7 @@ func sortedEnv(env []EnvVar) []EnvVar {
 func sortedPorts(ports []Port) []hashedPort {
 	out := make([]hashedPort, len(ports))
 	for i, p := range ports {
-		out[i] = hashedPort{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: p.Protocol, HostIP: p.HostIP}
+		out[i] = hashedPort{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: p.Protocol, HostIP: normalIP(p.HostIP)}
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		x, y := out[a], out[b]
@@ -123,6 +129,34 @@ func sortedPorts(ports []Port) []hashedPort {
 		return x.HostIP < y.HostIP
 	})
 	return out
+}
+
+// normalImage writes an image reference out in full, so that nginx,
+// nginx:latest and docker.io/library/nginx:latest hash the same. An invalid
+// reference (rejected by validation) is kept as it is.
+func normalImage(image string) string {
+	ref, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return image
+	}
+	return reference.TagNameOnly(ref).String()
+}
+
+// normalIP writes an IP address in its canonical form (0:0::1 is ::1).
+func normalIP(ip string) string {
+	if a, err := netip.ParseAddr(ip); err == nil {
+		return a.String()
+	}
+	return ip
+}
+
+// cleanPath drops redundant slashes and dots from an absolute path
+// (/data/ is /data).
+func cleanPath(p string) string {
+	if !path.IsAbs(p) {
+		return p
+	}
+	return path.Clean(p)
 }
 
 func nonNil(s []string) []string {

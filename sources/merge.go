@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	gosync "sync"
 	"time"
 
@@ -77,11 +79,14 @@ type sourceState struct {
 	Revision    string             `json:"revision"`
 	LastSuccess time.Time          `json:"lastSuccess"`
 	Manifests   []manifest.Sourced `json:"manifests"`
-	// Good holds the last valid version of every ID the source declared, so
-	// that an invalid new version never replaces a running one.
+	// Good holds the last version of every ID the source declares that the
+	// merge accepted, so that a rejected new version never replaces a
+	// running one.
 	Good      map[string]Entry `json:"good"`
 	Delivered bool             `json:"-"`
 	Err       string           `json:"-"`
+	// dirty: Good changed since the state was saved.
+	dirty bool
 }
 
 // SourceInfo names a source and its type, in config order.
@@ -158,8 +163,9 @@ func (m *Merger) MarkDelivered(name string) {
 }
 
 // Apply takes one update. It reports whether the merged state may have
-// changed. An error, or an empty set where the source held manifests and
-// allowEmpty is off, keeps the last good set and records the error.
+// changed. An error, an empty set where the source held manifests and
+// allowEmpty is off, or a set holding a document without an id keeps the
+// last good set and records the error.
 func (m *Merger) Apply(u Update) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -167,6 +173,9 @@ func (m *Merger) Apply(u Update) bool {
 	if st == nil {
 		m.log.Warn("update from an unknown source", "source", u.Source)
 		return false
+	}
+	if u.Err == nil {
+		u.Err = unidentified(u.Manifests, m.opts.Validate)
 	}
 	if u.Err == nil && len(u.Manifests) == 0 && len(st.Manifests) > 0 && !m.opts.AllowEmpty {
 		u.Err = fmt.Errorf("%w (it held %d at revision %s)", ErrEmpty, len(st.Manifests), st.Revision)
@@ -187,23 +196,54 @@ func (m *Merger) Apply(u Update) bool {
 	if same {
 		return false
 	}
-	m.refreshGood(st)
-	if err := m.save(st); err != nil {
-		m.log.Warn("persist last good set", "source", st.Name, "error", err)
+	forgetUndeclared(st)
+	st.dirty = true
+	// Merge now: the merge records which versions were accepted (the last
+	// good versions), and those are persisted with the set.
+	merged := m.merge()
+	m.cached = &merged
+	for _, s := range m.order {
+		if !s.dirty {
+			continue
+		}
+		if err := m.save(s); err != nil {
+			m.log.Warn("persist last good set", "source", s.Name, "error", err)
+			continue
+		}
+		s.dirty = false
 	}
 	m.log.Info("source updated", "source", st.Name, "revision", u.Revision, "manifests", len(u.Manifests))
 	return true
 }
 
-// refreshGood records the valid manifests of st as its last good versions
-// and forgets IDs the source no longer declares.
-func (m *Merger) refreshGood(st *sourceState) {
+// unidentified returns an error for the first manifest without an id: a
+// document that is no manifest at all (an error page, a config file) cannot
+// be matched to a pod, so the read proves nothing about which pods to
+// remove.
+func unidentified(ms []manifest.Sourced, opts validate.Options) error {
+	for _, s := range ms {
+		if s.Manifest.ID != "" {
+			continue
+		}
+		var reasons []string
+		for _, e := range validate.Flatten(validate.Manifest(s, opts)) {
+			reasons = append(reasons, e.Detail)
+			if len(reasons) == 3 {
+				reasons = append(reasons, "...")
+				break
+			}
+		}
+		return fmt.Errorf("%s: manifest %d has no id, so it cannot be matched to a pod; keeping the last good set (%s)", s.Origin, s.Origin.Index+1, strings.Join(reasons, "; "))
+	}
+	return nil
+}
+
+// forgetUndeclared drops the last good versions of IDs st no longer
+// declares.
+func forgetUndeclared(st *sourceState) {
 	declared := map[string]bool{}
 	for _, s := range st.Manifests {
 		declared[s.Manifest.ID] = true
-		if len(s.Errors) == 0 && validate.Manifest(s, m.opts.Validate) == nil {
-			st.Good[s.Manifest.ID] = Entry{Sourced: s, Revision: st.Revision}
-		}
 	}
 	for id := range st.Good {
 		if !declared[id] {
@@ -213,8 +253,9 @@ func (m *Merger) refreshGood(st *sourceState) {
 }
 
 // State merges every source's last good set, in config order. A manifest
-// whose new version is invalid keeps its last good version applied; the
-// rejection is reported all the same.
+// whose new version is rejected (invalid, a duplicate, or losing a host-port
+// conflict) keeps its last accepted version applied; the rejection is
+// reported all the same.
 func (m *Merger) State() State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -225,6 +266,9 @@ func (m *Merger) State() State {
 	return *m.cached
 }
 
+// merge computes the state. It records every manifest it accepts in its
+// source's Good map (marking the source dirty when that changed), so that a
+// later rejected version can fall back to it.
 func (m *Merger) merge() State {
 	var (
 		first []validate.Source
@@ -240,19 +284,20 @@ func (m *Merger) merge() State {
 	res := validate.Set(first, m.opts.Validate)
 	st.Rejected = res.Rejected
 
-	// Second pass: invalid manifests replaced by their last good version.
-	invalid := map[string]map[string]bool{}
+	// Second pass: rejected manifests replaced by their last accepted
+	// version, where there is one.
+	rejectedIDs := map[string]map[string]bool{}
 	for _, rj := range res.Rejected {
-		if invalid[rj.Source] == nil {
-			invalid[rj.Source] = map[string]bool{}
+		if rejectedIDs[rj.Source] == nil {
+			rejectedIDs[rj.Source] = map[string]bool{}
 		}
-		invalid[rj.Source][rj.ID] = true
+		rejectedIDs[rj.Source][rj.ID] = true
 	}
 	var second []validate.Source
 	for _, s := range m.order {
 		list := make([]manifest.Sourced, 0, len(s.Manifests))
 		for _, man := range s.Manifests {
-			if invalid[s.Name][man.Manifest.ID] && validate.Manifest(man, m.opts.Validate) != nil {
+			if rejectedIDs[s.Name][man.Manifest.ID] {
 				good, ok := s.Good[man.Manifest.ID]
 				if !ok {
 					continue
@@ -266,14 +311,19 @@ func (m *Merger) merge() State {
 	res2 := validate.Set(second, m.opts.Validate)
 	// Map accepted manifests back to their entries (and revisions).
 	for _, a := range res2.Accepted {
-		rev := ""
-		if src := m.byKey[a.Origin.Source]; src != nil {
-			rev = src.Revision
-			if g, ok := src.Good[a.Manifest.ID]; ok && g.Origin == a.Origin && invalid[src.Name][a.Manifest.ID] {
-				rev = g.Revision
-			}
+		src := m.byKey[a.Origin.Source]
+		if src == nil {
+			continue
 		}
-		st.Accepted = append(st.Accepted, Entry{Sourced: a, Revision: rev})
+		e := Entry{Sourced: a, Revision: src.Revision}
+		if rejectedIDs[src.Name][a.Manifest.ID] {
+			// The last good version standing in for a rejected one.
+			e = src.Good[a.Manifest.ID]
+		} else if old, ok := src.Good[a.Manifest.ID]; !ok || !reflect.DeepEqual(old, e) {
+			src.Good[a.Manifest.ID] = e
+			src.dirty = true
+		}
+		st.Accepted = append(st.Accepted, e)
 	}
 	reported := map[string]bool{}
 	for _, rj := range st.Rejected {

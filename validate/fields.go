@@ -55,7 +55,10 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	m := s.Manifest
 	c := &checker{origin: s.Origin, pod: m.ID}
 	for _, e := range s.Errors {
-		c.errs = multierror.Append(c.errs, e)
+		// Name the manifest's origin as Set completed it.
+		e := *e
+		e.Origin = s.Origin
+		c.errs = multierror.Append(c.errs, &e)
 	}
 	switch m.Version {
 	case "":
@@ -73,7 +76,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	c.nonNegative("terminationGracePeriodSeconds", m.TerminationGracePeriodSeconds)
 	for _, k := range sortedKeys(m.Labels) {
 		if strings.HasPrefix(k, ReservedLabelPrefix) {
-			c.add("labels."+k, "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
+			c.add(fmt.Sprintf("labels[%q]", k), "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
 		}
 	}
 	volumes := map[string]bool{}
@@ -109,8 +112,8 @@ func Manifest(s manifest.Sourced, opts Options) error {
 func (c *checker) container(f string, ct manifest.Container, volumes map[string]bool, portNames, containerPorts map[string]string) {
 	if ct.Image == "" {
 		c.add(f+".image", "required")
-	} else if _, err := reference.ParseNormalizedNamed(ct.Image); err != nil {
-		c.add(f+".image", "%q is not a valid image reference: %v", ct.Image, err)
+	} else if msg := imageRef(ct.Image); msg != "" {
+		c.add(f+".image", "%q is not a valid image reference: %s", ct.Image, msg)
 	}
 	c.enum(f+".imagePullPolicy", ct.ImagePullPolicy, pullEnum)
 	if ct.WorkingDir != "" && !path.IsAbs(ct.WorkingDir) {
@@ -129,7 +132,7 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 		}
 		envs[e.Name] = true
 	}
-	ownPorts := map[string]bool{}
+	ownPorts := map[string]bool{} // the container's port names, for its probe
 	for j, p := range ct.Ports {
 		pf := fmt.Sprintf("%s.ports[%d]", f, j)
 		if p.Name != "" {
@@ -168,7 +171,6 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 				containerPorts[key] = pf
 			}
 		}
-		ownPorts[strconv.Itoa(p.ContainerPort)] = true
 	}
 	mounts := map[string]bool{}
 	for j, vm := range ct.VolumeMounts {
@@ -194,11 +196,11 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 	}
 	c.nonNegative(f+".cpu", ct.CPU)
 	if ct.LivenessProbe != nil {
-		c.probe(f+".livenessProbe", ct.LivenessProbe)
+		c.probe(f+".livenessProbe", ct.LivenessProbe, ownPorts)
 	}
 }
 
-func (c *checker) probe(f string, p *manifest.Probe) {
+func (c *checker) probe(f string, p *manifest.Probe, portNames map[string]bool) {
 	switch p.Type {
 	case "":
 		c.add(f+".type", "required (one of %s)", strings.Join(probeEnum, ", "))
@@ -206,7 +208,7 @@ func (c *checker) probe(f string, p *manifest.Probe) {
 		if p.HTTPGet == nil {
 			c.add(f+".httpGet", "required for type http")
 		} else {
-			c.probePort(f+".httpGet.port", p.HTTPGet.Port)
+			c.probePort(f+".httpGet.port", p.HTTPGet.Port, portNames)
 			if p.HTTPGet.Path != "" && !strings.HasPrefix(p.HTTPGet.Path, "/") {
 				c.add(f+".httpGet.path", "%q must start with /", p.HTTPGet.Path)
 			}
@@ -215,7 +217,7 @@ func (c *checker) probe(f string, p *manifest.Probe) {
 		if p.TCPSocket == nil {
 			c.add(f+".tcpSocket", "required for type tcp")
 		} else {
-			c.probePort(f+".tcpSocket.port", p.TCPSocket.Port)
+			c.probePort(f+".tcpSocket.port", p.TCPSocket.Port, portNames)
 		}
 	case manifest.ProbeExec:
 		if p.Exec == nil || len(p.Exec.Command) == 0 {
@@ -231,7 +233,7 @@ func (c *checker) probe(f string, p *manifest.Probe) {
 }
 
 // probePort accepts a port number or the name of a port of the container.
-func (c *checker) probePort(f, port string) {
+func (c *checker) probePort(f, port string, portNames map[string]bool) {
 	if port == "" {
 		c.add(f, "required")
 		return
@@ -244,6 +246,8 @@ func (c *checker) probePort(f, port string) {
 	}
 	if msg := serviceName(port); msg != "" {
 		c.add(f, "%q is neither a port number nor a port name", port)
+	} else if !portNames[port] {
+		c.add(f, "%q is not the name of a port of this container", port)
 	}
 }
 
@@ -295,9 +299,27 @@ func dnsSubdomain(v string) string {
 		return "is longer than 253 characters"
 	}
 	for _, part := range strings.Split(v, ".") {
-		if len(part) > 63 || !dnsLabelRE.MatchString(part) {
+		if len(part) > 63 {
+			return "is not an RFC 1123 DNS subdomain (a part between dots is longer than 63 characters)"
+		}
+		if !dnsLabelRE.MatchString(part) {
 			return "is not an RFC 1123 DNS subdomain (lowercase letters, digits, '-' and '.')"
 		}
+	}
+	return ""
+}
+
+// imageRef returns why image is not a valid Docker image reference, or "".
+// A first component with upper case letters parses as a registry host
+// ("UPPER/app" would be pulled from the host UPPER); Docker Hub names are
+// lower case, so that is reported as the mistake it almost always is. A
+// registry host needs a dot or a port, or must be localhost.
+func imageRef(image string) string {
+	if _, err := reference.ParseNormalizedNamed(image); err != nil {
+		return strings.TrimPrefix(err.Error(), "invalid reference format: ")
+	}
+	if first, _, ok := strings.Cut(image, "/"); ok && !strings.ContainsAny(first, ".:") && first != "localhost" && strings.ToLower(first) != first {
+		return "repository name must be lowercase"
 	}
 	return ""
 }

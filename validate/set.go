@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,7 +55,14 @@ type binding struct {
 	proto string
 }
 
-func (b binding) String() string { return fmt.Sprintf("%d/%s", b.port, b.proto) }
+// String renders the binding as 8080/TCP, or 127.0.0.1:8080/TCP when it
+// is bound to one address.
+func (b binding) String() string {
+	if b.ip.IsValid() {
+		return fmt.Sprintf("%s/%s", netip.AddrPortFrom(b.ip, uint16(b.port)), b.proto)
+	}
+	return fmt.Sprintf("%d/%s", b.port, b.proto)
+}
 
 func (b binding) conflicts(o binding) bool {
 	if b.port != o.port || b.proto != o.proto {
@@ -63,38 +71,52 @@ func (b binding) conflicts(o binding) bool {
 	return !b.ip.IsValid() || !o.ip.IsValid() || b.ip == o.ip
 }
 
+type portProto struct {
+	port  int
+	proto string
+}
+
 type claim struct {
 	binding
 	pod    string
 	source string
 }
 
-// Set checks every manifest of the given sources, in order: field rules
-// first, then duplicate IDs and host-port conflicts among the valid ones.
-// The first source (and within it the first manifest) to declare an ID or
-// bind a host port wins; every later one is rejected. The outcome depends
-// only on the order given, never on map order.
+// Set checks every manifest of the given sources, in order: field rules and
+// duplicate IDs first, then host-port conflicts among the valid ones. The
+// first source (and within it the first manifest) to declare an ID wins,
+// valid or not; the first valid one to bind a host port wins; every later
+// one is rejected. The outcome depends only on the order given, never on
+// map order.
 func Set(sources []Source, opts Options) Result {
 	var res Result
 	ids := map[string]manifest.Sourced{}
-	var claims []claim
+	// claims holds the bindings of accepted pods by port and protocol, each
+	// list in order; a map only for lookup, so checking n ports costs O(n),
+	// and order alone decides.
+	claims := map[portProto][]claim{}
 	for _, src := range sources {
 		for _, s := range src.Manifests {
 			if s.Origin.Source == "" {
 				s.Origin.Source = src.Name
 			}
-			if err := Manifest(s, opts); err != nil {
+			// The first manifest to declare an id owns it even when it is
+			// invalid: a later source must not take a pod over because the
+			// owner's manifest has a typo.
+			id := s.Manifest.ID
+			err := Manifest(s, opts)
+			if first, dup := ids[id]; dup {
+				err = multierror.Append(err, manifest.Errorf(s.Origin, id, "id",
+					"duplicate id: already declared by manifest %d of %s (the first source, file and manifest to declare an id wins)", first.Origin.Index+1, first.Origin))
+			} else if id != "" {
+				ids[id] = s
+			}
+			if err != nil {
 				res.Rejected = append(res.Rejected, rejection(s, err))
 				continue
 			}
-			id := s.Manifest.ID
-			if first, dup := ids[id]; dup {
-				res.Rejected = append(res.Rejected, rejection(s, manifest.Errorf(s.Origin, id, "id",
-					"duplicate id: already declared by %s (the first source, file and document to declare an id wins)", first.Origin)))
-				continue
-			}
 			var errs *multierror.Error
-			var mine []claim
+			mine := map[portProto][]claim{}
 			for ci, c := range s.Manifest.Containers {
 				for pi, p := range c.Ports {
 					if p.HostPort == 0 {
@@ -106,12 +128,14 @@ func Set(sources []Source, opts Options) Result {
 					}
 					if p.HostIP != "" {
 						b.ip, _ = netip.ParseAddr(p.HostIP)
+						b.ip = b.ip.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
 						if b.ip.IsUnspecified() {
 							b.ip = netip.Addr{}
 						}
 					}
 					field := fmt.Sprintf("containers[%d].ports[%d].hostPort", ci, pi)
-					for _, other := range append(claims[:len(claims):len(claims)], mine...) {
+					key := portProto{b.port, b.proto}
+					for _, other := range slices.Concat(claims[key], mine[key]) {
 						if !b.conflicts(other.binding) {
 							continue
 						}
@@ -122,15 +146,16 @@ func Set(sources []Source, opts Options) Result {
 						}
 						break
 					}
-					mine = append(mine, claim{binding: b, pod: id, source: s.Origin.Source})
+					mine[key] = append(mine[key], claim{binding: b, pod: id, source: s.Origin.Source})
 				}
 			}
 			if errs != nil {
 				res.Rejected = append(res.Rejected, rejection(s, errs))
 				continue
 			}
-			ids[id] = s
-			claims = append(claims, mine...)
+			for key, cs := range mine {
+				claims[key] = append(claims[key], cs...)
+			}
 			res.Accepted = append(res.Accepted, s)
 		}
 	}
