@@ -11,8 +11,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -173,16 +173,18 @@ func fromSummary(s container.Summary) Container {
 	return c
 }
 
-var exitedStatus = regexp.MustCompile(`^Exited \((-?\d+)\)`)
-
 // exitCodeFromStatus parses the exit code out of a list entry's status,
 // e.g. "Exited (137) 2 seconds ago"; 0 when there is none.
 func exitCodeFromStatus(status string) int {
-	m := exitedStatus.FindStringSubmatch(status)
-	if m == nil {
+	rest, ok := strings.CutPrefix(status, "Exited (")
+	if !ok {
 		return 0
 	}
-	n, err := strconv.Atoi(m[1])
+	code, _, ok := strings.Cut(rest, ")")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(code)
 	if err != nil {
 		return 0
 	}
@@ -195,7 +197,32 @@ func (d *Docker) Inspect(ctx context.Context, id string) (Details, error) {
 	if err != nil {
 		return Details{}, fmt.Errorf("inspect container %s: %w", id, translate(err))
 	}
-	det := Details{ID: r.ID, RestartCount: r.RestartCount}
+	det := Details{ID: r.ID, RestartCount: r.RestartCount, Name: strings.TrimPrefix(r.Name, "/")}
+	if c := r.Config; c != nil {
+		det.Image, det.Env, det.Labels = c.Image, c.Env, c.Labels
+		det.Command = append(append([]string{}, c.Entrypoint...), c.Cmd...)
+	}
+	if h := r.HostConfig; h != nil {
+		det.RestartPolicy = string(h.RestartPolicy.Name)
+		det.NetworkMode = string(h.NetworkMode)
+		for port, binds := range h.PortBindings {
+			for _, b := range binds {
+				det.Ports = append(det.Ports, fmt.Sprintf("%s:%s->%s", b.HostIP, b.HostPort, port))
+			}
+		}
+		sort.Strings(det.Ports)
+	}
+	for _, m := range r.Mounts {
+		mode := "rw"
+		if !m.RW {
+			mode = "ro"
+		}
+		src := m.Name
+		if src == "" {
+			src = m.Source
+		}
+		det.Mounts = append(det.Mounts, fmt.Sprintf("%s:%s:%s", src, m.Destination, mode))
+	}
 	if s := r.State; s != nil {
 		det.StartedAt = parseEngineTime(s.StartedAt)
 		det.FinishedAt = parseEngineTime(s.FinishedAt)
@@ -353,19 +380,35 @@ func (d *Docker) Restart(ctx context.Context, id string, timeout time.Duration) 
 
 // Remove kills and removes a container with its anonymous volumes. A
 // container that does not exist (or is already being removed) is not an
-// error.
+// error. A conflict is retried a few times: Docker 20.10 refuses to remove
+// a container caught between a crash and its restart ("Could not kill
+// running container ..., cannot remove - Container ... is not running").
 func (d *Docker) Remove(ctx context.Context, id string) error {
-	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	switch {
-	case err == nil:
-		d.log.Debug("removed container", "id", id)
-		return nil
-	case IsNotFound(translate(err)):
-		return nil
-	case IsConflict(translate(err)) && strings.Contains(err.Error(), "already in progress"):
-		return nil
+	var err error
+	for attempt, wait := 1, 100*time.Millisecond; ; attempt, wait = attempt+1, 2*wait {
+		err = translate(d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}))
+		switch {
+		case err == nil:
+			d.log.Debug("removed container", "id", id)
+			return nil
+		case IsNotFound(err):
+			return nil
+		case IsConflict(err) && strings.Contains(err.Error(), "already in progress"):
+			return nil
+		}
+		if !IsConflict(err) || attempt == 4 {
+			break
+		}
+		d.log.Debug("container removal refused; retrying", "id", id, "error", err, "retry_in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("remove container %s: %w (gave up: %w)", id, err, ctx.Err())
+		case <-t.C:
+		}
 	}
-	return fmt.Errorf("remove container %s: %w", id, translate(err))
+	return fmt.Errorf("remove container %s: %w", id, err)
 }
 
 // Exec runs cmd in a running container and returns its exit code. The

@@ -2,6 +2,8 @@ package sources
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -24,7 +26,9 @@ type EtcdKV interface {
 // Etcd reads manifests from etcd: one key holding a list (the seed's
 // layout) or, when the key ends with "/", every key under that prefix, each
 // holding one or more manifests. It reads with Get, then watches from the
-// next revision; a broken or compacted watch is answered with a fresh Get.
+// next revision; a broken or compacted watch, or etcd not answering the
+// check made every interval while the watch is quiet, is answered with a
+// fresh Get.
 type Etcd struct {
 	cfg    config.Source
 	kv     EtcdKV
@@ -43,14 +47,32 @@ func (e *Etcd) Name() string { return e.cfg.Name }
 // Type implements Source.
 func (e *Etcd) Type() string { return config.TypeEtcd }
 
+// defaultLiveness is how often a quiet watch checks that etcd answers when
+// the source has no interval.
+const defaultLiveness = 10 * time.Second
+
 // Run implements Source.
+//
+// A set is sent when its content changed (or after an error). Its revision
+// is the newest mod revision of its keys; when a key was deleted and no
+// newer key was written, that revision has not moved, so the set is named
+// by the store revision it was read at instead.
+//
+// While the watch is quiet, etcd is asked every interval whether it still
+// answers: a client's watch waits silently through an outage, and an
+// outage must show as the source's error.
 func (e *Etcd) Run(ctx context.Context, out chan<- Update) {
 	const minBackoff, maxBackoff = 200 * time.Millisecond, 10 * time.Second
 	backoff := minBackoff
-	lastErr, lastRev := "", ""
+	var (
+		lastErr string
+		lastSig string // content of the last set sent
+		lastRev int64  // its revision
+		sent    bool
+	)
 	for ctx.Err() == nil {
 		start := time.Now()
-		snap, rev, err := e.read(ctx)
+		set, err := e.get(ctx)
 		took := time.Since(start)
 		if ctx.Err() != nil {
 			return
@@ -69,19 +91,28 @@ func (e *Etcd) Run(ctx context.Context, out chan<- Update) {
 			continue
 		}
 		backoff = minBackoff
-		if snap.Revision != lastRev || lastErr != "" {
-			lastErr, lastRev = "", snap.Revision
-			if !send(ctx, out, Update{Source: e.cfg.Name, Revision: snap.Revision, Files: snap.Files, Manifests: snap.Manifests, Took: took}) {
+		if !sent || set.sig != lastSig || lastErr != "" {
+			rev := lastRev
+			switch {
+			case !sent || set.modRev > lastRev:
+				rev = set.modRev
+			case set.sig != lastSig:
+				rev = set.storeRev
+			}
+			lastErr, lastSig, lastRev, sent = "", set.sig, rev, true
+			u := Update{Source: e.cfg.Name, Revision: fmt.Sprint(rev), Files: set.snap.Files, Manifests: set.snap.Manifests, Took: took}
+			if !send(ctx, out, u) {
 				return
 			}
 		}
 		// Watch from the revision after the read; any event means read again.
-		e.waitForChange(ctx, rev+1)
+		e.waitForChange(ctx, set.storeRev+1)
 	}
 }
 
 // waitForChange returns when something under the key changed, the watch
-// broke (etcd restarted, revision compacted) or ctx ended.
+// broke (etcd restarted, revision compacted), etcd stopped answering, or
+// ctx ended.
 func (e *Etcd) waitForChange(ctx context.Context, from int64) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
@@ -89,23 +120,74 @@ func (e *Etcd) waitForChange(ctx context.Context, from int64) {
 	if e.prefix {
 		opts = append(opts, clientv3.WithPrefix())
 	}
-	for resp := range e.kv.Watch(wctx, e.cfg.Key, opts...) {
-		switch {
-		case resp.CompactRevision != 0:
-			e.log.Info("watch revision compacted; reading again", "compactRevision", resp.CompactRevision)
+	every := e.cfg.Interval
+	if every <= 0 {
+		every = defaultLiveness
+	}
+	alive := time.NewTicker(every)
+	defer alive.Stop()
+	watch := e.kv.Watch(wctx, e.cfg.Key, opts...)
+	for {
+		select {
+		case <-ctx.Done():
 			return
-		case resp.Canceled || resp.Err() != nil:
-			e.log.Warn("etcd watch ended; reading again", "error", resp.Err())
-			return
-		case len(resp.Events) > 0:
-			return
+		case <-alive.C:
+			if err := e.ping(ctx); err != nil {
+				e.log.Warn("etcd does not answer while watching; reading again", "error", err)
+				return
+			}
+		case resp, ok := <-watch:
+			switch {
+			case !ok:
+				return
+			case resp.CompactRevision != 0:
+				e.log.Info("watch revision compacted; reading again", "compactRevision", resp.CompactRevision)
+				return
+			case resp.Canceled || resp.Err() != nil:
+				e.log.Warn("etcd watch ended; reading again", "error", resp.Err())
+				return
+			case len(resp.Events) > 0:
+				return
+			}
 		}
 	}
 }
 
+// ping asks etcd for the number of the source's keys: cheap, and it fails
+// within the source's timeout when etcd is unreachable.
+func (e *Etcd) ping(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	opts := []clientv3.OpOption{clientv3.WithCountOnly()}
+	if e.prefix {
+		opts = append(opts, clientv3.WithPrefix())
+	}
+	_, err := e.kv.Get(pctx, e.cfg.Key, opts...)
+	return err
+}
+
 // read gets the source's keys once; rev is the store revision of the read.
 func (e *Etcd) read(ctx context.Context) (Snapshot, int64, error) {
-	snap := Snapshot{Source: e.cfg.Name, Type: config.TypeEtcd}
+	set, err := e.get(ctx)
+	if err != nil {
+		return set.snap, 0, err
+	}
+	set.snap.Revision = fmt.Sprint(set.modRev)
+	return set.snap, set.storeRev, nil
+}
+
+// etcdSet is one read of the source's keys.
+type etcdSet struct {
+	snap Snapshot
+	// storeRev is the store revision of the read; modRev the newest mod
+	// revision among the keys (0 when there are none).
+	storeRev, modRev int64
+	// sig identifies the content: every key with its mod revision.
+	sig string
+}
+
+func (e *Etcd) get(ctx context.Context) (etcdSet, error) {
+	set := etcdSet{snap: Snapshot{Source: e.cfg.Name, Type: config.TypeEtcd}}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	var opts []clientv3.OpOption
@@ -114,29 +196,27 @@ func (e *Etcd) read(ctx context.Context) (Snapshot, int64, error) {
 	}
 	resp, err := e.kv.Get(rctx, e.cfg.Key, opts...)
 	if err != nil {
-		return snap, 0, fmt.Errorf("etcd get %s: %w", e.cfg.Key, err)
+		return set, fmt.Errorf("etcd get %s: %w", e.cfg.Key, err)
 	}
-	var maxMod int64
+	h := sha256.New()
 	for _, kv := range resp.Kvs {
 		if int64(len(kv.Value)) > manifest.MaxSize {
-			return snap, 0, fmt.Errorf("etcd key %s: %d bytes: %w of %d bytes", kv.Key, len(kv.Value), manifest.ErrTooLarge, manifest.MaxSize)
+			return set, fmt.Errorf("etcd key %s: %d bytes: %w of %d bytes", kv.Key, len(kv.Value), manifest.ErrTooLarge, manifest.MaxSize)
 		}
-		maxMod = max(maxMod, kv.ModRevision)
+		fmt.Fprintf(h, "%s\x00%d\x00", kv.Key, kv.ModRevision)
+		set.modRev = max(set.modRev, kv.ModRevision)
 		if len(strings.TrimSpace(string(kv.Value))) == 0 {
 			continue
 		}
 		ms, err := manifest.Decode(kv.Value, manifest.Origin{Source: e.cfg.Name, File: string(kv.Key)})
 		if err != nil {
-			return snap, 0, err
+			return set, err
 		}
-		snap.Files++
-		snap.Manifests = append(snap.Manifests, ms...)
+		set.snap.Files++
+		set.snap.Manifests = append(set.snap.Manifests, ms...)
 	}
-	snap.Revision = fmt.Sprintf("%d", maxMod)
-	if len(resp.Kvs) == 0 {
-		snap.Revision = "0"
-	}
-	return snap, resp.Header.Revision, nil
+	set.storeRev, set.sig = resp.Header.Revision, hex.EncodeToString(h.Sum(nil))
+	return set, nil
 }
 
 // sleepCtx waits d or until ctx ends; it reports whether d passed.

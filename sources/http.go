@@ -1,11 +1,13 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -132,7 +134,7 @@ func (h *HTTP) fetch(ctx context.Context) (snap Snapshot, notModified bool, err 
 	if resp.ContentLength > manifest.MaxSize {
 		return snap, false, fmt.Errorf("GET %s: body of %d bytes: %w of %d bytes", h.display, resp.ContentLength, manifest.ErrTooLarge, manifest.MaxSize)
 	}
-	body, err := manifest.ReadLimited(resp.Body, manifest.MaxSize)
+	body, err := readBody(resp.Body, manifest.MaxSize)
 	if err != nil {
 		if errors.Is(err, manifest.ErrTooLarge) {
 			return snap, false, fmt.Errorf("GET %s: body %w", h.display, err)
@@ -148,4 +150,31 @@ func (h *HTTP) fetch(ctx context.Context) (snap Snapshot, notModified bool, err 
 	h.etag = resp.Header.Get("ETag")
 	snap.Files, snap.Manifests = 1, ms
 	return snap, false, nil
+}
+
+// readBody reads r up to limit bytes and fails with manifest.ErrTooLarge,
+// without reading further, when r holds more. It reads in blocks joined at
+// the end, so a body refused at the limit costs the limit in memory, not
+// the garbage of a slice grown by copying (two to three times as much).
+func readBody(r io.Reader, limit int64) ([]byte, error) {
+	const block = 64 << 10
+	var (
+		blocks [][]byte
+		total  int64
+	)
+	for {
+		buf := make([]byte, min(block, limit+1-total))
+		n, err := io.ReadFull(r, buf)
+		total += int64(n)
+		blocks = append(blocks, buf[:n])
+		if total > limit {
+			return nil, fmt.Errorf("%w of %d bytes", manifest.ErrTooLarge, limit)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return bytes.Join(blocks, nil), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

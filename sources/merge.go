@@ -298,11 +298,12 @@ func (m *Merger) merge() State {
 		list := make([]manifest.Sourced, 0, len(s.Manifests))
 		for _, man := range s.Manifests {
 			if rejectedIDs[s.Name][man.Manifest.ID] {
-				good, ok := s.Good[man.Manifest.ID]
-				if !ok {
-					continue
+				// Without a last accepted version the rejected manifest stays
+				// in place: it is rejected again and still owns its ID, so a
+				// later source cannot take the pod over because of a typo.
+				if good, ok := s.Good[man.Manifest.ID]; ok {
+					man = good.Sourced
 				}
-				man = good.Sourced
 			}
 			list = append(list, man)
 		}

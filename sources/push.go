@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	gosync "sync"
 
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
@@ -27,11 +28,15 @@ type Push struct {
 	opts    validate.Options
 	log     *slog.Logger
 	updates chan Update
+	// stopped is closed when Run returns: a POST then gets 503 instead of
+	// waiting for a reader that is gone.
+	stopped  chan struct{}
+	stopOnce gosync.Once
 }
 
 // NewPush returns the push source for cfg.
 func NewPush(cfg config.Source, opts validate.Options, log *slog.Logger) *Push {
-	return &Push{cfg: cfg, opts: opts, log: log.With("source", cfg.Name), updates: make(chan Update)}
+	return &Push{cfg: cfg, opts: opts, log: log.With("source", cfg.Name), updates: make(chan Update), stopped: make(chan struct{})}
 }
 
 // Name implements Source.
@@ -42,6 +47,7 @@ func (p *Push) Type() string { return config.TypePush }
 
 // Run implements Source: it forwards what is pushed.
 func (p *Push) Run(ctx context.Context, out chan<- Update) {
+	defer p.stopOnce.Do(func() { close(p.stopped) })
 	for {
 		select {
 		case <-ctx.Done():
@@ -108,6 +114,9 @@ func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
 		select {
 		case p.updates <- Update{Source: p.cfg.Name, Revision: rev, Files: 1, Manifests: ms}:
 		case <-r.Context().Done():
+			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
+			return
+		case <-p.stopped:
 			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
 			return
 		}

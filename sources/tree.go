@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/hashicorp/go-multierror"
 
@@ -61,7 +62,7 @@ func ReadTree(base string, paths []string, source string) (TreeResult, error) {
 	for _, f := range files {
 		name := display(base, f)
 		origin := manifest.Origin{Source: source, File: name}
-		data, err := manifest.ReadFile(f)
+		data, err := readManifestFile(f)
 		if err != nil {
 			errs = multierror.Append(errs, &manifest.Error{Origin: origin, Detail: readDetail(err)})
 			continue
@@ -98,7 +99,9 @@ func display(base, p string) string {
 }
 
 // listFiles returns the manifest files of one path: the path itself when it
-// is a file, else the sorted manifest files below it.
+// is a file, else the sorted manifest files below it. A path that is a
+// symlink to a folder is walked as that folder (a checkout deployed as
+// "current -> release-N"); the files are named below the path as given.
 func listFiles(p string) ([]string, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -107,12 +110,16 @@ func listFiles(p string) ([]string, error) {
 	if !fi.IsDir() {
 		return []string{p}, nil
 	}
+	root, err := walkRoot(p)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if path != p && strings.HasPrefix(d.Name(), ".") {
+		if path != root && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -134,7 +141,7 @@ func listFiles(p string) ([]string, error) {
 				return fmt.Errorf("%s: symlink to a folder is not followed", path)
 			}
 		}
-		out = append(out, path)
+		out = append(out, underPath(p, root, path))
 		return nil
 	})
 	if err != nil {
@@ -142,6 +149,55 @@ func listFiles(p string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// walkRoot returns the folder to walk for path p: p itself, or its target
+// when p is a symlink (filepath.WalkDir does not follow a symlinked root).
+func walkRoot(p string) (string, error) {
+	lfi, err := os.Lstat(p)
+	if err != nil || lfi.Mode()&fs.ModeSymlink == 0 {
+		return p, nil
+	}
+	root, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", "resolve symlink", unwrapPath(err))
+	}
+	return root, nil
+}
+
+// underPath names path (found below root, the resolved p) below p.
+func underPath(p, root, path string) string {
+	if root == p {
+		return path
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return path
+	}
+	return filepath.Join(p, rel)
+}
+
+// readManifestFile reads one manifest file. It opens without blocking and
+// refuses anything but a regular file, so a FIFO or device named like a
+// manifest is an error, not a hang; a file over manifest.MaxSize is refused
+// before it is read.
+func readManifestFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	if fi.Size() > manifest.MaxSize {
+		return nil, fmt.Errorf("%d bytes: %w of %d bytes", fi.Size(), manifest.ErrTooLarge, manifest.MaxSize)
+	}
+	return manifest.ReadLimited(f, manifest.MaxSize)
 }
 
 func unwrapPath(err error) error {

@@ -137,9 +137,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg gosync.WaitGroup
-	defer wg.Wait()
+	// Cancel first, then wait: every goroutine below ends with ctx, also
+	// when Run returns early (the listen address is taken).
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
 
 	if etcd != nil {
 		rep = reporter.New(etcd, reporter.Options{
@@ -223,6 +227,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		srcErrs := map[string]string{}
 		for {
 			select {
 			case <-ctx.Done():
@@ -230,7 +235,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 			case u := <-updates:
 				met.SourceUpdate(u)
 				if merger.Apply(u) {
-					syncer.SetDesired(desired())
+					st := merger.State()
+					recordSourceErrors(ev, st, srcErrs)
+					syncer.SetDesired(toDesired(st))
 				}
 			}
 		}
@@ -240,6 +247,19 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	err = syncer.Run(ctx)
 	log.Info("hostlet stopping; containers keep running")
 	return err
+}
+
+// recordSourceErrors records a source-error event for every source whose
+// error is new since the last call (last holds each source's error then):
+// the same failure repeated is one event; failing again after a recovery is
+// another.
+func recordSourceErrors(ev *events.Log, st sources.State, last map[string]string) {
+	for _, s := range st.Sources {
+		if s.Error != "" && s.Error != last[s.Name] {
+			ev.Record(events.Event{Type: events.SourceError, Reason: "source " + s.Name, Message: s.Error})
+		}
+		last[s.Name] = s.Error
+	}
 }
 
 func toDesired(st sources.State) hsync.Desired {

@@ -1,0 +1,264 @@
+package imagebuild
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distribution/reference"
+)
+
+// File is one regular file of the image's only layer.
+type File struct {
+	// Path is the absolute path in the image, e.g. "/demo".
+	Path string
+	// Mode holds the permission bits (setuid, setgid and sticky included);
+	// 0 means 0644.
+	Mode os.FileMode
+	Data []byte
+}
+
+// DefaultPath is the PATH put into the image's environment when env has
+// none.
+const DefaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// epoch is the timestamp of every entry and of the image, so the same input
+// always gives the same image ID.
+func epoch() time.Time { return time.Unix(0, 0).UTC() }
+
+// Write writes a docker-archive tar holding one image tagged ref (a Docker
+// reference with a tag, or none for :latest) whose single layer holds files,
+// their parent directories and /tmp (mode 1777). entrypoint and env become
+// the image's ENTRYPOINT and ENV (PATH defaults to DefaultPath). The image is
+// for linux on the architecture this program was built for.
+func Write(w io.Writer, ref string, files []File, entrypoint []string, env []string) error {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return fmt.Errorf("write image %q: parse reference: %w", ref, err)
+	}
+	if _, ok := named.(reference.Digested); ok {
+		return fmt.Errorf("write image %q: a digest reference cannot be used as a tag", ref)
+	}
+	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
+	if !ok {
+		return fmt.Errorf("write image %q: reference has no tag", ref)
+	}
+
+	layer, err := layerTar(files)
+	if err != nil {
+		return fmt.Errorf("write image %q: %w", ref, err)
+	}
+	layerSum := sha256.Sum256(layer)
+	layerHex := hex.EncodeToString(layerSum[:])
+
+	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "PATH=") }) {
+		env = append([]string{DefaultPath}, env...)
+	}
+	cfg := imageConfig{
+		Architecture: goruntime.GOARCH,
+		OS:           "linux",
+		Created:      epoch(),
+		Config: containerConfig{
+			Entrypoint: entrypoint,
+			Env:        env,
+			WorkingDir: "/",
+		},
+		RootFS: rootFS{Type: "layers", DiffIDs: []string{"sha256:" + layerHex}},
+		History: []history{{
+			Created:   epoch(),
+			CreatedBy: "hostlet imagebuild",
+		}},
+	}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("write image %q: encode config: %w", ref, err)
+	}
+	cfgSum := sha256.Sum256(cfgJSON)
+	cfgName := hex.EncodeToString(cfgSum[:]) + ".json"
+
+	manifest, err := json.Marshal([]manifestEntry{{
+		Config:   cfgName,
+		RepoTags: []string{reference.FamiliarString(tagged)},
+		Layers:   []string{layerHex + "/layer.tar"},
+	}})
+	if err != nil {
+		return fmt.Errorf("write image %q: encode manifest: %w", ref, err)
+	}
+	repositories, err := json.Marshal(map[string]map[string]string{
+		reference.FamiliarName(tagged): {tagged.Tag(): layerHex},
+	})
+	if err != nil {
+		return fmt.Errorf("write image %q: encode repositories: %w", ref, err)
+	}
+
+	tw := tar.NewWriter(w)
+	if err := tw.WriteHeader(dirHeader(layerHex+"/", 0o755)); err != nil {
+		return fmt.Errorf("write image %q: %w", ref, err)
+	}
+	for _, e := range []struct {
+		name string
+		data []byte
+	}{
+		{layerHex + "/layer.tar", layer},
+		{cfgName, cfgJSON},
+		{"manifest.json", manifest},
+		{"repositories", repositories},
+	} {
+		if err := writeFile(tw, e.name, 0o644, e.data); err != nil {
+			return fmt.Errorf("write image %q: %w", ref, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("write image %q: finish archive: %w", ref, err)
+	}
+	return nil
+}
+
+// layerTar builds the layer: parent directories (0755), /tmp (1777), then
+// the files, each group sorted by path.
+func layerTar(files []File) ([]byte, error) {
+	dirs := map[string]fs.FileMode{"tmp": 0o777 | fs.ModeSticky}
+	byPath := map[string]File{}
+	for _, f := range files {
+		p, err := cleanPath(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := byPath[p]; dup {
+			return nil, fmt.Errorf("file %s given twice", f.Path)
+		}
+		byPath[p] = f
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if _, ok := dirs[d]; !ok {
+				dirs[d] = 0o755
+			}
+		}
+	}
+	for p := range byPath {
+		if _, ok := dirs[p]; ok {
+			return nil, fmt.Errorf("file %s is also a directory of the image", "/"+p)
+		}
+	}
+
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, d := range sortedKeys(dirs) {
+		if err := tw.WriteHeader(dirHeader(d+"/", tarMode(dirs[d]))); err != nil {
+			return nil, fmt.Errorf("layer: directory /%s: %w", d, err)
+		}
+	}
+	for _, p := range sortedKeys(byPath) {
+		f := byPath[p]
+		mode := f.Mode
+		if mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) == 0 {
+			mode = 0o644
+		}
+		if err := writeFile(tw, p, tarMode(mode), f.Data); err != nil {
+			return nil, fmt.Errorf("layer: %w", err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, fmt.Errorf("layer: finish: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// cleanPath turns an absolute image path into a tar entry name.
+func cleanPath(p string) (string, error) {
+	if !strings.HasPrefix(p, "/") {
+		return "", fmt.Errorf("file path %q is not absolute", p)
+	}
+	c := strings.TrimPrefix(path.Clean(p), "/")
+	if c == "" {
+		return "", fmt.Errorf("file path %q names the root directory", p)
+	}
+	return c, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// tarMode converts Go's file mode bits to the tar header's Unix mode.
+func tarMode(m fs.FileMode) int64 {
+	mode := int64(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		mode |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		mode |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		mode |= 0o1000
+	}
+	return mode
+}
+
+func dirHeader(name string, mode int64) *tar.Header {
+	return &tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: mode, ModTime: epoch(), Format: tar.FormatPAX}
+}
+
+func writeFile(tw *tar.Writer, name string, mode int64, data []byte) error {
+	hdr := &tar.Header{
+		Typeflag: tar.TypeReg,
+		Name:     name,
+		Mode:     mode,
+		Size:     int64(len(data)),
+		ModTime:  epoch(),
+		Format:   tar.FormatPAX,
+	}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := tw.Write(data); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// The docker-archive format (`docker save`), as far as the engine's load
+// needs it.
+type (
+	manifestEntry struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}
+	imageConfig struct {
+		Architecture string          `json:"architecture"`
+		OS           string          `json:"os"`
+		Created      time.Time       `json:"created"`
+		Config       containerConfig `json:"config"`
+		RootFS       rootFS          `json:"rootfs"`
+		History      []history       `json:"history"`
+	}
+	containerConfig struct {
+		Entrypoint []string `json:"Entrypoint,omitempty"`
+		Env        []string `json:"Env,omitempty"`
+		WorkingDir string   `json:"WorkingDir,omitempty"`
+	}
+	rootFS struct {
+		Type    string   `json:"type"`
+		DiffIDs []string `json:"diff_ids"`
+	}
+	history struct {
+		Created   time.Time `json:"created"`
+		CreatedBy string    `json:"created_by"`
+	}
+)

@@ -1,0 +1,611 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/dockertest"
+	hruntime "github.com/hostlet/hostlet/runtime"
+)
+
+// Integration tests against the real engine. Every test runs under its own
+// instance label; dockertest removes what it leaves behind.
+
+func TestMain(m *testing.M) { dockertest.Main(m) }
+
+// testCtx bounds a test's engine calls.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// spec returns a container spec for the demo image, labelled as hostlet
+// labels its containers, named uniquely on the engine.
+func spec(t *testing.T, d *hruntime.Docker, pod, name string) hruntime.ContainerSpec {
+	return hruntime.ContainerSpec{
+		Name:  fmt.Sprintf("hostlet_%s_%s_%s", d.Instance(), pod, name),
+		Image: dockertest.TestImage(t),
+		Labels: map[string]string{
+			hruntime.LabelManaged:   "true",
+			hruntime.LabelInstance:  d.Instance(),
+			hruntime.LabelPod:       pod,
+			hruntime.LabelContainer: name,
+		},
+		RestartPolicy: hruntime.RestartNo,
+		StopTimeout:   5 * time.Second,
+	}
+}
+
+func mustRun(t *testing.T, ctx context.Context, d *hruntime.Docker, s hruntime.ContainerSpec) string {
+	t.Helper()
+	id, err := d.Create(ctx, s)
+	if err != nil {
+		t.Fatalf("Create(%s): %v", s.Name, err)
+	}
+	if err := d.Start(ctx, id); err != nil {
+		t.Fatalf("Start(%s): %v", s.Name, err)
+	}
+	return id
+}
+
+func find(list []hruntime.Container, id string) (hruntime.Container, bool) {
+	for _, c := range list {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return hruntime.Container{}, false
+}
+
+// waitState waits until the container's list entry is in state.
+func waitState(t *testing.T, ctx context.Context, d *hruntime.Docker, id, state string) hruntime.Container {
+	t.Helper()
+	var found hruntime.Container
+	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+		list, err := d.List(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		c, ok := find(list, id)
+		if !ok {
+			return false, "container " + id + " not listed"
+		}
+		found = c
+		return c.State == state, fmt.Sprintf("state %q (%s), want %q", c.State, c.Status, state)
+	})
+	return found
+}
+
+// waitHTTP waits until GET url answers 200 with a body containing want.
+func waitHTTP(t *testing.T, url, want string) string {
+	t.Helper()
+	var body string
+	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+		code, b, err := dockertest.HTTP("GET", url, "")
+		if err != nil {
+			return false, err.Error()
+		}
+		body = b
+		return code == 200 && strings.Contains(b, want), fmt.Sprintf("GET %s: %d %q, want 200 with %q", url, code, b, want)
+	})
+	return body
+}
+
+func TestLifecycleAndInstanceFilter(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	other := dockertest.DockerFor(t, dockertest.Instance(t))
+
+	s := spec(t, d, "web", "app")
+	s.Env = []string{"MESSAGE=hi"}
+	id := mustRun(t, ctx, d, s)
+
+	// Another instance's container, and one of ours without the managed
+	// label: neither is listed.
+	otherID, err := other.Create(ctx, spec(t, other, "web", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unmanaged := spec(t, d, "web", "unmanaged")
+	delete(unmanaged.Labels, hruntime.LabelManaged)
+	if _, err := d.Create(ctx, unmanaged); err != nil {
+		t.Fatal(err)
+	}
+
+	list, err := d.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 {
+		t.Fatalf("List = %+v, want exactly our one managed container", list)
+	}
+	c := list[0]
+	if c.ID != id || c.Name != s.Name || c.State != hruntime.StateRunning || !c.Running() ||
+		c.Pod() != "web" || c.Slot() != "app" || c.Image != s.Image || c.IP == "" ||
+		time.Since(c.Created) > time.Minute {
+		t.Errorf("listed container = %+v", c)
+	}
+	otherList, err := other.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(otherList) != 1 || otherList[0].ID != otherID || otherList[0].State != hruntime.StateCreated {
+		t.Errorf("other instance lists %+v, want only its created container", otherList)
+	}
+
+	det, err := d.Inspect(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if det.ID != id || !det.Running || det.StartedAt.IsZero() || !det.FinishedAt.IsZero() || det.RestartCount != 0 {
+		t.Errorf("Inspect = %+v", det)
+	}
+
+	if _, err := d.Create(ctx, s); !hruntime.IsConflict(err) {
+		t.Errorf("Create with a taken name: %v, want ErrConflict", err)
+	}
+	if err := d.Start(ctx, id); err != nil {
+		t.Errorf("Start of a running container: %v", err)
+	}
+
+	// The grace period is long: exit code 0 (not 137) shows the container
+	// got SIGTERM and exited by itself, with no timing assumptions.
+	if err := d.Stop(ctx, id, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c = waitState(t, ctx, d, id, hruntime.StateExited)
+	if c.ExitCode != 0 {
+		t.Errorf("exit code after SIGTERM = %d (%s), want 0", c.ExitCode, c.Status)
+	}
+	if err := d.Stop(ctx, id, time.Second); err != nil {
+		t.Errorf("Stop of a stopped container: %v", err)
+	}
+
+	if err := d.Restart(ctx, id, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, ctx, d, id, hruntime.StateRunning)
+
+	if err := d.Remove(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := d.List(ctx); err != nil || len(list) != 0 {
+		t.Errorf("List after Remove = %+v, %v; want empty", list, err)
+	}
+	if err := d.Remove(ctx, id); err != nil {
+		t.Errorf("second Remove: %v", err)
+	}
+	if _, err := d.Inspect(ctx, id); !hruntime.IsNotFound(err) {
+		t.Errorf("Inspect after Remove: %v, want ErrNotFound", err)
+	}
+}
+
+func TestMissingContainer(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	const id = "hostlet-test-no-such-container"
+	if err := d.Remove(ctx, id); err != nil {
+		t.Errorf("Remove of a missing container: %v", err)
+	}
+	for name, err := range map[string]error{
+		"Inspect": func() error { _, err := d.Inspect(ctx, id); return err }(),
+		"Start":   d.Start(ctx, id),
+		"Stop":    d.Stop(ctx, id, time.Second),
+		"Exec":    func() error { _, err := d.Exec(ctx, id, []string{"/demo"}); return err }(),
+	} {
+		if !hruntime.IsNotFound(err) || !strings.Contains(err.Error(), id) {
+			t.Errorf("%s of a missing container: %v, want ErrNotFound naming it", name, err)
+		}
+	}
+	s := spec(t, d, "web", "app")
+	s.Image = "hostlet-test-absent.invalid/x:1"
+	if _, err := d.Create(ctx, s); !hruntime.IsNotFound(err) {
+		t.Errorf("Create from an absent image: %v, want ErrNotFound", err)
+	}
+}
+
+func TestPortsAndResources(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	port := dockertest.FreePort(t)
+	s := spec(t, d, "web", "app")
+	s.Command = []string{"/demo", "-listen", ":9090"}
+	s.Env = []string{"MESSAGE=published"}
+	s.Ports = []hruntime.Port{{ContainerPort: 9090, HostPort: port, Protocol: "TCP", HostIP: "127.0.0.1"}}
+	s.Memory = 64 << 20
+	s.CPUShares = 256
+	s.StopTimeout = 3 * time.Second
+	s.RestartPolicy = hruntime.RestartOnFailure
+	id := mustRun(t, ctx, d, s)
+
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHTTP(t, base+"/", "MESSAGE=published")
+	if code, body, err := dockertest.HTTP("POST", base+"/alloc?mb=8", ""); err != nil || code != 200 {
+		t.Errorf("alloc within the memory limit: %d %q %v", code, body, err)
+	}
+	if code, body, err := dockertest.HTTP("POST", base+"/unhealthy", ""); err != nil || code != 200 {
+		t.Errorf("POST /unhealthy: %d %q %v", code, body, err)
+	}
+	if code, _, err := dockertest.HTTP("GET", base+"/healthz", ""); err != nil || code != 500 {
+		t.Errorf("healthz after /unhealthy: %d %v, want 500", code, err)
+	}
+
+	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, cfg := raw.HostConfig, raw.Config
+	if hc.Memory != 64<<20 || hc.CPUShares != 256 || string(hc.RestartPolicy.Name) != "on-failure" ||
+		hc.RestartPolicy.MaximumRetryCount != 0 {
+		t.Errorf("host config: memory %d, shares %d, restart %+v", hc.Memory, hc.CPUShares, hc.RestartPolicy)
+	}
+	if cfg.StopTimeout == nil || *cfg.StopTimeout != 3 || strings.Join(cfg.Entrypoint, " ") != "/demo -listen :9090" || len(cfg.Cmd) != 0 {
+		t.Errorf("config: stop timeout %v, entrypoint %q, cmd %q", cfg.StopTimeout, cfg.Entrypoint, cfg.Cmd)
+	}
+
+	// A failing exit makes the engine restart it (restart policy on-failure).
+	if code, body, err := dockertest.HTTP("POST", base+"/exit?code=5", ""); err != nil || code != 200 {
+		t.Fatalf("POST /exit: %d %q %v", code, body, err)
+	}
+	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+		det, err := d.Inspect(ctx, id)
+		if err != nil {
+			return false, err.Error()
+		}
+		return det.RestartCount >= 1, fmt.Sprintf("restart count %d after exit 5, want >= 1", det.RestartCount)
+	})
+}
+
+func TestSharedNetworkNamespace(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	port := dockertest.FreePort(t)
+
+	infra := spec(t, d, "pod", hruntime.InfraName)
+	infra.Command = []string{"/demo", "pause"}
+	infra.Ports = []hruntime.Port{{ContainerPort: 8081, HostPort: port, HostIP: "127.0.0.1"}}
+	infraID := mustRun(t, ctx, d, infra)
+
+	a := spec(t, d, "pod", "a")
+	a.NetworkMode = "container:" + infraID
+	a.Env = []string{"LISTEN=127.0.0.1:8080", "MESSAGE=from-a"}
+	// Ports on a container that joins a namespace are the infra's business;
+	// Docker would refuse them.
+	a.Ports = []hruntime.Port{{ContainerPort: 8080, HostPort: dockertest.FreePort(t)}}
+	aID := mustRun(t, ctx, d, a)
+
+	b := spec(t, d, "pod", "b")
+	b.NetworkMode = "container:" + infraID
+	b.Env = []string{"LISTEN=:8081"}
+	mustRun(t, ctx, d, b)
+
+	// b (published through the infra container) reaches a on localhost.
+	waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://localhost:8080/", port), "MESSAGE=from-a")
+
+	list, err := d.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := find(list, aID); !ok || c.IP != "" {
+		t.Errorf("joined container listed as %+v, want no IP of its own", c)
+	}
+	if c, ok := find(list, infraID); !ok || c.IP == "" || c.Slot() != hruntime.InfraName {
+		t.Errorf("infra container listed as %+v, want an IP and the POD slot", c)
+	}
+	if err := d.Stop(ctx, infraID, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if c := waitState(t, ctx, d, infraID, hruntime.StateExited); c.ExitCode != 0 {
+		t.Errorf("demo pause exit code after SIGTERM = %d, want 0", c.ExitCode)
+	}
+}
+
+func TestVolumes(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	vol := "hostlet_" + d.Instance() + "_pod_data"
+	for range 2 {
+		if err := d.EnsureVolume(ctx, vol, map[string]string{hruntime.LabelPod: "pod", hruntime.LabelVolume: "data"}); err != nil {
+			t.Fatalf("EnsureVolume: %v", err)
+		}
+	}
+	if vols, err := d.ListVolumes(ctx); err != nil || len(vols) != 1 || vols[0] != vol {
+		t.Fatalf("ListVolumes = %v, %v; want [%s]", vols, err, vol)
+	}
+	other := dockertest.DockerFor(t, dockertest.Instance(t))
+	if err := other.EnsureVolume(ctx, vol, nil); !hruntime.IsConflict(err) {
+		t.Errorf("EnsureVolume of another instance's volume: %v, want ErrConflict", err)
+	}
+	if vols, err := other.ListVolumes(ctx); err != nil || len(vols) != 0 {
+		t.Errorf("other instance lists volumes %v, %v; want none", vols, err)
+	}
+
+	hostDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(hostDir, "host.txt"), []byte("from host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string) (id, base string) {
+		port := dockertest.FreePort(t)
+		s := spec(t, d, "pod", name)
+		s.Ports = []hruntime.Port{{ContainerPort: 8080, HostPort: port, HostIP: "127.0.0.1"}}
+		s.Mounts = []hruntime.Mount{
+			{Type: hruntime.MountVolume, Source: vol, Target: "/data"},
+			{Type: hruntime.MountBind, Source: hostDir, Target: "/host", ReadOnly: true},
+		}
+		id = mustRun(t, ctx, d, s)
+		base = fmt.Sprintf("http://127.0.0.1:%d", port)
+		waitHTTP(t, base+"/healthz", "ok")
+		return id, base
+	}
+	id, base := run("first")
+	if code, body, err := dockertest.HTTP("POST", base+"/write?path=/data/x", "persist"); err != nil || code != 200 {
+		t.Fatalf("write to volume: %d %q %v", code, body, err)
+	}
+	if body := waitHTTP(t, base+"/read?path=/host/host.txt", "from host"); body != "from host" {
+		t.Errorf("bind mount read %q", body)
+	}
+	if code, body, err := dockertest.HTTP("POST", base+"/write?path=/host/y", "nope"); err != nil || code != 500 || !strings.Contains(body, "read-only") {
+		t.Errorf("write to read-only bind mount: %d %q %v; want 500 read-only file system", code, body, err)
+	}
+
+	if err := d.RemoveVolume(ctx, vol); !hruntime.IsConflict(err) {
+		t.Errorf("RemoveVolume of a volume in use: %v, want ErrConflict", err)
+	}
+	// The volume outlives its container: a recreated container sees the data.
+	if err := d.Remove(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	_, base = run("second")
+	waitHTTP(t, base+"/read?path=/data/x", "persist")
+
+	if err := dockertest.RemoveInstance(ctx, dockertest.Client(t), "no-such-instance"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := d.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if err := d.Remove(ctx, c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.RemoveVolume(ctx, vol); err != nil {
+		t.Fatalf("RemoveVolume: %v", err)
+	}
+	if vols, err := d.ListVolumes(ctx); err != nil || len(vols) != 0 {
+		t.Errorf("ListVolumes after remove = %v, %v", vols, err)
+	}
+	if err := d.RemoveVolume(ctx, vol); err != nil {
+		t.Errorf("RemoveVolume of a missing volume: %v", err)
+	}
+}
+
+func TestEnsureImage(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	img := dockertest.TestImage(t)
+
+	const absent = "hostlet-test-absent.invalid/x:1"
+	err := d.EnsureImage(ctx, absent, hruntime.PullNever)
+	if !errors.Is(err, hruntime.ErrImageNeverPull) || !hruntime.IsNotFound(err) ||
+		err.Error() != "image "+absent+" not present and imagePullPolicy is Never" {
+		t.Errorf("Never, absent: %v", err)
+	}
+	// The test image exists only locally: a pull would fail.
+	for _, policy := range []string{hruntime.PullNever, hruntime.PullIfNotPresent} {
+		if err := d.EnsureImage(ctx, img, policy); err != nil {
+			t.Errorf("%s, present: %v", policy, err)
+		}
+	}
+	if err := d.EnsureImage(ctx, img, "Sometimes"); err == nil {
+		t.Error("unknown policy accepted")
+	}
+
+	const nonexistent = "hostlet-test-nonexistent.invalid/x:1"
+	// Concurrent pulls of one image share one request and all see its error.
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			policy := hruntime.PullAlways
+			if i%2 == 1 {
+				policy = hruntime.PullIfNotPresent
+			}
+			errs[i] = d.EnsureImage(ctx, nonexistent, policy)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, hruntime.ErrImagePull) || !strings.Contains(err.Error(), "pull image "+nonexistent+": ") ||
+			!strings.Contains(err.Error(), "hostlet-test-nonexistent.invalid") {
+			t.Errorf("pull %d of a nonexistent image: %v, want ErrImagePull with the engine's message", i, err)
+		}
+	}
+	t.Logf("engine's pull error: %v", errs[0])
+
+	// A pull whose caller goes away returns the caller's error.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := d.EnsureImage(cctx, nonexistent, hruntime.PullAlways); !errors.Is(err, context.Canceled) {
+		t.Errorf("pull with a cancelled context: %v", err)
+	}
+}
+
+func TestLoadAndRemoveImage(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	err := d.LoadImage(ctx, strings.NewReader("this is not a tar archive"))
+	if err == nil {
+		t.Fatal("LoadImage of garbage: no error")
+	}
+	t.Logf("engine's load error: %v", err)
+	if err := d.RemoveImage(ctx, "hostlet-test-absent.invalid/x:1"); !hruntime.IsNotFound(err) {
+		t.Errorf("RemoveImage of an absent image: %v, want ErrNotFound", err)
+	}
+}
+
+func TestExec(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	s := spec(t, d, "pod", "app")
+	s.Command = []string{"/demo", "pause"}
+	id := mustRun(t, ctx, d, s)
+
+	for _, tc := range []struct {
+		cmd  []string
+		want int
+	}{
+		{[]string{"/demo", "probe-ok"}, 0},
+		{[]string{"/demo", "probe-fail"}, 1},
+	} {
+		code, err := d.Exec(ctx, id, tc.cmd)
+		if err != nil || code != tc.want {
+			t.Errorf("Exec(%q) = %d, %v; want %d", tc.cmd, code, err, tc.want)
+		}
+	}
+	code, err := d.Exec(ctx, id, []string{"/no/such/binary"})
+	t.Logf("Exec of a missing binary: %d, %v", code, err)
+	if err == nil && code == 0 {
+		t.Error("Exec of a missing binary succeeded")
+	}
+
+	// A command that never ends returns at the deadline.
+	dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := d.Exec(dctx, id, []string{"/demo", "pause"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Exec past its deadline: %v, want DeadlineExceeded", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Exec past its deadline took %s", took)
+	}
+
+	if _, err := d.Exec(ctx, id, nil); err == nil {
+		t.Error("Exec of an empty command: no error")
+	}
+	if err := d.Stop(ctx, id, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(ctx, id, []string{"/demo", "probe-ok"}); !hruntime.IsConflict(err) {
+		t.Errorf("Exec in a stopped container: %v, want ErrConflict", err)
+	}
+}
+
+func TestEventsAndExitCodes(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	other := dockertest.DockerFor(t, dockertest.Instance(t))
+
+	evCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	events := d.Events(evCtx)
+
+	// The other instance's container dies first; its events must not reach us.
+	otherSpec := spec(t, other, "pod", "app")
+	otherSpec.Env = []string{"EXIT_AFTER=10ms", "EXIT_CODE=9"}
+	otherID := mustRun(t, ctx, other, otherSpec)
+
+	s := spec(t, d, "pod", "app")
+	s.Env = []string{"EXIT_AFTER=300ms", "EXIT_CODE=7"}
+	id := mustRun(t, ctx, d, s)
+
+	deadline := time.After(30 * time.Second)
+	var seen []string
+wait:
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("event channel closed early")
+			}
+			seen = append(seen, ev.Action)
+			if ev.ContainerID == otherID {
+				t.Errorf("got another instance's event %+v", ev)
+			}
+			if ev.ContainerID == id && ev.Action == "die" {
+				if ev.ExitCode != 7 || ev.Labels[hruntime.LabelPod] != "pod" || time.Since(ev.Time) > time.Minute {
+					t.Errorf("die event = %+v, want exit code 7 and our labels", ev)
+				}
+				break wait
+			}
+		case <-deadline:
+			t.Fatalf("no die event within 30 s; saw %v", seen)
+		}
+	}
+	if !strings.Contains(strings.Join(seen, ","), "start") {
+		t.Errorf("saw %v, want start before die", seen)
+	}
+
+	c := waitState(t, ctx, d, id, hruntime.StateExited)
+	if c.ExitCode != 7 {
+		t.Errorf("listed exit code = %d (%s), want 7", c.ExitCode, c.Status)
+	}
+	det, err := d.Inspect(ctx, id)
+	if err != nil || det.ExitCode != 7 || det.Running || det.FinishedAt.IsZero() {
+		t.Errorf("Inspect = %+v, %v; want exited with 7", det, err)
+	}
+
+	stop()
+	dockertest.WaitFor(t, 5*time.Second, func() (bool, string) {
+		select {
+		case _, ok := <-events:
+			return !ok, "event channel still open after cancel"
+		default:
+			return false, "event channel still open after cancel"
+		}
+	})
+}
+
+func TestRestartPolicyOnFailure(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	var ids []string
+	for i := range 2 {
+		s := spec(t, d, "pod", fmt.Sprintf("crash%d", i))
+		s.Env = []string{fmt.Sprintf("EXIT_AFTER=%dms", 50+100*i), "EXIT_CODE=2"}
+		s.RestartPolicy = hruntime.RestartOnFailure
+		ids = append(ids, mustRun(t, ctx, d, s))
+	}
+	for _, id := range ids {
+		dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+			det, err := d.Inspect(ctx, id)
+			if err != nil {
+				return false, err.Error()
+			}
+			return det.RestartCount >= 1, fmt.Sprintf("restart count %d, want >= 1", det.RestartCount)
+		})
+	}
+	// Removing crash-looping containers races with the engine restarting
+	// them; Remove must still get rid of them.
+	for _, id := range ids {
+		if err := d.Remove(ctx, id); err != nil {
+			t.Errorf("Remove of a crash-looping container: %v", err)
+		}
+	}
+	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+		list, err := d.List(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(list) == 0, fmt.Sprintf("%d containers still listed after Remove: %+v", len(list), list)
+	})
+}

@@ -1,0 +1,112 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+)
+
+// Events streams this instance's container events until ctx ends, then
+// closes the channel. When the engine's stream breaks, the error is logged
+// and Events subscribes again with backoff (doubling from 100 ms up to 5 s),
+// asking the engine to replay what happened since the last event received
+// (the engine keeps a short buffer of recent events), so a reconnect loses
+// nothing the engine still remembers. A consumer that stops reading blocks
+// the stream; it must keep reading until ctx ends.
+func (d *Docker) Events(ctx context.Context) <-chan Event {
+	out := make(chan Event, 16)
+	go d.watchEvents(ctx, out)
+	return out
+}
+
+func (d *Docker) watchEvents(ctx context.Context, out chan<- Event) {
+	defer close(out)
+	f := filters.NewArgs(
+		filters.Arg("type", string(events.ContainerEventType)),
+		filters.Arg("label", LabelInstance+"="+d.instance),
+	)
+	const minBackoff = 100 * time.Millisecond
+	backoff := minBackoff
+	var resume time.Time // replay from here on reconnect
+	for {
+		started := time.Now()
+		if resume.IsZero() {
+			resume = started
+		}
+		delivered, err := d.streamEvents(ctx, f, resume, out, &resume)
+		if ctx.Err() != nil {
+			return
+		}
+		if delivered || time.Since(started) > 10*time.Second {
+			backoff = minBackoff
+		}
+		d.log.Warn("docker event stream broke; reconnecting", "error", err, "retry_in", backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, d.eventBackoffMax)
+	}
+}
+
+// streamEvents runs one subscription until it fails or ctx ends, moving
+// *resume past every event it delivers. It reports whether it delivered any.
+func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Time, out chan<- Event, resume *time.Time) (bool, error) {
+	// Cancelling sctx ends the client's stream goroutine.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	msgs, errs := d.cli.Events(sctx, events.ListOptions{
+		Filters: f,
+		Since:   since.UTC().Format(time.RFC3339Nano),
+	})
+	delivered := false
+	for {
+		select {
+		case m := <-msgs:
+			ev := toEvent(m)
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return delivered, ctx.Err()
+			}
+			delivered = true
+			// The engine's since is inclusive: resume just after this one.
+			*resume = ev.Time.Add(time.Nanosecond)
+		case err := <-errs:
+			if err == nil {
+				err = errors.New("event stream closed")
+			}
+			return delivered, translate(err)
+		case <-ctx.Done():
+			return delivered, ctx.Err()
+		}
+	}
+}
+
+func toEvent(m events.Message) Event {
+	ev := Event{
+		Action:      string(m.Action),
+		ContainerID: m.Actor.ID,
+		Labels:      m.Actor.Attributes,
+		Time:        time.Unix(0, m.TimeNano),
+	}
+	if m.TimeNano == 0 {
+		ev.Time = time.Unix(m.Time, 0)
+	}
+	if ev.Labels == nil {
+		ev.Labels = map[string]string{}
+	}
+	if code, ok := m.Actor.Attributes["exitCode"]; ok {
+		if n, err := strconv.Atoi(code); err == nil {
+			ev.ExitCode = n
+		}
+	}
+	return ev
+}

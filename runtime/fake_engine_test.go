@@ -1,0 +1,214 @@
+package runtime
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/registry"
+)
+
+// A fake engine for what the real one cannot be made to do on demand: a
+// broken event stream, errors inside a pull stream, a slow pull.
+
+var apiPrefix = regexp.MustCompile(`^/v[0-9.]+`)
+
+type fakeEngine struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu          sync.Mutex
+	eventSince  []string // the since parameter of each /events request
+	eventConns  int
+	pulls       atomic.Int32
+	pullAuth    []string
+	releasePull chan struct{}
+}
+
+func newFakeEngine(t *testing.T) (*fakeEngine, *Docker) {
+	f := &fakeEngine{t: t, releasePull: make(chan struct{})}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	d, err := New(ctx, "tcp://"+f.srv.Listener.Addr().String(), "fake", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	d.configDir = t.TempDir()
+	return f, d
+}
+
+func (f *fakeEngine) serve(w http.ResponseWriter, r *http.Request) {
+	path := apiPrefix.ReplaceAllString(r.URL.Path, "")
+	w.Header().Set("Api-Version", "1.41")
+	switch {
+	case path == "/_ping":
+		fmt.Fprint(w, "OK")
+	case path == "/events":
+		f.mu.Lock()
+		f.eventConns++
+		n := f.eventConns
+		f.eventSince = append(f.eventSince, r.URL.Query().Get("since"))
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		// Each connection delivers one event, then the first two break.
+		msg := events.Message{
+			Type:     events.ContainerEventType,
+			Action:   "die",
+			Actor:    events.Actor{ID: fmt.Sprintf("c%d", n), Attributes: map[string]string{"exitCode": fmt.Sprint(n)}},
+			TimeNano: int64(n) * 1_000_000_000_000,
+		}
+		_ = json.NewEncoder(w).Encode(msg)
+		w.(http.Flusher).Flush()
+		if n <= 2 {
+			return // the stream ends: the client must reconnect
+		}
+		<-r.Context().Done()
+	case path == "/images/create":
+		f.pulls.Add(1)
+		f.mu.Lock()
+		f.pullAuth = append(f.pullAuth, r.Header.Get("X-Registry-Auth"))
+		f.mu.Unlock()
+		select {
+		case <-f.releasePull:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"status":"Pulling from x"}`)
+		fmt.Fprintln(w, `{"errorDetail":{"message":"manifest for x:1 not found: manifest unknown"},"error":"manifest for x:1 not found: manifest unknown"}`)
+	default:
+		http.Error(w, `{"message":"not in the fake"}`, http.StatusNotImplemented)
+	}
+}
+
+func TestNewUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err := New(ctx, "unix:///nonexistent/docker.sock", "x", nil)
+	if err == nil || !strings.Contains(err.Error(), "unix:///nonexistent/docker.sock") || !errors.Is(err, ErrUnavailable) {
+		t.Errorf("New with no engine: %v; want ErrUnavailable naming the host", err)
+	}
+	if _, err := New(ctx, "", "", nil); err == nil {
+		t.Error("New with an empty instance: no error")
+	}
+}
+
+func TestEventsReconnect(t *testing.T) {
+	f, d := newFakeEngine(t)
+	d.eventBackoffMax = 200 * time.Millisecond
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ch := d.Events(ctx)
+	for want := 1; want <= 3; want++ {
+		select {
+		case ev := <-ch:
+			if ev.ContainerID != fmt.Sprintf("c%d", want) || ev.ExitCode != want || ev.Action != "die" {
+				t.Fatalf("event %d = %+v", want, ev)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("event %d not delivered (reconnect broken?)", want)
+		}
+	}
+	f.mu.Lock()
+	since := append([]string(nil), f.eventSince...)
+	f.mu.Unlock()
+	// Reconnects replay from just after the last event seen.
+	if len(since) < 3 || since[1] != "1000.000000001" || since[2] != "2000.000000001" {
+		t.Errorf("since parameters = %q, want reconnects to resume after the last event", since)
+	}
+
+	cancel()
+	deadline := time.After(5 * time.Second)
+	for open := true; open; {
+		select {
+		case _, open = <-ch:
+		case <-deadline:
+			t.Fatal("channel not closed after cancel")
+		}
+	}
+	waitNoGoroutine(t, "runtime.(*Docker).watchEvents", "client.(*Client).Events")
+}
+
+func TestPullSharedAndStreamError(t *testing.T) {
+	f, d := newFakeEngine(t)
+	cfg := fmt.Sprintf(`{"auths":{"registry.example.org":{"auth":%q}}}`, base64.StdEncoding.EncodeToString([]byte("u:pw")))
+	if err := os.WriteFile(filepath.Join(d.configDir, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const ref = "registry.example.org/team/x:1"
+	ctx := t.Context()
+	errs := make(chan error, 3)
+	var started sync.WaitGroup
+	for range 3 {
+		started.Add(1)
+		go func() {
+			started.Done()
+			errs <- d.EnsureImage(ctx, ref, PullAlways)
+		}()
+	}
+	started.Wait()
+	// A caller that gives up returns at once; the shared pull goes on.
+	gone, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := d.EnsureImage(gone, ref, PullAlways); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("pull with an expiring context: %v", err)
+	}
+	close(f.releasePull)
+	for range 3 {
+		err := <-errs
+		if !errors.Is(err, ErrImagePull) || err.Error() != "pull image "+ref+": manifest for x:1 not found: manifest unknown" {
+			t.Errorf("pull error = %v; want ErrImagePull with the stream's message", err)
+		}
+	}
+	if n := f.pulls.Load(); n != 1 {
+		t.Errorf("%d pull requests for concurrent pulls of one image, want 1", n)
+	}
+	f.mu.Lock()
+	auth := f.pullAuth[0]
+	f.mu.Unlock()
+	ac, err := registry.DecodeAuthConfig(auth)
+	if err != nil || ac.Username != "u" || ac.Password != "pw" {
+		t.Errorf("X-Registry-Auth = %q (%+v, %v), want the config.json credentials", auth, ac, err)
+	}
+}
+
+// waitNoGoroutine waits until no goroutine runs a function named by one of
+// the patterns.
+func waitNoGoroutine(t *testing.T, patterns ...string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:goruntime.Stack(buf, true)])
+		leaked := ""
+		for _, p := range patterns {
+			if strings.Contains(stacks, p) {
+				leaked = p
+			}
+		}
+		if leaked == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutine running %s leaked:\n%s", leaked, stacks)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
