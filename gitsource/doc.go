@@ -2,6 +2,9 @@
 // repository at `ref` (a branch, a tag or a full commit SHA), fetched with
 // go-git into a bare cache under stateDir/git/<source name> that is reused
 // across restarts. A poll that finds the same commit costs one ls-remote
-// round trip and does no other work. With verify.keyringFile set, the
-// commit must carry a valid OpenPGP signature from a key in the keyring.
+// round trip and does no other work. Each poll is bounded by the source's
+// timeout (default 30s). A cache found damaged (a truncated pack, a
+// half-written folder) is removed and cloned again. With
+// verify.keyringFile set, the commit must carry a valid OpenPGP signature
+// from a key in the keyring.
 package gitsource

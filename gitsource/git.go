@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,7 +96,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Update) {
 // same commit does no other work.
 func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
 	start := time.Now()
-	u, err := s.poll(ctx)
+	u, err := s.pollTimeout(ctx)
 	if ctx.Err() != nil {
 		return sources.Update{}, false
 	}
@@ -118,6 +120,21 @@ func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
 	return u, true
 }
 
+// pollTimeout is poll bounded by the source's timeout: a server that
+// accepts the connection and never answers must not stop the source.
+func (s *Source) pollTimeout(ctx context.Context) (sources.Update, error) {
+	if s.cfg.Timeout <= 0 {
+		return s.poll(ctx)
+	}
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	u, err := s.poll(pctx)
+	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("source %s: %w: %s: no answer within %s (the source's timeout)", s.cfg.Name, ErrRepoAccess, redactURL(s.cfg.URL), s.cfg.Timeout)
+	}
+	return u, err
+}
+
 func (s *Source) poll(ctx context.Context) (sources.Update, error) {
 	auth, err := authMethod(s.cfg)
 	if err != nil {
@@ -130,7 +147,34 @@ func (s *Source) poll(ctx context.Context) (sources.Update, error) {
 	if target.String() == s.lastCommit && s.lastErr == "" {
 		return sources.Update{Source: s.cfg.Name, Revision: s.lastCommit}, nil
 	}
-	commit, err := s.fetchCommit(ctx, auth, target, refspec)
+	u, err := s.load(ctx, auth, target, refspec)
+	var ce *cacheError
+	if !errors.As(err, &ce) || ctx.Err() != nil {
+		return u, err
+	}
+	// Something a damaged cache explains (a truncated pack, a half-written
+	// folder): start again from an empty cache, once. A fresh clone that
+	// fails the same way reports the error.
+	s.log.Warn("git cache unusable; cloning again", "dir", s.dir, "error", err)
+	if rmErr := os.RemoveAll(s.dir); rmErr != nil {
+		return sources.Update{}, fmt.Errorf("source %s: remove damaged git cache %s: %w", s.cfg.Name, s.dir, rmErr)
+	}
+	return s.load(ctx, auth, target, refspec)
+}
+
+// cacheError is a failure a damaged cache may explain: the cache is removed
+// and the commit loaded again from a fresh clone. Its message is what is
+// reported when the fresh clone fails too.
+type cacheError struct{ err error }
+
+func (e *cacheError) Error() string { return e.err.Error() }
+func (e *cacheError) Unwrap() error { return e.err }
+
+// load makes the commit present in the cache, checks its signature and
+// reads its manifests. Decode errors come back with everything that did
+// decode (ReadOnce reports them all; Poll sends no partial set).
+func (s *Source) load(ctx context.Context, auth transport.AuthMethod, target plumbing.Hash, refspec gitconfig.RefSpec) (sources.Update, error) {
+	commit, err := s.fetchInto(ctx, auth, target, refspec)
 	if err != nil {
 		return sources.Update{}, err
 	}
@@ -140,10 +184,10 @@ func (s *Source) poll(ctx context.Context) (sources.Update, error) {
 		}
 	}
 	ms, files, err := ReadCommit(commit, s.cfg.AllPaths(), s.cfg.Name)
-	if err != nil {
-		return sources.Update{}, err
+	if isObjectError(err) {
+		return sources.Update{}, &cacheError{fmt.Errorf("source %s: %w", s.cfg.Name, err)}
 	}
-	return sources.Update{Source: s.cfg.Name, Revision: commit.Hash.String(), Files: files, Manifests: ms}, nil
+	return sources.Update{Source: s.cfg.Name, Revision: commit.Hash.String(), Files: files, Manifests: ms}, err
 }
 
 // resolveRemote asks the remote (one ls-remote) which commit ref names now,
@@ -180,24 +224,12 @@ func (s *Source) resolveRemote(ctx context.Context, auth transport.AuthMethod) (
 	return plumbing.ZeroHash, "", fmt.Errorf("source %s: %w: %q is neither a branch nor a tag of %s (deleted?)", s.cfg.Name, ErrRefMissing, ref, redactURL(s.cfg.URL))
 }
 
-// fetchCommit makes the commit present in the cache and returns it. A cache
-// that cannot be opened or read is removed and cloned again, once.
-func (s *Source) fetchCommit(ctx context.Context, auth transport.AuthMethod, target plumbing.Hash, refspec gitconfig.RefSpec) (*object.Commit, error) {
-	c, err := s.fetchInto(ctx, auth, target, refspec)
-	if err == nil || isRemoteError(err) {
-		return c, err
-	}
-	s.log.Warn("git cache unusable; cloning again", "dir", s.dir, "error", err)
-	if rmErr := os.RemoveAll(s.dir); rmErr != nil {
-		return nil, fmt.Errorf("remove broken git cache %s: %w", s.dir, rmErr)
-	}
-	return s.fetchInto(ctx, auth, target, refspec)
-}
-
+// fetchInto makes the commit present in the cache and returns it. Errors a
+// damaged cache may explain are *cacheError.
 func (s *Source) fetchInto(ctx context.Context, auth transport.AuthMethod, target plumbing.Hash, refspec gitconfig.RefSpec) (*object.Commit, error) {
-	repo, err := s.open()
+	repo, created, err := s.open()
 	if err != nil {
-		return nil, err
+		return nil, &cacheError{fmt.Errorf("source %s: %w", s.cfg.Name, err)}
 	}
 	// The commit may be there already (a force-push back to an older commit).
 	if c, err := repo.CommitObject(target); err == nil {
@@ -213,51 +245,78 @@ func (s *Source) fetchInto(ctx context.Context, auth transport.AuthMethod, targe
 		RemoteName: "origin", RefSpecs: []gitconfig.RefSpec{refspec}, Auth: auth, Depth: depth, Force: true, Tags: git.NoTags,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		if c := s.classify(err); isRemoteError(c) {
-			return nil, c
+		if created || ctx.Err() != nil || remoteFailure(err) {
+			return nil, s.classify(err)
 		}
-		return nil, fmt.Errorf("fetch into cache: %w", err)
+		// The remote answered ls-remote a moment ago; a fetch into an
+		// existing cache that fails otherwise may be the cache's fault (a
+		// damaged pack read to negotiate or to resolve deltas).
+		return nil, &cacheError{s.classify(err)}
 	}
 	c, err := repo.CommitObject(target)
 	if err != nil {
 		if shaRE.MatchString(s.cfg.Ref) && errors.Is(err, plumbing.ErrObjectNotFound) {
-			return nil, fmt.Errorf("source %s: %w: commit %s is not on any branch of %s", s.cfg.Name, ErrRefMissing, s.cfg.Ref, redactURL(s.cfg.URL))
+			err = fmt.Errorf("source %s: %w: commit %s is not on any branch of %s", s.cfg.Name, ErrRefMissing, s.cfg.Ref, redactURL(s.cfg.URL))
+			if created {
+				return nil, err
+			}
+			// A cache made by shallow fetches of a branch may lack it.
+			return nil, &cacheError{err}
 		}
-		return nil, fmt.Errorf("read commit %s from cache: %w", target, err)
+		return nil, &cacheError{fmt.Errorf("source %s: read commit %s from the cache: %w", s.cfg.Name, target, err)}
 	}
 	if _, err := c.Tree(); err != nil {
-		return nil, fmt.Errorf("read tree of %s from cache: %w", target, err)
+		return nil, &cacheError{fmt.Errorf("source %s: read the tree of %s from the cache: %w", s.cfg.Name, target, err)}
 	}
 	return c, nil
 }
 
+// remoteFailure reports whether a fetch error is the remote's (or the
+// network's) for sure, so that cloning again would not help.
+// (Not net.Error: a local syscall.Errno, such as a cache folder that cannot
+// be written, satisfies it too.)
+func remoteFailure(err error) bool {
+	var (
+		urlErr *url.Error
+		opErr  *net.OpError
+		dnsErr *net.DNSError
+	)
+	return errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) ||
+		errors.Is(err, transport.ErrRepositoryNotFound) || errors.Is(err, transport.ErrEmptyRemoteRepository) ||
+		errors.Is(err, transport.ErrInvalidAuthMethod) ||
+		errors.As(err, &urlErr) || errors.As(err, &opErr) || errors.As(err, &dnsErr)
+}
+
 // open opens the bare cache, creating it (empty, with the remote) when it
-// does not exist.
-func (s *Source) open() (*git.Repository, error) {
-	repo, err := git.PlainOpen(s.dir)
+// does not exist; created reports that it did.
+func (s *Source) open() (repo *git.Repository, created bool, err error) {
+	repo, err = git.PlainOpen(s.dir)
 	if err == nil {
 		rem, rerr := repo.Remote("origin")
 		if rerr == nil && len(rem.Config().URLs) == 1 && rem.Config().URLs[0] == s.cfg.URL {
-			return repo, nil
+			return repo, false, nil
 		}
-		// The URL changed in the config: start over.
-		if err := os.RemoveAll(s.dir); err != nil {
-			return nil, err
-		}
+		// The URL changed in the config (or the remote is gone from a
+		// damaged config): start over.
 	} else if !errors.Is(err, git.ErrRepositoryNotExists) {
-		return nil, fmt.Errorf("open git cache %s: %w", s.dir, err)
+		return nil, false, fmt.Errorf("open git cache %s: %w", s.dir, err)
+	}
+	// Not there, or a folder without HEAD (a first clone cut short): what
+	// is in it is of no use.
+	if err := os.RemoveAll(s.dir); err != nil {
+		return nil, false, err
 	}
 	if err := os.MkdirAll(filepath.Dir(s.dir), 0o700); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	repo, err = git.PlainInit(s.dir, true)
 	if err != nil {
-		return nil, fmt.Errorf("create git cache %s: %w", s.dir, err)
+		return nil, false, fmt.Errorf("create git cache %s: %w", s.dir, err)
 	}
 	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.cfg.URL}}); err != nil {
-		return nil, fmt.Errorf("create git cache %s: %w", s.dir, err)
+		return nil, false, fmt.Errorf("create git cache %s: %w", s.dir, err)
 	}
-	return repo, nil
+	return repo, true, nil
 }
 
 // classify turns go-git's transport errors into ours, in one place.
@@ -276,13 +335,10 @@ func (s *Source) classify(err error) error {
 	return fmt.Errorf("source %s: %w: %s: %s", s.cfg.Name, ErrRepoAccess, u, scrub(err.Error(), s.cfg.URL))
 }
 
-// scrub removes the raw URL (which may carry credentials) from a message.
+// scrub removes the raw URL (which may carry credentials) from a message,
+// and the trailing newline a server's error body may end with.
 func scrub(msg, rawURL string) string {
-	return strings.ReplaceAll(msg, rawURL, redactURL(rawURL))
-}
-
-func isRemoteError(err error) bool {
-	return errors.Is(err, ErrAuth) || errors.Is(err, ErrRepoAccess) || errors.Is(err, ErrRefMissing) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return strings.TrimSpace(strings.ReplaceAll(msg, rawURL, redactURL(rawURL)))
 }
 
 // verify checks the commit's OpenPGP signature against the keyring.
@@ -310,11 +366,10 @@ func ReadOnce(ctx context.Context, cfg config.Source, log *slog.Logger) (sources
 	}
 	defer os.RemoveAll(tmp)
 	src := New(cfg, tmp, log)
-	u, err := src.poll(ctx)
-	if err != nil {
-		return sources.Snapshot{Source: cfg.Name, Type: config.TypeGit}, err
-	}
-	return sources.Snapshot{Source: cfg.Name, Type: config.TypeGit, Revision: u.Revision, Files: u.Files, Manifests: u.Manifests}, nil
+	// Decode errors come back with the manifests that did decode, as
+	// sources.ReadOnce returns them: validate reports every error.
+	u, err := src.pollTimeout(ctx)
+	return sources.Snapshot{Source: cfg.Name, Type: config.TypeGit, Revision: u.Revision, Files: u.Files, Manifests: u.Manifests}, err
 }
 
 // CheckoutHead returns the commit checked out in dir (or a folder above

@@ -1,6 +1,7 @@
 package gitsource
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -16,16 +17,36 @@ import (
 
 var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
+// ErrPathMissing is the error of a configured path that is not in the
+// commit's tree.
+var ErrPathMissing = errors.New("not found")
+
+// objectError is a git object of the commit that could not be read: the
+// repository holding it is damaged or incomplete (the git source then
+// clones its cache again), as opposed to a path that is not there or a
+// manifest that does not decode.
+type objectError struct{ err error }
+
+func (e *objectError) Error() string { return e.err.Error() }
+func (e *objectError) Unwrap() error { return e.err }
+
+// isObjectError reports whether err comes from reading git objects.
+func isObjectError(err error) bool {
+	var oe *objectError
+	return errors.As(err, &oe)
+}
+
 // ReadCommit decodes the manifests at paths (in the order given) inside
 // commit's tree, as the file source reads a folder: hidden entries skipped,
 // .yaml/.yml/.json only, sorted by path. Origins name files by their path in
 // the repository. A path that does not exist is an error; decode errors are
 // returned as a *multierror.Error of *manifest.Error with everything that
-// did decode.
+// did decode. Any other error (an object that cannot be read) means the
+// repository is damaged.
 func ReadCommit(commit *object.Commit, paths []string, source string) ([]manifest.Sourced, int, error) {
 	root, err := commit.Tree()
 	if err != nil {
-		return nil, 0, fmt.Errorf("read tree of %s: %w", commit.Hash, err)
+		return nil, 0, &objectError{fmt.Errorf("read tree of %s: %w", commit.Hash, err)}
 	}
 	var (
 		out   []manifest.Sourced
@@ -48,7 +69,7 @@ func ReadCommit(commit *object.Commit, paths []string, source string) ([]manifes
 			}
 			data, err := readBlob(f.blob)
 			if err != nil {
-				return nil, 0, fmt.Errorf("read %s at %s: %w", f.path, commit.Hash.String()[:12], err)
+				return nil, 0, &objectError{fmt.Errorf("read %s at %s: %w", f.path, commit.Hash.String()[:12], err)}
 			}
 			files++
 			ms, err := manifest.Decode(data, origin)
@@ -67,22 +88,33 @@ type treeFile struct {
 	blob *object.Blob
 }
 
+// listFiles lists the manifest files of path p in the tree. Failures to
+// read a git object are *objectError; a path that is not there is
+// ErrPathMissing.
 func listFiles(root *object.Tree, p string) ([]treeFile, error) {
 	clean := strings.Trim(path.Clean("/"+p), "/")
 	tree := root
 	if clean != "" {
 		entry, err := root.FindEntry(clean)
-		if err != nil {
-			return nil, fmt.Errorf("not found")
+		if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+			return nil, ErrPathMissing
 		}
-		if entry.Mode == filemode.Dir {
+		if err != nil {
+			return nil, &objectError{err}
+		}
+		switch entry.Mode {
+		case filemode.Dir:
 			if tree, err = root.Tree(clean); err != nil {
-				return nil, err
+				return nil, &objectError{err}
 			}
-		} else {
+		case filemode.Symlink:
+			return nil, errors.New("is a symlink; manifests in git must be regular files")
+		case filemode.Submodule:
+			return nil, errors.New("is a submodule; manifests in git must be regular files")
+		default:
 			f, err := root.File(clean)
 			if err != nil {
-				return nil, err
+				return nil, &objectError{err}
 			}
 			return []treeFile{{path: clean, size: f.Size, blob: &f.Blob}}, nil
 		}
@@ -96,7 +128,7 @@ func listFiles(root *object.Tree, p string) ([]treeFile, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, &objectError{err}
 		}
 		if hidden(name) || entry.Mode == filemode.Dir || entry.Mode == filemode.Submodule {
 			continue
@@ -104,16 +136,16 @@ func listFiles(root *object.Tree, p string) ([]treeFile, error) {
 		if !manifestExts[strings.ToLower(path.Ext(name))] {
 			continue
 		}
-		if entry.Mode == filemode.Symlink {
-			return nil, fmt.Errorf("%s is a symlink; manifests in git must be regular files", name)
-		}
-		blob, err := tree.TreeEntryFile(&entry)
-		if err != nil {
-			return nil, err
-		}
 		full := name
 		if clean != "" {
 			full = clean + "/" + name
+		}
+		if entry.Mode == filemode.Symlink {
+			return nil, fmt.Errorf("%s is a symlink; manifests in git must be regular files", full)
+		}
+		blob, err := tree.TreeEntryFile(&entry)
+		if err != nil {
+			return nil, &objectError{err}
 		}
 		out = append(out, treeFile{path: full, size: blob.Size, blob: &blob.Blob})
 	}

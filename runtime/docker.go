@@ -354,14 +354,21 @@ func (d *Docker) Start(ctx context.Context, id string) error {
 	return nil
 }
 
-// stopOptions turns a grace period into Docker's whole seconds (rounded up).
+// stopOptions turns a grace period into Docker's whole seconds (rounded
+// up). A negative timeout sends none: the engine then waits the stop
+// timeout recorded when the container was created (sync.DefaultStopTimeout,
+// for pods whose manifest is gone).
 func stopOptions(timeout time.Duration) container.StopOptions {
-	secs := int(math.Ceil(max(timeout, 0).Seconds()))
+	if timeout < 0 {
+		return container.StopOptions{}
+	}
+	secs := int(math.Ceil(timeout.Seconds()))
 	return container.StopOptions{Timeout: &secs}
 }
 
 // Stop sends SIGTERM (or the image's stop signal) and SIGKILL after
-// timeout. Stopping a stopped container is not an error.
+// timeout (a negative timeout: after the container's own stop timeout).
+// Stopping a stopped container is not an error.
 func (d *Docker) Stop(ctx context.Context, id string, timeout time.Duration) error {
 	if err := d.cli.ContainerStop(ctx, id, stopOptions(timeout)); err != nil {
 		return fmt.Errorf("stop container %s: %w", id, translate(err))

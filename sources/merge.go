@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	gosync "sync"
 	"time"
@@ -20,13 +21,16 @@ import (
 
 // ErrEmpty is the error of a source that held manifests and now reads as
 // empty, while sync.allowEmpty is off: a wrong path must not prune a host.
-var ErrEmpty = errors.New("source now holds no manifests; keeping its last good set (set sync.allowEmpty: true to allow this)")
+var ErrEmpty = errors.New("source now holds no manifests")
 
 // Entry is one accepted manifest with the revision of the source it came
 // from when it was accepted.
 type Entry struct {
 	manifest.Sourced
 	Revision string
+	// StandIn marks the last accepted version of a manifest whose new
+	// version was rejected: what runs, kept running.
+	StandIn bool `json:"-"`
 }
 
 // Status is one source's state, as the status document shows it.
@@ -151,6 +155,24 @@ func (m *Merger) save(st *sourceState) error {
 	return atomicfile.WriteFile(m.statePath(st.Name), b, 0o600)
 }
 
+// Seed sets what runs of a source now as its last good set and the last
+// accepted version of each of its IDs, as if the source had delivered it:
+// `hostlet diff` seeds the merge with the pods on the engine, then applies
+// what the sources read, and so merges exactly as the running hostlet would.
+func (m *Merger) Seed(name, revision string, running []manifest.Sourced) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.byKey[name]
+	if st == nil {
+		return
+	}
+	st.Revision, st.Manifests, st.Delivered = revision, running, true
+	for _, s := range running {
+		st.Good[s.Manifest.ID] = Entry{Sourced: s, Revision: revision}
+	}
+	m.cached = nil
+}
+
 // MarkDelivered counts a source as delivered without a set (a push source
 // nobody has pushed to yet holds nothing, and waits for nothing).
 func (m *Merger) MarkDelivered(name string) {
@@ -178,7 +200,11 @@ func (m *Merger) Apply(u Update) bool {
 		u.Err = unidentified(u.Manifests, m.opts.Validate)
 	}
 	if u.Err == nil && len(u.Manifests) == 0 && len(st.Manifests) > 0 && !m.opts.AllowEmpty {
-		u.Err = fmt.Errorf("%w (it held %d at revision %s)", ErrEmpty, len(st.Manifests), st.Revision)
+		at := ""
+		if st.Revision != "" {
+			at = " at revision " + st.Revision
+		}
+		u.Err = fmt.Errorf("%w, but held %d%s; keeping its last good set (set sync.allowEmpty: true to allow this)", ErrEmpty, len(st.Manifests), at)
 	}
 	m.cached = nil
 	if u.Err != nil {
@@ -284,32 +310,103 @@ func (m *Merger) merge() State {
 	res := validate.Set(first, m.opts.Validate)
 	st.Rejected = res.Rejected
 
-	// Second pass: rejected manifests replaced by their last accepted
-	// version, where there is one.
-	rejectedIDs := map[string]map[string]bool{}
-	for _, rj := range res.Rejected {
-		if rejectedIDs[rj.Source] == nil {
-			rejectedIDs[rj.Source] = map[string]bool{}
-		}
-		rejectedIDs[rj.Source][rj.ID] = true
+	// Further passes: where a rejected manifest's ID would not run at all,
+	// its last accepted version (what runs) stands in for it, weighed before
+	// every other manifest, so that a new manifest taking its host port is
+	// the one rejected: a rejected manifest never takes a running pod down.
+	// A duplicate that loses to an earlier source does not stand in: its
+	// pod runs, from the source that wins. Passes repeat until no new
+	// stand-in appears.
+	reported := map[string]bool{}
+	for _, rj := range st.Rejected {
+		reported[rj.Source+"\x00"+rj.ID] = true
 	}
-	var second []validate.Source
-	for _, s := range m.order {
-		list := make([]manifest.Sourced, 0, len(s.Manifests))
-		for _, man := range s.Manifests {
-			if rejectedIDs[s.Name][man.Manifest.ID] {
-				// Without a last accepted version the rejected manifest stays
-				// in place: it is rejected again and still owns its ID, so a
-				// later source cannot take the pod over because of a typo.
-				if good, ok := s.Good[man.Manifest.ID]; ok {
-					man = good.Sourced
+	standIn := map[string]map[string]bool{}
+	addStandIns := func(r validate.Result) bool {
+		running := map[string]bool{}
+		for _, a := range r.Accepted {
+			running[a.Manifest.ID] = true
+		}
+		grew := false
+		for _, rj := range r.Rejected {
+			src := m.byKey[rj.Source]
+			if src == nil || running[rj.ID] || standIn[rj.Source][rj.ID] {
+				continue
+			}
+			if _, ok := src.Good[rj.ID]; !ok {
+				continue
+			}
+			if standIn[rj.Source] == nil {
+				standIn[rj.Source] = map[string]bool{}
+			}
+			standIn[rj.Source][rj.ID] = true
+			running[rj.ID] = true
+			grew = true
+		}
+		return grew
+	}
+	res2 := res
+	for pass := 0; addStandIns(res2) && pass < 16; pass++ {
+		incumbents := validate.Source{Name: "running"}
+		var second []validate.Source
+		for _, s := range m.order {
+			list := make([]manifest.Sourced, 0, len(s.Manifests))
+			for _, man := range s.Manifests {
+				if standIn[s.Name][man.Manifest.ID] {
+					if good := s.Good[man.Manifest.ID].Sourced; !containsOrigin(incumbents.Manifests, good.Origin) {
+						incumbents.Manifests = append(incumbents.Manifests, good)
+					}
+					continue
+				}
+				list = append(list, man)
+			}
+			second = append(second, validate.Source{Name: s.Name, Manifests: list})
+		}
+		res2 = validate.Set(append([]validate.Source{incumbents}, second...), m.opts.Validate)
+		for _, rj := range res2.Rejected {
+			if !reported[rj.Source+"\x00"+rj.ID] {
+				reported[rj.Source+"\x00"+rj.ID] = true
+				st.Rejected = append(st.Rejected, rj)
+			}
+		}
+	}
+	rejectedIDs := standIn
+	// A manifest rejected in the first pass whose running version, identical
+	// to it, stands in and is accepted was not really turned down: the
+	// conflict was with a newcomer that lost in the end. Drop that report.
+	if len(standIn) > 0 {
+		final := map[string]bool{}
+		for _, a := range res2.Accepted {
+			final[a.Origin.Source+"\x00"+a.Manifest.ID] = true
+		}
+		kept := st.Rejected[:0]
+		for _, rj := range st.Rejected {
+			src := m.byKey[rj.Source]
+			if src != nil && standIn[rj.Source][rj.ID] && final[rj.Source+"\x00"+rj.ID] {
+				if cur, ok := declared(src, rj.ID); ok && reflect.DeepEqual(cur.Manifest, src.Good[rj.ID].Manifest) {
+					continue
 				}
 			}
-			list = append(list, man)
+			kept = append(kept, rj)
 		}
-		second = append(second, validate.Source{Name: s.Name, Manifests: list})
+		st.Rejected = kept
 	}
-	res2 := validate.Set(second, m.opts.Validate)
+	// Accepted manifests in config order: source, then position in it.
+	rank := map[string]int{}
+	n := 0
+	for _, s := range m.order {
+		for _, man := range s.Manifests {
+			k := s.Name + "\x00" + man.Manifest.ID
+			if _, ok := rank[k]; !ok {
+				rank[k] = n
+				n++
+			}
+		}
+	}
+	sort.SliceStable(res2.Accepted, func(i, j int) bool {
+		a, b := res2.Accepted[i], res2.Accepted[j]
+		return rank[a.Origin.Source+"\x00"+a.Manifest.ID] < rank[b.Origin.Source+"\x00"+b.Manifest.ID]
+	})
 	// Map accepted manifests back to their entries (and revisions).
 	for _, a := range res2.Accepted {
 		src := m.byKey[a.Origin.Source]
@@ -320,20 +417,31 @@ func (m *Merger) merge() State {
 		if rejectedIDs[src.Name][a.Manifest.ID] {
 			// The last good version standing in for a rejected one.
 			e = src.Good[a.Manifest.ID]
+			e.StandIn = true
 		} else if old, ok := src.Good[a.Manifest.ID]; !ok || !reflect.DeepEqual(old, e) {
 			src.Good[a.Manifest.ID] = e
 			src.dirty = true
 		}
 		st.Accepted = append(st.Accepted, e)
 	}
-	reported := map[string]bool{}
-	for _, rj := range st.Rejected {
-		reported[rj.Source+"\x00"+rj.ID] = true
-	}
-	for _, rj := range res2.Rejected {
-		if !reported[rj.Source+"\x00"+rj.ID] {
-			st.Rejected = append(st.Rejected, rj)
+	return st
+}
+
+func containsOrigin(list []manifest.Sourced, o manifest.Origin) bool {
+	for _, x := range list {
+		if x.Origin == o {
+			return true
 		}
 	}
-	return st
+	return false
+}
+
+// declared returns the manifest the source now declares for id.
+func declared(st *sourceState, id string) (manifest.Sourced, bool) {
+	for _, s := range st.Manifests {
+		if s.Manifest.ID == id {
+			return s, true
+		}
+	}
+	return manifest.Sourced{}, false
 }

@@ -326,3 +326,30 @@ func TestMergerTimes(t *testing.T) {
 		t.Errorf("lastSuccess after an error %s, want %s", got, t1)
 	}
 }
+
+// TestMergerNewManifestNeverTakesRunningPodDown: a new manifest placed
+// earlier in the order (api.yaml before shop.yaml) that binds the host port
+// of a running pod is the one rejected; the running pod keeps its version.
+// Order alone would make the newcomer win and remove the running pod.
+func TestMergerNewManifestNeverTakesRunningPodDown(t *testing.T) {
+	m := newMerger(t, MergeOptions{}, "fleet")
+	m.Apply(Update{Source: "fleet", Revision: "r1", Manifests: decoded(t, "fleet", portPodYAML("shop", "1", 8080))})
+	wantList(t, "accepted at r1", accepted(m.State()), []string{"shop=1@r1"})
+
+	// r2: api (first in order) takes 8080; shop is unchanged.
+	both := decoded(t, "fleet", portPodYAML("api", "1", 8080), portPodYAML("shop", "1", 8080))
+	m.Apply(Update{Source: "fleet", Revision: "r2", Manifests: both})
+	st := m.State()
+	wantList(t, "accepted at r2", accepted(st), []string{"shop=1@r1"})
+	wantList(t, "rejected at r2", rejected(st), []string{"fleet/api"})
+	for _, rj := range st.Rejected {
+		if rj.ID == "api" && !strings.Contains(strings.Join(rj.Reasons, " "), "already bound by pod shop") {
+			t.Errorf("api rejected for %q, want the port taken by the running pod shop", rj.Reasons)
+		}
+	}
+	// Deterministic: the same again gives the same answer.
+	for i := 0; i < 5; i++ {
+		m.Apply(Update{Source: "fleet", Revision: fmt.Sprintf("r2-%d", i), Manifests: both})
+		wantList(t, "accepted again", accepted(m.State()), []string{"shop=1@r1"})
+	}
+}

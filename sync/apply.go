@@ -222,9 +222,16 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 		}
 	}
 
-	// 3. Volumes.
+	// 3. Volumes; the containers of a plan that only restarts containers
+	// have theirs.
+	restartsOnly := true
+	for _, ch := range pp.Changes {
+		if ch.Action != ActionNone && ch.Action != ActionRestart {
+			restartsOnly = false
+		}
+	}
 	for _, v := range m.Volumes {
-		if v.HostPath != "" {
+		if v.HostPath != "" || restartsOnly {
 			continue
 		}
 		labels := map[string]string{
@@ -279,13 +286,16 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 		res.Applied = append(res.Applied, ch)
 	}
 
-	// 6. Volumes no longer in the manifest, only when the pod changed.
-	keep := map[string]bool{}
-	for _, v := range m.Volumes {
-		keep[v.Name] = true
-	}
-	if err := a.pruneVolumes(ctx, m.ID, keep); err != nil {
-		a.log.Warn("prune volumes", "pod", m.ID, "error", err)
+	// 6. Volumes no longer in the manifest, only when the pod changed (a
+	// plan that only restarts containers changes no volume).
+	if !restartsOnly {
+		keep := map[string]bool{}
+		for _, v := range m.Volumes {
+			keep[v.Name] = true
+		}
+		if err := a.pruneVolumes(ctx, m.ID, keep); err != nil {
+			a.log.Warn("prune volumes", "pod", m.ID, "error", err)
+		}
 	}
 	return res
 }

@@ -1,8 +1,10 @@
 package sync
 
 import (
+	"strconv"
 	"strings"
 
+	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -62,6 +64,82 @@ func FromStatus(instance string, pods []PodStatus) []hruntime.Container {
 		}
 	}
 	return out
+}
+
+// AppliedPod is what the containers of one pod tell about the manifest
+// they were made from.
+type AppliedPod struct {
+	Source   string
+	Revision string
+	// Manifest holds the pod's ID and its containers' names, images and
+	// ports (in slot order): enough to weigh it against other pods for
+	// duplicate IDs and host ports, not to recreate it.
+	Manifest manifest.Manifest
+}
+
+// Applied rebuilds the applied version of every pod from containers as one
+// list call returns them (or as Simulate and FromStatus make them). The
+// merge of sources keeps a rejected manifest's last good version when it
+// still fits next to the other pods; `hostlet diff` weighs the running
+// version the same way.
+func Applied(actual []hruntime.Container) map[string]AppliedPod {
+	out := map[string]AppliedPod{}
+	cs := append([]hruntime.Container(nil), actual...)
+	sortContainers(cs)
+	seen := map[string]bool{}
+	for _, c := range cs {
+		id := c.Pod()
+		ap, ok := out[id]
+		if !ok {
+			ap = AppliedPod{Source: c.Labels[hruntime.LabelSource], Revision: c.Labels[hruntime.LabelRevision],
+				Manifest: manifest.Manifest{Version: manifest.Version, ID: id}}
+		}
+		slot := c.Slot()
+		if slot != hruntime.InfraName && !seen[id+"/"+slot] {
+			seen[id+"/"+slot] = true
+			mc := manifest.Container{Name: slot, Image: c.Image}
+			if sum, ok := parseSummary(c.Labels[LabelSpec]); ok {
+				mc.Image = sum.Image
+				ap.Manifest.RestartPolicy = sum.RestartPolicy
+				for _, p := range sum.Ports {
+					if port, ok := parsePort(p); ok {
+						mc.Ports = append(mc.Ports, port)
+					}
+				}
+			}
+			ap.Manifest.Containers = append(ap.Manifest.Containers, mc)
+		}
+		out[id] = ap
+	}
+	return out
+}
+
+// parsePort reads back what portString wrote: "8080/TCP",
+// "9100->8080/TCP" or "127.0.0.1:9100->8080/TCP".
+func parsePort(s string) (manifest.Port, bool) {
+	var p manifest.Port
+	host, cport, published := strings.Cut(s, "->")
+	if !published {
+		cport, host = host, ""
+	}
+	num, proto, ok := strings.Cut(cport, "/")
+	if !ok {
+		return p, false
+	}
+	var err error
+	if p.ContainerPort, err = strconv.Atoi(num); err != nil {
+		return p, false
+	}
+	p.Protocol = proto
+	if host != "" {
+		if i := strings.LastIndex(host, ":"); i >= 0 {
+			p.HostIP, host = host[:i], host[i+1:]
+		}
+		if p.HostPort, err = strconv.Atoi(host); err != nil {
+			return p, false
+		}
+	}
+	return p, true
 }
 
 func atoiPrefix(s string) int {

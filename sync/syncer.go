@@ -216,7 +216,9 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		return fmt.Errorf("list containers: %w", err)
 	}
 	if !s.adopted {
-		s.adopt(ctx, actual)
+		for pod := range s.adopt(ctx, actual) {
+			recoverPods[pod] = true
+		}
 	}
 	if len(recoverPods) > 0 {
 		s.refreshInfra(ctx, actual, recoverPods)
@@ -276,16 +278,30 @@ func (s *Syncer) refreshInfra(ctx context.Context, actual []hruntime.Container, 
 
 // adopt reads what a list does not carry for containers found at start:
 // the engine's restart counts (restarts that happened while hostlet was
-// down) and start times. Adopted containers are never restarted.
-func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) {
+// down) and start times. Adopted containers are never restarted, with one
+// exception: when the engine restarted a pod's infra container after an
+// app container of the pod started (its process crashed while hostlet was
+// down), that app container is in a network namespace that is gone, and
+// the pod's network is recovered. adopt returns the pods to recover.
+func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[string]bool {
+	infraStart := map[string]time.Time{}
+	appStart := map[string]time.Time{} // the earliest start of a running app container, by pod
 	for _, c := range actual {
-		if c.Slot() == hruntime.InfraName {
-			continue
-		}
 		d, err := s.rt.Inspect(ctx, c.ID)
 		if err != nil {
 			s.log.Warn("inspect adopted container", "pod", c.Pod(), "container", c.Slot(), "error", err)
 			continue
+		}
+		if c.Slot() == hruntime.InfraName {
+			if d.Running {
+				infraStart[c.Pod()] = d.StartedAt
+			}
+			continue
+		}
+		if d.Running {
+			if t, ok := appStart[c.Pod()]; !ok || d.StartedAt.Before(t) {
+				appStart[c.Pod()] = d.StartedAt
+			}
 		}
 		s.mu.Lock()
 		s.restarts.observe(c.Pod(), c.Slot(), c.ID, d.RestartCount)
@@ -295,6 +311,21 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) {
 	s.saveRestarts()
 	s.adopted = true
 	s.log.Info("adopted running containers", "containers", len(actual))
+	recoverPods := map[string]bool{}
+	for pod, it := range infraStart {
+		if at, ok := appStart[pod]; ok && it.After(at) {
+			recoverPods[pod] = true
+			s.log.Warn("the infra container restarted after the pod's containers; the pod's network will be recovered", "pod", pod)
+		}
+	}
+	if len(recoverPods) > 0 {
+		s.mu.Lock()
+		for pod := range recoverPods {
+			s.recover[pod] = true
+		}
+		s.mu.Unlock()
+	}
+	return recoverPods
 }
 
 // record logs and records the outcome of applying each pod and updates

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -16,7 +20,9 @@ import (
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -42,6 +48,10 @@ would apply, computed by the same function. Nothing is changed.
 included) instead of its URL, so CI needs no network or credentials. --config may be
 given once per host; each host's plan is printed under its name.
 
+Sources are merged as the running hostlet merges them: a rejected manifest of a pod
+that runs leaves that pod as it runs, and a source that cannot be read keeps what
+runs of it. Env values never appear. docs/diff.md describes the output.
+
 Exit status: 0 no changes, 2 changes, 1 errors or invalid/rejected manifests (after the
 plan is printed).`,
 		Args: cobra.NoArgs,
@@ -51,6 +61,9 @@ plan is printed).`,
 			}
 			overrides, err := parseSourceFlags(sourceFlags)
 			if err != nil {
+				return err
+			}
+			if _, _, err := parseAgainst(against); err != nil {
 				return err
 			}
 			files := g.configFiles
@@ -74,7 +87,11 @@ plan is printed).`,
 						if i > 0 {
 							fmt.Fprintln(out)
 						}
-						fmt.Fprintf(out, "== host %s (%s) ==\n", hp.Host, hp.Config)
+						host := hp.Host
+						if host == "" {
+							host = "?"
+						}
+						fmt.Fprintf(out, "== host %s (%s) ==\n", host, hp.Config)
 					}
 					hp.writeText(out, color)
 				}
@@ -106,9 +123,12 @@ type diffReport struct {
 }
 
 type hostPlan struct {
-	Host     string         `json:"host"`
-	Config   string         `json:"config"`
-	Against  string         `json:"against"`
+	Host    string `json:"host"`
+	Config  string `json:"config"`
+	Against string `json:"against"`
+	// Planned is false when no plan could be computed (Errors say why);
+	// Pods, Rejected and Summary are then empty.
+	Planned  bool           `json:"planned"`
 	Pods     []podPlanJSON  `json:"pods"`
 	Rejected []rejectedJSON `json:"rejected"`
 	Summary  summaryJSON    `json:"summary"`
@@ -117,17 +137,28 @@ type hostPlan struct {
 }
 
 type podPlanJSON struct {
-	ID       string         `json:"id"`
-	Source   string         `json:"source"`
-	Revision string         `json:"revision,omitempty"`
-	Action   string         `json:"action"`
-	Changes  []hsync.Change `json:"changes"`
+	ID       string       `json:"id"`
+	Source   string       `json:"source"`
+	Revision string       `json:"revision,omitempty"`
+	Action   string       `json:"action"`
+	Changes  []changeJSON `json:"changes"`
+}
+
+// changeJSON is one container slot of a pod's plan. Action "none" leaves
+// the container as it is.
+type changeJSON struct {
+	Container string   `json:"container"`
+	Action    string   `json:"action"`
+	Reasons   []string `json:"reasons"`
 }
 
 type rejectedJSON struct {
 	ID      string   `json:"id"`
 	Source  string   `json:"source"`
 	Reasons []string `json:"reasons"`
+	// Running: a previously applied version of the pod runs and stays (a
+	// rejected manifest never takes a running pod down).
+	Running bool `json:"running"`
 }
 
 type summaryJSON struct {
@@ -139,21 +170,47 @@ type summaryJSON struct {
 	Rejected  int `json:"rejected"`
 }
 
+// parseAgainst splits --against into its mode (live, status or ref) and,
+// for ref:REV, the revision.
+func parseAgainst(against string) (mode, rev string, err error) {
+	switch {
+	case against == "live", against == "status":
+		return against, "", nil
+	case strings.HasPrefix(against, "ref:") && strings.TrimPrefix(against, "ref:") != "":
+		return "ref", strings.TrimPrefix(against, "ref:"), nil
+	}
+	return "", "", fmt.Errorf("--against %q: want live, status or ref:REV", against)
+}
+
 // diffHost computes one host's plan; errors are recorded in the plan.
 func diffHost(ctx context.Context, file, against string, overrides map[string]string) hostPlan {
 	hp := hostPlan{Config: file, Against: against, Pods: []podPlanJSON{}, Rejected: []rejectedJSON{}, Errors: []string{}}
 	fail := func(err error) hostPlan {
 		hp.Errors = append(hp.Errors, err.Error())
+		hp.Pods, hp.Rejected, hp.Summary, hp.Planned, hp.changed = []podPlanJSON{}, []rejectedJSON{}, summaryJSON{}, false, false
 		return hp
+	}
+	mode, rev, err := parseAgainst(against)
+	if err != nil {
+		return fail(err)
 	}
 	cfg, err := config.Load(file)
 	if err != nil {
 		return fail(err)
 	}
 	hp.Host, hp.Config = cfg.Hostname, cfg.File
-	for name := range overrides {
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
 		if !hasSource(cfg, name) {
 			return fail(fmt.Errorf("--source %s: no source named %q in %s", name, name, configName(cfg)))
+		}
+	}
+	if mode == "ref" {
+		// Before anything is read: a git source without a checkout would
+		// otherwise be fetched from its URL first.
+		for _, s := range cfg.Sources {
+			if s.Type == config.TypeGit && overrides[s.Name] == "" {
+				return fail(fmt.Errorf("--against ref:%s: git source %s needs --source %s=DIR (a checkout of %s)", rev, s.Name, s.Name, s.URL))
+			}
 		}
 	}
 	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow}
@@ -163,29 +220,40 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	if err != nil {
 		return fail(err)
 	}
-	desired, res, readErrs := desiredFrom(reads, vopts)
-	hp.Errors = append(hp.Errors, readErrs...)
-	for _, rj := range res.Rejected {
-		hp.Rejected = append(hp.Rejected, rejectedJSON{ID: rj.ID, Source: rj.Source, Reasons: rj.Reasons})
-	}
+	hp.Errors = append(hp.Errors, readErrors(reads)...)
 
 	// The other side.
 	var actual []hruntime.Container
-	switch {
-	case against == "live":
+	switch mode {
+	case "live":
 		actual, err = liveContainers(ctx, cfg)
-	case against == "status":
+	case "status":
 		actual, err = statusContainers(ctx, cfg)
-	case strings.HasPrefix(against, "ref:"):
-		actual, err = refContainers(cfg, strings.TrimPrefix(against, "ref:"), reads, overrides, vopts)
-	default:
-		err = fmt.Errorf("--against %q: want live, status or ref:REV", against)
+	case "ref":
+		actual, err = refContainers(cfg, rev, reads, overrides, vopts)
 	}
 	if err != nil {
 		return fail(err)
 	}
-	// Nothing is pruned while a source could not be read (as in run).
-	plan := hsync.MakePlan(desired, actual, hsync.PlanOptions{Prune: cfg.Sync.Prune && len(readErrs) == 0})
+
+	m := mergeLikeRun(reads, actual, cfg.Sync.AllowEmpty, vopts)
+	hp.Errors = append(hp.Errors, m.errors...)
+	for _, rj := range m.rejected {
+		hp.Rejected = append(hp.Rejected, rejectedJSON{ID: rj.ID, Source: rj.Source, Reasons: rj.Reasons, Running: m.stay[rj.ID]})
+	}
+	// Pods that stay as they run are out of the plan, counted unchanged.
+	kept := 0
+	actual = slices.DeleteFunc(actual, func(c hruntime.Container) bool {
+		if !m.stay[c.Pod()] {
+			return false
+		}
+		if c.Slot() != hruntime.InfraName {
+			kept++
+		}
+		return true
+	})
+
+	plan := hsync.MakePlan(m.pods, actual, hsync.PlanOptions{Prune: cfg.Sync.Prune})
 	for _, pp := range plan.Pods {
 		if pp.Unchanged() {
 			continue
@@ -197,11 +265,20 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 		case len(pp.Current) == 0:
 			action = "create"
 		}
-		hp.Pods = append(hp.Pods, podPlanJSON{ID: pp.ID, Source: pp.Source, Revision: pp.Revision, Action: action, Changes: pp.Changes})
+		pj := podPlanJSON{ID: pp.ID, Source: pp.Source, Revision: pp.Revision, Action: action, Changes: []changeJSON{}}
+		for _, c := range pp.Changes {
+			a := string(c.Action)
+			if c.Action == hsync.ActionNone {
+				a = "none"
+			}
+			pj.Changes = append(pj.Changes, changeJSON{Container: c.Container, Action: a, Reasons: append([]string{}, c.Reasons...)})
+		}
+		hp.Pods = append(hp.Pods, pj)
 	}
 	c := plan.Counts()
-	hp.Summary = summaryJSON{Create: c.Create, Recreate: c.Recreate, Restart: c.Restart, Remove: c.Remove, Unchanged: c.Unchanged, Rejected: len(hp.Rejected)}
+	hp.Summary = summaryJSON{Create: c.Create, Recreate: c.Recreate, Restart: c.Restart, Remove: c.Remove, Unchanged: c.Unchanged + kept, Rejected: len(hp.Rejected)}
 	hp.changed = plan.Changed()
+	hp.Planned = true
 	return hp
 }
 
@@ -214,26 +291,116 @@ func hasSource(cfg *config.Config, name string) bool {
 	return false
 }
 
-// desiredFrom validates what the sources read and returns the pods to run.
-func desiredFrom(reads []sourceRead, vopts validate.Options) ([]hsync.Pod, validate.Result, []string) {
+// desiredFrom validates what the sources read and returns the pods they
+// make. `--against ref:REV` simulates REV with it: a manifest rejected at
+// REV counts as absent there.
+func desiredFrom(reads []sourceRead, vopts validate.Options) []hsync.Pod {
 	var (
 		set  []validate.Source
-		errs []string
 		revs = map[string]string{}
 	)
 	for _, r := range reads {
-		if r.Err != nil {
-			errs = append(errs, fmt.Sprintf("source %s: %v", r.Name, r.Err))
-		}
 		revs[r.Name] = r.Revision
 		set = append(set, validate.Source{Name: r.Name, Manifests: r.Manifests})
 	}
-	res := validate.Set(set, vopts)
 	var pods []hsync.Pod
-	for _, a := range res.Accepted {
+	for _, a := range validate.Set(set, vopts).Accepted {
 		pods = append(pods, hsync.NewPod(a.Manifest, a.Origin.Source, revs[a.Origin.Source]))
 	}
-	return pods, res, errs
+	return pods
+}
+
+// readErrors lists the errors of the sources that could not be read or
+// decoded, one line per error; each names its source once.
+func readErrors(reads []sourceRead) []string {
+	var out []string
+	for _, r := range reads {
+		for _, e := range validate.Flatten(r.Err) {
+			msg := e.Error()
+			if e.Origin.Source == "" && !strings.HasPrefix(msg, "source "+r.Name+":") {
+				msg = "source " + r.Name + ": " + msg
+			}
+			out = append(out, msg)
+		}
+	}
+	return out
+}
+
+// merged is the desired side as the running hostlet would merge it.
+type merged struct {
+	// pods to run (pods that stay as they run are not among them).
+	pods []hsync.Pod
+	// rejected: every rejected manifest, in order.
+	rejected []validate.Rejection
+	// stay: IDs of pods that keep running as they are.
+	stay map[string]bool
+	// errors: why a source keeps its last good set, besides read errors.
+	errors []string
+}
+
+// mergeLikeRun merges what the sources read with sources.Merger, the merge
+// the running hostlet uses, seeded with the pods that run now (actual) as
+// every source's last good set: a source that failed to read, holds a
+// manifest without an id, or reads as empty (without sync.allowEmpty) keeps
+// what runs of it, and so does a push source (what was pushed to the host
+// is not known here); a rejected manifest's running version stands in for
+// it. Stand-ins stay as they run: the containers' labels carry enough to
+// weigh them against other manifests, not to recreate them.
+func mergeLikeRun(reads []sourceRead, actual []hruntime.Container, allowEmpty bool, vopts validate.Options) merged {
+	m := merged{stay: map[string]bool{}}
+	var infos []sources.SourceInfo
+	for _, r := range reads {
+		infos = append(infos, sources.SourceInfo{Name: r.Name, Type: r.Type})
+	}
+	mg, err := sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: allowEmpty, Validate: vopts}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		m.errors = append(m.errors, err.Error())
+		return m
+	}
+	applied := hsync.Applied(actual)
+	ids := make([]string, 0, len(applied))
+	for id := range applied {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, r := range reads {
+		var running []manifest.Sourced
+		for _, id := range ids {
+			if ap := applied[id]; ap.Source == r.Name {
+				running = append(running, manifest.Sourced{Origin: manifest.Origin{Source: r.Name, File: "(running)"}, Manifest: ap.Manifest})
+			}
+		}
+		if len(running) > 0 {
+			mg.Seed(r.Name, "", running)
+		}
+	}
+	revs := map[string]string{}
+	for _, r := range reads {
+		revs[r.Name] = r.Revision
+		switch {
+		case r.Pushed:
+			mg.MarkDelivered(r.Name)
+		case r.Err != nil:
+			mg.Apply(sources.Update{Source: r.Name, Err: r.Err})
+		default:
+			mg.Apply(sources.Update{Source: r.Name, Revision: r.Revision, Manifests: r.Manifests})
+		}
+	}
+	st := mg.State()
+	for i, s := range st.Sources {
+		if s.Error != "" && reads[i].Err == nil {
+			m.errors = append(m.errors, fmt.Sprintf("source %s: %s", s.Name, s.Error))
+		}
+	}
+	for _, e := range st.Accepted {
+		if e.StandIn || e.Origin.File == "(running)" {
+			m.stay[e.Manifest.ID] = true
+			continue
+		}
+		m.pods = append(m.pods, hsync.NewPod(e.Manifest, e.Origin.Source, revs[e.Origin.Source]))
+	}
+	m.rejected = st.Rejected
+	return m
 }
 
 func liveContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Container, error) {
@@ -245,11 +412,17 @@ func liveContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Contain
 	return rt.List(ctx)
 }
 
+// statusTimeout bounds reading a host's status (its API or etcd): an
+// unresponsive host must not hang CI.
+var statusTimeout = 15 * time.Second
+
 func statusContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Container, error) {
 	var (
 		v   statusView
 		err error
 	)
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
 	if len(cfg.Etcd.Endpoints) > 0 {
 		v, err = statusFromEtcd(ctx, cfg, cfg.Hostname)
 	} else {
@@ -265,17 +438,10 @@ func statusContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Conta
 // git revision rev: git sources read from their checkout at rev, other
 // sources as they are now.
 func refContainers(cfg *config.Config, rev string, current []sourceRead, overrides map[string]string, vopts validate.Options) ([]hruntime.Container, error) {
-	var reads []sourceRead
-	for _, s := range cfg.Sources {
-		if s.Type != config.TypeGit {
-			continue
-		}
-		if overrides[s.Name] == "" {
-			return nil, fmt.Errorf("--against ref:%s: git source %s needs --source %s=DIR (a checkout of %s)", rev, s.Name, s.Name, s.URL)
-		}
-	}
+	var reads, atRev []sourceRead
 	for i, s := range cfg.Sources {
 		if s.Type != config.TypeGit {
+			// Read errors of these are the desired side's, reported there.
 			reads = append(reads, current[i])
 			continue
 		}
@@ -284,15 +450,19 @@ func refContainers(cfg *config.Config, rev string, current []sourceRead, overrid
 			return nil, err
 		}
 		reads = append(reads, r)
+		atRev = append(atRev, r)
 	}
-	pods, _, errs := desiredFrom(reads, vopts)
-	if len(errs) > 0 {
+	if errs := readErrors(atRev); len(errs) > 0 {
 		return nil, fmt.Errorf("at %s: %s", rev, strings.Join(errs, "; "))
 	}
+	pods := desiredFrom(reads, vopts)
 	return hsync.Simulate(cfg.Instance, pods), nil
 }
 
 // readGitAt reads a git source's paths from commit rev of the checkout dir.
+// When a path does not exist at rev (the folder of a host this change
+// adds), the source reads as empty there: a host cannot read it at rev, so
+// a new host ran nothing of it.
 func readGitAt(dir, rev string, s config.Source) (sourceRead, error) {
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
 	if errors.Is(err, git.ErrRepositoryNotExists) {
@@ -309,15 +479,33 @@ func readGitAt(dir, rev string, s config.Source) (sourceRead, error) {
 	if err != nil {
 		return sourceRead{}, fmt.Errorf("--against ref:%s: %w", rev, err)
 	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return sourceRead{}, fmt.Errorf("--against ref:%s: %w", rev, err)
+	}
 	paths := append([]string(nil), s.AllPaths()...)
-	if sub, err := checkoutSubdir(dir); err == nil && sub != "" {
-		// DIR is a folder inside the checkout: paths are relative to it.
-		for i := range paths {
-			paths[i] = filepath.ToSlash(filepath.Join(sub, paths[i]))
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	sub, err := checkoutSubdir(dir)
+	if err != nil {
+		sub = "" // a bare repository: paths are from its root
+	}
+	r := sourceRead{Name: s.Name, Type: s.Type, Revision: hash.String()}
+	for i, p := range paths {
+		// DIR may be a folder inside the checkout: paths are relative to it.
+		paths[i] = path.Join(filepath.ToSlash(sub), filepath.ToSlash(p))
+		if paths[i] == "." {
+			continue
+		}
+		if _, err := tree.FindEntry(paths[i]); err != nil {
+			// At rev the host could not read this source (a path is
+			// missing): a host added by this change ran nothing of it.
+			return r, nil
 		}
 	}
-	ms, files, err := gitsource.ReadCommit(commit, paths, s.Name)
-	return sourceRead{Name: s.Name, Type: s.Type, Files: files, Revision: hash.String(), Manifests: ms, Err: err}, nil
+	r.Manifests, r.Files, r.Err = gitsource.ReadCommit(commit, paths, s.Name)
+	return r, nil
 }
 
 // checkoutSubdir returns dir's path relative to the root of its checkout.
@@ -347,6 +535,9 @@ func (hp hostPlan) writeText(w io.Writer, color bool) {
 	for _, e := range hp.Errors {
 		fmt.Fprintln(w, paint("31", "error: "+e))
 	}
+	if !hp.Planned {
+		return
+	}
 	for _, p := range hp.Pods {
 		src := p.Source
 		if p.Revision != "" && p.Action != "remove" {
@@ -361,21 +552,22 @@ func (hp hostPlan) writeText(w io.Writer, color bool) {
 		default:
 			fmt.Fprintf(w, "pod %s (%s)\n", p.ID, src)
 		}
+		shown := func(c changeJSON) bool { return c.Container != hruntime.InfraName && c.Action != "none" }
 		width := 0
 		for _, c := range p.Changes {
-			if c.Container != hruntime.InfraName && c.Action != hsync.ActionNone {
+			if shown(c) {
 				width = max(width, len(c.Container))
 			}
 		}
 		for _, c := range p.Changes {
-			if c.Container == hruntime.InfraName || c.Action == hsync.ActionNone {
+			if !shown(c) {
 				continue
 			}
 			line := fmt.Sprintf("%-*s  %s", width, c.Container, c.Action)
-			if len(c.Reasons) > 0 && c.Action != hsync.ActionCreate {
+			if len(c.Reasons) > 0 && c.Action != string(hsync.ActionCreate) {
 				line += ": " + strings.Join(c.Reasons, "; ")
 			}
-			switch c.Action {
+			switch hsync.Action(c.Action) {
 			case hsync.ActionCreate:
 				fmt.Fprintln(w, "  "+paint("32", "+ "+line))
 			case hsync.ActionRecreate:
@@ -388,7 +580,11 @@ func (hp hostPlan) writeText(w io.Writer, color bool) {
 		}
 	}
 	for _, r := range hp.Rejected {
-		fmt.Fprintln(w, paint("31", fmt.Sprintf("rejected %s (%s): %s", r.ID, r.Source, strings.Join(stripOrigin(r.Reasons), "; "))))
+		line := fmt.Sprintf("rejected %s (%s): %s", r.ID, r.Source, strings.Join(stripOrigin(r.Reasons), "; "))
+		if r.Running {
+			line += " (the running version stays)"
+		}
+		fmt.Fprintln(w, paint("31", line))
 	}
 	s := hp.Summary
 	restart := ""

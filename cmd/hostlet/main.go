@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -42,17 +43,21 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
-func exitCode(err error) int {
+func exitCode(err error) int { return exitCodeTo(os.Stderr, err) }
+
+// exitCodeTo maps err to the exit code and prints it to w unless it was
+// already reported.
+func exitCodeTo(w io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if !ee.silent && ee.err != nil {
-			fmt.Fprintln(os.Stderr, "hostlet:", ee.err)
+			fmt.Fprintln(w, "hostlet:", ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "hostlet:", err)
+	fmt.Fprintln(w, "hostlet:", err)
 	return 1
 }

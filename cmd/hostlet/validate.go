@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -93,6 +95,9 @@ type sourceRead struct {
 	Revision  string
 	Manifests []manifest.Sourced
 	Err       error
+	// Pushed: a push source read without --source. Its set is what was
+	// pushed to the running hostlet, unknown here.
+	Pushed bool
 }
 
 // readPathSource reads a PATH argument as one source named after it. Files
@@ -123,7 +128,7 @@ func readConfiguredSources(ctx context.Context, cfg *config.Config, overrides ma
 	for _, s := range cfg.Sources {
 		known[s.Name] = true
 	}
-	for name := range overrides {
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
 		if !known[name] {
 			return nil, fmt.Errorf("--source %s: no source named %q in %s", name, name, configName(cfg))
 		}
@@ -156,7 +161,8 @@ func readConfiguredSources(ctx context.Context, cfg *config.Config, overrides ma
 				}
 			}
 		}
-		out = append(out, sourceRead{Name: s.Name, Type: s.Type, Files: snap.Files, Revision: snap.Revision, Manifests: snap.Manifests, Err: err})
+		out = append(out, sourceRead{Name: s.Name, Type: s.Type, Files: snap.Files, Revision: snap.Revision, Manifests: snap.Manifests, Err: err,
+			Pushed: s.Type == config.TypePush && overrides[s.Name] == ""})
 	}
 	return out, nil
 }
@@ -239,5 +245,6 @@ func (r validateReport) writeText(w io.Writer) error {
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "->" in reasons stays readable
 	return enc.Encode(v)
 }

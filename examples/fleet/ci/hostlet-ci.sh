@@ -16,19 +16,20 @@ REPO=${REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 BASE=${BASE:-origin/main}
 
 status=0
-configs=""
+# The positional parameters collect "--config FILE" for every host (paths
+# may hold spaces).
+set --
 for cfg in "$REPO"/hostlet/*.yaml; do
   host=$(basename "$cfg" .yaml)
   echo "== validate $host =="
   "$HOSTLET" validate --config "$cfg" --source "fleet=$REPO" || status=1
-  configs="$configs --config $cfg"
+  set -- "$@" --config "$cfg"
 done
 
 echo
 echo "== plan against $BASE =="
 set +e
-# shellcheck disable=SC2086
-"$HOSTLET" diff $configs --source "fleet=$REPO" --against "ref:$BASE"
+"$HOSTLET" diff "$@" --source "fleet=$REPO" --against "ref:$BASE"
 rc=$?
 set -e
 # diff: 0 no changes, 2 changes, 1 errors

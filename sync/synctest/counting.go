@@ -1,0 +1,132 @@
+package synctest
+
+import (
+	"context"
+	"maps"
+	gosync "sync"
+	"time"
+
+	hruntime "github.com/hostlet/hostlet/runtime"
+	hsync "github.com/hostlet/hostlet/sync"
+)
+
+// Counting wraps a FullRuntime and counts the calls made through it, per
+// method. It overrides every method of hsync.FullRuntime, so no call slips
+// through the embedded interface uncounted. It is safe for concurrent use.
+type Counting struct {
+	hsync.FullRuntime
+
+	mu     gosync.Mutex
+	counts map[string]int
+}
+
+var _ hsync.FullRuntime = (*Counting)(nil)
+
+// NewCounting returns a counting wrapper around rt.
+func NewCounting(rt hsync.FullRuntime) *Counting {
+	return &Counting{FullRuntime: rt, counts: map[string]int{}}
+}
+
+func (c *Counting) count(method string) {
+	c.mu.Lock()
+	c.counts[method]++
+	c.mu.Unlock()
+}
+
+// Counts returns the number of calls per method since the wrapper was made
+// or last Reset; methods not called are absent.
+func (c *Counting) Counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.counts)
+}
+
+// Total returns the number of calls of every method.
+func (c *Counting) Total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.counts {
+		n += v
+	}
+	return n
+}
+
+// Reset sets every count to zero.
+func (c *Counting) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.counts)
+}
+
+// List counts and forwards.
+func (c *Counting) List(ctx context.Context) ([]hruntime.Container, error) {
+	c.count("List")
+	return c.FullRuntime.List(ctx)
+}
+
+// Create counts and forwards.
+func (c *Counting) Create(ctx context.Context, spec hruntime.ContainerSpec) (string, error) {
+	c.count("Create")
+	return c.FullRuntime.Create(ctx, spec)
+}
+
+// Start counts and forwards.
+func (c *Counting) Start(ctx context.Context, id string) error {
+	c.count("Start")
+	return c.FullRuntime.Start(ctx, id)
+}
+
+// Stop counts and forwards.
+func (c *Counting) Stop(ctx context.Context, id string, timeout time.Duration) error {
+	c.count("Stop")
+	return c.FullRuntime.Stop(ctx, id, timeout)
+}
+
+// Remove counts and forwards.
+func (c *Counting) Remove(ctx context.Context, id string) error {
+	c.count("Remove")
+	return c.FullRuntime.Remove(ctx, id)
+}
+
+// EnsureImage counts and forwards.
+func (c *Counting) EnsureImage(ctx context.Context, ref, pullPolicy string) error {
+	c.count("EnsureImage")
+	return c.FullRuntime.EnsureImage(ctx, ref, pullPolicy)
+}
+
+// EnsureVolume counts and forwards.
+func (c *Counting) EnsureVolume(ctx context.Context, name string, labels map[string]string) error {
+	c.count("EnsureVolume")
+	return c.FullRuntime.EnsureVolume(ctx, name, labels)
+}
+
+// RemoveVolume counts and forwards.
+func (c *Counting) RemoveVolume(ctx context.Context, name string) error {
+	c.count("RemoveVolume")
+	return c.FullRuntime.RemoveVolume(ctx, name)
+}
+
+// ListVolumes counts and forwards.
+func (c *Counting) ListVolumes(ctx context.Context) ([]string, error) {
+	c.count("ListVolumes")
+	return c.FullRuntime.ListVolumes(ctx)
+}
+
+// Inspect counts and forwards.
+func (c *Counting) Inspect(ctx context.Context, id string) (hruntime.Details, error) {
+	c.count("Inspect")
+	return c.FullRuntime.Inspect(ctx, id)
+}
+
+// Events counts and forwards.
+func (c *Counting) Events(ctx context.Context) <-chan hruntime.Event {
+	c.count("Events")
+	return c.FullRuntime.Events(ctx)
+}
+
+// Exec counts and forwards.
+func (c *Counting) Exec(ctx context.Context, id string, cmd []string) (int, error) {
+	c.count("Exec")
+	return c.FullRuntime.Exec(ctx, id, cmd)
+}

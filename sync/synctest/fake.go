@@ -1,0 +1,443 @@
+// Package synctest holds test doubles for the reconciler: Fake, an
+// in-memory engine implementing hsync.FullRuntime with a log of every call,
+// and Counting, a wrapper that counts the calls made to any FullRuntime
+// (the real Docker one included). Converged makes the container list an
+// engine would report once a set of pods has been applied, for plan
+// benchmarks.
+package synctest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	gosync "sync"
+	"time"
+
+	hruntime "github.com/hostlet/hostlet/runtime"
+	hsync "github.com/hostlet/hostlet/sync"
+)
+
+// Call is one call made to a Fake: the method name and its main argument
+// (a container ID, name, image or volume name; "" for List and ListVolumes).
+type Call struct {
+	Method string
+	Arg    string
+}
+
+func (c Call) String() string {
+	if c.Arg == "" {
+		return c.Method
+	}
+	return c.Method + "(" + c.Arg + ")"
+}
+
+// Fake is an in-memory engine. Containers it creates start in state
+// "created", run after Start and exit with code 0 after Stop; Exit
+// simulates a crash, after which the engine's restart policy applies, as in
+// Docker. It sends the container events Docker would. It is safe for
+// concurrent use.
+type Fake struct {
+	mu         gosync.Mutex
+	calls      []Call
+	containers map[string]*fakeContainer
+	names      map[string]string // name -> ID
+	volumes    map[string]map[string]string
+	images     map[string]bool
+	pullErrs   map[string]error
+	execCodes  map[string]int
+	subs       []*subscriber
+	nextID     int
+	clock      time.Time
+}
+
+// subscriber is one Events channel. Its queue is unbounded, so the fake
+// never blocks an engine call on a consumer that is busy (a syncer applies
+// a plan before it reads the events the plan caused, as with the real
+// engine).
+type subscriber struct {
+	mu    gosync.Mutex
+	queue []hruntime.Event
+	wake  chan struct{}
+}
+
+func (s *subscriber) push(e hruntime.Event) {
+	s.mu.Lock()
+	s.queue = append(s.queue, e)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *subscriber) pop() (hruntime.Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return hruntime.Event{}, false
+	}
+	e := s.queue[0]
+	s.queue = s.queue[1:]
+	return e, true
+}
+
+type fakeContainer struct {
+	c            hruntime.Container
+	spec         hruntime.ContainerSpec
+	restartCount int
+	startedAt    time.Time
+}
+
+var _ hsync.FullRuntime = (*Fake)(nil)
+
+// NewFake returns an empty engine.
+func NewFake() *Fake {
+	return &Fake{
+		containers: map[string]*fakeContainer{},
+		names:      map[string]string{},
+		volumes:    map[string]map[string]string{},
+		images:     map[string]bool{},
+		pullErrs:   map[string]error{},
+		execCodes:  map[string]int{},
+	}
+}
+
+func (f *Fake) record(method, arg string) {
+	f.calls = append(f.calls, Call{Method: method, Arg: arg})
+}
+
+// tick reads the fake's clock: the wall clock, made strictly increasing,
+// so every event and start gets a distinct time.
+func (f *Fake) tick() time.Time {
+	now := time.Now()
+	if !now.After(f.clock) {
+		now = f.clock.Add(time.Microsecond)
+	}
+	f.clock = now
+	return now
+}
+
+// event makes an event of container fc; the caller holds mu.
+func (f *Fake) event(action string, fc *fakeContainer) hruntime.Event {
+	return hruntime.Event{Action: action, ContainerID: fc.c.ID, Labels: maps.Clone(fc.c.Labels), ExitCode: fc.c.ExitCode, Time: f.tick()}
+}
+
+// emit queues events for every subscriber; the caller holds mu. It never
+// blocks.
+func (f *Fake) emit(evs ...hruntime.Event) {
+	for _, sub := range f.subs {
+		for _, e := range evs {
+			sub.push(e)
+		}
+	}
+}
+
+// Calls returns every call made since the Fake was made or last Reset, in
+// order.
+func (f *Fake) Calls() []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// Reset forgets the calls made so far (not the containers).
+func (f *Fake) Reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = nil
+}
+
+// FailPull makes EnsureImage of ref fail with err (wrapped to match
+// hruntime.ErrImagePull); a nil err makes it succeed again.
+func (f *Fake) FailPull(ref string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err == nil {
+		delete(f.pullErrs, ref)
+		return
+	}
+	f.pullErrs[ref] = err
+}
+
+// SetExecCode sets the exit code of every exec in container id (default 0).
+func (f *Fake) SetExecCode(id string, code int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.execCodes[id] = code
+}
+
+// Exit makes a running container's process exit with code, as a crash
+// does: a "die" event, then, as the engine's restart policy says (the
+// spec's RestartPolicy), a restart with a "start" event.
+func (f *Fake) Exit(id string, code int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fc, ok := f.lookup(id)
+	if !ok {
+		return fmt.Errorf("exit %s: %w", id, hruntime.ErrNotFound)
+	}
+	if fc.c.State != hruntime.StateRunning {
+		return fmt.Errorf("exit %s: not running: %w", id, hruntime.ErrConflict)
+	}
+	fc.c.State, fc.c.ExitCode = hruntime.StateExited, code
+	fc.c.Status = fmt.Sprintf("Exited (%d) 1 second ago", code)
+	f.emit(f.event("die", fc))
+	switch p := fc.spec.RestartPolicy; {
+	case p == hruntime.RestartAlways, p == hruntime.RestartOnFailure && code != 0:
+		fc.restartCount++
+		f.run(fc)
+	}
+	return nil
+}
+
+// Emit sends an event to every Events subscriber.
+func (f *Fake) Emit(e hruntime.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.emit(e)
+}
+
+// List implements hsync.Lister.
+func (f *Fake) List(context.Context) ([]hruntime.Container, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("List", "")
+	out := make([]hruntime.Container, 0, len(f.containers))
+	for _, fc := range f.containers {
+		c := fc.c
+		c.Labels = maps.Clone(c.Labels)
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b hruntime.Container) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Create implements hsync.Engine. A name in use is an hruntime.ErrConflict.
+func (f *Fake) Create(_ context.Context, spec hruntime.ContainerSpec) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Create", spec.Name)
+	if _, taken := f.names[spec.Name]; taken {
+		return "", fmt.Errorf("create container %q: name in use: %w", spec.Name, hruntime.ErrConflict)
+	}
+	if strings.HasPrefix(spec.NetworkMode, "container:") {
+		if _, ok := f.containers[strings.TrimPrefix(spec.NetworkMode, "container:")]; !ok {
+			return "", fmt.Errorf("create container %q: network container: %w", spec.Name, hruntime.ErrNotFound)
+		}
+	}
+	f.nextID++
+	id := fmt.Sprintf("%064x", f.nextID)
+	c := hruntime.Container{
+		ID: id, Name: spec.Name, Image: spec.Image, Labels: maps.Clone(spec.Labels),
+		State: hruntime.StateCreated, Status: "Created", Created: f.tick(),
+	}
+	if spec.NetworkMode == "" {
+		c.IP = fmt.Sprintf("10.%d.%d.%d", f.nextID>>16&255, f.nextID>>8&255, f.nextID&255)
+	}
+	f.containers[id] = &fakeContainer{c: c, spec: spec}
+	f.names[spec.Name] = id
+	return id, nil
+}
+
+// lookup finds a container by ID or name; the caller holds mu.
+func (f *Fake) lookup(idOrName string) (*fakeContainer, bool) {
+	if fc, ok := f.containers[idOrName]; ok {
+		return fc, true
+	}
+	if id, ok := f.names[idOrName]; ok {
+		return f.containers[id], true
+	}
+	return nil, false
+}
+
+// Start implements hsync.Engine.
+func (f *Fake) Start(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Start", id)
+	fc, ok := f.lookup(id)
+	if !ok {
+		return fmt.Errorf("start container %s: %w", id, hruntime.ErrNotFound)
+	}
+	if fc.c.State != hruntime.StateRunning {
+		f.run(fc)
+	}
+	return nil
+}
+
+// run starts fc's process; the caller holds mu.
+func (f *Fake) run(fc *fakeContainer) {
+	fc.c.State, fc.c.Status, fc.c.ExitCode = hruntime.StateRunning, "Up 1 second", 0
+	ev := f.event("start", fc)
+	fc.startedAt = ev.Time
+	f.emit(ev)
+}
+
+// Stop implements hsync.Engine.
+func (f *Fake) Stop(_ context.Context, id string, _ time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Stop", id)
+	fc, ok := f.lookup(id)
+	if !ok {
+		return fmt.Errorf("stop container %s: %w", id, hruntime.ErrNotFound)
+	}
+	if fc.c.State == hruntime.StateRunning {
+		fc.c.State, fc.c.Status, fc.c.ExitCode = hruntime.StateExited, "Exited (0) 1 second ago", 0
+		f.emit(f.event("die", fc), f.event("stop", fc))
+	}
+	return nil
+}
+
+// Remove implements hsync.Engine. A missing container is not an error.
+func (f *Fake) Remove(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Remove", id)
+	if fc, ok := f.lookup(id); ok {
+		if fc.c.State == hruntime.StateRunning {
+			fc.c.State, fc.c.ExitCode = hruntime.StateExited, 137
+			f.emit(f.event("die", fc))
+		}
+		delete(f.containers, fc.c.ID)
+		delete(f.names, fc.c.Name)
+		f.emit(f.event("destroy", fc))
+	}
+	return nil
+}
+
+// EnsureImage implements hsync.ImageEnsurer.
+func (f *Fake) EnsureImage(_ context.Context, ref, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("EnsureImage", ref)
+	if err := f.pullErrs[ref]; err != nil {
+		return fmt.Errorf("pull image %s: %w: %w", ref, hruntime.ErrImagePull, err)
+	}
+	f.images[ref] = true
+	return nil
+}
+
+// EnsureVolume implements hsync.Volumes.
+func (f *Fake) EnsureVolume(_ context.Context, name string, labels map[string]string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("EnsureVolume", name)
+	if _, ok := f.volumes[name]; !ok {
+		f.volumes[name] = maps.Clone(labels)
+	}
+	return nil
+}
+
+// RemoveVolume implements hsync.Volumes.
+func (f *Fake) RemoveVolume(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("RemoveVolume", name)
+	delete(f.volumes, name)
+	return nil
+}
+
+// ListVolumes implements hsync.Volumes.
+func (f *Fake) ListVolumes(context.Context) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("ListVolumes", "")
+	return slices.Sorted(maps.Keys(f.volumes)), nil
+}
+
+// Inspect implements hsync.Inspector.
+func (f *Fake) Inspect(_ context.Context, id string) (hruntime.Details, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Inspect", id)
+	fc, ok := f.lookup(id)
+	if !ok {
+		return hruntime.Details{}, fmt.Errorf("inspect container %s: %w", id, hruntime.ErrNotFound)
+	}
+	return hruntime.Details{
+		ID: fc.c.ID, RestartCount: fc.restartCount, StartedAt: fc.startedAt,
+		ExitCode: fc.c.ExitCode, Running: fc.c.State == hruntime.StateRunning,
+	}, nil
+}
+
+// Events implements hsync.EventSource: the channel carries the events of
+// every container (start, die, stop, destroy, and what Exit and Emit send)
+// made after the call, and closes when ctx ends.
+func (f *Fake) Events(ctx context.Context) <-chan hruntime.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Events", "")
+	sub := &subscriber{wake: make(chan struct{}, 1)}
+	out := make(chan hruntime.Event)
+	f.subs = append(f.subs, sub)
+	go func() {
+		defer close(out)
+		defer func() {
+			f.mu.Lock()
+			f.subs = slices.DeleteFunc(f.subs, func(s *subscriber) bool { return s == sub })
+			f.mu.Unlock()
+		}()
+		for {
+			e, ok := sub.pop()
+			if !ok {
+				select {
+				case <-ctx.Done():
+					return
+				case <-sub.wake:
+					continue
+				}
+			}
+			select {
+			case out <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// Exec implements hsync.Execer: it returns the code set by SetExecCode.
+func (f *Fake) Exec(_ context.Context, id string, cmd []string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Exec", id)
+	fc, ok := f.lookup(id)
+	if !ok {
+		return -1, fmt.Errorf("exec in container %s: %w", id, hruntime.ErrNotFound)
+	}
+	if fc.c.State != hruntime.StateRunning {
+		return -1, fmt.Errorf("exec %v in container %s: not running: %w", cmd, id, hruntime.ErrConflict)
+	}
+	return f.execCodes[fc.c.ID], nil
+}
+
+// Spec returns the spec container id was created from.
+func (f *Fake) Spec(id string) (hruntime.ContainerSpec, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fc, ok := f.lookup(id)
+	if !ok {
+		return hruntime.ContainerSpec{}, false
+	}
+	return fc.spec, true
+}
+
+// Converged returns the containers an engine lists once pods have been
+// applied to it from scratch: it plans and applies them on a new Fake.
+func Converged(instance, infraImage string, pods []hsync.Pod) ([]hruntime.Container, error) {
+	f := NewFake()
+	ctx := context.Background()
+	plan := hsync.MakePlan(pods, nil, hsync.PlanOptions{})
+	log := slog.New(slog.DiscardHandler)
+	for _, r := range hsync.Apply(ctx, f, plan, hsync.ApplyOptions{Instance: instance, InfraImage: infraImage, Concurrency: 1}, log) {
+		if r.Err != nil {
+			return nil, fmt.Errorf("apply pod %s: %w", r.ID, r.Err)
+		}
+	}
+	return f.List(ctx)
+}
