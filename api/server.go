@@ -16,6 +16,7 @@ import (
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
+	"github.com/hostlet/hostlet/validate"
 )
 
 // Syncer is what the API reads of the reconciler.
@@ -114,8 +115,42 @@ func (s *Server) HandleRead(pattern string, h http.Handler) { s.mux.Handle(patte
 // push source and /sync).
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. The mux's own answers for an unknown
+// endpoint (404) or method (405) are JSON errors like every other error of
+// the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		w = &muxErrors{ResponseWriter: w, r: r}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// muxErrors turns the mux's plain-text 404 and 405 into JSON errors.
+type muxErrors struct {
+	http.ResponseWriter
+	r        *http.Request
+	replaced bool
+}
+
+func (m *muxErrors) WriteHeader(code int) {
+	switch code {
+	case http.StatusNotFound:
+		m.replaced = true
+		writeError(m.ResponseWriter, code, "no endpoint "+m.r.Method+" "+m.r.URL.Path)
+	case http.StatusMethodNotAllowed:
+		m.replaced = true
+		writeError(m.ResponseWriter, code, "method "+m.r.Method+" not allowed on "+m.r.URL.Path+"; allowed: "+m.Header().Get("Allow"))
+	default:
+		m.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (m *muxErrors) Write(b []byte) (int, error) {
+	if m.replaced {
+		return len(b), nil
+	}
+	return m.ResponseWriter.Write(b)
+}
 
 // HTTPServer wraps the handler with timeouts and header limits, so a slow
 // client cannot hold connections open.
@@ -160,8 +195,9 @@ func (s *Server) Authorized(r *http.Request) bool {
 	if s.opts.Token == "" {
 		return false
 	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
+	// The scheme is case-insensitive (RFC 7235 section 2.1); the token is not.
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
@@ -182,6 +218,16 @@ func (s *Server) Document() Document {
 	}
 	if s.sources != nil {
 		doc.Sources = s.sources()
+	}
+	// Lists are [] when empty, never null.
+	if doc.Sources == nil {
+		doc.Sources = []sources.Status{}
+	}
+	if doc.Pods == nil {
+		doc.Pods = []hsync.PodStatus{}
+	}
+	if doc.Rejected == nil {
+		doc.Rejected = []validate.Rejection{}
 	}
 	return doc
 }

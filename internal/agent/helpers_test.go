@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
@@ -195,6 +196,11 @@ func (e *env) containers(t *testing.T) []box {
 		b := box{ID: c.ID, Pod: c.Labels[hruntime.LabelPod], Source: c.Labels[hruntime.LabelSource], State: c.State, Labels: c.Labels}
 		if c.State == "running" {
 			info, err := e.docker.ContainerInspect(ctx, c.ID)
+			if cerrdefs.IsNotFound(err) {
+				// Removed between the list and the inspect (hostlet is
+				// pruning it): it is not there any more.
+				continue
+			}
 			if err != nil {
 				t.Fatalf("inspect %s: %v", c.ID, err)
 			}

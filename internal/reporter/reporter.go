@@ -22,9 +22,6 @@ import (
 // EventTTL is how long events stay in etcd.
 const EventTTL = 48 * time.Hour
 
-// maxPending bounds the events waiting while etcd is down (oldest dropped).
-const maxPending = 1000
-
 // Keys returns the status, liveness and events keys of a host.
 func Keys(prefix, host string) (status, alive, eventsPrefix string) {
 	return prefix + "/status/" + host, prefix + "/alive/" + host, prefix + "/events/" + host + "/"
@@ -71,8 +68,13 @@ func LeaseTTL(interval time.Duration) time.Duration {
 
 // Run reports until ctx ends, then revokes the liveness lease so the host
 // shows as not alive at once.
+//
+// Events are read from the log itself (a ring buffer of the newest events),
+// from the one after the last written: events recorded before Run started
+// are written too, and while etcd is down nothing is lost but what the ring
+// drops (the oldest). The subscription only wakes the loop.
 func (r *Reporter) Run(ctx context.Context) {
-	evs, cancel := r.opts.Events.Subscribe(256)
+	evs, cancel := r.opts.Events.Subscribe(1)
 	defer cancel()
 	t := time.NewTicker(r.opts.Interval)
 	defer t.Stop()
@@ -83,11 +85,7 @@ func (r *Reporter) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case e := <-evs:
-			st.pending = append(st.pending, e)
-			if len(st.pending) > maxPending {
-				st.pending = st.pending[len(st.pending)-maxPending:]
-			}
+		case <-evs:
 			r.report(ctx, st)
 		case <-r.wake:
 			r.report(ctx, st)
@@ -100,7 +98,7 @@ func (r *Reporter) Run(ctx context.Context) {
 // ReportOnce writes the status and every buffered event once (for
 // `hostlet run --once`); the liveness key is not written.
 func (r *Reporter) ReportOnce(ctx context.Context) error {
-	st := &state{pending: r.opts.Events.List(), noAlive: true}
+	st := &state{noAlive: true}
 	r.report(ctx, st)
 	if st.statusErr != nil {
 		return fmt.Errorf("write status to etcd: %w", st.statusErr)
@@ -118,7 +116,8 @@ type state struct {
 	noAlive    bool
 	eventLease clientv3.LeaseID
 	eventGrant time.Time
-	pending    []events.Event
+	// eventsDone is the Seq of the last event written.
+	eventsDone uint64
 }
 
 func (r *Reporter) op(ctx context.Context, f func(context.Context) error) error {
@@ -185,10 +184,16 @@ func (r *Reporter) alive(ctx context.Context, st *state, key string) {
 	}
 }
 
-// flushEvents writes pending events under a 48 h lease, granted anew every
-// hour so an event lives 48 to 49 hours.
+// flushEvents writes the events not written yet under a 48 h lease,
+// granted anew every hour so an event lives 48 to 49 hours.
 func (r *Reporter) flushEvents(ctx context.Context, st *state, prefix string) {
-	if len(st.pending) == 0 {
+	var pending []events.Event
+	for _, e := range r.opts.Events.List() {
+		if e.Seq > st.eventsDone {
+			pending = append(pending, e)
+		}
+	}
+	if len(pending) == 0 {
 		return
 	}
 	if st.eventLease == 0 || time.Since(st.eventGrant) > time.Hour {
@@ -203,8 +208,7 @@ func (r *Reporter) flushEvents(ctx context.Context, st *state, prefix string) {
 			return
 		}
 	}
-	for len(st.pending) > 0 {
-		e := st.pending[0]
+	for _, e := range pending {
 		b, _ := json.Marshal(e)
 		key := fmt.Sprintf("%s%s-%06d", prefix, e.Time.UTC().Format("20060102T150405.000000000Z"), e.Seq)
 		if err := r.op(ctx, func(c context.Context) error {
@@ -214,7 +218,7 @@ func (r *Reporter) flushEvents(ctx context.Context, st *state, prefix string) {
 			st.eventLease = 0
 			return
 		}
-		st.pending = st.pending[1:]
+		st.eventsDone = e.Seq
 	}
 }
 

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/agent"
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/etcdtest"
+	"github.com/hostlet/hostlet/internal/reporter"
+)
+
+// runStatusAgent runs hostlet in this process and returns a function that
+// stops it (cancel, then wait for agent.Run to return); the test's clean-up
+// calls it too.
+func runStatusAgent(t *testing.T, cfg *config.Config) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	listening := make(chan string, 1)
+	go func() {
+		done <- agent.Run(ctx, cfg, agent.Options{Version: "test", InfraCommand: []string{"/demo", "pause"},
+			Listening: func(addr string) { listening <- addr }}, dockertest.Logger(t))
+	}()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("agent.Run returned %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("agent.Run did not return within 30s of cancel")
+		}
+	}
+	t.Cleanup(stop)
+	select {
+	case <-listening:
+	case err := <-done:
+		stopped = true
+		cancel()
+		t.Fatalf("agent.Run returned before listening: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("agent.Run not listening within 60s")
+	}
+	return stop
+}
+
+// statusJSON runs `hostlet status -o json` with args and decodes it.
+func statusJSON(t *testing.T, args ...string) statusView {
+	t.Helper()
+	res := runCLI(t, append([]string{"status", "-o", "json"}, args...)...)
+	if res.code != 0 {
+		t.Fatalf("hostlet status -o json %v: exit %d\n%s%s", args, res.code, res.stdout, res.stderr)
+	}
+	var v statusView
+	if err := json.Unmarshal([]byte(res.stdout), &v); err != nil {
+		t.Fatalf("hostlet status -o json: %v\n%s", err, res.stdout)
+	}
+	return v
+}
+
+// podRunning reports whether v shows pod id Running.
+func podRunning(v statusView, id string) bool {
+	for _, p := range v.Doc.Pods {
+		if p.ID == id {
+			return p.Phase == "Running"
+		}
+	}
+	return false
+}
+
+// TestStatusCommand: `hostlet status` reads the local API; with
+// etcd.endpoints it reads another host's report from etcd; once that host
+// stopped (its liveness lease revoked) it shows the last report marked NOT
+// ALIVE, exit 0; an API nobody answers on is exit 1.
+func TestStatusCommand(t *testing.T) {
+	image := dockertest.TestImage(t)
+	instance := dockertest.Instance(t)
+	etcd := etcdtest.Start(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "manifests/web.yaml", fmt.Sprintf(`version: v1beta1
+id: web
+terminationGracePeriodSeconds: 1
+containers:
+  - name: app
+    image: %s
+    imagePullPolicy: Never
+    command: [/demo, pause]
+`, image))
+	listen := fmt.Sprintf("127.0.0.1:%d", dockertest.FreePort(t))
+	hostCfg := writeFile(t, dir, "web-1.yaml", fmt.Sprintf(`hostname: web-1
+instance: %s
+stateDir: %s
+listen: %s
+docker: {infraImage: %s}
+sync: {interval: 1s}
+etcd: {endpoints: [%s], prefix: /fleet}
+sources:
+  - {name: local, type: file, path: %s}
+`, instance, filepath.Join(dir, "state"), listen, image, etcd.Endpoint, filepath.Join(dir, "manifests")))
+	// The same host asked through its API (no etcd), and an operator's
+	// machine asking etcd.
+	localCfg := writeFile(t, dir, "local.yaml", fmt.Sprintf("hostname: web-1\nlisten: %s\n", listen))
+	opsCfg := writeFile(t, dir, "ops.yaml", fmt.Sprintf("hostname: ops-1\netcd: {endpoints: [%s], prefix: /fleet}\n", etcd.Endpoint))
+
+	cfg, err := config.Load(hostCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runStatusAgent(t, cfg)
+	local, err := config.Load(localCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := config.Load(opsCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dockertest.WaitFor(t, 60*time.Second, func() (bool, string) {
+		v, err := statusFromAPI(t.Context(), local, "web-1")
+		if err != nil {
+			return false, err.Error()
+		}
+		return podRunning(v, "web"), fmt.Sprintf("pods %+v", v.Doc.Pods)
+	})
+
+	t.Run("local API", func(t *testing.T) {
+		res := runCLI(t, "status", "--config", localCfg)
+		t.Logf("hostlet status:\n%s", res.stdout)
+		if res.code != 0 {
+			t.Fatalf("exit %d: %s", res.code, res.stderr)
+		}
+		for _, want := range []string{"host web-1: alive; hostlet test", "SOURCE", "local", "POD", "web", "app", "Running", "running", image} {
+			if !strings.Contains(res.stdout, want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+		v := statusJSON(t, "--config", localCfg)
+		if v.Host != "web-1" || !v.Alive || v.From != "http://"+listen+"/status" || !podRunning(v, "web") || v.Doc.Hostname != "web-1" {
+			t.Errorf("status -o json: host %q alive %v from %q pods %+v", v.Host, v.Alive, v.From, v.Doc.Pods)
+		}
+	})
+
+	t.Run("local API is not that host", func(t *testing.T) {
+		res := runCLI(t, "status", "--config", localCfg, "--host", "web-2")
+		if res.code != 1 || !strings.Contains(res.stderr, `"web-1", not "web-2"`) || !strings.Contains(res.stderr, "etcd.endpoints") {
+			t.Errorf("status --host web-2 without etcd: exit %d, stderr %q; want 1 saying the API is web-1", res.code, res.stderr)
+		}
+	})
+
+	// etcd: wait until the host's report shows the pod.
+	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+		v, err := statusFromEtcd(t.Context(), ops, "web-1")
+		if err != nil {
+			return false, err.Error()
+		}
+		return v.Alive && podRunning(v, "web"), fmt.Sprintf("alive %v, pods %+v", v.Alive, v.Doc.Pods)
+	})
+	t.Run("etcd, alive", func(t *testing.T) {
+		res := runCLI(t, "status", "--config", opsCfg, "--host", "web-1")
+		t.Logf("hostlet status --host web-1:\n%s", res.stdout)
+		if res.code != 0 || !strings.Contains(res.stdout, "host web-1: alive") || !strings.Contains(res.stdout, "Running") {
+			t.Errorf("exit %d, stdout:\n%s%s", res.code, res.stdout, res.stderr)
+		}
+		v := statusJSON(t, "--config", opsCfg, "--host", "web-1")
+		if !v.Alive || v.From != "etcd /fleet/status/web-1" || v.Doc.Hostname != "web-1" || !podRunning(v, "web") {
+			t.Errorf("status -o json: alive %v from %q host %q pods %+v", v.Alive, v.From, v.Doc.Hostname, v.Doc.Pods)
+		}
+	})
+
+	t.Run("etcd, no such host", func(t *testing.T) {
+		res := runCLI(t, "status", "--config", opsCfg)
+		if res.code != 1 || !strings.Contains(res.stderr, `no status for host "ops-1"`) {
+			t.Errorf("status of a host that never reported: exit %d, stderr %q", res.code, res.stderr)
+		}
+	})
+
+	// The host stops: its liveness lease is revoked, its report stays.
+	stop()
+	t.Run("etcd, not alive", func(t *testing.T) {
+		res := runCLI(t, "status", "--config", opsCfg, "--host", "web-1")
+		t.Logf("hostlet status --host web-1 after it stopped:\n%s", res.stdout)
+		if res.code != 0 {
+			t.Fatalf("exit %d, want 0 for a host that is down: %s", res.code, res.stderr)
+		}
+		if !strings.Contains(res.stdout, "host web-1: NOT ALIVE") || !strings.Contains(res.stdout, "web") || !strings.Contains(res.stdout, "Running") {
+			t.Errorf("output does not show the last report marked NOT ALIVE:\n%s", res.stdout)
+		}
+		v := statusJSON(t, "--config", opsCfg, "--host", "web-1")
+		if v.Alive || !podRunning(v, "web") {
+			t.Errorf("status -o json: alive %v pods %+v; want not alive with the last report", v.Alive, v.Doc.Pods)
+		}
+	})
+
+	t.Run("API unreachable", func(t *testing.T) {
+		res := runCLI(t, "status", "--config", localCfg)
+		if res.code != 1 || !strings.Contains(res.stderr, "unreachable") {
+			t.Errorf("status with the API down: exit %d, stdout %q, stderr %q; want 1, unreachable", res.code, res.stdout, res.stderr)
+		}
+	})
+}
+
+// TestStatusLapsedHost: a host that died long ago — its status key is there,
+// its liveness key lapsed — is shown with its last report, marked NOT
+// ALIVE, exit 0 (etcd only, no agent).
+func TestStatusLapsedHost(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cli := etcd.Client(t)
+	statusKey, aliveKey, _ := reporter.Keys("/hostlet", "db-3")
+	reported := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	doc := fmt.Sprintf(`{"hostname":"db-3","version":"v0.1.0","time":%q,"lastSync":{"start":%q,"durationMs":7,"error":""},
+"sources":[{"name":"fleet","type":"git","revision":"3f2a9c1e0d4b5a69788796a5b4c3d2e1f0a9b8c7","lastSuccess":%q,"error":"","manifests":1}],
+"pods":[{"id":"pg","source":"fleet","revision":"3f2a9c1e0d4b5a69788796a5b4c3d2e1f0a9b8c7","phase":"Running","containers":[{"name":"db","image":"postgres:16","hash":"v1:x","state":"running","restarts":2,"healthy":true,"containerID":"c1","lastError":""}]}],
+"rejected":[],"machine":{"cores":2,"memoryBytes":1024}}`, reported.Format(time.RFC3339), reported.Format(time.RFC3339), reported.Format(time.RFC3339))
+	etcdtest.Put(t, cli, statusKey, doc)
+	cfgFile := writeFile(t, t.TempDir(), "ops.yaml", fmt.Sprintf("hostname: ops-1\netcd: {endpoints: [%s]}\n", etcd.Endpoint))
+
+	res := runCLI(t, "status", "--config", cfgFile, "--host", "db-3")
+	t.Logf("hostlet status --host db-3:\n%s", res.stdout)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	for _, want := range []string{"host db-3: NOT ALIVE", "reported 2025-01-02T03:04:05Z", "pg", "db", "Running", "3f2a9c1e0d4b ", "postgres:16"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+
+	// The host comes back: alive.
+	etcdtest.Put(t, cli, aliveKey, reported.Format(time.RFC3339))
+	if v := statusJSON(t, "--config", cfgFile, "--host", "db-3"); !v.Alive || v.Doc.Pods[0].Containers[0].Restarts != 2 {
+		t.Errorf("with the liveness key: alive %v, pods %+v", v.Alive, v.Doc.Pods)
+	}
+
+	res = runCLI(t, "status", "--config", cfgFile, "--host", "db-3", "-o", "yaml")
+	if res.code != 1 || !strings.Contains(res.stderr, "text or json") {
+		t.Errorf("-o yaml: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
