@@ -208,8 +208,9 @@ func (m *Merger) Apply(u Update) bool {
 	}
 	m.cached = nil
 	if u.Err != nil {
-		changed := st.Err != u.Err.Error()
-		st.Err = u.Err.Error()
+		msg := errorText(u.Err)
+		changed := st.Err != msg
+		st.Err = msg
 		if changed {
 			m.log.Warn("source error; keeping its last good set", "source", st.Name, "error", u.Err, "revision", st.Revision)
 		}
@@ -444,4 +445,14 @@ func declared(st *sourceState, id string) (manifest.Sourced, bool) {
 		}
 	}
 	return manifest.Sourced{}, false
+}
+
+// errorText renders a source error on one line: every error of a
+// multierror, joined by "; " (the status document and events show it).
+func errorText(err error) string {
+	var parts []string
+	for _, e := range validate.Flatten(err) {
+		parts = append(parts, e.Error())
+	}
+	return strings.Join(parts, "; ")
 }
