@@ -2,10 +2,10 @@
 # Removes containers and volumes that earlier test runs left on this engine
 # (a killed test run cannot clean up, and restart policies keep its
 # containers alive). Test runs use instances named "test-*"; nothing else is
-# touched.
+# touched. Run it before a test run, never during one.
 set -euo pipefail
-docker ps -aq --filter label=io.hostlet.managed=true --format '{{.ID}} {{.Label "io.hostlet.instance"}}' |
+docker ps -a --filter label=io.hostlet.managed=true --format '{{.ID}} {{.Label "io.hostlet.instance"}}' |
   awk '$2 ~ /^test-/ {print $1}' | xargs -r docker rm -f >/dev/null
-docker volume ls -q --filter label=io.hostlet.managed=true --format '{{.Name}} {{.Label "io.hostlet.instance"}}' |
+docker volume ls --filter label=io.hostlet.managed=true --format '{{.Name}} {{.Label "io.hostlet.instance"}}' |
   awk '$2 ~ /^test-/ {print $1}' | xargs -r docker volume rm -f >/dev/null
 docker images --format '{{.Repository}}:{{.Tag}}' | grep -E '^hostlet-test-' | xargs -r docker rmi -f >/dev/null 2>&1 || true
