@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/ctxtime"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -84,7 +85,7 @@ func (e *Etcd) Run(ctx context.Context, out chan<- Update) {
 					return
 				}
 			}
-			if !sleepCtx(ctx, backoff) {
+			if !ctxtime.Sleep(ctx, backoff) {
 				return
 			}
 			backoff = min(2*backoff, maxBackoff)
@@ -217,18 +218,6 @@ func (e *Etcd) get(ctx context.Context) (etcdSet, error) {
 	}
 	set.storeRev, set.sig = resp.Header.Revision, hex.EncodeToString(h.Sum(nil))
 	return set, nil
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether d passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // DialEtcd returns a client for the endpoints. It does not wait for a

@@ -10,6 +10,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/ctxtime"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
@@ -137,7 +138,7 @@ func (p *prober) stopAll() {
 func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 	defer close(w.done)
 	pr := t.probe
-	if !sleepCtx(ctx, time.Duration(pr.InitialDelaySeconds)*time.Second) {
+	if !ctxtime.Sleep(ctx, time.Duration(pr.InitialDelaySeconds)*time.Second) {
 		return
 	}
 	period := time.Duration(pr.PeriodSeconds) * time.Second
@@ -161,11 +162,11 @@ func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 			p.onUnhealthy(ctx, t.pod, t.slot, t.id, err.Error(), t.grace)
 			failures = 0
 			// Give the restarted container its initial delay again.
-			if !sleepCtx(ctx, time.Duration(pr.InitialDelaySeconds)*time.Second) {
+			if !ctxtime.Sleep(ctx, time.Duration(pr.InitialDelaySeconds)*time.Second) {
 				return
 			}
 		}
-		if !sleepCtx(ctx, period) {
+		if !ctxtime.Sleep(ctx, period) {
 			return
 		}
 	}
@@ -241,19 +242,4 @@ func probeAddr(t probeTarget, host, port string) (string, error) {
 		return "", fmt.Errorf("the pod has no IP address to probe")
 	}
 	return net.JoinHostPort(host, strconv.Itoa(n)), nil
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether d passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
