@@ -33,8 +33,19 @@ test: deps
 test-short:
 	$(GO) test -short ./...
 
-bench: deps
+# The scenario driver (bench/, docs/performance.md): hostlet side by side
+# with the Docker floor and a compose-on-cron loop, N = 1, 10, 50, three
+# repetitions; waits for a quiet machine, writes bench/results/<date>.json.
+# Then the Go benchmarks.
+bench: build deps
+	@bench/ensure-compose.sh
+	$(GO) run ./bench -hostlet bin/hostlet
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The same scenario at N = 2, once, short idle windows (CI, < 3 min warm).
+bench-smoke: build deps
+	@bench/ensure-compose.sh
+	$(GO) run ./bench -smoke -hostlet bin/hostlet
 
 lint:
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt: files above are not formatted" && exit 1)

@@ -26,6 +26,7 @@ failed for any pod).`,
 				return err
 			}
 			log := newLogger(os.Stderr, cfg)
+			startPprof(cmd.Context())
 			return agent.Run(cmd.Context(), cfg, agent.Options{Version: version, Commit: commit, Once: once}, log)
 		},
 	}

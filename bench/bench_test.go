@@ -1,0 +1,183 @@
+package main
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/validate"
+)
+
+func TestStats(t *testing.T) {
+	for _, tc := range []struct {
+		in            []float64
+		med, min, max float64
+	}{
+		{[]float64{3, 1, 2}, 2, 1, 3},
+		{[]float64{4, 1, 3, 2}, 2.5, 1, 4},
+		{[]float64{7}, 7, 7, 7},
+		{nil, 0, 0, 0},
+	} {
+		med, lo, hi := stats(tc.in)
+		if med != tc.med || lo != tc.min || hi != tc.max {
+			t.Errorf("stats(%v) = %v %v %v, want %v %v %v", tc.in, med, lo, hi, tc.med, tc.min, tc.max)
+		}
+	}
+}
+
+func TestNormalizePath(t *testing.T) {
+	id := strings.Repeat("ab12", 16)
+	for in, want := range map[string]string{
+		"/v1.41/containers/json":             "/containers/json",
+		"/v1.41/containers/" + id + "/json":  "/containers/{id}/json",
+		"/v1.41/containers/" + id + "/start": "/containers/{id}/start",
+		"/v1.41/containers/" + id:            "/containers/{id}",
+		"/_ping":                             "/_ping",
+	} {
+		if got := normalizePath(in); got != want {
+			t.Errorf("normalizePath(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestRotate(t *testing.T) {
+	vs := []string{"a", "b", "c"}
+	if got := rotate(vs, 1); !slices.Equal(got, []string{"b", "c", "a"}) {
+		t.Errorf("rotate 1 = %v", got)
+	}
+	if got := rotate(vs, 3); !slices.Equal(got, vs) {
+		t.Errorf("rotate 3 = %v", got)
+	}
+}
+
+// The generated manifests must be valid pods with the port, env value,
+// grace period and run label the floor and compose use too.
+func TestPodFilesAreValidManifests(t *testing.T) {
+	files := podFiles("run1", "hostlet-bench-demo:run1", 10, []int{20001, 20002}, "v1")
+	if _, ok := files["pods/.keep"]; !ok || len(files) != 3 {
+		t.Fatalf("files: %v", slices.Sorted(maps.Keys(files)))
+	}
+	m := decodeOne(t, files["pods/pod-1.yaml"])
+	if m.ID != "pod-1" || m.TerminationGracePeriodSeconds != 10 || m.Labels[runLabel] != "run1" {
+		t.Errorf("pod: %+v", m)
+	}
+	c := m.Containers[0]
+	if c.Image != "hostlet-bench-demo:run1" || c.Env[0].Name != envName || c.Env[0].Value != "v1" ||
+		c.Ports[0].HostPort != 20002 || c.Ports[0].ContainerPort != 8080 || c.Ports[0].HostIP != "127.0.0.1" {
+		t.Errorf("container: %+v", c)
+	}
+}
+
+func decodeOne(t *testing.T, data string) manifest.Manifest {
+	t.Helper()
+	ms, err := manifest.Decode([]byte(data), manifest.Origin{Source: "bench", File: "pod.yaml"})
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("decode: %v (%d manifests)", err, len(ms))
+	}
+	if err := validate.Manifest(ms[0], validate.Options{}); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	return ms[0].Manifest
+}
+
+func TestComposeFile(t *testing.T) {
+	var doc struct {
+		Version  string `json:"version"`
+		Services map[string]struct {
+			Image           string            `json:"image"`
+			Restart         string            `json:"restart"`
+			StopGracePeriod string            `json:"stop_grace_period"`
+			Labels          map[string]string `json:"labels"`
+			Environment     map[string]string `json:"environment"`
+			Ports           []string          `json:"ports"`
+		} `json:"services"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(composeFile("run1", "img:1", 10, []int{20001}, "v2")["docker-compose.yml"]), &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Services["pod-0"]
+	if s.Image != "img:1" || s.Restart != "always" || s.StopGracePeriod != "10s" || s.Labels[runLabel] != "run1" ||
+		s.Environment[envName] != "v2" || !slices.Equal(s.Ports, []string{"127.0.0.1:20001:8080"}) {
+		t.Errorf("service: %+v", s)
+	}
+	var empty struct {
+		Services map[string]any `json:"services"`
+	}
+	if err := yaml.Unmarshal([]byte(composeFile("run1", "img:1", 10, nil, "")["docker-compose.yml"]), &empty); err != nil || empty.Services == nil || len(empty.Services) != 0 {
+		t.Errorf("empty compose file: %v, services %v", err, empty.Services)
+	}
+}
+
+// The config the driver writes must load as hostlet loads it.
+func TestHostletConfigLoads(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := hostletConfig{
+		instance: "hbX-wh-n10-r0", stateDir: filepath.Join(dir, "state"), gitURL: "http://127.0.0.1:1/hostlet-webhook.git",
+		gitInterval: time.Hour, syncInterval: 10 * time.Second, dockerHost: "unix:///tmp/x.sock", infraImage: "img:1", tokenFile: tok,
+	}
+	path := filepath.Join(dir, "hostlet.yaml")
+	if err := os.WriteFile(path, []byte(c.yaml("127.0.0.1:12345")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Instance != c.instance || cfg.Sync.Interval != 10*time.Second || cfg.Sync.Concurrency != 4 || !cfg.Sync.AllowEmpty ||
+		cfg.Docker.Host != c.dockerHost || cfg.Docker.InfraImage != "img:1" || cfg.Listen != "127.0.0.1:12345" ||
+		len(cfg.Sources) != 1 || cfg.Sources[0].Interval != time.Hour || cfg.Sources[0].URL != c.gitURL || cfg.Sources[0].Path != "pods" {
+		t.Errorf("loaded config: %+v", cfg)
+	}
+}
+
+func TestReadUsageSelf(t *testing.T) {
+	u, err := readUsage(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.RSSBytes <= 0 || u.HWMBytes < u.RSSBytes || u.CPUSeconds < 0 {
+		t.Errorf("usage of self: %+v", u)
+	}
+}
+
+func TestTargets(t *testing.T) {
+	r := &results{}
+	r.Config.Ns = []int{10}
+	r.Config.Reps = 1
+	r.Runs = []runRecord{
+		{vFloor, 10, 1, stepCreate, 10, 0}, {vWebhook, 10, 1, stepCreate, 11, 0}, {vPoll, 10, 1, stepCreate, 12, 0}, {vCompose, 10, 1, stepCreate, 20, 0},
+		{vFloor, 10, 1, stepUpdate, 10, 0}, {vWebhook, 10, 1, stepUpdate, 12, 0},
+	}
+	r.APICalls = &apiCalls{Syncs: 10, Calls: 10, PerSync: 1}
+	r.summarize()
+	met := map[string]bool{}
+	for _, tr := range r.Targets {
+		met[tr.Target] = tr.Met
+	}
+	for target, want := range map[string]bool{
+		"hostlet (webhook) ÷ floor ≤ 1.15, create, N=10":                                                  true,
+		"hostlet (webhook) ÷ floor ≤ 1.15, update, N=10":                                                  false,
+		"hostlet faster than the compose loop, create, N=10 (both timed from the push: hostlet 1 s poll)": true,
+		"exactly 1 Docker API call per no-op sync":                                                        true,
+	} {
+		got, ok := met[target]
+		if !ok || got != want {
+			t.Errorf("target %q: met=%v (present %v), want %v; all: %v", target, got, ok, want, met)
+		}
+	}
+	if md := r.markdown(); !strings.Contains(md, "| 10 | create | 10.00 | 11.00 | 12.00 | 20.00 | 1.10 | 1.20 | 0.55 | 0.60 |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}

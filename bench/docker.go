@@ -1,0 +1,450 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+	"github.com/docker/go-connections/nat"
+
+	"github.com/hostlet/hostlet/internal/imagebuild"
+)
+
+// runLabel marks every container the run creates, whoever creates it (the
+// floor directly, hostlet through the pods' labels, compose through the
+// services' labels); its value is the run ID.
+const runLabel = "hostlet-bench-run"
+
+// envName is the variable the update step changes; /env?name=envName
+// answers its value.
+const envName = "BENCH_VALUE"
+
+// imageRepo is the repository of the demo image the run loads; the tag is
+// the run ID.
+const imageRepo = "hostlet-bench-demo"
+
+// composeProjectPrefix starts every compose project name of a run.
+const composeProjectPrefix = "hostletbench"
+
+func newDockerClient() (*client.Client, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ping, err := cli.Ping(ctx)
+	if err != nil {
+		_ = cli.Close()
+		return nil, fmt.Errorf("docker engine unreachable (start it: nohup dockerd >/var/log/dockerd.log 2>&1 &): %w", err)
+	}
+	cli.NegotiateAPIVersionPing(ping)
+	return cli, nil
+}
+
+// goBuild builds a static binary of pkg into out, as `make build` does
+// (-trimpath, -s -w, CGO_ENABLED=0).
+func goBuild(ctx context.Context, pkg, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, buf.String())
+	}
+	return nil
+}
+
+// loadDemoImage builds examples/demo and loads it as ref, with no registry
+// and no `docker build`.
+func loadDemoImage(ctx context.Context, cli *client.Client, dir, ref string) error {
+	bin := filepath.Join(dir, "demo")
+	if err := goBuild(ctx, "./examples/demo", bin); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := imagebuild.Write(&buf, ref, []imagebuild.File{{Path: "/demo", Mode: 0o755, Data: data}}, []string{"/demo"}, nil); err != nil {
+		return err
+	}
+	resp, err := cli.ImageLoad(ctx, &buf, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return fmt.Errorf("load image %s: %w", ref, err)
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var m struct {
+			Error       string `json:"error"`
+			ErrorDetail *struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if !resp.JSON {
+				break
+			}
+			return fmt.Errorf("load image %s: read response: %w", ref, err)
+		}
+		if m.ErrorDetail != nil && m.ErrorDetail.Message != "" {
+			return fmt.Errorf("load image %s: %s", ref, m.ErrorDetail.Message)
+		}
+		if m.Error != "" {
+			return fmt.Errorf("load image %s: %s", ref, m.Error)
+		}
+	}
+	if _, err := cli.ImageInspect(ctx, ref); err != nil {
+		return fmt.Errorf("image %s not there after load: %w", ref, err)
+	}
+	return nil
+}
+
+// countContainers counts the containers (running or not) matching one
+// label filter ("key=value").
+func countContainers(ctx context.Context, cli *client.Client, label string) (int, error) {
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return 0, err
+	}
+	return len(list), nil
+}
+
+// containerIDs lists the IDs of the containers matching label, sorted as
+// the engine returns them.
+func containerIDs(ctx context.Context, cli *client.Client, label string) ([]string, error) {
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(list))
+	for _, c := range list {
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
+}
+
+// waitNoContainers polls the engine until no container matches label, and
+// returns when it saw that.
+func waitNoContainers(ctx context.Context, cli *client.Client, label string, timeout time.Duration) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := -1
+	for {
+		n, err := countContainers(ctx, cli, label)
+		if err == nil && n == 0 {
+			return time.Now(), nil
+		}
+		if err == nil {
+			last = n
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("%d containers with %s still there: %w", last, label, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// floor creates, updates and removes the same containers hostlet would,
+// straight through the Engine API, with a fixed number of workers.
+type floor struct {
+	cli     *client.Client
+	runID   string
+	image   string
+	grace   int
+	workers int
+	ports   []int
+	ids     []string
+	// owner is the value of ownerLabel on this floor's containers.
+	owner string
+}
+
+// ownerLabel tells the floor's containers of one block from the others.
+const ownerLabel = "hostlet-bench-owner"
+
+func (f *floor) name(i int) string { return fmt.Sprintf("hbench-%s-%d", f.owner, i) }
+
+func (f *floor) createStart(ctx context.Context, i int, value string) (string, error) {
+	port := nat.Port("8080/tcp")
+	grace := f.grace
+	cfg := &container.Config{
+		Image:        f.image,
+		Env:          []string{envName + "=" + value},
+		Labels:       map[string]string{runLabel: f.runID, ownerLabel: f.owner},
+		ExposedPorts: nat.PortSet{port: struct{}{}},
+		StopTimeout:  &grace,
+	}
+	host := &container.HostConfig{
+		PortBindings:  nat.PortMap{port: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(f.ports[i])}}},
+		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyAlways},
+	}
+	resp, err := f.cli.ContainerCreate(ctx, cfg, host, &network.NetworkingConfig{}, nil, f.name(i))
+	if err != nil {
+		return "", fmt.Errorf("create %s: %w", f.name(i), err)
+	}
+	if err := f.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		return resp.ID, fmt.Errorf("start %s: %w", f.name(i), err)
+	}
+	return resp.ID, nil
+}
+
+func (f *floor) stopRemove(ctx context.Context, i int) error {
+	grace := f.grace
+	if err := f.cli.ContainerStop(ctx, f.ids[i], container.StopOptions{Timeout: &grace}); err != nil {
+		return fmt.Errorf("stop %s: %w", f.name(i), err)
+	}
+	if err := f.cli.ContainerRemove(ctx, f.ids[i], container.RemoveOptions{}); err != nil {
+		return fmt.Errorf("remove %s: %w", f.name(i), err)
+	}
+	f.ids[i] = ""
+	return nil
+}
+
+// each runs fn for every container index with f.workers at once and
+// returns the first error.
+func (f *floor) each(ctx context.Context, fn func(ctx context.Context, i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	idx := make(chan int)
+	for range f.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range idx {
+				if err := fn(ctx, i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range f.ports {
+		idx <- i
+	}
+	close(idx)
+	wg.Wait()
+	return first
+}
+
+func (f *floor) create(ctx context.Context, value string) error {
+	f.ids = make([]string, len(f.ports))
+	return f.each(ctx, func(ctx context.Context, i int) error {
+		id, err := f.createStart(ctx, i, value)
+		f.ids[i] = id
+		return err
+	})
+}
+
+func (f *floor) update(ctx context.Context, value string) error {
+	return f.each(ctx, func(ctx context.Context, i int) error {
+		if err := f.stopRemove(ctx, i); err != nil {
+			return err
+		}
+		id, err := f.createStart(ctx, i, value)
+		f.ids[i] = id
+		return err
+	})
+}
+
+func (f *floor) remove(ctx context.Context) error {
+	return f.each(ctx, f.stopRemove)
+}
+
+// removeByLabel force-removes the containers, then the networks and
+// volumes, matching each label filter.
+func removeByLabel(ctx context.Context, cli *client.Client, labels ...string) error {
+	var errs []error
+	for _, l := range labels {
+		f := filters.NewArgs(filters.Arg("label", l))
+		list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		sem := make(chan struct{}, 4)
+		for _, c := range list {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !strings.Contains(err.Error(), "No such container") && !strings.Contains(err.Error(), "already in progress") {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for _, l := range labels {
+		f := filters.NewArgs(filters.Arg("label", l))
+		nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, n := range nets {
+			if err := cli.NetworkRemove(ctx, n.ID); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		vols, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, v := range vols.Volumes {
+			if err := cli.VolumeRemove(ctx, v.Name, true); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeImage removes the run's demo image.
+func removeImage(ctx context.Context, cli *client.Client, ref string) error {
+	if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("remove image %s: %w", ref, err)
+	}
+	return nil
+}
+
+// cleanupAll removes what earlier bench runs left behind (a run killed
+// with SIGKILL cannot clean up): containers, networks and volumes carrying
+// the run label or a bench compose project, the demo images and the temp
+// dirs. Runs still going are left alone: a run is live while the driver
+// whose PID its temp dir records is alive (a temp dir without one counts
+// as live for a day).
+func cleanupAll(ctx context.Context) error {
+	cli, err := newDockerClient()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	var errs []error
+	live := map[string]bool{}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "hostlet-bench-*"))
+	for _, d := range dirs {
+		id := runIDOfDir(d)
+		if runAlive(d) {
+			live[id] = true
+			fmt.Fprintln(os.Stderr, "run", id, "is still going: left alone")
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+		} else {
+			fmt.Fprintln(os.Stderr, "removed", d)
+		}
+	}
+
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", runLabel))})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	dead := map[string]bool{}
+	for _, c := range list {
+		if id := c.Labels[runLabel]; !live[id] {
+			dead[id] = true
+		}
+	}
+	for id := range dead {
+		if err := removeByLabel(ctx, cli, runLabel+"="+id); err != nil {
+			errs = append(errs, err)
+		} else {
+			fmt.Fprintln(os.Stderr, "removed the containers of run", id)
+		}
+	}
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", "com.docker.compose.project"))})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, n := range nets {
+		id, ok := strings.CutPrefix(n.Labels["com.docker.compose.project"], composeProjectPrefix)
+		if !ok || live[id] {
+			continue
+		}
+		if err := cli.NetworkRemove(ctx, n.ID); err != nil {
+			errs = append(errs, err)
+		} else {
+			fmt.Fprintln(os.Stderr, "removed network", n.Name)
+		}
+	}
+	imgs, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("reference", imageRepo))})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, im := range imgs {
+		for _, tag := range im.RepoTags {
+			id, ok := strings.CutPrefix(tag, imageRepo+":")
+			if !ok || live[id] {
+				continue
+			}
+			if err := removeImage(ctx, cli, tag); err != nil {
+				errs = append(errs, err)
+			} else {
+				fmt.Fprintln(os.Stderr, "removed image", tag)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pidFile, in a run's temp dir, holds the driver's PID.
+const pidFile = "driver.pid"
+
+// runIDOfDir returns the run ID in a temp dir named
+// hostlet-bench-<run ID>-<random>.
+func runIDOfDir(dir string) string {
+	name := strings.TrimPrefix(filepath.Base(dir), "hostlet-bench-")
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+func runAlive(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, pidFile))
+	if err != nil {
+		fi, serr := os.Stat(dir)
+		return serr == nil && time.Since(fi.ModTime()) < 24*time.Hour
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return syscall.Kill(pid, 0) == nil
+}

@@ -1,0 +1,472 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+type results struct {
+	RunID    string    `json:"runId"`
+	Date     string    `json:"date"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Commit   string    `json:"commit"`
+	// Dirty says the working tree had uncommitted changes (they are part
+	// of what was measured).
+	Dirty   bool    `json:"dirty"`
+	Command string  `json:"command"`
+	Machine machine `json:"machine"`
+	Config  struct {
+		Ns           []int    `json:"n"`
+		Reps         int      `json:"reps"`
+		Variants     []string `json:"variants"`
+		Concurrency  int      `json:"concurrency"`
+		GraceSeconds int      `json:"terminationGracePeriodSeconds"`
+		IdleSeconds  float64  `json:"idleWindowSeconds"`
+		CountSyncs   int      `json:"countSyncs"`
+		Smoke        bool     `json:"smoke"`
+	} `json:"config"`
+	Load struct {
+		Start        [3]float64 `json:"start"`
+		End          [3]float64 `json:"end"`
+		Quiet        *bool      `json:"quiet,omitempty"`
+		QuietSamples []float64  `json:"quietSamples,omitempty"`
+	} `json:"loadavg"`
+	Runs      []runRecord    `json:"runs"`
+	Processes []procRecord   `json:"hostletProcesses"`
+	Summary   []summaryRow   `json:"summary"`
+	Ratios    []ratioRow     `json:"ratios"`
+	Hostlet   hostletTotals  `json:"hostletWholeRun"`
+	Idle      []idleRecord   `json:"idle"`
+	APICalls  *apiCalls      `json:"apiCallsPerNoopSync,omitempty"`
+	Checks    []check        `json:"checks"`
+	Targets   []targetResult `json:"targets"`
+	// Error is why the run stopped early (partial results only).
+	Error string `json:"error,omitempty"`
+}
+
+type machine struct {
+	CPUs           int    `json:"nproc"`
+	CPUModel       string `json:"cpuModel"`
+	MemTotalBytes  int64  `json:"memTotalBytes"`
+	Kernel         string `json:"kernel"`
+	DockerVersion  string `json:"dockerVersion"`
+	DockerAPI      string `json:"dockerApiVersion"`
+	CgroupVersion  string `json:"cgroupVersion"`
+	StorageDriver  string `json:"storageDriver"`
+	ComposeVersion string `json:"composeVersion"`
+	GoVersion      string `json:"goVersion"`
+}
+
+type runRecord struct {
+	Variant string  `json:"variant"`
+	N       int     `json:"n"`
+	Rep     int     `json:"rep"`
+	Step    string  `json:"step"`
+	Seconds float64 `json:"seconds"`
+	// Load1 is the 1-minute load average when the step ended.
+	Load1 float64 `json:"load1"`
+}
+
+type procRecord struct {
+	Variant string `json:"variant"`
+	N       int    `json:"n"`
+	Rep     int    `json:"rep"`
+	usage
+}
+
+type summaryRow struct {
+	Variant string    `json:"variant"`
+	N       int       `json:"n"`
+	Step    string    `json:"step"`
+	Median  float64   `json:"median"`
+	Min     float64   `json:"min"`
+	Max     float64   `json:"max"`
+	Samples []float64 `json:"samples"`
+}
+
+// ratioRow holds median ÷ median per step and N; 0 when a side is missing.
+type ratioRow struct {
+	N                int     `json:"n"`
+	Step             string  `json:"step"`
+	WebhookOverFloor float64 `json:"hostletWebhookOverFloor"`
+	PollOverFloor    float64 `json:"hostletPollOverFloor"`
+	WebhookOverCompo float64 `json:"hostletWebhookOverCompose"`
+	PollOverCompose  float64 `json:"hostletPollOverCompose"`
+}
+
+type hostletTotals struct {
+	// PeakRSSBytes is the largest VmHWM of any timed hostlet process.
+	PeakRSSBytes int64 `json:"peakRssBytes"`
+	// CPUSeconds sums utime+stime of every timed hostlet process (one
+	// per variant, N and repetition, each living through its create,
+	// update and remove).
+	CPUSeconds float64          `json:"cpuSeconds"`
+	Processes  int              `json:"processes"`
+	ByVariant  map[string]usage `json:"byVariant"`
+}
+
+type idleRecord struct {
+	Config              string  `json:"config"`
+	Pods                int     `json:"pods"`
+	WindowSeconds       float64 `json:"windowSeconds"`
+	CPUSeconds          float64 `json:"cpuSeconds"`
+	CPUSecondsPerMinute float64 `json:"cpuSecondsPerMinute"`
+	RSSBytes            int64   `json:"rssBytes"`
+	HWMBytes            int64   `json:"hwmBytes"`
+	RSSAnonBytes        int64   `json:"rssAnonBytes"`
+	RSSFileBytes        int64   `json:"rssFileBytes"`
+	// TouchedBytes is how much of the resident memory the process
+	// referenced during the window (its working set when idle).
+	TouchedBytes int64 `json:"touchedBytes"`
+	Syncs        int   `json:"syncs"`
+}
+
+type apiCalls struct {
+	Pods          int            `json:"pods"`
+	Syncs         int            `json:"syncs"`
+	Calls         int            `json:"calls"`
+	PerSync       float64        `json:"perSync"`
+	WindowSeconds float64        `json:"windowSeconds"`
+	ByEndpoint    map[string]int `json:"byEndpoint"`
+	// StartupCalls are the calls from hostlet's start to its first
+	// source delivery (ping, version, adoption inspects, events).
+	StartupCalls map[string]int `json:"startupCalls"`
+}
+
+type check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+type targetResult struct {
+	Target string `json:"target"`
+	Value  string `json:"value"`
+	Met    bool   `json:"met"`
+}
+
+func newResults(o *options, runID string) *results {
+	r := &results{RunID: runID, Date: time.Now().UTC().Format("2006-01-02")}
+	r.Config.Ns = o.ns
+	r.Config.Reps = o.reps
+	r.Config.Variants = selected(o)
+	r.Config.Concurrency = 4
+	r.Config.GraceSeconds = o.grace
+	r.Config.IdleSeconds = o.idle.Seconds()
+	r.Config.CountSyncs = o.countSyncs
+	r.Config.Smoke = o.smoke
+	r.Command = "go run ./bench " + strings.Join(os.Args[1:], " ")
+	return r
+}
+
+func (e *env) machineInfo(ctx context.Context) error {
+	m := &e.res.Machine
+	m.CPUs = goruntime.NumCPU()
+	m.GoVersion = goruntime.Version()
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		for _, l := range strings.Split(string(b), "\n") {
+			if _, err := fmt.Sscanf(l, "MemTotal: %d kB", &kb); err == nil {
+				m.MemTotalBytes = kb * 1024
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	v, err := e.cli.ServerVersion(ctx)
+	if err != nil {
+		return err
+	}
+	m.DockerVersion, m.DockerAPI = v.Version, v.APIVersion
+	if info, err := e.cli.Info(ctx); err == nil {
+		m.CgroupVersion, m.StorageDriver = info.CgroupVersion, info.Driver
+	}
+	if out, err := exec.CommandContext(ctx, "docker-compose", "version", "--short").Output(); err == nil {
+		m.ComposeVersion = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output(); err == nil {
+		e.res.Commit = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
+		e.res.Dirty = len(bytes.TrimSpace(out)) > 0
+	}
+	return nil
+}
+
+// stats returns the median, min and max of xs.
+func stats(xs []float64) (med, lo, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	mid := len(s) / 2
+	med = s[mid]
+	if len(s)%2 == 0 {
+		med = (s[mid-1] + s[mid]) / 2
+	}
+	return med, s[0], s[len(s)-1]
+}
+
+func (r *results) summarize() {
+	type key struct {
+		v    string
+		n    int
+		step string
+	}
+	samples := map[key][]float64{}
+	for _, rr := range r.Runs {
+		k := key{rr.Variant, rr.N, rr.Step}
+		samples[k] = append(samples[k], rr.Seconds)
+	}
+	med := map[key]float64{}
+	r.Summary = nil
+	for _, n := range r.Config.Ns {
+		for _, step := range allSteps {
+			for _, v := range allVariants {
+				k := key{v, n, step}
+				xs := samples[k]
+				if len(xs) == 0 {
+					continue
+				}
+				m, lo, hi := stats(xs)
+				med[k] = m
+				r.Summary = append(r.Summary, summaryRow{Variant: v, N: n, Step: step, Median: m, Min: lo, Max: hi, Samples: xs})
+			}
+		}
+	}
+	ratio := func(a, b key) float64 {
+		if med[a] == 0 || med[b] == 0 {
+			return 0
+		}
+		return med[a] / med[b]
+	}
+	r.Ratios = nil
+	for _, n := range r.Config.Ns {
+		for _, step := range allSteps {
+			fl, wh, po, co := key{vFloor, n, step}, key{vWebhook, n, step}, key{vPoll, n, step}, key{vCompose, n, step}
+			r.Ratios = append(r.Ratios, ratioRow{N: n, Step: step,
+				WebhookOverFloor: ratio(wh, fl), PollOverFloor: ratio(po, fl),
+				WebhookOverCompo: ratio(wh, co), PollOverCompose: ratio(po, co)})
+		}
+	}
+	r.Hostlet = hostletTotals{ByVariant: map[string]usage{}}
+	for _, p := range r.Processes {
+		r.Hostlet.Processes++
+		r.Hostlet.CPUSeconds += p.CPUSeconds
+		r.Hostlet.PeakRSSBytes = max(r.Hostlet.PeakRSSBytes, p.HWMBytes)
+		u := r.Hostlet.ByVariant[p.Variant]
+		u.CPUSeconds += p.CPUSeconds
+		u.HWMBytes = max(u.HWMBytes, p.HWMBytes)
+		u.RSSBytes = max(u.RSSBytes, p.RSSBytes)
+		r.Hostlet.ByVariant[p.Variant] = u
+	}
+	r.targets()
+}
+
+// targets compares the figures with the issue's targets.
+func (r *results) targets() {
+	r.Targets = nil
+	ns := []int{}
+	for _, n := range r.Config.Ns {
+		if n == 10 || n == 50 {
+			ns = append(ns, n)
+		}
+	}
+	note := ""
+	if len(ns) == 0 {
+		ns, note = r.Config.Ns, " (targets are for N=10 and N=50; this run has neither)"
+	}
+	for _, rr := range r.Ratios {
+		if !slices.Contains(ns, rr.N) || rr.WebhookOverFloor == 0 {
+			continue
+		}
+		r.Targets = append(r.Targets, targetResult{
+			Target: fmt.Sprintf("hostlet (webhook) ÷ floor ≤ 1.15, %s, N=%d%s", rr.Step, rr.N, note),
+			Value:  fmt.Sprintf("%.2f (1 s poll: %.2f)", rr.WebhookOverFloor, rr.PollOverFloor),
+			Met:    rr.WebhookOverFloor <= 1.15,
+		})
+	}
+	for _, rr := range r.Ratios {
+		if rr.PollOverCompose == 0 && rr.WebhookOverCompo == 0 {
+			continue
+		}
+		r.Targets = append(r.Targets, targetResult{
+			Target: fmt.Sprintf("hostlet faster than the compose loop, %s, N=%d (both timed from the push: hostlet 1 s poll)", rr.Step, rr.N),
+			Value:  fmt.Sprintf("poll ÷ compose %.2f, webhook ÷ compose %.2f", rr.PollOverCompose, rr.WebhookOverCompo),
+			Met:    rr.PollOverCompose > 0 && rr.PollOverCompose < 1,
+		})
+	}
+	if a := r.APICalls; a != nil {
+		r.Targets = append(r.Targets, targetResult{
+			Target: "exactly 1 Docker API call per no-op sync",
+			Value:  fmt.Sprintf("%.2f (%d calls in %d syncs: %s)", a.PerSync, a.Calls, a.Syncs, formatCounts(a.ByEndpoint)),
+			Met:    a.Syncs > 0 && a.Calls == a.Syncs,
+		})
+	}
+	if len(r.Idle) > 0 {
+		i := r.Idle[0]
+		r.Targets = append(r.Targets,
+			targetResult{
+				Target: fmt.Sprintf("idle with %d pods ≤ 0.3 CPU-s per minute (%s)", i.Pods, i.Config),
+				Value:  fmt.Sprintf("%.3f", i.CPUSecondsPerMinute),
+				Met:    i.CPUSecondsPerMinute <= 0.3,
+			},
+			targetResult{
+				Target: fmt.Sprintf("idle with %d pods RSS ≤ 30 MiB (%s)", i.Pods, i.Config),
+				Value:  fmt.Sprintf("%.1f MiB (VmHWM %.1f MiB)", mib(i.RSSBytes), mib(i.HWMBytes)),
+				Met:    i.RSSBytes <= 30<<20,
+			})
+	}
+}
+
+// failedChecks lists the correctness checks that failed (targets are
+// reported, not enforced).
+func (r *results) failedChecks() []string {
+	var bad []string
+	for _, c := range r.Checks {
+		if !c.OK {
+			bad = append(bad, c.Name+": "+c.Detail)
+		}
+	}
+	return bad
+}
+
+func formatCounts(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *results) write(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// markdown renders the figures as the tables of docs/performance.md.
+func (r *results) markdown() string {
+	var b strings.Builder
+	cell := map[string]map[int]map[string]summaryRow{}
+	for _, s := range r.Summary {
+		if cell[s.Variant] == nil {
+			cell[s.Variant] = map[int]map[string]summaryRow{}
+		}
+		if cell[s.Variant][s.N] == nil {
+			cell[s.Variant][s.N] = map[string]summaryRow{}
+		}
+		cell[s.Variant][s.N][s.Step] = s
+	}
+	fmtCell := func(v string, n int, step string) string {
+		s, ok := cell[v][n][step]
+		if !ok {
+			return "–"
+		}
+		if len(s.Samples) == 1 {
+			return fmt.Sprintf("%.2f", s.Median)
+		}
+		return fmt.Sprintf("%.2f (%.2f–%.2f)", s.Median, s.Min, s.Max)
+	}
+	fmtRatio := func(x float64) string {
+		if x == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", x)
+	}
+	fmt.Fprintf(&b, "Seconds, median (min–max) of %d repetition(s).\n\n", r.Config.Reps)
+	b.WriteString("| N | step | floor (API, 4 workers) | hostlet, webhook | hostlet, 1 s poll | compose loop | webhook ÷ floor | poll ÷ floor | webhook ÷ compose | poll ÷ compose |\n")
+	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, rr := range r.Ratios {
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rr.N, rr.Step,
+			fmtCell(vFloor, rr.N, rr.Step), fmtCell(vWebhook, rr.N, rr.Step), fmtCell(vPoll, rr.N, rr.Step), fmtCell(vCompose, rr.N, rr.Step),
+			fmtRatio(rr.WebhookOverFloor), fmtRatio(rr.PollOverFloor), fmtRatio(rr.WebhookOverCompo), fmtRatio(rr.PollOverCompose))
+	}
+	var loads []float64
+	for _, rr := range r.Runs {
+		loads = append(loads, rr.Load1)
+	}
+	if len(loads) > 0 {
+		med, lo, hi := stats(loads)
+		fmt.Fprintf(&b, "\n1-minute load average at the end of the timed steps: median %.2f, min %.2f, max %.2f (2 CPUs).\n", med, lo, hi)
+	}
+	b.WriteString("\n")
+	if r.Hostlet.Processes > 0 {
+		fmt.Fprintf(&b, "hostlet over the timed blocks (%d processes, one per variant, N and repetition): peak RSS (VmHWM) %.1f MiB, %.2f CPU-seconds in all",
+			r.Hostlet.Processes, mib(r.Hostlet.PeakRSSBytes), r.Hostlet.CPUSeconds)
+		for _, v := range slices.Sorted(maps.Keys(r.Hostlet.ByVariant)) {
+			u := r.Hostlet.ByVariant[v]
+			fmt.Fprintf(&b, "; %s %.2f CPU-s, peak %.1f MiB", v, u.CPUSeconds, mib(u.HWMBytes))
+		}
+		b.WriteString(".\n\n")
+	}
+	if len(r.Idle) > 0 {
+		b.WriteString("| idle, pods running | window | CPU-s per minute | RSS (anon + file) | touched in the window | VmHWM | syncs |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, i := range r.Idle {
+			fmt.Fprintf(&b, "| %d pods, %s | %.0f s | %.3f | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %d |\n", i.Pods, i.Config, i.WindowSeconds, i.CPUSecondsPerMinute,
+				mib(i.RSSBytes), mib(i.RSSAnonBytes), mib(i.RSSFileBytes), mib(i.TouchedBytes), mib(i.HWMBytes), i.Syncs)
+		}
+		b.WriteString("\n")
+	}
+	if a := r.APICalls; a != nil {
+		fmt.Fprintf(&b, "Docker API calls per no-op sync (%d pods, sync.interval 1s, %d syncs in %.0f s through the counting proxy): **%.2f** — %s. At start-up (before the window): %s.\n\n",
+			a.Pods, a.Syncs, a.WindowSeconds, a.PerSync, formatCounts(a.ByEndpoint), formatCounts(a.StartupCalls))
+	}
+	if len(r.Checks) > 0 {
+		for _, c := range r.Checks {
+			mark := "ok"
+			if !c.OK {
+				mark = "FAILED"
+			}
+			fmt.Fprintf(&b, "- check %s: %s (%s)\n", c.Name, mark, c.Detail)
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Targets) > 0 {
+		b.WriteString("| target | value | met |\n|---|---|---|\n")
+		for _, t := range r.Targets {
+			met := "yes"
+			if !t.Met {
+				met = "**no**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", t.Target, t.Value, met)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Load average at start %.2f %.2f %.2f, at end %.2f %.2f %.2f", r.Load.Start[0], r.Load.Start[1], r.Load.Start[2], r.Load.End[0], r.Load.End[1], r.Load.End[2])
+	if r.Load.Quiet != nil && !*r.Load.Quiet {
+		b.WriteString(" (the machine never got quiet: measured anyway)")
+	}
+	b.WriteString(".\n")
+	return b.String()
+}

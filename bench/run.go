@@ -1,0 +1,513 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+)
+
+// env is one run of the driver.
+type env struct {
+	o       *options
+	runID   string
+	dir     string
+	cli     *client.Client
+	image   string
+	bin     string
+	git     *gitServer
+	gitEnv  []string
+	token   string
+	tokFile string
+	project string
+	repos   map[string]*repo
+	res     *results
+}
+
+func newRunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return "hb" + time.Now().UTC().Format("0102t1504") + hex.EncodeToString(b)
+}
+
+func run(ctx context.Context, o *options) (err error) {
+	e := &env{o: o, runID: newRunID(), repos: map[string]*repo{}}
+	e.image = imageRepo + ":" + e.runID
+	e.project = composeProjectPrefix + e.runID
+	e.res = newResults(o, e.runID)
+	logf("run %s: N=%v reps=%d variants=%v", e.runID, o.ns, o.reps, selected(o))
+
+	if e.dir, err = os.MkdirTemp("", "hostlet-bench-"+e.runID+"-"); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		return errors.Join(err, os.RemoveAll(e.dir))
+	}
+	if e.cli, err = newDockerClient(); err != nil {
+		return errors.Join(err, os.RemoveAll(e.dir))
+	}
+	// Everything below is undone here, on success, error or Ctrl-C.
+	defer func() {
+		if cerr := e.cleanup(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
+		}
+	}()
+
+	if err := e.setup(ctx); err != nil {
+		return err
+	}
+	if err := e.machineInfo(ctx); err != nil {
+		return err
+	}
+
+	if o.waitQuiet {
+		logf("waiting for the machine to be quiet (1-min load < %.2f for %s, at most %s)", o.quietLoad, o.quietFor, o.quietMax)
+		quiet, samples, err := waitQuiet(ctx, o.quietLoad, o.quietFor, o.quietMax)
+		if err != nil {
+			return err
+		}
+		e.res.Load.Quiet = &quiet
+		e.res.Load.QuietSamples = samples
+		if !quiet {
+			logf("the machine never got quiet: measuring anyway")
+		}
+	}
+	e.res.Load.Start, _ = loadAvg()
+	e.res.Started = time.Now().UTC()
+	// A run that fails half-way still writes what it measured.
+	defer func() {
+		if err == nil || o.out == "" || len(e.res.Runs) == 0 {
+			return
+		}
+		e.res.Error = err.Error()
+		e.res.Load.End, _ = loadAvg()
+		e.res.Finished = time.Now().UTC()
+		e.res.summarize()
+		partial := strings.TrimSuffix(o.out, ".json") + ".partial.json"
+		if werr := e.res.write(partial); werr == nil {
+			logf("partial results written to %s", partial)
+		}
+	}()
+
+	if err := e.warmUp(ctx); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	for _, n := range o.ns {
+		for rep := range o.reps {
+			order := rotate(selected(o), rep)
+			for _, v := range order {
+				if err := e.block(ctx, v, n, rep); err != nil {
+					return fmt.Errorf("%s N=%d rep %d: %w", v, n, rep+1, err)
+				}
+				if err := sleepCtx(ctx, 2*time.Second); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if o.variants[vWebhook] || o.variants[vPoll] {
+		if err := e.idlePhase(ctx, slices.Max(o.ns)); err != nil {
+			return fmt.Errorf("idle phase: %w", err)
+		}
+	}
+	e.res.Load.End, _ = loadAvg()
+	e.res.Finished = time.Now().UTC()
+	e.res.summarize()
+	fmt.Println(e.res.markdown())
+	if o.out != "" {
+		if err := e.res.write(o.out); err != nil {
+			return err
+		}
+		logf("results written to %s", o.out)
+	}
+	if bad := e.res.failedChecks(); len(bad) > 0 {
+		return fmt.Errorf("checks failed: %s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+func selected(o *options) []string {
+	var out []string
+	for _, v := range allVariants {
+		if o.variants[v] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// rotate starts the order at a different variant in each repetition, so no
+// variant always runs right after the same other one.
+func rotate(vs []string, k int) []string {
+	if len(vs) == 0 {
+		return vs
+	}
+	k %= len(vs)
+	return append(slices.Clone(vs[k:]), vs[:k]...)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// setup builds the binaries and the image, starts the git server and makes
+// one repository per variant.
+func (e *env) setup(ctx context.Context) error {
+	logf("building the demo image %s", e.image)
+	if err := loadDemoImage(ctx, e.cli, e.dir, e.image); err != nil {
+		return err
+	}
+	e.bin = filepath.Join(e.dir, "hostlet")
+	if e.o.hostletBin != "" {
+		data, err := os.ReadFile(e.o.hostletBin)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(e.bin, data, 0o755); err != nil {
+			return err
+		}
+	} else {
+		logf("building hostlet (CGO_ENABLED=0)")
+		if err := goBuild(ctx, "./cmd/hostlet", e.bin); err != nil {
+			return err
+		}
+	}
+	e.token = e.runID + "-token"
+	e.tokFile = filepath.Join(e.dir, "token")
+	if err := os.WriteFile(e.tokFile, []byte(e.token+"\n"), 0o600); err != nil {
+		return err
+	}
+	home := filepath.Join(e.dir, "home")
+	gitRoot := filepath.Join(e.dir, "git")
+	for _, d := range []string{home, gitRoot, filepath.Join(e.dir, "work"), filepath.Join(e.dir, "state")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	e.gitEnv = gitEnv(home)
+	var err error
+	if e.git, err = startGitServer(gitRoot, home); err != nil {
+		return err
+	}
+	for _, name := range []string{vWebhook, vPoll, "idle"} {
+		if e.repos[name], err = newRepo(ctx, e.git, filepath.Join(e.dir, "work"), name, e.gitEnv, podFiles(e.runID, e.image, e.o.grace, nil, "")); err != nil {
+			return err
+		}
+	}
+	if e.o.variants[vCompose] {
+		if _, err := exec.LookPath("docker-compose"); err != nil {
+			return errors.New("docker-compose not found (apt-get install -y docker-compose)")
+		}
+		if e.repos[vCompose], err = newRepo(ctx, e.git, filepath.Join(e.dir, "work"), vCompose, e.gitEnv, composeFile(e.runID, e.image, e.o.grace, nil, "")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// warmUp creates and removes one container untimed, so the first timed
+// step does not pay for the image's first use.
+func (e *env) warmUp(ctx context.Context) error {
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	f := &floor{cli: e.cli, runID: e.runID, image: e.image, grace: e.o.grace, workers: 1, ports: ports, owner: "warmup-" + e.runID}
+	if err := f.create(ctx, "warm"); err != nil {
+		return err
+	}
+	if _, err := waitAnswer(ctx, ports, "warm", time.Minute); err != nil {
+		return err
+	}
+	return f.remove(ctx)
+}
+
+// cleanup stops every process the run started and removes every
+// container, network, volume, image and folder it made.
+func (e *env) cleanup() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	stopAllProcs()
+	var errs []error
+	if e.cli != nil {
+		labels := []string{runLabel + "=" + e.runID, "com.docker.compose.project=" + e.project}
+		if err := removeByLabel(ctx, e.cli, labels...); err != nil {
+			errs = append(errs, err)
+		}
+		if e.image != "" {
+			if err := removeImage(ctx, e.cli, e.image); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if n, err := countContainers(ctx, e.cli, runLabel+"="+e.runID); err == nil && n > 0 {
+			errs = append(errs, fmt.Errorf("%d containers of the run are left", n))
+		}
+		_ = e.cli.Close()
+	}
+	if e.git != nil {
+		e.git.close()
+	}
+	if e.o.keep {
+		logf("kept %s", e.dir)
+	} else if e.dir != "" {
+		if err := os.RemoveAll(e.dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		logf("cleaned up: no container, network, volume, image or temp dir of run %s is left", e.runID)
+	}
+	return errors.Join(errs...)
+}
+
+// timed starts the clock, runs op (may be nil) and, at the same time, wait;
+// it returns the seconds from the start to the time wait reports.
+func timed(ctx context.Context, op func(context.Context) error, wait func(context.Context) (time.Time, error)) (float64, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	t0 := time.Now()
+	opErr := make(chan error, 1)
+	if op == nil {
+		opErr <- nil
+	} else {
+		go func() {
+			err := op(ctx)
+			if err != nil {
+				cancel(err)
+			}
+			opErr <- err
+		}()
+	}
+	done, werr := wait(ctx)
+	if oerr := <-opErr; oerr != nil {
+		return 0, oerr
+	}
+	if werr != nil {
+		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+			return 0, c
+		}
+		return 0, werr
+	}
+	return done.Sub(t0).Seconds(), nil
+}
+
+// block runs create, update and remove of n pods for one variant.
+func (e *env) block(ctx context.Context, variant string, n, rep int) error {
+	logf("%s N=%d rep %d/%d", variant, n, rep+1, e.o.reps)
+	switch variant {
+	case vFloor:
+		return e.floorBlock(ctx, n, rep)
+	case vWebhook, vPoll:
+		return e.hostletBlock(ctx, variant, n, rep)
+	case vCompose:
+		return e.composeBlock(ctx, n, rep)
+	}
+	return fmt.Errorf("unknown variant %s", variant)
+}
+
+func (e *env) record(variant string, n, rep int, step string, secs float64) {
+	l, _ := loadAvg()
+	logf("  %-16s N=%-3d %-6s %7.2fs  (load %.2f)", variant, n, step, secs, l[0])
+	e.res.Runs = append(e.res.Runs, runRecord{Variant: variant, N: n, Rep: rep + 1, Step: step, Seconds: secs, Load1: l[0]})
+}
+
+func (e *env) floorBlock(ctx context.Context, n, rep int) error {
+	ports, err := freePorts(n)
+	if err != nil {
+		return err
+	}
+	owner := fmt.Sprintf("floor-%s-n%d-r%d", e.runID, n, rep)
+	f := &floor{cli: e.cli, runID: e.runID, image: e.image, grace: e.o.grace, workers: 4, ports: ports, owner: owner}
+	to := e.o.stepTimeout
+	steps := []struct {
+		name string
+		op   func(context.Context) error
+		wait func(context.Context) (time.Time, error)
+	}{
+		{stepCreate, func(ctx context.Context) error { return f.create(ctx, "v1") },
+			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v1", to) }},
+		{stepUpdate, func(ctx context.Context) error { return f.update(ctx, "v2") },
+			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v2", to) }},
+		{stepRemove, f.remove,
+			func(ctx context.Context) (time.Time, error) {
+				return waitNoContainers(ctx, e.cli, ownerLabel+"="+owner, to)
+			}},
+	}
+	for _, s := range steps {
+		secs, err := timed(ctx, s.op, s.wait)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		e.record(vFloor, n, rep, s.name, secs)
+	}
+	return nil
+}
+
+func (e *env) hostletBlock(ctx context.Context, variant string, n, rep int) error {
+	short := map[string]string{vWebhook: "wh", vPoll: "poll"}[variant]
+	instance := fmt.Sprintf("%s-%s-n%d-r%d", e.runID, short, n, rep)
+	r := e.repos[variant]
+	cfg := hostletConfig{
+		instance: instance, stateDir: filepath.Join(e.dir, "state", instance),
+		gitURL: e.git.url(r.name), gitInterval: time.Second, syncInterval: 10 * time.Second,
+		infraImage: e.image, tokenFile: e.tokFile,
+	}
+	if variant == vWebhook {
+		cfg.gitInterval = time.Hour
+	}
+	pprof := ""
+	profiling := e.o.profile && variant == vWebhook && n == slices.Max(e.o.ns) && rep == 0
+	if profiling {
+		pp, err := freePorts(1)
+		if err != nil {
+			return err
+		}
+		pprof = fmt.Sprintf("127.0.0.1:%d", pp[0])
+	}
+	h, err := startHostlet(e.bin, e.dir, instance, cfg, e.token, pprof)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			h.stop(15 * time.Second)
+		}
+	}()
+	head, err := r.head(ctx)
+	if err != nil {
+		return err
+	}
+	if err := h.waitRevision(ctx, head, time.Minute); err != nil {
+		return err
+	}
+	ports, err := freePorts(n)
+	if err != nil {
+		return err
+	}
+	to := e.o.stepTimeout
+	var op func(context.Context) error
+	if variant == vWebhook {
+		op = h.syncNow
+	}
+	var profDone chan error
+	if profiling {
+		// A CPU profile over the whole block (create, update, remove).
+		profDone = make(chan error, 1)
+		secs := max(30, 4*n)
+		go func() {
+			profDone <- h.profile(ctx, "profile", secs, filepath.Join(e.dir, fmt.Sprintf("cpu-webhook-n%d.pprof", n)))
+		}()
+	}
+	steps := []struct {
+		name  string
+		files map[string]string
+		wait  func(context.Context) (time.Time, error)
+	}{
+		{stepCreate, podFiles(e.runID, e.image, e.o.grace, ports, "v1"),
+			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v1", to) }},
+		{stepUpdate, podFiles(e.runID, e.image, e.o.grace, ports, "v2"),
+			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v2", to) }},
+		{stepRemove, podFiles(e.runID, e.image, e.o.grace, nil, ""),
+			func(ctx context.Context) (time.Time, error) {
+				return waitNoContainers(ctx, e.cli, "io.hostlet.instance="+instance, to)
+			}},
+	}
+	for _, s := range steps {
+		if err := r.commit(ctx, fmt.Sprintf("%s N=%d", s.name, n), s.files); err != nil {
+			return err
+		}
+		if err := r.push(ctx); err != nil {
+			return err
+		}
+		secs, err := timed(ctx, op, s.wait)
+		if err != nil {
+			return fmt.Errorf("%s: %w; hostlet's log ends:\n%s", s.name, err, h.tail(20))
+		}
+		e.record(variant, n, rep, s.name, secs)
+	}
+	if profiling {
+		if err := h.profile(ctx, "heap", 0, filepath.Join(e.dir, fmt.Sprintf("heap-webhook-n%d.pprof", n))); err != nil {
+			logf("heap profile: %v", err)
+		}
+		if err := <-profDone; err != nil {
+			logf("cpu profile: %v", err)
+		}
+	}
+	u, err := h.stopHostlet()
+	stopped = true
+	if err != nil {
+		return fmt.Errorf("read hostlet usage: %w", err)
+	}
+	e.res.Processes = append(e.res.Processes, procRecord{Variant: variant, N: n, Rep: rep + 1, usage: u})
+	logf("  hostlet process: %.2f CPU-s, peak RSS %.1f MiB", u.CPUSeconds, mib(u.HWMBytes))
+	return nil
+}
+
+func (e *env) composeBlock(ctx context.Context, n, rep int) error {
+	r := e.repos[vCompose]
+	clone := filepath.Join(e.dir, "work", fmt.Sprintf("compose-clone-n%d-r%d", n, rep))
+	if err := r.clone(ctx, e.git, clone); err != nil {
+		return err
+	}
+	loop := fmt.Sprintf("while true; do git pull -q && docker-compose -p %s up -d --remove-orphans; sleep 1; done", e.project)
+	p, err := startProc("compose-loop", clone, filepath.Join(e.dir, fmt.Sprintf("compose-n%d-r%d.log", n, rep)), e.gitEnv, "bash", "-c", loop)
+	if err != nil {
+		return err
+	}
+	defer p.stop(15 * time.Second)
+	// Let the loop run once before the first push.
+	if err := sleepCtx(ctx, 3*time.Second); err != nil {
+		return err
+	}
+	ports, err := freePorts(n)
+	if err != nil {
+		return err
+	}
+	to := e.o.stepTimeout
+	steps := []struct {
+		name  string
+		files map[string]string
+		wait  func(context.Context) (time.Time, error)
+	}{
+		{stepCreate, composeFile(e.runID, e.image, e.o.grace, ports, "v1"),
+			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v1", to) }},
+		{stepUpdate, composeFile(e.runID, e.image, e.o.grace, ports, "v2"),
+			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v2", to) }},
+		{stepRemove, composeFile(e.runID, e.image, e.o.grace, nil, ""),
+			func(ctx context.Context) (time.Time, error) {
+				return waitNoContainers(ctx, e.cli, "com.docker.compose.project="+e.project, to)
+			}},
+	}
+	for _, s := range steps {
+		if err := r.commit(ctx, fmt.Sprintf("%s N=%d", s.name, n), s.files); err != nil {
+			return err
+		}
+		if err := r.push(ctx); err != nil {
+			return err
+		}
+		secs, err := timed(ctx, nil, s.wait)
+		if err != nil {
+			return fmt.Errorf("%s: %w; the loop's log ends:\n%s", s.name, err, p.tail(20))
+		}
+		e.record(vCompose, n, rep, s.name, secs)
+	}
+	return nil
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"time"
+)
+
+// pprofEnv names the address (e.g. 127.0.0.1:6060) of a net/http/pprof
+// server for profiling a running hostlet; unset, none is started. It is a
+// debugging aid, not part of the config: bind it to a loopback address.
+const pprofEnv = "HOSTLET_PPROF"
+
+// startPprof serves net/http/pprof on $HOSTLET_PPROF until ctx ends.
+func startPprof(ctx context.Context) {
+	addr := os.Getenv(pprofEnv)
+	if addr == "" {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+			fmt.Fprintf(os.Stderr, "hostlet: %s=%s: %v\n", pprofEnv, addr, err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+}
