@@ -1,11 +1,11 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,35 +23,56 @@ type imageLoader interface {
 // PauseImage makes sure the infra image built from this hostlet binary is
 // loaded and returns its reference. The tag is derived from the binary, so
 // the same binary reuses its image; the image is not part of any spec hash,
-// so a new hostlet with a new pause image never restarts a pod.
+// so a new hostlet with a new pause image never restarts a pod. The binary
+// is streamed, never held in memory: hashing it at every start costs one
+// read of the file, building the image two more.
 func PauseImage(ctx context.Context, rt imageLoader, binary string) (string, error) {
-	data, err := os.ReadFile(binary)
+	ref, err := pauseRef(binary)
 	if err != nil {
-		return "", fmt.Errorf("read hostlet binary for the pause image: %w", err)
+		return "", err
 	}
-	if err := checkStatic(data); err != nil {
-		return "", fmt.Errorf("pause image from %s: %w (build with CGO_ENABLED=0, as `make build` does, or set docker.infraImage)", binary, err)
-	}
-	sum := sha256.Sum256(data)
-	ref := "hostlet-pause:" + hex.EncodeToString(sum[:])[:12]
 	if err := rt.EnsureImage(ctx, ref, manifest.PullNever); err == nil {
 		return ref, nil
 	}
-	var buf bytes.Buffer
-	files := []imagebuild.File{{Path: "/hostlet", Mode: 0o755, Data: data}}
-	if err := imagebuild.Write(&buf, ref, files, []string{"/hostlet", "pause"}, nil); err != nil {
-		return "", fmt.Errorf("build pause image: %w", err)
+	f, err := imagebuild.FromDisk(binary, "/hostlet", 0o755)
+	if err != nil {
+		return "", fmt.Errorf("build pause image %s: %w", ref, err)
 	}
-	if err := rt.LoadImage(ctx, &buf); err != nil {
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(imagebuild.Write(pw, ref, []imagebuild.File{f}, []string{"/hostlet", "pause"}, nil))
+	}()
+	err = rt.LoadImage(ctx, pr)
+	// Unblock the writer if the load stopped reading early.
+	pr.CloseWithError(errors.New("image load ended"))
+	if err != nil {
 		return "", fmt.Errorf("load pause image %s: %w", ref, err)
 	}
 	return ref, nil
 }
 
+// pauseRef checks that binary is statically linked and returns the pause
+// image's reference, tagged with the start of its SHA-256.
+func pauseRef(binary string) (string, error) {
+	f, err := os.Open(binary)
+	if err != nil {
+		return "", fmt.Errorf("read hostlet binary for the pause image: %w", err)
+	}
+	defer f.Close()
+	if err := checkStatic(f); err != nil {
+		return "", fmt.Errorf("pause image from %s: %w (build with CGO_ENABLED=0, as `make build` does, or set docker.infraImage)", binary, err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read hostlet binary %s for the pause image: %w", binary, err)
+	}
+	return "hostlet-pause:" + hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
 // checkStatic refuses a dynamically linked binary: it would not run in an
 // image with nothing else in it.
-func checkStatic(data []byte) error {
-	f, err := elf.NewFile(bytes.NewReader(data))
+func checkStatic(r io.ReaderAt) error {
+	f, err := elf.NewFile(r)
 	if err != nil {
 		return fmt.Errorf("not an ELF binary: %w", err)
 	}

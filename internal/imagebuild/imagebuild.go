@@ -2,7 +2,6 @@ package imagebuild
 
 import (
 	"archive/tar"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -19,7 +18,10 @@ import (
 	"github.com/distribution/reference"
 )
 
-// File is one regular file of the image's only layer.
+// File is one regular file of the image's only layer. Its content is Data,
+// or, when Open is set, Size bytes read from Open (called twice: once to
+// hash the layer, once to write it), so a large file is never held in
+// memory.
 type File struct {
 	// Path is the absolute path in the image, e.g. "/demo".
 	Path string
@@ -27,6 +29,24 @@ type File struct {
 	// 0 means 0644.
 	Mode os.FileMode
 	Data []byte
+	Open func() (io.ReadCloser, error)
+	Size int64
+}
+
+// FromDisk is a File at imagePath whose content is streamed from the file
+// at diskPath (its size as it is now).
+func FromDisk(diskPath, imagePath string, mode os.FileMode) (File, error) {
+	fi, err := os.Stat(diskPath)
+	if err != nil {
+		return File{}, fmt.Errorf("image file %s: %w", imagePath, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return File{}, fmt.Errorf("image file %s: %s is not a regular file", imagePath, diskPath)
+	}
+	return File{
+		Path: imagePath, Mode: mode, Size: fi.Size(),
+		Open: func() (io.ReadCloser, error) { return os.Open(diskPath) },
+	}, nil
 }
 
 // DefaultPath is the PATH put into the image's environment when env has
@@ -55,12 +75,17 @@ func Write(w io.Writer, ref string, files []File, entrypoint []string, env []str
 		return fmt.Errorf("write image %q: reference has no tag", ref)
 	}
 
-	layer, err := layerTar(files)
+	l, err := newLayer(files)
 	if err != nil {
 		return fmt.Errorf("write image %q: %w", ref, err)
 	}
-	layerSum := sha256.Sum256(layer)
-	layerHex := hex.EncodeToString(layerSum[:])
+	// The layer is written twice: first to learn its digest and size (both
+	// go into headers that precede it), then into the archive.
+	h, n := sha256.New(), &countingWriter{}
+	if err := l.write(io.MultiWriter(h, n)); err != nil {
+		return fmt.Errorf("write image %q: %w", ref, err)
+	}
+	layerHex := hex.EncodeToString(h.Sum(nil))
 
 	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "PATH=") }) {
 		env = append([]string{DefaultPath}, env...)
@@ -106,11 +131,23 @@ func Write(w io.Writer, ref string, files []File, entrypoint []string, env []str
 	if err := tw.WriteHeader(dirHeader(layerHex+"/", 0o755)); err != nil {
 		return fmt.Errorf("write image %q: %w", ref, err)
 	}
+	if err := tw.WriteHeader(fileHeader(layerHex+"/layer.tar", 0o644, n.n)); err != nil {
+		return fmt.Errorf("write image %q: layer: %w", ref, err)
+	}
+	// A file that changed between the passes makes the layer differ from
+	// its digest; tar.Writer refuses a size mismatch, and the digest is
+	// checked again here.
+	h2 := sha256.New()
+	if err := l.write(io.MultiWriter(tw, h2)); err != nil {
+		return fmt.Errorf("write image %q: %w", ref, err)
+	}
+	if hex.EncodeToString(h2.Sum(nil)) != layerHex {
+		return fmt.Errorf("write image %q: a file of the layer changed while the image was written", ref)
+	}
 	for _, e := range []struct {
 		name string
 		data []byte
 	}{
-		{layerHex + "/layer.tar", layer},
 		{cfgName, cfgJSON},
 		{"manifest.json", manifest},
 		{"repositories", repositories},
@@ -125,9 +162,14 @@ func Write(w io.Writer, ref string, files []File, entrypoint []string, env []str
 	return nil
 }
 
-// layerTar builds the layer: parent directories (0755), /tmp (1777), then
-// the files, each group sorted by path.
-func layerTar(files []File) ([]byte, error) {
+// layer is the image's only layer: parent directories (0755), /tmp (1777),
+// then the files, each group sorted by path.
+type layer struct {
+	dirs  map[string]fs.FileMode
+	files map[string]File
+}
+
+func newLayer(files []File) (*layer, error) {
 	dirs := map[string]fs.FileMode{"tmp": 0o777 | fs.ModeSticky}
 	byPath := map[string]File{}
 	for _, f := range files {
@@ -137,6 +179,9 @@ func layerTar(files []File) ([]byte, error) {
 		}
 		if _, dup := byPath[p]; dup {
 			return nil, fmt.Errorf("file %s given twice", f.Path)
+		}
+		if f.Open != nil && f.Data != nil {
+			return nil, fmt.Errorf("file %s has both Data and Open", f.Path)
 		}
 		byPath[p] = f
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
@@ -150,28 +195,65 @@ func layerTar(files []File) ([]byte, error) {
 			return nil, fmt.Errorf("file %s is also a directory of the image", "/"+p)
 		}
 	}
+	return &layer{dirs: dirs, files: byPath}, nil
+}
 
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, d := range sortedKeys(dirs) {
-		if err := tw.WriteHeader(dirHeader(d+"/", tarMode(dirs[d]))); err != nil {
-			return nil, fmt.Errorf("layer: directory /%s: %w", d, err)
+// write writes the layer's tar to w.
+func (l *layer) write(w io.Writer) error {
+	tw := tar.NewWriter(w)
+	for _, d := range sortedKeys(l.dirs) {
+		if err := tw.WriteHeader(dirHeader(d+"/", tarMode(l.dirs[d]))); err != nil {
+			return fmt.Errorf("layer: directory /%s: %w", d, err)
 		}
 	}
-	for _, p := range sortedKeys(byPath) {
-		f := byPath[p]
+	for _, p := range sortedKeys(l.files) {
+		f := l.files[p]
 		mode := f.Mode
 		if mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) == 0 {
 			mode = 0o644
 		}
-		if err := writeFile(tw, p, tarMode(mode), f.Data); err != nil {
-			return nil, fmt.Errorf("layer: %w", err)
+		var err error
+		if f.Open != nil {
+			err = copyFile(tw, p, tarMode(mode), f)
+		} else {
+			err = writeFile(tw, p, tarMode(mode), f.Data)
+		}
+		if err != nil {
+			return fmt.Errorf("layer: %w", err)
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("layer: finish: %w", err)
+		return fmt.Errorf("layer: finish: %w", err)
 	}
-	return buf.Bytes(), nil
+	return nil
+}
+
+// copyFile writes f's Size bytes from f.Open as entry name.
+func copyFile(tw *tar.Writer, name string, mode int64, f File) error {
+	r, err := f.Open()
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer r.Close()
+	if err := tw.WriteHeader(fileHeader(name, mode, f.Size)); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	n, err := io.Copy(tw, io.LimitReader(r, f.Size))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if n != f.Size {
+		return fmt.Errorf("%s: read %d bytes, want %d (the file changed)", name, n, f.Size)
+	}
+	return nil
+}
+
+// countingWriter counts what is written to it.
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
 }
 
 // cleanPath turns an absolute image path into a tar entry name.
@@ -214,16 +296,12 @@ func dirHeader(name string, mode int64) *tar.Header {
 	return &tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: mode, ModTime: epoch(), Format: tar.FormatPAX}
 }
 
+func fileHeader(name string, mode, size int64) *tar.Header {
+	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: size, ModTime: epoch(), Format: tar.FormatPAX}
+}
+
 func writeFile(tw *tar.Writer, name string, mode int64, data []byte) error {
-	hdr := &tar.Header{
-		Typeflag: tar.TypeReg,
-		Name:     name,
-		Mode:     mode,
-		Size:     int64(len(data)),
-		ModTime:  epoch(),
-		Format:   tar.FormatPAX,
-	}
-	if err := tw.WriteHeader(hdr); err != nil {
+	if err := tw.WriteHeader(fileHeader(name, mode, int64(len(data)))); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if _, err := tw.Write(data); err != nil {

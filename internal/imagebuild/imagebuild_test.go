@@ -6,7 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -170,5 +173,62 @@ func TestWriteDefaultsAndErrors(t *testing.T) {
 		if err := imagebuild.Write(io.Discard, tc.ref, tc.files, nil, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestWriteFromDisk: a file streamed from disk gives the same archive,
+// byte for byte, as the same content given as Data.
+func TestWriteFromDisk(t *testing.T) {
+	content := bytes.Repeat([]byte("hostlet "), 100_000) // 800 kB
+	disk := filepath.Join(t.TempDir(), "bin")
+	if err := os.WriteFile(disk, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := imagebuild.FromDisk(disk, "/bin/tool", 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed, inMemory bytes.Buffer
+	if err := imagebuild.Write(&streamed, "demo:v1", []imagebuild.File{f}, []string{"/bin/tool"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := imagebuild.Write(&inMemory, "demo:v1", []imagebuild.File{{Path: "/bin/tool", Mode: 0o755, Data: content}}, []string{"/bin/tool"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(streamed.Bytes(), inMemory.Bytes()) {
+		t.Fatalf("streamed archive (%d bytes) differs from the in-memory one (%d bytes)", streamed.Len(), inMemory.Len())
+	}
+}
+
+func TestWriteStreamErrors(t *testing.T) {
+	open := func(data string) func() (io.ReadCloser, error) {
+		return func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(data)), nil }
+	}
+	// changing returns other content of the same size on its second
+	// opening.
+	calls := 0
+	changing := func() (io.ReadCloser, error) {
+		calls++
+		return io.NopCloser(strings.NewReader(string(rune('a' + calls)))), nil
+	}
+	for _, tc := range []struct {
+		name string
+		file imagebuild.File
+		want string
+	}{
+		{"open fails", imagebuild.File{Path: "/a", Size: 1, Open: func() (io.ReadCloser, error) { return nil, errors.New("boom") }}, "boom"},
+		{"short", imagebuild.File{Path: "/a", Size: 10, Open: open("abc")}, "read 3 bytes, want 10"},
+		{"data and open", imagebuild.File{Path: "/a", Data: []byte("a"), Size: 1, Open: open("a")}, "both Data and Open"},
+		{"changed between passes", imagebuild.File{Path: "/a", Size: 1, Open: changing}, "changed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := imagebuild.Write(io.Discard, "demo:v1", []imagebuild.File{tc.file}, nil, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := imagebuild.FromDisk(t.TempDir(), "/a", 0o644); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("FromDisk of a directory: %v", err)
 	}
 }
