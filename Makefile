@@ -5,6 +5,10 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# grpcnotrace leaves grpc's golang.org/x/net/trace (and its /debug/requests
+# pages, which hostlet never serves) out of the binary: 0.3 MB less to map
+# (docs/performance.md, "Memory").
+TAGS    ?= grpcnotrace
 GO      ?= go
 # The race detector is on in `make test`; CI runs exactly this.
 TESTFLAGS ?= -race -timeout 30m
@@ -15,7 +19,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/hostlet ./cmd/hostlet
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/hostlet ./cmd/hostlet
 
 deps:
 	@scripts/ensure-deps.sh

@@ -21,6 +21,7 @@ With --once: read every source once, sync once, and exit (1 if the sync
 failed for any pod).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneMemory()
 			cfg, err := g.load()
 			if err != nil {
 				return err
