@@ -181,3 +181,20 @@ func TestTargets(t *testing.T) {
 		t.Errorf("markdown:\n%s", md)
 	}
 }
+
+func TestDefaultOutNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	day := time.Date(2026, 12, 2, 13, 0, 0, 0, time.UTC)
+	var got []string
+	for range 3 {
+		out := defaultOut(dir, day)
+		got = append(got, filepath.Base(out))
+		if err := os.WriteFile(out, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"2026-12-02.json", "2026-12-02-2.json", "2026-12-02-3.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("names %v, want %v", got, want)
+	}
+}

@@ -61,9 +61,9 @@ func newDockerClient() (*client.Client, error) {
 }
 
 // goBuild builds a static binary of pkg into out, as `make build` does
-// (-trimpath, -s -w, CGO_ENABLED=0).
+// (-trimpath, -tags grpcnotrace, -s -w, CGO_ENABLED=0).
 func goBuild(ctx context.Context, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", "-s -w", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -317,8 +317,8 @@ func removeByLabel(ctx context.Context, cli *client.Client, labels ...string) er
 			errs = append(errs, err)
 		}
 		for _, n := range nets {
-			if err := cli.NetworkRemove(ctx, n.ID); err != nil {
-				errs = append(errs, err)
+			if err := removeNetwork(ctx, cli, n.ID); err != nil {
+				errs = append(errs, fmt.Errorf("network %s: %w", n.Name, err))
 			}
 		}
 		vols, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
@@ -332,6 +332,26 @@ func removeByLabel(ctx context.Context, cli *client.Client, labels ...string) er
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeNetwork removes a network, retrying for a while when the engine
+// still counts an endpoint on it (it may lag behind a container removal).
+func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
+	var err error
+	for range 10 {
+		if err = cli.NetworkRemove(ctx, id); err == nil || cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "active endpoints") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return fmt.Errorf("%w (no container is attached: a stale endpoint in the engine's network store, which only a dockerd restart clears)", err)
 }
 
 // removeImage removes the run's demo image.
@@ -397,8 +417,8 @@ func cleanupAll(ctx context.Context) error {
 		if !ok || live[id] {
 			continue
 		}
-		if err := cli.NetworkRemove(ctx, n.ID); err != nil {
-			errs = append(errs, err)
+		if err := removeNetwork(ctx, cli, n.ID); err != nil {
+			errs = append(errs, fmt.Errorf("network %s: %w", n.Name, err))
 		} else {
 			fmt.Fprintln(os.Stderr, "removed network", n.Name)
 		}

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -110,7 +111,7 @@ func parseFlags(args []string) (*options, error) {
 		o        options
 	)
 	fs.IntVar(&o.reps, "reps", 3, "repetitions per pod count")
-	fs.StringVar(&o.out, "out", "", "JSON results file (default bench/results/<date>.json; none with -smoke)")
+	fs.StringVar(&o.out, "out", "", "JSON results file (default bench/results/<date>.json, -2, -3... if taken; none with -smoke)")
 	fs.BoolVar(&o.smoke, "smoke", false, "quick run for CI: N=2, one repetition, short idle and count windows, no quiet wait")
 	fs.StringVar(&o.hostletBin, "hostlet", "", "hostlet binary to run (default: build ./cmd/hostlet with CGO_ENABLED=0 into the run's temp dir)")
 	fs.IntVar(&o.grace, "grace", 10, "terminationGracePeriodSeconds of the pods = the floor's stop timeout = compose stop_grace_period")
@@ -150,7 +151,7 @@ func parseFlags(args []string) (*options, error) {
 			o.waitQuiet = false
 		}
 	} else if o.out == "" {
-		o.out = "bench/results/" + time.Now().UTC().Format("2006-01-02") + ".json"
+		o.out = defaultOut("bench/results", time.Now().UTC())
 	}
 	for _, s := range strings.Split(*ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -178,6 +179,19 @@ func parseFlags(args []string) (*options, error) {
 		o.variants[v] = true
 	}
 	return &o, nil
+}
+
+// defaultOut is dir/<date>.json, or <date>-2.json, -3, ... when an
+// earlier run of the day wrote that one: a run never overwrites another.
+func defaultOut(dir string, now time.Time) string {
+	base := filepath.Join(dir, now.Format("2006-01-02"))
+	out := base + ".json"
+	for i := 2; ; i++ {
+		if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
+			return out
+		}
+		out = fmt.Sprintf("%s-%d.json", base, i)
+	}
 }
 
 // logf prints a progress line with the time since start.

@@ -465,12 +465,25 @@ func (e *env) composeBlock(ctx context.Context, n, rep int) error {
 	if err := r.clone(ctx, e.git, clone); err != nil {
 		return err
 	}
-	loop := fmt.Sprintf("while true; do git pull -q && docker-compose -p %s up -d --remove-orphans; sleep 1; done", e.project)
+	// The issue's loop, `while true; do git pull -q && docker-compose -p P
+	// up -d --remove-orphans; sleep 1; done`, with a stop file in place
+	// of `true`: the loop is stopped between two iterations, never while
+	// docker-compose is in the middle of an API call (a client going away
+	// mid-call can leave the engine with a stale network endpoint).
+	stopFile := clone + ".stop"
+	loop := fmt.Sprintf("while [ ! -e %q ]; do git pull -q && docker-compose -p %s up -d --remove-orphans; sleep 1; done", stopFile, e.project)
 	p, err := startProc("compose-loop", clone, filepath.Join(e.dir, fmt.Sprintf("compose-n%d-r%d.log", n, rep)), e.gitEnv, "bash", "-c", loop)
 	if err != nil {
 		return err
 	}
-	defer p.stop(15 * time.Second)
+	defer func() {
+		_ = os.WriteFile(stopFile, nil, 0o644)
+		select {
+		case <-p.done:
+		case <-time.After(2 * time.Minute):
+		}
+		p.stop(15 * time.Second)
+	}()
 	// Let the loop run once before the first push.
 	if err := sleepCtx(ctx, 3*time.Second); err != nil {
 		return err
