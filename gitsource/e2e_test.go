@@ -22,7 +22,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agent"
+	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/gittest"
@@ -45,10 +45,7 @@ type e2e struct {
 	docker   *client.Client
 	logs     *lockedBuffer
 
-	// set by start
-	base   string
-	cancel context.CancelFunc
-	done   chan error
+	agent *agenttest.Agent // set by start
 }
 
 // e2eTimeout bounds every wait: the engine may be busy with other tests.
@@ -118,42 +115,14 @@ func (e *e2e) start(cfg *config.Config) {
 	} else {
 		log = slog.New(slog.NewTextHandler(io.MultiWriter(e.t.Output(), e.logs), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	e.cancel, e.done = cancel, make(chan error, 1)
-	go func() {
-		e.done <- agent.Run(ctx, cfg, agent.Options{
-			Version: "test", InfraCommand: []string{"/demo", "pause"},
-			Listening: func(a string) { addr <- a },
-		}, log)
-	}()
-	e.t.Cleanup(e.stop)
-	select {
-	case a := <-addr:
-		e.base = "http://" + a
-	case err := <-e.done:
-		e.done = nil
-		e.t.Fatalf("agent.Run returned before listening: %v", err)
-	case <-time.After(e2eTimeout):
-		e.t.Fatal("agent.Run not listening in time")
-	}
+	e.agent = agenttest.Start(e.t, cfg, log)
 }
 
 // stop ends hostlet and waits for Run to return; containers keep running.
 func (e *e2e) stop() {
-	if e.done == nil {
-		return
+	if e.agent != nil {
+		e.agent.Stop()
 	}
-	e.cancel()
-	select {
-	case err := <-e.done:
-		if err != nil {
-			e.t.Errorf("agent.Run returned %v", err)
-		}
-	case <-time.After(e2eTimeout):
-		e.t.Error("agent.Run did not return after cancel")
-	}
-	e.done = nil
 }
 
 // pod is a manifest running the test image as a pause process; label v
@@ -242,20 +211,7 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-func (e *e2e) status() (api.Document, error) {
-	code, body, err := dockertest.HTTP(http.MethodGet, e.base+"/status", "")
-	if err != nil {
-		return api.Document{}, err
-	}
-	if code != http.StatusOK {
-		return api.Document{}, fmt.Errorf("GET /status: %d %s", code, body)
-	}
-	var doc api.Document
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
-		return doc, fmt.Errorf("decode /status: %w", err)
-	}
-	return doc, nil
-}
+func (e *e2e) status() (api.Document, error) { return e.agent.Status() }
 
 // waitStatus waits until /status shows the source at rev with an error
 // containing errPart ("" for none) and exactly the pods given, each Running
@@ -298,7 +254,7 @@ func (e *e2e) waitStatus(rev, errPart string, pods ...string) api.Document {
 // postSync asks hostlet to fetch every source now (POST /sync, the webhook).
 func (e *e2e) postSync() {
 	e.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.base+"/sync", nil)
+	req, err := http.NewRequest(http.MethodPost, e.agent.URL("/sync"), nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -336,7 +292,7 @@ func (e *e2e) waitSyncs(n int) {
 func (e *e2e) waitEvent(typ, msg string) {
 	e.t.Helper()
 	dockertest.WaitFor(e.t, e2eTimeout, func() (bool, string) {
-		code, body, err := dockertest.HTTP(http.MethodGet, e.base+"/events", "")
+		code, body, err := dockertest.HTTP(http.MethodGet, e.agent.URL("/events"), "")
 		if err != nil || code != http.StatusOK {
 			return false, fmt.Sprintf("GET /events: %d %v", code, err)
 		}

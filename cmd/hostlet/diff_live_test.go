@@ -17,7 +17,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agent"
+	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
@@ -83,7 +83,7 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	startAgent(t, cfg)
+	agenttest.Start(t, cfg, nil)
 	// A pod only the running hostlet knows of: diff cannot read what was
 	// pushed, and must leave it as it runs.
 	pushManifest(t, "http://"+listen+"/manifests", token, podYAML("pushed", image))
@@ -283,43 +283,6 @@ containers:
     imagePullPolicy: Never
     command: [/demo, pause]
 `, id, image)
-}
-
-// startAgent runs hostlet in this process until the test ends; the
-// clean-up cancels it and waits for agent.Run to return.
-func startAgent(t *testing.T, cfg *config.Config) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	listening := make(chan string, 1)
-	go func() {
-		done <- agent.Run(ctx, cfg, agent.Options{Version: "test", InfraCommand: []string{"/demo", "pause"},
-			Listening: func(addr string) { listening <- addr }}, dockertest.Logger(t))
-	}()
-	stopped := false
-	t.Cleanup(func() {
-		if stopped {
-			return
-		}
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("agent.Run returned %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("agent.Run did not return within 30s of cancel")
-		}
-	})
-	select {
-	case <-listening:
-	case err := <-done:
-		stopped = true
-		cancel()
-		t.Fatalf("agent.Run returned before listening: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("agent.Run not listening within 60s")
-	}
 }
 
 // converged reports whether doc shows exactly the given pods, each Running

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -9,53 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/agent"
+	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/reporter"
 )
-
-// runStatusAgent runs hostlet in this process and returns a function that
-// stops it (cancel, then wait for agent.Run to return); the test's clean-up
-// calls it too.
-func runStatusAgent(t *testing.T, cfg *config.Config) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	listening := make(chan string, 1)
-	go func() {
-		done <- agent.Run(ctx, cfg, agent.Options{Version: "test", InfraCommand: []string{"/demo", "pause"},
-			Listening: func(addr string) { listening <- addr }}, dockertest.Logger(t))
-	}()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("agent.Run returned %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("agent.Run did not return within 30s of cancel")
-		}
-	}
-	t.Cleanup(stop)
-	select {
-	case <-listening:
-	case err := <-done:
-		stopped = true
-		cancel()
-		t.Fatalf("agent.Run returned before listening: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("agent.Run not listening within 60s")
-	}
-	return stop
-}
 
 // statusJSON runs `hostlet status -o json` with args and decodes it.
 func statusJSON(t *testing.T, args ...string) statusView {
@@ -119,7 +77,7 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := runStatusAgent(t, cfg)
+	stop := agenttest.Start(t, cfg, nil).Stop
 	local, err := config.Load(localCfg)
 	if err != nil {
 		t.Fatal(err)

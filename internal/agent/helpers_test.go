@@ -2,9 +2,7 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/agent"
+	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -87,93 +86,15 @@ func (e *env) podList(v string, ids ...string) string {
 	return b.String()
 }
 
-func agentOptions(listening func(string)) agent.Options {
-	return agent.Options{Version: "test", InfraCommand: []string{"/demo", "pause"}, Listening: listening}
-}
-
 // runAgent runs hostlet until ctx ends.
 func runAgent(ctx context.Context, t *testing.T, cfg *config.Config) error {
-	return agent.Run(ctx, cfg, agentOptions(nil), dockertest.Logger(t))
+	return agent.Run(ctx, cfg, agenttest.Options(nil), dockertest.Logger(t))
 }
 
-// running is one hostlet.Run in this process.
-type running struct {
-	t      *testing.T
-	addr   string
-	cancel context.CancelFunc
-	done   chan error
-	err    error
-	ended  bool
-}
-
-func (e *env) start(t *testing.T, cfg *config.Config) *running {
+// start runs hostlet with cfg until the end of the test (or Stop).
+func (e *env) start(t *testing.T, cfg *config.Config) *agenttest.Agent {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	r := &running{t: t, cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		r.done <- agent.Run(ctx, cfg, agentOptions(func(a string) { addr <- a }), dockertest.Logger(t))
-	}()
-	t.Cleanup(r.stop)
-	select {
-	case r.addr = <-addr:
-	case err := <-r.done:
-		r.ended = true
-		t.Fatalf("agent.Run returned before listening: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("agent.Run not listening within 60s")
-	}
-	return r
-}
-
-// stop cancels the agent and waits for Run to return; it may be called
-// again.
-func (r *running) stop() {
-	r.t.Helper()
-	if r.ended {
-		return
-	}
-	r.cancel()
-	select {
-	case r.err = <-r.done:
-		r.ended = true
-		if r.err != nil {
-			r.t.Errorf("agent.Run returned %v", r.err)
-		}
-	case <-time.After(30 * time.Second):
-		r.t.Error("agent.Run did not return within 30s of cancel")
-	}
-}
-
-func (r *running) status(t *testing.T) (api.Document, error) {
-	t.Helper()
-	code, body, err := dockertest.HTTP(http.MethodGet, "http://"+r.addr+"/status", "")
-	if err != nil {
-		return api.Document{}, err
-	}
-	if code != http.StatusOK {
-		return api.Document{}, fmt.Errorf("GET /status: %d %s", code, body)
-	}
-	var doc api.Document
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
-		return doc, fmt.Errorf("decode /status: %w", err)
-	}
-	return doc, nil
-}
-
-// waitStatus waits until cond holds for the status document.
-func (r *running) waitStatus(t *testing.T, timeout time.Duration, cond func(api.Document) (bool, string)) api.Document {
-	t.Helper()
-	var doc api.Document
-	dockertest.WaitFor(t, timeout, func() (bool, string) {
-		d, err := r.status(t)
-		if err != nil {
-			return false, err.Error()
-		}
-		doc = d
-		return cond(d)
-	})
-	return doc
+	return agenttest.Start(t, cfg, nil)
 }
 
 // box is one container of the instance as the engine reports it.

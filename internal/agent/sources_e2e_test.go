@@ -40,7 +40,7 @@ func TestAllowEmptyGuard(t *testing.T) {
 			}
 			if allowEmpty {
 				e.waitPods(t, 60*time.Second)
-				doc, err := a.status(t)
+				doc, err := a.Status()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -50,13 +50,13 @@ func TestAllowEmptyGuard(t *testing.T) {
 				return
 			}
 			seen := time.Now()
-			doc := a.waitStatus(t, 10*time.Second, func(d api.Document) (bool, string) {
+			doc := a.WaitStatus(t, 10*time.Second, func(d api.Document) (bool, string) {
 				_, errText, _ := sourceStatus(d, "fleet")
 				return strings.Contains(errText, "holds no manifests"), "source error " + errText
 			})
 			t.Logf("source error: %s", doc.Sources[0].Error)
 			// Two full syncs after the error: the pods must still run.
-			a.waitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
+			a.WaitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
 				return syncedSince(d, seen.Add(1500*time.Millisecond)), fmt.Sprintf("last sync started %s", d.LastSync.Start)
 			})
 			after := e.containers(t)
@@ -99,17 +99,17 @@ sources:
 `, etcd.Endpoint, cmdb.URL+"/hosts/test-host", key))
 	first := e.start(t, cfg)
 	before := e.waitPods(t, 60*time.Second, "db", "web", "worker")
-	first.waitStatus(t, 10*time.Second, func(d api.Document) (bool, string) {
+	first.WaitStatus(t, 10*time.Second, func(d api.Document) (bool, string) {
 		return len(d.Pods) == 3 && d.Pods[0].Phase == "Running", fmt.Sprintf("%d pods in status", len(d.Pods))
 	})
 
 	cmdb.Close()
 	etcd.Stop()
-	first.stop()
+	first.Stop()
 
 	restart := time.Now()
 	second := e.start(t, cfg)
-	doc := second.waitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+	doc := second.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
 		_, cmdbErr, _ := sourceStatus(d, "cmdb")
 		_, regErr, _ := sourceStatus(d, "registry")
 		return cmdbErr != "" && regErr != "" && syncedSince(d, restart) && len(d.Pods) == 3,
@@ -122,14 +122,14 @@ sources:
 		}
 	}
 	// A few more syncs with the sources down.
-	second.waitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
+	second.WaitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
 		return syncedSince(d, restart.Add(3*time.Second)), fmt.Sprintf("last sync started %s", d.LastSync.Start)
 	})
 	after := e.containers(t)
 	if fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("containers changed across the restart:\nbefore %+v\nafter  %+v", before, after)
 	}
-	doc, err := second.status(t)
+	doc, err := second.Status()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestPushEndpoint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, reply := push(t, a.addr, tt.token, tt.body)
+			code, reply := push(t, a.Addr, tt.token, tt.body)
 			if code != tt.code {
 				t.Fatalf("status %d %+v, want %d", code, reply, tt.code)
 			}
@@ -212,10 +212,10 @@ func TestPushEndpoint(t *testing.T) {
 	}
 
 	// The pushed set is persisted: a restarted hostlet still runs it.
-	a.stop()
+	a.Stop()
 	restart := time.Now()
 	b := e.start(t, cfg)
-	b.waitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
+	b.WaitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
 		_, errText, rev := sourceStatus(d, "push")
 		return rev == revision && errText == "" && syncedSince(d, restart.Add(2*time.Second)) && len(d.Pods) == 1 && d.Pods[0].Phase == "Running",
 			fmt.Sprintf("push revision %q (want %q), %d pods, last sync %s", rev, revision, len(d.Pods), d.LastSync.Start)
@@ -243,7 +243,7 @@ func TestPushEndpointOff(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := e.start(t, e.config(t, tt.rest(tokenFile)))
-			if code, reply := push(t, a.addr, "s3cret", e.pod("pushed", "1")); code != http.StatusNotFound {
+			if code, reply := push(t, a.Addr, "s3cret", e.pod("pushed", "1")); code != http.StatusNotFound {
 				t.Errorf("POST /manifests: %d %+v, want 404", code, reply)
 			}
 		})
@@ -302,7 +302,7 @@ sources:
 			t.Errorf("web runs version %q, want the file source's", b.Labels["v"])
 		}
 	}
-	doc := a.waitStatus(t, 10*time.Second, func(d api.Document) (bool, string) {
+	doc := a.WaitStatus(t, 10*time.Second, func(d api.Document) (bool, string) {
 		return len(d.Rejected) == 1, fmt.Sprintf("rejected %+v", d.Rejected)
 	})
 	r := doc.Rejected[0]

@@ -30,8 +30,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agent"
-	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/events"
@@ -95,27 +94,6 @@ func getOK(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %d %s", url, code, body)
 	}
 	return body
-}
-
-// startLogged is e.start with the agent's log written to log.
-func (e *env) startLogged(t *testing.T, cfg *config.Config, log *slog.Logger) *running {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	r := &running{t: t, cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		r.done <- agent.Run(ctx, cfg, agentOptions(func(a string) { addr <- a }), log)
-	}()
-	t.Cleanup(r.stop)
-	select {
-	case r.addr = <-addr:
-	case err := <-r.done:
-		r.ended = true
-		t.Fatalf("agent.Run returned before listening: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("agent.Run not listening within 60s")
-	}
-	return r
 }
 
 // logCapture keeps everything the agent logs (at debug level) and copies
@@ -393,11 +371,11 @@ func withoutTimes(t *testing.T, doc []byte) string {
 
 // waitEtcdMatches waits until the status in etcd is /status (times
 // aside) and returns it.
-func waitEtcdMatches(t *testing.T, a *running, cli *clientv3.Client, statusKey string, timeout time.Duration) api.Document {
+func waitEtcdMatches(t *testing.T, a *agenttest.Agent, cli *clientv3.Client, statusKey string, timeout time.Duration) api.Document {
 	t.Helper()
 	var doc api.Document
 	dockertest.WaitFor(t, timeout, func() (bool, string) {
-		local := getOK(t, "http://"+a.addr+"/status")
+		local := getOK(t, "http://"+a.Addr+"/status")
 		resp, ok := etcdGet(t, cli, statusKey)
 		if !ok {
 			return false, "no status key " + statusKey
@@ -448,7 +426,7 @@ func TestStatusDocument(t *testing.T) {
 	a := e.start(t, cfg)
 
 	running := []string{"cache", "db", "web", "worker"}
-	doc := a.waitStatus(t, 90*time.Second, func(d api.Document) (bool, string) {
+	doc := a.WaitStatus(t, 90*time.Second, func(d api.Document) (bool, string) {
 		ph := phases(d)
 		for _, id := range running {
 			if ph[id] != hsync.PhaseRunning {
@@ -466,7 +444,7 @@ func TestStatusDocument(t *testing.T) {
 	// success time and its pod.
 	broken := time.Now()
 	writeFile(t, extra, "version: v1beta1\nid: db\ncontainers: [\n  - {name: app\n")
-	doc = a.waitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
+	doc = a.WaitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
 		s := findSource(d, "extra")
 		for _, p := range d.Pods {
 			// Start times come from the engine's start events.
@@ -544,7 +522,7 @@ func TestStatusDocument(t *testing.T) {
 
 	// The same, as events.
 	var evs []events.Event
-	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.addr+"/events")), &evs); err != nil {
+	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.Addr+"/events")), &evs); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
@@ -583,7 +561,7 @@ sources:
 		t.Fatalf("keys %s %s %s", statusKey, aliveKey, eventsPrefix)
 	}
 	a := e.start(t, cfg)
-	a.waitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
 		ph := phases(d)
 		return ph["web"] == "Running" && ph["worker"] == "Running", fmt.Sprintf("phases %v", ph)
 	})
@@ -642,7 +620,7 @@ sources:
 	})
 	t.Logf("events in etcd: %q", evKeys)
 
-	a.stop()
+	a.Stop()
 	if resp, ok := etcdGet(t, cli, aliveKey); ok {
 		t.Errorf("liveness key still there after agent.Run returned: %s (the lease must be revoked)", resp.Kvs[0].Value)
 	}
@@ -682,17 +660,17 @@ sources:
 `, etcd.Endpoint, dir))
 	statusKey, aliveKey, _ := reporter.Keys("/hostlet", "test-host")
 	a := e.start(t, cfg)
-	a.waitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
 		return phases(d)["web"] == "Running", fmt.Sprintf("phases %v", phases(d))
 	})
 	waitEtcdMatches(t, a, cli, statusKey, 20*time.Second)
 
-	before := watchSyncs(t, a.addr, 5, 20*time.Second)
+	before := watchSyncs(t, a.Addr, 5, 20*time.Second)
 	t.Logf("before the outage: %d syncs, mean %s, longest gap %s", before.syncs, before.mean, before.maxGap)
 
 	etcd.Stop()
 	outage := time.Now()
-	during := watchSyncs(t, a.addr, 5, 20*time.Second)
+	during := watchSyncs(t, a.Addr, 5, 20*time.Second)
 	t.Logf("etcd down: %d syncs, mean %s, longest gap %s", during.syncs, during.mean, during.maxGap)
 	for _, p := range []struct {
 		name string
@@ -705,13 +683,13 @@ sources:
 			t.Errorf("%s: %s without a sync at a 1 s interval", p.name, p.maxGap)
 		}
 	}
-	if code, body := call(t, http.MethodGet, "http://"+a.addr+"/healthz", nil, ""); code != http.StatusOK {
+	if code, body := call(t, http.MethodGet, "http://"+a.Addr+"/healthz", nil, ""); code != http.StatusOK {
 		t.Errorf("/healthz with etcd down: %d %s", code, body)
 	}
 
 	// A change during the outage is applied at once.
 	writeFile(t, filepath.Join(dir, "late.yaml"), e.pod("late", "1"))
-	a.waitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
 		return phases(d)["late"] == "Running", fmt.Sprintf("phases %v", phases(d))
 	})
 	t.Logf("pod added and running %s into the outage", time.Since(outage).Round(time.Millisecond))
@@ -738,14 +716,14 @@ func TestStatusMetrics(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "web.yaml"), e.pod("web", "1"))
 	cfg := e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", dir))
 	a := e.start(t, cfg)
-	doc := a.waitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+	doc := a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
 		return phases(d)["web"] == "Running", fmt.Sprintf("phases %v", phases(d))
 	})
 	rev0 := findSource(doc, "local").Revision
 
 	var mfs map[string]*dto.MetricFamily
 	dockertest.WaitFor(t, 10*time.Second, func() (bool, string) {
-		mfs = scrape(t, a.addr)
+		mfs = scrape(t, a.Addr)
 		v, _ := metricValue(mfs, "hostlet_pods", map[string]string{"phase": "Running"})
 		revs := labelValues(mfs, "hostlet_source_revision_info", map[string]string{"source": "local"}, "revision")
 		return v == 1 && slices.Equal(revs, []string{rev0}), fmt.Sprintf("Running %v, revisions %v (want %s)", v, revs, rev0)
@@ -776,7 +754,7 @@ func TestStatusMetrics(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "crashy.yaml"), e.demoPod("crashy", port, ""))
 	var rev1 string
 	dockertest.WaitFor(t, 60*time.Second, func() (bool, string) {
-		mfs = scrape(t, a.addr)
+		mfs = scrape(t, a.Addr)
 		v, _ := metricValue(mfs, "hostlet_pods", map[string]string{"phase": "Running"})
 		revs := labelValues(mfs, "hostlet_source_revision_info", map[string]string{"source": "local"}, "revision")
 		if len(revs) == 1 {
@@ -784,7 +762,7 @@ func TestStatusMetrics(t *testing.T) {
 		}
 		return v == 2 && len(revs) == 1 && rev1 != rev0, fmt.Sprintf("Running %v, revisions %v (old %s)", v, revs, rev0)
 	})
-	doc, err := a.status(t)
+	doc, err := a.Status()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -802,7 +780,7 @@ func TestStatusMetrics(t *testing.T) {
 		t.Fatalf("POST /exit: %d %s %v", code, body, err)
 	}
 	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
-		mfs = scrape(t, a.addr)
+		mfs = scrape(t, a.Addr)
 		v, _ := metricValue(mfs, "hostlet_container_restarts", map[string]string{"pod": "crashy", "container": "app"})
 		return v >= 1, fmt.Sprintf("restarts of crashy %v", v)
 	})
@@ -810,7 +788,7 @@ func TestStatusMetrics(t *testing.T) {
 		t.Errorf("restarts of web %v, want 0", v)
 	}
 	waitDemo(t, port)
-	doc, err = a.status(t)
+	doc, err = a.Status()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -829,7 +807,7 @@ func TestStatusStats(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "mem.yaml"), e.demoPod("mem", port, ""))
 	cfg := e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", dir))
 	a := e.start(t, cfg)
-	doc := a.waitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+	doc := a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
 		return phases(d)["mem"] == "Running", fmt.Sprintf("phases %v", phases(d))
 	})
 	waitDemo(t, port)
@@ -838,7 +816,7 @@ func TestStatusStats(t *testing.T) {
 	read := func() api.ContainerStatsDoc {
 		t.Helper()
 		var st api.ContainerStatsDoc
-		if err := json.Unmarshal([]byte(getOK(t, "http://"+a.addr+"/stats/mem/app")), &st); err != nil {
+		if err := json.Unmarshal([]byte(getOK(t, "http://"+a.Addr+"/stats/mem/app")), &st); err != nil {
 			t.Fatal(err)
 		}
 		return st
@@ -863,13 +841,13 @@ func TestStatusStats(t *testing.T) {
 	}
 
 	var ms api.MachineStats
-	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.addr+"/stats")), &ms); err != nil {
+	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.Addr+"/stats")), &ms); err != nil {
 		t.Fatal(err)
 	}
 	if ms.Cores != goruntime.NumCPU() || ms.MemoryBytes == 0 || ms.MemoryAvailableBytes == 0 || ms.MemoryAvailableBytes > ms.MemoryBytes || ms.Pods != 1 || ms.Containers != 1 {
 		t.Errorf("machine stats %+v", ms)
 	}
-	if code, body := call(t, http.MethodGet, "http://"+a.addr+"/stats/mem/nope", nil, ""); code != http.StatusNotFound || !strings.Contains(body, "nope") {
+	if code, body := call(t, http.MethodGet, "http://"+a.Addr+"/stats/mem/nope", nil, ""); code != http.StatusNotFound || !strings.Contains(body, "nope") {
 		t.Errorf("stats of an unknown container: %d %s", code, body)
 	}
 }
@@ -899,10 +877,10 @@ sources:
   - {name: local, type: file, path: %s}
 `, etcd.Endpoint, dir))
 	log, logs := captureLog(t)
-	a := e.startLogged(t, cfg, log)
+	a := agenttest.Start(t, cfg, log)
 	statusKey, _, _ := reporter.Keys("/hostlet", "test-host")
 
-	doc := a.waitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+	doc := a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
 		return phases(d)["web"] == "Running", fmt.Sprintf("phases %v", phases(d))
 	})
 	first, _ := findPod(doc, "web")
@@ -915,7 +893,7 @@ sources:
 
 	// /pods shows the engine's env with the value hashed.
 	var pd api.PodDoc
-	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.addr+"/pods/web")), &pd); err != nil {
+	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.Addr+"/pods/web")), &pd); err != nil {
 		t.Fatal(err)
 	}
 	if len(pd.Engine) != 1 || !slices.Contains(pd.Engine[0].Env, "SECRET="+hsync.HashEnvValue("SECRET", secret)) {
@@ -925,7 +903,7 @@ sources:
 		t.Helper()
 		outputs := map[string]string{"the log": logs.String()}
 		for _, p := range []string{"/status", "/pods/web", "/events", "/metrics", "/stats", "/stats/web/app"} {
-			outputs[p] = getOK(t, "http://"+a.addr+p)
+			outputs[p] = getOK(t, "http://"+a.Addr+p)
 		}
 		for k, v := range etcdAll(t, cli) {
 			outputs["etcd "+k] = k + "=" + v
@@ -945,7 +923,7 @@ sources:
 	// variable, not the values.
 	changed := time.Now()
 	writeFile(t, filepath.Join(dir, "web.yaml"), manifest(secret2))
-	doc = a.waitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+	doc = a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
 		p, _ := findPod(d, "web")
 		ok := p.Phase == "Running" && len(p.Containers) == 1 && p.Containers[0].ContainerID != id1 && p.LastAction != nil && p.LastAction.Time.After(changed)
 		return ok, fmt.Sprintf("web %s, last action %+v", p.Phase, p.LastAction)
@@ -958,7 +936,7 @@ sources:
 		t.Errorf("new container env %q lacks the new value", env)
 	}
 	var evs []events.Event
-	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.addr+"/events")), &evs); err != nil {
+	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.Addr+"/events")), &evs); err != nil {
 		t.Fatal(err)
 	}
 	found := false
@@ -1007,11 +985,11 @@ func TestStatusSyncEndpoint(t *testing.T) {
 	t.Cleanup(cmdb.Close)
 	cfg := e.config(t, fmt.Sprintf("tokenFile: %s\nsources:\n  - {name: cmdb, type: http, url: %q, interval: 1h, timeout: 2s}\n", tf, cmdb.URL))
 	a := e.start(t, cfg)
-	doc := a.waitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+	doc := a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
 		return phases(d)["web"] == "Running", fmt.Sprintf("phases %v", phases(d))
 	})
 	rev := findSource(doc, "cmdb").Revision
-	url := "http://" + a.addr + "/sync"
+	url := "http://" + a.Addr + "/sync"
 	hook := `{"ref":"refs/heads/main","after":"0123abc"}`
 
 	refused := []struct {
@@ -1047,7 +1025,7 @@ func TestStatusSyncEndpoint(t *testing.T) {
 		if code != http.StatusAccepted {
 			t.Fatalf("POST /sync, %s: %d %s, want 202", tt.name, code, out)
 		}
-		doc = a.waitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
+		doc = a.WaitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
 			s := findSource(d, "cmdb")
 			return s.Revision != rev && len(d.Pods) == len(tt.pods), fmt.Sprintf("cmdb revision %s (before %s), %d pods", s.Revision, rev, len(d.Pods))
 		})
@@ -1059,7 +1037,7 @@ func TestStatusSyncEndpoint(t *testing.T) {
 		e := newEnv(t)
 		a := e.start(t, e.config(t, "sources: []\n"))
 		for _, h := range []http.Header{nil, {"Authorization": {"Bearer " + token}}, {"X-Hub-Signature-256": {hubSignature(token, hook)}}} {
-			if code, out := call(t, http.MethodPost, "http://"+a.addr+"/sync", h, hook); code != http.StatusNotFound {
+			if code, out := call(t, http.MethodPost, "http://"+a.Addr+"/sync", h, hook); code != http.StatusNotFound {
 				t.Errorf("POST /sync without a tokenFile: %d %s, want 404", code, out)
 			}
 		}
@@ -1086,7 +1064,7 @@ func TestStatusSlowloris(t *testing.T) {
 	var all []*slow
 	start := time.Now()
 	for range conns {
-		c, err := net.DialTimeout("tcp", a.addr, 5*time.Second)
+		c, err := net.DialTimeout("tcp", a.Addr, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1112,7 +1090,7 @@ func TestStatusSlowloris(t *testing.T) {
 		// Meanwhile, a normal client is served at once.
 		if i%3 == 0 {
 			t0 := time.Now()
-			code, body := call(t, http.MethodGet, "http://"+a.addr+"/healthz", nil, "")
+			code, body := call(t, http.MethodGet, "http://"+a.Addr+"/healthz", nil, "")
 			if took := time.Since(t0); code != http.StatusOK || took > time.Second {
 				t.Errorf("GET /healthz during the slow clients: %d %q after %s", code, body, took)
 			}
