@@ -5,10 +5,13 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
-# grpcnotrace leaves grpc's golang.org/x/net/trace (and its /debug/requests
-# pages, which hostlet never serves) out of the binary: 0.3 MB less to map
-# (docs/performance.md, "Memory").
-TAGS    ?= grpcnotrace
+# Build tags of the binary (docs/performance.md, "Memory"): grpcnotrace
+# leaves out grpc's golang.org/x/net/trace (its /debug/requests pages,
+# which hostlet never serves); nethttpomithttp2 leaves out net/http's
+# HTTP/2 (hostlet's API is plain HTTP, and git and HTTP sources speak
+# HTTP/1.1). Add pprof for a binary that serves net/http/pprof on
+# $$HOSTLET_PPROF: make build TAGS=grpcnotrace,nethttpomithttp2,pprof.
+TAGS    ?= grpcnotrace,nethttpomithttp2
 GO      ?= go
 # The race detector is on in `make test`; CI runs exactly this.
 TESTFLAGS ?= -race -timeout 30m

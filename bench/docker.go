@@ -61,9 +61,9 @@ func newDockerClient() (*client.Client, error) {
 }
 
 // goBuild builds a static binary of pkg into out, as `make build` does
-// (-trimpath, -tags grpcnotrace, -s -w, CGO_ENABLED=0).
+// (-trimpath, the default tags, -s -w, CGO_ENABLED=0).
 func goBuild(ctx context.Context, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", "-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "grpcnotrace,nethttpomithttp2", "-ldflags", "-s -w", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

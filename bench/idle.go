@@ -27,6 +27,9 @@ func (e *env) idlePhase(ctx context.Context, n int) error {
 
 	// 1. Deploy with the webhook config and measure it idle.
 	logf("idle: deploying %d pods", n)
+	if err := copyFresh(e.bin, e.bin); err != nil {
+		return err
+	}
 	pprof := ""
 	if e.o.profile {
 		pp, err := freePorts(1)

@@ -125,7 +125,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.quietMax, "quiet-max", 60*time.Minute, "give up waiting for quiet after this long (and run anyway)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp dir (logs, repos) after the run")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "only remove what earlier (killed) bench runs left on the engine, then exit")
-	fs.BoolVar(&o.profile, "profile", false, "with HOSTLET_PPROF support in the binary: save CPU and heap profiles of the N=max webhook block and the idle window into the temp dir")
+	fs.BoolVar(&o.profile, "profile", false, "with a binary built with the pprof tag (make build TAGS=grpcnotrace,nethttpomithttp2,pprof): save CPU and heap profiles of the N=max webhook block and the idle window into the temp dir")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

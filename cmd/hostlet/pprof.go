@@ -1,21 +1,19 @@
+//go:build pprof
+
 package main
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"time"
 )
 
-// pprofEnv names the address (e.g. 127.0.0.1:6060) of a net/http/pprof
-// server for profiling a running hostlet; unset, none is started. It is a
-// debugging aid, not part of the config: bind it to a loopback address.
-const pprofEnv = "HOSTLET_PPROF"
-
 // startPprof serves net/http/pprof on $HOSTLET_PPROF until ctx ends.
-func startPprof(ctx context.Context) {
+func startPprof(ctx context.Context, _ *slog.Logger) {
 	addr := os.Getenv(pprofEnv)
 	if addr == "" {
 		return

@@ -54,7 +54,7 @@ func build(out string) error {
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", "-s -w -X main.version=e2e-"+hex.EncodeToString(b), "-o", out, "./cmd/hostlet")
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace,nethttpomithttp2", "-ldflags", "-s -w -X main.version=e2e-"+hex.EncodeToString(b), "-o", out, "./cmd/hostlet")
 	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if o, err := cmd.CombinedOutput(); err != nil {
