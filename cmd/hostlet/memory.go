@@ -16,13 +16,14 @@ const agentGCPercent = 50
 
 // tuneMemory sets the memory defaults of a long-running agent: GOGC as
 // above, and no heap profile sampling (its buckets live as long as the
-// process) unless a profile can be asked for through HOSTLET_PPROF or
+// process) unless this binary serves pprof on HOSTLET_PPROF or
 // GODEBUG=memprofilerate sets the rate.
 func tuneMemory() {
 	if _, ok := os.LookupEnv("GOGC"); !ok {
 		debug.SetGCPercent(agentGCPercent)
 	}
-	if os.Getenv(pprofEnv) == "" && !strings.Contains(os.Getenv("GODEBUG"), "memprofilerate=") {
+	servesPprof := pprofBuilt && os.Getenv(pprofEnv) != ""
+	if !servesPprof && !strings.Contains(os.Getenv("GODEBUG"), "memprofilerate=") {
 		goruntime.MemProfileRate = 0
 	}
 }

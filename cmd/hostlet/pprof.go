@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// pprofBuilt: this binary can serve net/http/pprof.
+const pprofBuilt = true
+
 // startPprof serves net/http/pprof on $HOSTLET_PPROF until ctx ends.
 func startPprof(ctx context.Context, _ *slog.Logger) {
 	addr := os.Getenv(pprofEnv)

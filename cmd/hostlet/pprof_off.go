@@ -8,6 +8,9 @@ import (
 	"os"
 )
 
+// pprofBuilt: this binary cannot serve net/http/pprof.
+const pprofBuilt = false
+
 // startPprof, in a binary built without the pprof tag, only says that
 // HOSTLET_PPROF cannot be served: net/http/pprof (and the templates it
 // brings) is left out of the default build to keep the binary's pages

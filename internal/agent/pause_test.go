@@ -131,9 +131,6 @@ func TestPauseImageErrors(t *testing.T) {
 // TestPauseImageDocker loads the pause image into the real engine and runs
 // it as an infra container would run.
 func TestPauseImageDocker(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs Docker")
-	}
 	rt := dockertest.Docker(t)
 	cli := dockertest.Client(t)
 	bin := uniqueBinary(t)
