@@ -1,9 +1,13 @@
 package validate
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,6 +29,10 @@ type Options struct {
 	// HostPathAllow lists the directories hostPath volumes must lie under.
 	// Empty means no hostPath volume is allowed.
 	HostPathAllow []string
+	// DockerHost is the address of the engine hostlet drives (docker.host,
+	// else DOCKER_HOST). When it is a unix:// address, its socket is refused
+	// as a host path like /var/run/docker.sock and /run/docker.sock are.
+	DockerHost string
 }
 
 var (
@@ -88,7 +96,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		}
 		volumes[v.Name] = true
 		if v.HostPath != "" {
-			c.hostPath(f+".hostPath", v.HostPath, opts.HostPathAllow)
+			c.hostPath(f+".hostPath", v.HostPath, opts)
 		}
 	}
 	if len(m.Containers) == 0 {
@@ -251,23 +259,151 @@ func (c *checker) probePort(f, port string, portNames map[string]bool) {
 	}
 }
 
-func (c *checker) hostPath(f, p string, allow []string) {
-	if !path.IsAbs(p) {
-		c.add(f, "%q is not an absolute path", p)
-		return
+func (c *checker) hostPath(f, p string, opts Options) {
+	if _, err := HostPath(p, opts); err != nil {
+		c.add(f, "%v", err)
 	}
-	clean := path.Clean(p)
-	for _, a := range allow {
-		a = path.Clean(a)
-		if clean == a || strings.HasPrefix(clean, strings.TrimSuffix(a, "/")+"/") {
-			return
+}
+
+// HostPath checks a hostPath volume's path against the host's options and
+// returns the path to bind-mount: p with every symlink in it resolved, as
+// the kernel follows them when Docker mounts it. Validation checks that
+// path, and the container create calls HostPath again right before it
+// mounts the result, so a link swapped after validation cannot redirect
+// the mount.
+//
+// The allow entries and the Docker sockets are resolved the same way. The
+// resolved path must lie under a resolved allow entry, and it must not be
+// a Docker socket, nor a folder holding one (mounting /var/run exposes
+// /var/run/docker.sock), unless that socket's resolved path is itself
+// listed in hostPathAllow.
+//
+// Only what exists on this machine is resolved: the rest is checked as
+// text. So `hostlet validate` in CI, on a machine without the host's
+// folders, checks the paths as written, and the host checks them again,
+// resolved, when it creates the container.
+func HostPath(p string, opts Options) (string, error) {
+	if !path.IsAbs(p) {
+		return "", fmt.Errorf("%q is not an absolute path", p)
+	}
+	if len(opts.HostPathAllow) == 0 {
+		return "", fmt.Errorf("%q is not allowed: this host's hostPathAllow is empty", p)
+	}
+	resolved, err := resolvePath(p)
+	if err != nil {
+		return "", fmt.Errorf("%q cannot be resolved: %w", p, err)
+	}
+	listed := map[string]bool{}
+	under := false
+	for _, a := range opts.HostPathAllow {
+		ra, err := resolvePath(a)
+		if err != nil || !path.IsAbs(a) {
+			ra = path.Clean(a) // what lies below it cannot be resolved either
+		}
+		listed[ra] = true
+		under = under || within(resolved, ra)
+	}
+	if !under {
+		if resolved == path.Clean(p) {
+			return "", fmt.Errorf("%q is not under any of hostPathAllow [%s]", p, strings.Join(opts.HostPathAllow, ", "))
+		}
+		return "", fmt.Errorf("%q resolves to %q, which is not under any of hostPathAllow [%s]", p, resolved, strings.Join(opts.HostPathAllow, ", "))
+	}
+	for _, sock := range dockerSockets(opts.DockerHost) {
+		switch {
+		case listed[sock]:
+		case resolved == sock && resolved == path.Clean(p):
+			return "", fmt.Errorf("%q is the Docker socket, which hostPathAllow does not list", p)
+		case resolved == sock:
+			return "", fmt.Errorf("%q resolves to %q (the Docker socket), which hostPathAllow does not list", p, resolved)
+		case within(sock, resolved) && resolved == path.Clean(p):
+			return "", fmt.Errorf("%q holds the Docker socket %q, which hostPathAllow does not list", p, sock)
+		case within(sock, resolved):
+			return "", fmt.Errorf("%q resolves to %q, which holds the Docker socket %q, which hostPathAllow does not list", p, resolved, sock)
 		}
 	}
-	if len(allow) == 0 {
-		c.add(f, "%q is not allowed: this host's hostPathAllow is empty", p)
-		return
+	return resolved, nil
+}
+
+// within reports whether p is dir or lies below it; both are clean.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// dockerSockets returns the resolved paths of the Docker engine's sockets:
+// the defaults, and the unix socket of dockerHost when it names one.
+func dockerSockets(dockerHost string) []string {
+	socks := []string{"/var/run/docker.sock", "/run/docker.sock"}
+	if p, ok := strings.CutPrefix(dockerHost, "unix://"); ok && path.IsAbs(p) {
+		socks = append(socks, p)
 	}
-	c.add(f, "%q is not under any of hostPathAllow [%s]", p, strings.Join(allow, ", "))
+	var out []string
+	for _, s := range socks {
+		r, err := resolvePath(s)
+		if err != nil {
+			r = path.Clean(s)
+		}
+		if !contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// maxLinks bounds the symlinks one path may pass through, as Linux's
+// MAXSYMLINKS does.
+const maxLinks = 40
+
+// resolvePath returns the path the absolute path p reaches on this machine,
+// resolving its components one by one as the kernel does: every symlink
+// followed (relative ones from the link's folder), ".." taken after the
+// links before it. The first component that does not exist ends the walk:
+// it and the rest are appended as text, cleaned, and a ".." there may not
+// climb back out. A dangling link counts as its target, so it is checked
+// where it would lead once the target appears.
+func resolvePath(p string) (string, error) {
+	resolved := "/"
+	rest := strings.Split(p, "/")
+	links := 0
+	for len(rest) > 0 {
+		comp := rest[0]
+		rest = rest[1:]
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, comp)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			tail := filepath.Clean(filepath.Join(append([]string{comp}, rest...)...))
+			if tail == ".." || strings.HasPrefix(tail, "../") {
+				return "", fmt.Errorf(`".." climbs out of %q below %q, which does not exist`, resolved, comp)
+			}
+			return filepath.Join(resolved, tail), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("more than %d symbolic links", maxLinks)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return resolved, nil
 }
 
 func (c *checker) enum(f, v string, allowed []string) {
