@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -213,7 +214,7 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 			}
 		}
 	}
-	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow}
+	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))}
 
 	// The desired side: every source as it is now.
 	reads, err := readConfiguredSources(ctx, cfg, overrides)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,7 +53,11 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 				if cfg, err = g.load(); err != nil {
 					return err
 				}
+				// Host paths are resolved where they exist on this machine
+				// and checked as text where they do not (CI on another
+				// machine); the host resolves them again when it mounts.
 				opts.HostPathAllow = cfg.HostPathAllow
+				opts.DockerHost = cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))
 			}
 			var reads []sourceRead
 			if len(args) > 0 {
