@@ -6,10 +6,14 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"strings"
 	"time"
 
@@ -36,13 +40,38 @@ type Options struct {
 	// non-loopback address); "" turns POST endpoints off.
 	Token string
 	// Loopback is true when the listener is on a loopback address: GET
-	// endpoints are then open.
+	// endpoints are then open to requests that name a loopback host (see
+	// openRead).
 	Loopback bool
 	// HealthWindow: /healthz fails when no sync finished or started within it.
 	HealthWindow time.Duration
 	Machine      Machine
 	Now          func() time.Time
+	// WebhookConcurrency caps the POST /sync requests, signed but without
+	// the bearer token, whose bodies are read at once (optional; 0 means
+	// DefaultWebhookConcurrency).
+	WebhookConcurrency int
+	// WebhookReadTimeout bounds the reading of such a request's body
+	// (optional; 0 means DefaultWebhookReadTimeout).
+	WebhookReadTimeout time.Duration
 }
+
+// Limits of the requests that are unauthenticated until their body is
+// read: POST /sync with an X-Hub-Signature-256 and no bearer token.
+const (
+	// DefaultWebhookConcurrency: at most this many are read at once; one
+	// more is answered 503 at once, unread. A git server sends one push
+	// event at a time per hook.
+	DefaultWebhookConcurrency = 4
+	// DefaultWebhookReadTimeout: the body must arrive within this, from
+	// the moment the handler starts reading (408 after).
+	DefaultWebhookReadTimeout = 10 * time.Second
+)
+
+// SignatureHeader carries the HMAC-SHA256 of a webhook's body, keyed with
+// the token, as GitHub, Gitea and Forgejo send it: "sha256=" and 64 hex
+// digits.
+const SignatureHeader = "X-Hub-Signature-256"
 
 // Server is hostlet's HTTP API.
 type Server struct {
@@ -52,6 +81,8 @@ type Server struct {
 	events  *events.Log
 	log     *slog.Logger
 	mux     *http.ServeMux
+	// webhooks holds one token per signed POST /sync being read.
+	webhooks chan struct{}
 }
 
 // New returns the API server's handler.
@@ -59,33 +90,84 @@ func New(opts Options, s Syncer, src SourceStates, ev *events.Log, log *slog.Log
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	srv := &Server{opts: opts, syncer: s, sources: src, events: ev, log: log, mux: http.NewServeMux()}
+	if opts.WebhookConcurrency <= 0 {
+		opts.WebhookConcurrency = DefaultWebhookConcurrency
+	}
+	if opts.WebhookReadTimeout <= 0 {
+		opts.WebhookReadTimeout = DefaultWebhookReadTimeout
+	}
+	srv := &Server{
+		opts: opts, syncer: s, sources: src, events: ev, log: log, mux: http.NewServeMux(),
+		webhooks: make(chan struct{}, opts.WebhookConcurrency),
+	}
 	srv.mux.HandleFunc("GET /healthz", srv.healthz)
 	srv.mux.Handle("GET /status", srv.read(http.HandlerFunc(srv.status)))
 	srv.mux.Handle("GET /events", srv.read(http.HandlerFunc(srv.listEvents)))
 	return srv
 }
 
-// MaxSyncBody is the largest webhook body POST /sync reads (to check its
-// signature).
+// MaxSyncBody is the largest body POST /sync takes. The body is never
+// kept: with the bearer token it is drained, with a signature it is
+// streamed through the MAC, so a request costs a copy buffer whatever its
+// size. GitHub caps payloads at 25 MB, and a push event lists up to 5000
+// paths in each of added, removed and modified: a push that touches many
+// files exceeds 200 kB (jquery/node-notifier-server#2 raised its limit to
+// 1 MiB for that reason). A webhook refused here only loses its trigger:
+// the sources' own polling still picks the change up.
 const MaxSyncBody = 1 << 20
 
 // HandleSync serves POST /sync: fetch every source and sync now. It takes
 // the bearer token, or a GitHub/Gitea-style HMAC-SHA256 signature of the
 // body in X-Hub-Signature-256 keyed with the same token. Without a token
 // configured the endpoint is off (404).
+//
+// Authentication comes before the body: a request with neither the
+// bearer token nor a well-formed signature header is refused (401) unread.
+// A signed request is unauthenticated until its body is read, so at most
+// WebhookConcurrency are read at once (503 beyond, unread), each within
+// WebhookReadTimeout (408) and MaxSyncBody (413).
 func (s *Server) HandleSync(trigger func()) {
 	if s.opts.Token == "" {
 		return
 	}
 	s.mux.HandleFunc("POST /sync", func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxSyncBody))
-		if err != nil {
-			writeError(w, http.StatusRequestEntityTooLarge, "body over the limit")
+		if s.Authorized(r) {
+			// The token is the proof; the body is not used.
+			if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, MaxSyncBody)); err != nil {
+				refuseBody(w, err)
+				return
+			}
+			trigger()
+			writeJSON(w, http.StatusAccepted, map[string]string{"status": "sync requested"})
 			return
 		}
-		if !s.Authorized(r) && !s.validSignature(r.Header.Get("X-Hub-Signature-256"), body) {
-			writeError(w, http.StatusUnauthorized, "a bearer token or a valid X-Hub-Signature-256 is required")
+		want, ok := parseSignature(r.Header.Get(SignatureHeader))
+		if !ok {
+			refuse(w, http.StatusUnauthorized, "a bearer token or a valid "+SignatureHeader+" is required")
+			return
+		}
+		if r.ContentLength > MaxSyncBody {
+			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes is over the limit of %d", r.ContentLength, MaxSyncBody))
+			return
+		}
+		select {
+		case s.webhooks <- struct{}{}:
+			defer func() { <-s.webhooks }()
+		default:
+			w.Header().Set("Retry-After", "5")
+			refuse(w, http.StatusServiceUnavailable, "too many webhooks being read; retry later")
+			return
+		}
+		// Not supported only where there is no connection (a recorder).
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.WebhookReadTimeout))
+		// Streamed: the body is never held in memory.
+		mac := hmac.New(sha256.New, []byte(s.opts.Token))
+		if _, err := io.Copy(mac, http.MaxBytesReader(w, r.Body, MaxSyncBody)); err != nil {
+			refuseBody(w, err)
+			return
+		}
+		if !hmac.Equal(want, mac.Sum(nil)) {
+			refuse(w, http.StatusUnauthorized, "a bearer token or a valid "+SignatureHeader+" is required")
 			return
 		}
 		trigger()
@@ -93,27 +175,61 @@ func (s *Server) HandleSync(trigger func()) {
 	})
 }
 
-func (s *Server) validSignature(header string, body []byte) bool {
+// parseSignature returns the MAC of a well-formed X-Hub-Signature-256
+// value: "sha256=" and 64 hex digits.
+func parseSignature(header string) ([]byte, bool) {
 	sig, ok := strings.CutPrefix(header, "sha256=")
-	if !ok || s.opts.Token == "" {
-		return false
+	if !ok || len(sig) != 2*sha256.Size {
+		return nil, false
 	}
-	got, err := hex.DecodeString(sig)
+	mac, err := hex.DecodeString(sig)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	mac := hmac.New(sha256.New, []byte(s.opts.Token))
-	mac.Write(body)
-	return hmac.Equal(got, mac.Sum(nil))
+	return mac, true
 }
 
-// HandleRead adds a GET endpoint with the read guard of /status: open on
-// loopback, else the token.
+// refuse answers a request whose body is not (or not all) read, and
+// closes the connection, so the server does not read the rest either.
+func refuse(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Connection", "close")
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="hostlet"`)
+	}
+	writeError(w, code, msg)
+}
+
+// refuseBody answers a body that could not be read: over the limit, too
+// slow, or cut.
+func refuseBody(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	var nerr net.Error
+	switch {
+	case errors.As(err, &mbe):
+		refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over the limit of %d bytes", MaxSyncBody))
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout():
+		refuse(w, http.StatusRequestTimeout, "body not received in time")
+	default:
+		refuse(w, http.StatusBadRequest, "read body: "+err.Error())
+	}
+}
+
+// HandleRead adds a GET endpoint with the read guard of /status: open to
+// loopback clients (see openRead), else the token.
 func (s *Server) HandleRead(pattern string, h http.Handler) { s.mux.Handle(pattern, s.read(h)) }
 
-// Handle adds a handler (for endpoints other packages own, such as the
-// push source and /sync).
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+// Handle adds a handler for an endpoint another package owns, such as the
+// push source's POST /manifests. A GET (or HEAD) pattern gets the read
+// guard of HandleRead; any other pattern needs the bearer token, checked
+// before h runs, so no body is read for a request without it.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	method, _, _ := strings.Cut(pattern, " ")
+	if method == http.MethodGet || method == http.MethodHead {
+		s.mux.Handle(pattern, s.read(h))
+		return
+	}
+	s.mux.Handle(pattern, s.write(h))
+}
 
 // ServeHTTP implements http.Handler. The mux's own answers for an unknown
 // endpoint (404) or method (405) are JSON errors like every other error of
@@ -179,11 +295,78 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// read guards a GET endpoint: open on loopback, else the token.
+// IsLoopbackHost reports whether a Host header value (host or host:port)
+// names the loopback interface: "localhost" or a name under it
+// (RFC 6761: never delegated, resolved to loopback by browsers without
+// DNS), each also with the root's trailing dot, case-insensitive; or a
+// literal loopback address: 127.0.0.0/8, [::1], [::ffff:127.x.y.z].
+// Names that merely resolve to loopback are not: that is what DNS
+// rebinding forges.
+func IsLoopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else if inner, ok := strings.CutPrefix(host, "["); ok {
+		if host, ok = strings.CutSuffix(inner, "]"); !ok {
+			return false
+		}
+	}
+	name := strings.TrimSuffix(strings.ToLower(host), ".")
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || ip.Zone() != "" {
+		return false
+	}
+	return ip.Unmap().IsLoopback()
+}
+
+// proxyHeaders are set by reverse proxies (nginx, Caddy, Traefik,
+// HAProxy, Apache); a local client sends none of them.
+var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip", "Via"}
+
+// openRead reports whether a GET may be served without the token: the
+// listener is on loopback, the Host header names loopback (a page whose
+// name was rebound to 127.0.0.1 sends its own name), and no proxy's
+// forwarding header is present.
+//
+// A reverse proxy in front of a loopback listener normally passes the
+// public name as Host (Caddy, Traefik; nginx with proxy_set_header Host
+// $host), or adds X-Forwarded-For / Forwarded / Via, so its requests need
+// the token. One that sends Host: 127.0.0.1 and adds no forwarding header
+// (nginx's bare proxy_pass) cannot be told from a local client: such a
+// proxy must add X-Forwarded-For, or hostlet must listen where only the
+// proxy reaches it with a token configured.
+func (s *Server) openRead(r *http.Request) bool {
+	if !s.opts.Loopback || !IsLoopbackHost(r.Host) {
+		return false
+	}
+	for _, h := range proxyHeaders {
+		if _, ok := r.Header[h]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// read guards a GET endpoint: open to loopback clients, else the token.
 func (s *Server) read(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.opts.Loopback && !s.Authorized(r) {
-			writeError(w, http.StatusUnauthorized, "a bearer token is required")
+		if !s.openRead(r) && !s.Authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="hostlet"`)
+			writeError(w, http.StatusUnauthorized, "a bearer token is required (GET endpoints are open only to loopback clients that name a loopback host)")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// write guards an endpoint that changes something: the bearer token,
+// checked before the handler reads anything.
+func (s *Server) write(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.Authorized(r) {
+			refuse(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -74,10 +74,17 @@ func newServer(t *testing.T, opts api.Options, s api.Syncer) *api.Server {
 	return api.New(opts, s, src, events.NewLog(10), slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
-// do runs one request against h and returns the recorded response.
+// do runs one request against h and returns the recorded response. The
+// request names the host as a local client does (Host: 127.0.0.1:10260),
+// unless header sets Host.
 func do(h http.Handler, method, path string, header http.Header, body string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Host = "127.0.0.1:10260"
 	for k, vs := range header {
+		if k == "Host" {
+			req.Host = vs[0]
+			continue
+		}
 		for _, v := range vs {
 			req.Header.Add(k, v)
 		}
