@@ -37,14 +37,17 @@ type TreeResult struct {
 // Origins name files relative to base (or as given when base is "").
 //
 // A path that does not exist, an unreadable file or a symlink loop is an
-// error. Decode errors of individual files are returned as a
+// error. Below a folder, a file whose resolved path leaves the folder (its
+// own symlinks resolved: "current -> release-N" is the folder release-N) is
+// an error naming the file, and it is never opened: a link to a root-only
+// file outside must not show its lines in an error. Decode errors of individual files are returned as a
 // *multierror.Error of *manifest.Error together with everything that did
 // decode; callers that need an atomic set must treat any error as failure.
 func ReadTree(base string, paths []string, source string) (TreeResult, error) {
 	var (
 		res   TreeResult
 		errs  *multierror.Error
-		files []string
+		files []treeFile
 	)
 	h := sha256.New()
 	for _, p := range paths {
@@ -59,10 +62,16 @@ func ReadTree(base string, paths []string, source string) (TreeResult, error) {
 		}
 		files = append(files, found...)
 	}
+	roots := map[string]*os.Root{}
+	defer func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	}()
 	for _, f := range files {
-		name := display(base, f)
+		name := display(base, f.name)
 		origin := manifest.Origin{Source: source, File: name}
-		data, err := readManifestFile(f)
+		data, err := f.read(roots)
 		if err != nil {
 			errs = multierror.Append(errs, &manifest.Error{Origin: origin, Detail: readDetail(err)})
 			continue
@@ -98,23 +107,69 @@ func display(base, p string) string {
 	return p
 }
 
+// errOutsideRoot is the read error of a file whose resolved path leaves
+// the folder it was found in.
+var errOutsideRoot = errors.New("resolves outside the source root")
+
+// treeFile is one manifest file found by listFiles.
+type treeFile struct {
+	// name is the file's path below the source path as given.
+	name string
+	// root is the source folder with every symlink resolved, and rel the
+	// file's path below it; root is "" for a source path that is a file.
+	root, rel string
+}
+
+// read reads the file. A file below a folder is opened through an os.Root
+// of that folder (kept in roots, one per folder), at its resolved path, once
+// that path is known to lie inside the folder: a link out of the folder is
+// refused before anything is opened, and a link swapped after the check
+// still cannot escape, as os.Root refuses any path leaving it.
+func (f treeFile) read(roots map[string]*os.Root) ([]byte, error) {
+	if f.root == "" {
+		return readManifestFile(f.name)
+	}
+	resolved, err := filepath.EvalSymlinks(filepath.Join(f.root, f.rel))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", "resolve symlink", unwrapPath(err))
+	}
+	inner, err := filepath.Rel(f.root, resolved)
+	if err != nil || inner == ".." || strings.HasPrefix(inner, ".."+string(filepath.Separator)) || filepath.IsAbs(inner) {
+		return nil, fmt.Errorf("%w %s; not read", errOutsideRoot, f.root)
+	}
+	r := roots[f.root]
+	if r == nil {
+		if r, err = os.OpenRoot(f.root); err != nil {
+			return nil, err
+		}
+		roots[f.root] = r
+	}
+	file, err := r.OpenFile(inner, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return readOpened(file)
+}
+
 // listFiles returns the manifest files of one path: the path itself when it
 // is a file, else the sorted manifest files below it. A path that is a
-// symlink to a folder is walked as that folder (a checkout deployed as
-// "current -> release-N"); the files are named below the path as given.
-func listFiles(p string) ([]string, error) {
+// symlink to a folder (a checkout deployed as "current -> release-N"), or
+// below one, is walked as its resolved folder, which is the root its files
+// must stay in; the files are named below the path as given.
+func listFiles(p string) ([]treeFile, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", "stat", unwrapPath(err))
 	}
 	if !fi.IsDir() {
-		return []string{p}, nil
+		return []treeFile{{name: p}}, nil
 	}
-	root, err := walkRoot(p)
+	root, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", "resolve symlink", unwrapPath(err))
 	}
-	var out []string
+	var out []treeFile
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -141,13 +196,17 @@ func listFiles(p string) ([]string, error) {
 				return fmt.Errorf("%s: symlink to a folder is not followed", path)
 			}
 		}
-		out = append(out, underPath(p, root, path))
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		out = append(out, treeFile{name: filepath.Join(p, rel), root: root, rel: rel})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out, nil
 }
 
@@ -165,18 +224,6 @@ func walkRoot(p string) (string, error) {
 	return root, nil
 }
 
-// underPath names path (found below root, the resolved p) below p.
-func underPath(p, root, path string) string {
-	if root == p {
-		return path
-	}
-	rel, err := filepath.Rel(root, path)
-	if err != nil {
-		return path
-	}
-	return filepath.Join(p, rel)
-}
-
 // readManifestFile reads one manifest file. It opens without blocking and
 // refuses anything but a regular file, so a FIFO or device named like a
 // manifest is an error, not a hang; a file over manifest.MaxSize is refused
@@ -187,6 +234,12 @@ func readManifestFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readOpened(f)
+}
+
+// readOpened reads an opened manifest file: only a regular file, and none
+// over manifest.MaxSize.
+func readOpened(f *os.File) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
