@@ -15,11 +15,18 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/hostlet/hostlet/internal/textcap"
 	"sigs.k8s.io/yaml"
 )
 
 // MaxSize is the largest file or body hostlet reads from any source.
 const MaxSize = 10 << 20
+
+// MaxFileErrors bounds the errors Decode returns for one file; the ones
+// past it are counted in one last error ("... and N more errors in this
+// file"). Each manifest also reports at most 100 field problems.
+const MaxFileErrors = 100
 
 // ErrTooLarge is returned (wrapped) for input over the size limit.
 var ErrTooLarge = errors.New("larger than the size limit")
@@ -71,14 +78,14 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 	}
 	var (
 		out  []Sourced
-		errs *multierror.Error
+		errs = fileErrors{origin: origin}
 	)
 	index, docNum := 0, 0
 	for doc := range documents(data) {
 		docNum++
 		items, err := documentItems(doc)
 		if err != nil {
-			errs = multierror.Append(errs, &Error{Origin: origin, Detail: fmt.Sprintf("document %d: %v", docNum, err)})
+			errs.add(&Error{Origin: origin, Detail: fmt.Sprintf("document %d: %v", docNum, err)})
 			continue
 		}
 		for _, raw := range items {
@@ -87,16 +94,46 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 			index++
 			m, strict, err := decodeOne(raw, o)
 			if err != nil {
-				errs = multierror.Append(errs, err)
+				errs.add(err)
 				continue
 			}
 			out = append(out, Sourced{Origin: o, Manifest: m, Errors: strict})
 		}
 	}
-	if index == 0 && errs == nil {
-		errs = multierror.Append(errs, &Error{Origin: origin, Detail: "no manifest found (the file is empty, or holds only comments or an empty list)"})
+	if index == 0 && errs.errs == nil {
+		errs.add(&Error{Origin: origin, Detail: "no manifest found (the file is empty, or holds only comments or an empty list)"})
 	}
-	return out, errs.ErrorOrNil()
+	return out, errs.result()
+}
+
+// fileErrors collects the errors of one file, up to MaxFileErrors.
+type fileErrors struct {
+	origin Origin
+	errs   *multierror.Error
+	more   int
+}
+
+// add adds err, or each error of a *multierror.Error.
+func (f *fileErrors) add(err error) {
+	list := []error{err}
+	if merr, ok := err.(*multierror.Error); ok {
+		list = merr.Errors
+	}
+	for _, e := range list {
+		if f.errs != nil && len(f.errs.Errors) >= MaxFileErrors {
+			f.more++
+			continue
+		}
+		f.errs = multierror.Append(f.errs, e)
+	}
+}
+
+// result returns the errors, with one last error counting those left out.
+func (f *fileErrors) result() error {
+	if f.more > 0 {
+		f.errs = multierror.Append(f.errs, &Error{Origin: f.origin, Detail: fmt.Sprintf("... and %d more errors in this file", f.more)})
+	}
+	return f.errs.ErrorOrNil()
 }
 
 // document is one YAML document of a file: its text and the number of
@@ -282,7 +319,10 @@ func cleanYAMLError(err error, offset int) string {
 		parts = append(parts, p)
 	}
 	msg = strings.Join(parts, "; ")
-	msg = yamlDuplicateRE.ReplaceAllString(msg, "duplicate key $1")
+	msg = yamlDuplicateRE.ReplaceAllStringFunc(msg, func(m string) string {
+		key := yamlDuplicateRE.FindStringSubmatch(m)[1]
+		return "duplicate key " + textcap.Excerpt(key)
+	})
 	return yamlLineRE.ReplaceAllStringFunc(msg, func(m string) string {
 		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
 		if err != nil {

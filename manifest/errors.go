@@ -1,8 +1,11 @@
 package manifest
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/hostlet/hostlet/internal/textcap"
 )
 
 // Error is one problem with one manifest: where it came from, which pod,
@@ -21,21 +24,40 @@ type Error struct {
 	Detail string `json:"detail"`
 }
 
+// Error renders the error on one line, each part cut to its bound: the
+// origin to textcap.OriginBytes, the pod id to textcap.IDBytes (quoted), the field path to textcap.FieldBytes and the detail to
+// textcap.DetailBytes. Whatever a manifest holds, one error's text stays
+// under 1.5 KiB.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if o := e.Origin.String(); o != "" {
-		b.WriteString(o)
+		b.WriteString(textcap.Truncate(o, textcap.OriginBytes))
 		b.WriteString(": ")
 	}
 	if e.Pod != "" {
-		fmt.Fprintf(&b, "pod %q: ", e.Pod)
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field)
+		b.WriteString("pod ")
+		b.WriteString(textcap.Quote(e.Pod, textcap.IDBytes))
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Detail)
+	if e.Field != "" {
+		b.WriteString(textcap.Truncate(e.Field, textcap.FieldBytes))
+		b.WriteString(": ")
+	}
+	b.WriteString(textcap.Truncate(e.Detail, textcap.DetailBytes))
 	return b.String()
+}
+
+// MarshalJSON writes the error with the same bounds as Error: the source
+// and file name, the pod id, the field path and the detail.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	type plain Error
+	c := plain(*e)
+	c.Origin.Source = textcap.Truncate(c.Origin.Source, textcap.FieldBytes)
+	c.Origin.File = textcap.Truncate(c.Origin.File, textcap.OriginBytes)
+	c.Pod = textcap.Truncate(c.Pod, textcap.IDBytes)
+	c.Field = textcap.Truncate(c.Field, textcap.FieldBytes)
+	c.Detail = textcap.Truncate(c.Detail, textcap.DetailBytes)
+	return json.Marshal(c)
 }
 
 // Errorf builds an Error for a pod field.

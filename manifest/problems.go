@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/hostlet/hostlet/internal/textcap"
 )
 
 // fieldProblem is one unknown field, duplicate field or value of the wrong
@@ -78,7 +80,7 @@ func (w *walker) value(t reflect.Type, path string) {
 			}, t)
 		case tok == '{' && t.Kind() == reflect.Map:
 			w.object(path, func(key string) (reflect.Type, string, bool) {
-				return t.Elem(), fmt.Sprintf("%s[%q]", path, key), true
+				return t.Elem(), path + "[" + textcap.Quote(key, textcap.ExcerptBytes) + "]", true
 			}, t)
 		case tok == '[' && t.Kind() == reflect.Slice:
 			for i := 0; w.err == nil && w.dec.More(); i++ {
@@ -101,7 +103,7 @@ func (w *walker) value(t reflect.Type, path string) {
 		switch t.Kind() {
 		case reflect.Int, reflect.Int64:
 			if _, err := strconv.ParseInt(tok.String(), 10, 64); err != nil {
-				w.add(path, "wrong type: got number %s, want integer", tok)
+				w.add(path, "wrong type: got number %s, want integer", textcap.Excerpt(tok.String()))
 			}
 		default:
 			w.wrongType(path, "number", t)
@@ -210,10 +212,11 @@ func unknownField(t reflect.Type, key string) string {
 var plainKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // joinField appends a struct field name to a path; a key that is not a
-// plain name is quoted, so that every path stays on one line.
+// plain name, or is longer than an excerpt, is quoted (as an excerpt), so
+// that every path stays on one line and quotes little of the input.
 func joinField(path, key string) string {
-	if !plainKeyRE.MatchString(key) {
-		return fmt.Sprintf("%s[%q]", path, key)
+	if len(key) > textcap.ExcerptBytes || !plainKeyRE.MatchString(key) {
+		return path + "[" + textcap.Quote(key, textcap.ExcerptBytes) + "]"
 	}
 	if path == "" {
 		return key
