@@ -1,12 +1,16 @@
 // Package events records what hostlet did and saw (create, start, stop,
 // remove, restart, unhealthy, pull-failed, rejected, source-error) in a
 // bounded ring buffer that the HTTP API serves and reporters follow. Event
-// messages never hold env values.
+// messages never hold env values. The ring is bounded by count and by
+// bytes (MaxBytes), and every event's text is cut to MaxMessageBytes and
+// MaxFieldBytes, so a source error quoting a huge file costs little.
 package events
 
 import (
 	gosync "sync"
 	"time"
+
+	"github.com/hostlet/hostlet/internal/textcap"
 )
 
 // Event types.
@@ -35,27 +39,35 @@ type Event struct {
 	Seq uint64 `json:"-"`
 }
 
-// Log is a ring buffer of the most recent events. The zero value is not
-// usable; use NewLog.
+// Log is a ring buffer of the most recent events: at most its size, and
+// at most MaxBytes of them. The zero value is not usable; use NewLog.
 type Log struct {
-	mu   gosync.Mutex
-	buf  []Event
-	next int
-	full bool
-	seq  uint64
-	now  func() time.Time
-	subs map[chan Event]struct{}
+	mu    gosync.Mutex
+	buf   []Event // a ring: n events from head
+	head  int
+	n     int
+	bytes int // eventBytes of the n events
+	seq   uint64
+	now   func() time.Time
+	subs  map[chan Event]struct{}
 }
 
-// NewLog returns a log keeping the last size events.
+// NewLog returns a log keeping the last size events (and at most MaxBytes).
 func NewLog(size int) *Log {
 	return &Log{buf: make([]Event, max(size, 1)), now: time.Now, subs: map[chan Event]struct{}{}}
 }
 
-// Record adds an event, setting its time when unset, and offers it to every
-// subscriber without blocking (a slow subscriber misses events, it never
-// slows the recorder).
+// Record adds an event, setting its time when unset and cutting its text
+// to the bounds, drops the oldest events beyond the log's size or
+// MaxBytes, and offers the event to every subscriber without blocking (a
+// slow subscriber misses events, it never slows the recorder).
 func (l *Log) Record(e Event) {
+	e.Type = textcap.Truncate(e.Type, MaxFieldBytes)
+	e.Pod = textcap.Truncate(e.Pod, MaxFieldBytes)
+	e.Container = textcap.Truncate(e.Container, MaxFieldBytes)
+	e.Reason = textcap.Truncate(e.Reason, MaxFieldBytes)
+	e.Message = textcap.Truncate(e.Message, MaxMessageBytes)
+	size := eventBytes(e)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e.Time.IsZero() {
@@ -63,11 +75,15 @@ func (l *Log) Record(e Event) {
 	}
 	l.seq++
 	e.Seq = l.seq
-	l.buf[l.next] = e
-	l.next = (l.next + 1) % len(l.buf)
-	if l.next == 0 {
-		l.full = true
+	for l.n > 0 && (l.n == len(l.buf) || l.bytes+size > MaxBytes) {
+		l.bytes -= eventBytes(l.buf[l.head])
+		l.buf[l.head] = Event{}
+		l.head = (l.head + 1) % len(l.buf)
+		l.n--
 	}
+	l.buf[(l.head+l.n)%len(l.buf)] = e
+	l.n++
+	l.bytes += size
 	for ch := range l.subs {
 		select {
 		case ch <- e:
@@ -80,11 +96,11 @@ func (l *Log) Record(e Event) {
 func (l *Log) List() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []Event
-	if l.full {
-		out = append(out, l.buf[l.next:]...)
+	out := make([]Event, 0, l.n)
+	for i := range l.n {
+		out = append(out, l.buf[(l.head+i)%len(l.buf)])
 	}
-	return append(out, l.buf[:l.next]...)
+	return out
 }
 
 // Subscribe returns a channel receiving every event recorded from now on,
@@ -99,4 +115,25 @@ func (l *Log) Subscribe(buffer int) (<-chan Event, func()) {
 		delete(l.subs, ch)
 		l.mu.Unlock()
 	}
+}
+
+// Bounds on what the log keeps.
+const (
+	// MaxMessageBytes bounds an event's message (a source's whole error
+	// text fits: textcap.ErrorTextBytes).
+	MaxMessageBytes = 4 << 10
+	// MaxFieldBytes bounds an event's type, pod, container and reason.
+	MaxFieldBytes = 256
+	// MaxBytes bounds the events the log keeps, counted by eventBytes; the
+	// oldest are dropped first.
+	MaxBytes = 1 << 20
+)
+
+// eventOverhead is what an event costs besides its text: its time, seq
+// and string headers.
+const eventOverhead = 128
+
+// eventBytes is what e counts against MaxBytes.
+func eventBytes(e Event) int {
+	return eventOverhead + len(e.Type) + len(e.Pod) + len(e.Container) + len(e.Reason) + len(e.Message)
 }

@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,89 @@ func TestSubscribeNeverBlocks(t *testing.T) {
 	case e := <-ch:
 		t.Errorf("a full subscriber got a later event: %+v", e)
 	default:
+	}
+}
+
+// TestRecordCapsEventText (issue 12, finding 6): an error of 24 MB was kept
+// whole in an event. Every text field of an event is cut to its bound.
+func TestRecordCapsEventText(t *testing.T) {
+	huge := strings.Repeat("x", 24<<20)
+	tests := []struct {
+		name  string
+		event Event
+		field func(Event) string
+		max   int
+	}{
+		{name: "message", event: Event{Type: SourceError, Message: huge}, field: func(e Event) string { return e.Message }, max: MaxMessageBytes},
+		{name: "reason", event: Event{Type: SourceError, Reason: huge}, field: func(e Event) string { return e.Reason }, max: MaxFieldBytes},
+		{name: "pod", event: Event{Type: Create, Pod: huge}, field: func(e Event) string { return e.Pod }, max: MaxFieldBytes},
+		{name: "container", event: Event{Type: Create, Container: huge}, field: func(e Event) string { return e.Container }, max: MaxFieldBytes},
+		{name: "type", event: Event{Type: huge}, field: func(e Event) string { return e.Type }, max: MaxFieldBytes},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := NewLog(10)
+			ch, cancel := l.Subscribe(1)
+			t.Cleanup(cancel)
+			l.Record(tt.event)
+			got := l.List()
+			if len(got) != 1 {
+				t.Fatalf("got %d events, want 1", len(got))
+			}
+			if n := len(tt.field(got[0])); n > tt.max || n == 0 {
+				t.Errorf("listed %s is %d bytes, want 1..%d", tt.name, n, tt.max)
+			}
+			if n := len(tt.field(<-ch)); n > tt.max {
+				t.Errorf("subscriber's %s is %d bytes, want at most %d", tt.name, n, tt.max)
+			}
+		})
+	}
+}
+
+// TestLogBoundedByBytes (issue 12, finding 6): three 24 MB errors kept 73 MB
+// in the ring, bounded by count only. The ring also keeps at most MaxBytes
+// of events, dropping the oldest, and never drops the newest.
+func TestLogBoundedByBytes(t *testing.T) {
+	tests := []struct {
+		name    string
+		size    int
+		record  int
+		msgSize int
+	}{
+		{name: "three huge errors", size: 1000, record: 3, msgSize: 24 << 20},
+		{name: "1000 errors of 4 KiB", size: 1000, record: 1000, msgSize: 4 << 10},
+		{name: "5000 errors of 4 KiB, count 1000", size: 1000, record: 5000, msgSize: 4 << 10},
+		{name: "small events stay bounded by count", size: 10, record: 50, msgSize: 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := NewLog(tt.size)
+			msg := strings.Repeat("m", tt.msgSize)
+			for i := range tt.record {
+				l.Record(Event{Type: SourceError, Pod: fmt.Sprintf("p%d", i), Message: msg})
+			}
+			got := l.List()
+			total := 0
+			for _, e := range got {
+				total += eventBytes(e)
+			}
+			if total > MaxBytes {
+				t.Errorf("ring holds %d bytes in %d events, want at most %d", total, len(got), MaxBytes)
+			}
+			if len(got) > tt.size {
+				t.Errorf("ring holds %d events, want at most %d", len(got), tt.size)
+			}
+			if len(got) == 0 || got[len(got)-1].Pod != fmt.Sprintf("p%d", tt.record-1) {
+				t.Fatalf("newest event missing: %d events", len(got))
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].Seq != got[i-1].Seq+1 {
+					t.Fatalf("events %d and %d not consecutive: seq %d, %d", i-1, i, got[i-1].Seq, got[i].Seq)
+				}
+			}
+			if want := min(tt.record, tt.size); tt.msgSize <= 10 && len(got) != want {
+				t.Errorf("kept %d small events, want %d", len(got), want)
+			}
+		})
 	}
 }
