@@ -220,6 +220,9 @@ func (c *checker) probe(f string, p *manifest.Probe, portNames map[string]bool) 
 			if p.HTTPGet.Path != "" && !strings.HasPrefix(p.HTTPGet.Path, "/") {
 				c.add(f+".httpGet.path", "%q must start with /", p.HTTPGet.Path)
 			}
+			if p.HTTPGet.Host != "" {
+				c.probeHost(f+".httpGet.host", p.HTTPGet.Host)
+			}
 		}
 	case manifest.ProbeTCP:
 		if p.TCPSocket == nil {
@@ -238,6 +241,35 @@ func (c *checker) probe(f string, p *manifest.Probe, portNames map[string]bool) 
 	c.nonNegative(f+".periodSeconds", p.PeriodSeconds)
 	c.nonNegative(f+".timeoutSeconds", p.TimeoutSeconds)
 	c.nonNegative(f+".failureThreshold", p.FailureThreshold)
+}
+
+// probeHost accepts an address that can be the pod's own IP. Which one is
+// the pod's is known only when it runs (Docker assigns it), so the probe
+// checks that and refuses any other; what can never be a pod's address
+// (the host's loopback, link-local addresses such as a cloud's metadata
+// service, names that DNS may point anywhere) is refused here.
+func (c *checker) probeHost(f, host string) {
+	const why = "a probe reaches only its pod (leave host empty for the pod's address)"
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		c.add(f, "%q is not an IP address: %s", host, why)
+		return
+	}
+	ip = ip.Unmap()
+	kind := ""
+	switch {
+	case ip.IsLoopback():
+		kind = "a loopback address"
+	case ip.IsUnspecified():
+		kind = "the unspecified address"
+	case ip.IsLinkLocalUnicast():
+		kind = "a link-local address"
+	case !ip.IsGlobalUnicast():
+		kind = "not a unicast address"
+	default:
+		return
+	}
+	c.add(f, "%q is %s, never the pod's own: %s", host, kind, why)
 }
 
 // probePort accepts a port number or the name of a port of the container.

@@ -1,0 +1,56 @@
+package validate_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/validate"
+)
+
+// TestProbeHostStaysInThePod is finding 9 of issue 12: an httpGet probe's
+// host may only be empty (the pod's address) or an address that can be the
+// pod's own IP; loopback, link-local (cloud metadata) and names are refused.
+// Which IP is the pod's is known when it runs: the probe refuses any other.
+func TestProbeHostStaysInThePod(t *testing.T) {
+	const field = "containers[0].livenessProbe.httpGet.host"
+	const why = ", never the pod's own: a probe reaches only its pod (leave host empty for the pod's address)"
+	tests := []struct {
+		host string
+		want string
+	}{
+		{host: ""},
+		{host: "172.17.0.5"},
+		{host: "2001:db8::5"},
+		{host: "127.0.0.1", want: `"127.0.0.1" is a loopback address` + why},
+		{host: "127.0.0.53", want: `"127.0.0.53" is a loopback address` + why},
+		{host: "::1", want: `"::1" is a loopback address` + why},
+		{host: "::ffff:127.0.0.1", want: `"::ffff:127.0.0.1" is a loopback address` + why},
+		{host: "0.0.0.0", want: `"0.0.0.0" is the unspecified address` + why},
+		{host: "169.254.169.254", want: `"169.254.169.254" is a link-local address` + why},
+		{host: "fe80::1", want: `"fe80::1" is a link-local address` + why},
+		{host: "224.0.0.1", want: `"224.0.0.1" is not a unicast address` + why},
+		{host: "255.255.255.255", want: `"255.255.255.255" is not a unicast address` + why},
+		{host: "localhost", want: `"localhost" is not an IP address: a probe reaches only its pod (leave host empty for the pod's address)`},
+		{host: "host.docker.internal", want: `"host.docker.internal" is not an IP address: a probe reaches only its pod (leave host empty for the pod's address)`},
+		{host: "10.0.0.1:8080", want: `"10.0.0.1:8080" is not an IP address: a probe reaches only its pod (leave host empty for the pod's address)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			m := pod("web")
+			m.Containers[0].Ports = []manifest.Port{{ContainerPort: 8080}}
+			m.Containers[0].LivenessProbe = &manifest.Probe{Type: manifest.ProbeHTTP, HTTPGet: &manifest.HTTPGet{Host: tt.host, Port: "8080", Path: "/healthz"}}
+			var got []string
+			for _, e := range validate.Flatten(validate.Manifest(manifest.Sourced{Manifest: m}, validate.Options{})) {
+				got = append(got, e.Field+": "+e.Detail)
+			}
+			var want []string
+			if tt.want != "" {
+				want = []string{field + ": " + tt.want}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("errors %q, want %q", got, want)
+			}
+		})
+	}
+}
