@@ -2,10 +2,12 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	gosync "sync"
 	"time"
@@ -208,7 +210,9 @@ func (p *prober) check(ctx context.Context, t probeTarget, timeout time.Duration
 		if err != nil {
 			return err
 		}
-		resp, err := http.DefaultClient.Do(req)
+		client := podClient(addr)
+		defer client.CloseIdleConnections()
+		resp, err := client.Do(req)
 		if err != nil {
 			return fmt.Errorf("http GET %s: %w", url, err)
 		}
@@ -221,8 +225,42 @@ func (p *prober) check(ctx context.Context, t probeTarget, timeout time.Duration
 	return fmt.Errorf("unknown probe type %q", pr.Type)
 }
 
+// podClient is the HTTP client of one probe of the pod at addr (ip:port):
+// it connects to addr only, through no proxy, and follows a redirect only
+// when it stays on addr, at most 10 of them. A redirect anywhere else, the
+// host's loopback included, is not followed: its 3xx answer is the
+// probe's answer, and healthy, as kubelet treats a redirect to another
+// host (kubelet compares host names only; this compares host and port,
+// since another port of a host address may be another service).
+func podClient(addr string) *http.Client {
+	var d net.Dialer
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:             nil,
+			DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+				if a != addr {
+					return nil, fmt.Errorf("probe refused to connect to %s: not the pod's address %s", a, addr)
+				}
+				return d.DialContext(ctx, network, a)
+			},
+		},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Scheme != "http" || req.URL.Host != addr {
+				return http.ErrUseLastResponse
+			}
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		},
+	}
+}
+
 // probeAddr resolves a probe's host and port (a number or a port name of
-// the container) against the pod's address.
+// the container) against the pod's address. The host may only be empty
+// (the pod's address) or the pod's own IP: a probe never reaches anything
+// but its pod.
 func probeAddr(t probeTarget, host, port string) (string, error) {
 	n, err := strconv.Atoi(port)
 	if err != nil {
@@ -235,11 +273,18 @@ func probeAddr(t probeTarget, host, port string) (string, error) {
 			return "", fmt.Errorf("probe port %q is not a port of the container", port)
 		}
 	}
-	if host == "" {
-		host = t.ip
-	}
-	if host == "" {
+	if t.ip == "" {
 		return "", fmt.Errorf("the pod has no IP address to probe")
 	}
-	return net.JoinHostPort(host, strconv.Itoa(n)), nil
+	if host != "" && !sameIP(host, t.ip) {
+		return "", fmt.Errorf("probe host %q is not the pod's address %s: a probe only reaches its own pod", host, t.ip)
+	}
+	return net.JoinHostPort(t.ip, strconv.Itoa(n)), nil
+}
+
+// sameIP reports whether a and b are the same IP address.
+func sameIP(a, b string) bool {
+	x, err1 := netip.ParseAddr(a)
+	y, err2 := netip.ParseAddr(b)
+	return err1 == nil && err2 == nil && x.Unmap() == y.Unmap()
 }

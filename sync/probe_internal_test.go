@@ -1,0 +1,125 @@
+package sync
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// countingServer is an httptest server that counts the requests it gets
+// and answers each with handler.
+func countingServer(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		handler(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func splitHostPort(t *testing.T, srv *httptest.Server) (string, string) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host, port
+}
+
+func httpTarget(ip, host, port, path string) probeTarget {
+	return probeTarget{pod: "web", slot: "app", id: "c1", ip: ip,
+		probe: manifest.Probe{Type: manifest.ProbeHTTP, HTTPGet: &manifest.HTTPGet{Host: host, Port: port, Path: path}}}
+}
+
+// TestHTTPProbeStaysInThePod is finding 9 of issue 12: a probe whose target
+// answers 302 to another server on loopback never reaches that server, a
+// probe with another host is refused without a connection, and redirects on
+// the pod's own address are followed.
+func TestHTTPProbeStaysInThePod(t *testing.T) {
+	// The service on the host's loopback that a probe must not reach.
+	other, otherHits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	otherHost, otherPort := splitHostPort(t, other)
+	// The pod: /away redirects to the other server, /here to /healthz of
+	// the pod itself, /sick answers 500.
+	pod, podHits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/secret", http.StatusFound)
+		case "/here":
+			http.Redirect(w, r, "/sick", http.StatusFound)
+		case "/sick":
+			w.WriteHeader(http.StatusInternalServerError)
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+	})
+	podIP, podPort := splitHostPort(t, pod)
+
+	tests := []struct {
+		name      string
+		target    probeTarget
+		wantErr   string // "" for healthy
+		podHits   int64
+		otherHits int64
+	}{
+		{name: "healthy", target: httpTarget(podIP, "", podPort, "/healthz"), podHits: 1},
+		{name: "the pod's own IP as host", target: httpTarget(podIP, podIP, podPort, "/healthz"), podHits: 1},
+		{name: "redirect off the pod is not followed", target: httpTarget(podIP, "", podPort, "/away"), podHits: 1},
+		{name: "redirect on the pod is followed", target: httpTarget(podIP, "", podPort, "/here"), podHits: 2,
+			wantErr: "status 500"},
+		{name: "another host is refused", target: httpTarget("192.0.2.10", otherHost, otherPort, "/"),
+			wantErr: `probe host "` + otherHost + `" is not the pod's address 192.0.2.10`},
+		{name: "a name is refused", target: httpTarget(podIP, "localhost", podPort, "/healthz"),
+			wantErr: `probe host "localhost" is not the pod's address ` + podIP},
+	}
+	p := newProber(nil, slog.New(slog.DiscardHandler), nil, time.Now)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod0, other0 := podHits.Load(), otherHits.Load()
+			err := p.check(context.Background(), tt.target, 5*time.Second)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("check: %v, want healthy", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("check: %v, want an error with %q", err, tt.wantErr)
+			}
+			if got := podHits.Load() - pod0; got != tt.podHits {
+				t.Errorf("the pod got %d requests, want %d", got, tt.podHits)
+			}
+			if got := otherHits.Load() - other0; got != tt.otherHits {
+				t.Errorf("the server off the pod got %d requests, want %d", got, tt.otherHits)
+			}
+		})
+	}
+}
+
+// TestHTTPProbeRedirectLoop: redirects on the pod stop after ten.
+func TestHTTPProbeRedirectLoop(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/loop"+strconv.FormatInt(n.Add(1), 10), http.StatusFound)
+	}))
+	t.Cleanup(srv.Close)
+	ip, port := splitHostPort(t, srv)
+	p := newProber(nil, slog.New(slog.DiscardHandler), nil, time.Now)
+	err := p.check(context.Background(), httpTarget(ip, "", port, "/"), 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
+		t.Errorf("check: %v, want stopped after 10 redirects", err)
+	}
+	if got := n.Load(); got != 10 {
+		t.Errorf("the pod got %d requests, want 10", got)
+	}
+}
