@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -447,12 +448,34 @@ func declared(st *sourceState, id string) (manifest.Sourced, bool) {
 	return manifest.Sourced{}, false
 }
 
-// errorText renders a source error on one line: every error of a
-// multierror, joined by "; " (the status document and events show it).
+// errorText renders a source error on one line, as the status document
+// and events show it: the errors of a multierror joined by "; ", at most
+// textcap.ErrorTextBytes in all (each error is itself bounded, see
+// manifest.Error); the errors that do not fit are counted as "; ... and N
+// more errors".
 func errorText(err error) string {
-	var parts []string
-	for _, e := range validate.Flatten(err) {
-		parts = append(parts, e.Error())
+	errs := validate.Flatten(err)
+	var b strings.Builder
+	for i, e := range errs {
+		part := strings.ReplaceAll(e.Error(), "\n", " ")
+		sep := ""
+		if i > 0 {
+			sep = "; "
+		}
+		rest := ""
+		if left := len(errs) - i - 1; left > 0 {
+			rest = fmt.Sprintf("; ... and %d more errors", left)
+		}
+		if b.Len()+len(sep)+len(part)+len(rest) > textcap.ErrorTextBytes {
+			if i == 0 {
+				// The first error alone is too long: cut it.
+				return textcap.Truncate(part, textcap.ErrorTextBytes-len(rest)) + rest
+			}
+			fmt.Fprintf(&b, "; ... and %d more errors", len(errs)-i)
+			return b.String()
+		}
+		b.WriteString(sep)
+		b.WriteString(part)
 	}
-	return strings.Join(parts, "; ")
+	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/textcap"
 )
 
 // globalFlags are the flags every command takes.
@@ -52,14 +53,18 @@ func (g *globalFlags) configFile() string {
 	return g.configFiles[0]
 }
 
+// newLogger returns the logger of the config's level and format, with the
+// message and every attribute value of a line cut to textcap.LogValueBytes
+// (an error quoting a huge file stays a short line).
 func newLogger(w io.Writer, c *config.Config) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(c.Log.Level))
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if c.Log.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(textcap.NewLogHandler(h, textcap.LogValueBytes))
 }
 
 func newVersionCommand() *cobra.Command {
