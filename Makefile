@@ -59,9 +59,18 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
+# Every parser of outside input, one after the other; FUZZTIME=10m for
+# the long runs of docs/reliability.md.
+FUZZTIME ?= 3m
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecodeValidate -fuzztime 3m ./validate
-	$(GO) test -run '^$$' -fuzz FuzzHash -fuzztime 3m ./manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeValidate$$' -fuzztime $(FUZZTIME) ./validate
+	$(GO) test -run '^$$' -fuzz '^FuzzHash$$' -fuzztime $(FUZZTIME) ./manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/config
+	$(GO) test -run '^$$' -fuzz '^FuzzSyncSignature$$' -fuzztime $(FUZZTIME) ./api
+	$(GO) test -run '^$$' -fuzz '^FuzzLoopbackHost$$' -fuzztime $(FUZZTIME) ./api
+	$(GO) test -run '^$$' -fuzz '^FuzzHTTPBody$$' -fuzztime $(FUZZTIME) ./sources
+	$(GO) test -run '^$$' -fuzz '^FuzzEtcdValue$$' -fuzztime $(FUZZTIME) ./sources
+	$(GO) test -run '^$$' -fuzz '^FuzzPushBody$$' -fuzztime $(FUZZTIME) ./sources
 
 clean:
 	rm -rf bin .hostlet-state
