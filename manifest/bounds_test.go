@@ -3,6 +3,7 @@ package manifest_test
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,8 +84,8 @@ func TestDecodeErrorsBounded(t *testing.T) {
 			if len(errs) == 0 {
 				t.Fatalf("no error for %d bytes of bad input", len(tt.data))
 			}
-			if len(errs) > 100+1 {
-				t.Errorf("%d errors for one file, want at most %d and one saying how many more", len(errs), 100)
+			if len(errs) > manifest.MaxFileErrors+1 {
+				t.Errorf("%d errors for one file, want at most %d and one saying how many more", len(errs), manifest.MaxFileErrors)
 			}
 			for _, e := range errs {
 				text := e.Error()
@@ -104,4 +105,33 @@ func TestDecodeErrorsBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDecodeErrorsBounded: whatever the input, Decode reports at most
+// MaxFileErrors errors and one counting the rest, each within its bound.
+func FuzzDecodeErrorsBounded(f *testing.F) {
+	addSeeds(f, "testdata", filepath.Join("..", "validate", "testdata"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ms, err := manifest.Decode(data, origin)
+		errs := allErrors(err, ms)
+		if err == nil && len(ms) == 0 {
+			t.Fatal("no manifest and no error")
+		}
+		if n := len(errs) - len(strictOf(ms)); n > manifest.MaxFileErrors+1 {
+			t.Fatalf("%d errors for one file", n)
+		}
+		for _, e := range errs {
+			if text := e.Error(); len(text) > maxErrorBytes || strings.Contains(text, "\n") {
+				t.Fatalf("error of %d bytes (or on several lines): %.300q", len(text), text)
+			}
+		}
+	})
+}
+
+func strictOf(ms []manifest.Sourced) []*manifest.Error {
+	var out []*manifest.Error
+	for _, m := range ms {
+		out = append(out, m.Errors...)
+	}
+	return out
 }

@@ -14,10 +14,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-multierror"
+	yaml2 "go.yaml.in/yaml/v2"
 	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
 
 	"github.com/hostlet/hostlet/internal/textcap"
-	"sigs.k8s.io/yaml"
 )
 
 // MaxSize is the largest file or body hostlet reads from any source.
@@ -248,6 +249,9 @@ func documentItems(doc document) ([][]byte, error) {
 			return nil, fmt.Errorf("not valid YAML or JSON: %s", cleanYAMLError(err, doc.line))
 		}
 		js = bytes.TrimSpace(js)
+		if err := afterFlowRoot(doc); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case bytes.Equal(js, []byte("null")):
@@ -267,6 +271,169 @@ func documentItems(doc document) ([][]byte, error) {
 	default:
 		return nil, fmt.Errorf("expected a manifest (a mapping) or a list of manifests, found %s", describeJSON(js))
 	}
+}
+
+// afterFlowRoot returns an error when the document holds more than its
+// root value: the YAML decoder reads one value per document and ignores
+// whatever follows a flow mapping or list, so NDJSON (one JSON object a
+// line) or "{...} {...}" would lose every manifest but the first without a
+// word. Only a document whose root is a flow collection can end early (a
+// block mapping or list runs to the end of the document, or fails); for
+// those the YAML decoder itself, asked for a second value, says whether
+// anything follows, and flowEnd finds the line to report.
+func afterFlowRoot(doc document) error {
+	start := flowRoot(doc.text)
+	if start < 0 || !moreThanOneValue(doc.text) {
+		return nil
+	}
+	what := "manifest"
+	if doc.text[start] == '[' {
+		what = "list of manifests"
+	}
+	const hint = "separate manifests with --- or put them in a list"
+	if end := flowEnd(doc.text, start); end >= 0 {
+		if at := nextContent(doc.text, end); at >= 0 {
+			line := doc.line + bytes.Count(doc.text[:at], []byte("\n")) + 1
+			return fmt.Errorf("unexpected content at line %d after the %s; %s", line, what, hint)
+		}
+	}
+	return fmt.Errorf("unexpected content after the %s; %s", what, hint)
+}
+
+// moreThanOneValue reports whether the YAML decoder finds anything after
+// the first value of text (a document that decodes).
+func moreThanOneValue(text []byte) (more bool) {
+	defer func() {
+		if recover() != nil {
+			more = true
+		}
+	}()
+	dec := yaml2.NewDecoder(bytes.NewReader(text))
+	var v skipValue
+	if err := dec.Decode(&v); err != nil {
+		return false
+	}
+	return dec.Decode(&v) != io.EOF
+}
+
+// skipValue decodes nothing: the parse alone says where a value ends.
+type skipValue struct{}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (*skipValue) UnmarshalYAML(func(any) error) error { return nil }
+
+// flowRoot returns the offset of the '{' or '[' that starts the document's
+// root value, past a "---" marker, comments and node properties (a tag
+// or an anchor); -1 when the root is not a flow collection.
+func flowRoot(text []byte) int {
+	i := 0
+	if isDocumentStart(text) {
+		i = 3
+	}
+	for i < len(text) {
+		switch c := text[i]; {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			i++
+		case c == '#':
+			i = lineEnd(text, i)
+		case c == '!' || c == '&':
+			for i < len(text) && !isBlank(text[i]) {
+				i++
+			}
+		case c == '{' || c == '[':
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// flowEnd returns the offset just past the flow collection whose '{' or
+// '[' is at text[start], or -1 when it does not end: brackets are counted
+// outside quoted scalars and comments. A quote starts a quoted scalar only
+// where a value starts (after a bracket, a comma, a ':' or '?' indicator,
+// or a node property); inside a plain scalar it is a character like others.
+func flowEnd(text []byte, start int) int {
+	depth := 0
+	atValue := true
+	for i := start; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '{' || c == '[':
+			depth++
+			atValue = true
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+			atValue = false
+		case c == ',' || c == ':' || c == '?':
+			atValue = true
+		case isBlank(c):
+		case c == '#' && isBlank(text[i-1]):
+			i = lineEnd(text, i) - 1
+		case (c == '"' || c == '\'') && atValue:
+			i = quotedEnd(text, i)
+			if i < 0 {
+				return -1
+			}
+			atValue = false
+		case (c == '!' || c == '&') && atValue:
+			for i+1 < len(text) && !isBlank(text[i+1]) && bytes.IndexByte([]byte(",[]{}"), text[i+1]) < 0 {
+				i++
+			}
+		default:
+			atValue = false
+		}
+	}
+	return -1
+}
+
+// quotedEnd returns the offset of the quote that closes the quoted scalar
+// opened at text[start], or -1.
+func quotedEnd(text []byte, start int) int {
+	q := text[start]
+	for i := start + 1; i < len(text); i++ {
+		switch {
+		case q == '"' && text[i] == '\\':
+			i++
+		case text[i] == q && q == '\'' && i+1 < len(text) && text[i+1] == '\'':
+			i++
+		case text[i] == q:
+			return i
+		}
+	}
+	return -1
+}
+
+// nextContent returns the offset of the first character from i on that is
+// neither blank nor in a comment, or -1.
+func nextContent(text []byte, i int) int {
+	for i < len(text) {
+		switch {
+		case isBlank(text[i]):
+			i++
+		case text[i] == '#':
+			i = lineEnd(text, i)
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// lineEnd returns the offset of the end of the line holding text[i].
+func lineEnd(text []byte, i int) int {
+	if j := bytes.IndexByte(text[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(text)
+}
+
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n'
 }
 
 // jsonRaw keeps one list element undecoded.
