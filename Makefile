@@ -17,7 +17,7 @@ GO      ?= go
 TESTFLAGS ?= -race -timeout 30m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build deps run test test-short bench bench-smoke lint fuzz clean
+.PHONY: all build deps run test test-short bench bench-smoke faults lint fuzz clean
 
 all: build
 
@@ -53,6 +53,14 @@ bench: build deps
 bench-smoke: build deps
 	@bench/ensure-compose.sh
 	$(GO) run ./bench -smoke -hostlet bin/hostlet
+
+# The fault suite (test/faults, docs/reliability.md, "Fault suite"), as
+# root: bin/hostlet as a subprocess against a dockerd of its own, etcd,
+# git smart HTTP, HTTP, file and push sources; every fault class injected
+# three times at random points; one line per class and a summary; < 15 min.
+# Repeat a run with make faults FAULTSFLAGS='-seed N' (also -reps, -classes).
+faults: build deps
+	$(GO) test -tags faults -v -count=1 -timeout 20m ./test/faults -args -hostlet $(CURDIR)/bin/hostlet $(FAULTSFLAGS)
 
 lint:
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt: files above are not formatted" && exit 1)
