@@ -274,7 +274,7 @@ func newSuite(t *testing.T, seed uint64) *suite {
 	s.feeds = map[string]feed{
 		srcGit:  s.git,
 		srcHTTP: &httpFeed{m: s.m, srv: s.web},
-		srcEtcd: &etcdFeed{m: s.m, cli: s.etcd.Client(t), key: cfg.etcdKey},
+		srcEtcd: &etcdFeed{m: s.m, endpoint: s.etcd.Endpoint, key: cfg.etcdKey},
 		srcFile: &fileFeed{m: s.m, dir: s.fileDir},
 		srcPush: s.push,
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/hostlet/hostlet/internal/gittest"
 )
@@ -212,17 +213,24 @@ func (f *httpFeed) publish(t *testing.T, pods []pod) error {
 	return nil
 }
 
-// etcdFeed puts the list under one key (etcd must be up).
+// etcdFeed puts the list under one key (etcd must be up). Each put uses
+// a new client: one that lived through an outage may still be backing off
+// its reconnects, and that delay would count as hostlet's.
 type etcdFeed struct {
-	m   *model
-	cli *clientv3.Client
-	key string
+	m        *model
+	endpoint string
+	key      string
 }
 
 func (f *etcdFeed) publish(t *testing.T, pods []pod) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{f.endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return fmt.Errorf("etcd client for %s: %w", f.endpoint, err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if _, err := f.cli.Put(ctx, f.key, string(f.m.list(pods))); err != nil {
+	if _, err := cli.Put(ctx, f.key, string(f.m.list(pods))); err != nil {
 		return fmt.Errorf("etcd put %s: %w", f.key, err)
 	}
 	return nil
