@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -169,7 +170,33 @@ func (e *engine) remove(instance string) error {
 		}
 		errs = append(errs, e.stop(time.Minute))
 	}
-	errs = append(errs, unmountUnder(e.dir), os.RemoveAll(e.dir))
+	errs = append(errs, e.killLeftovers(), unmountUnder(e.dir), os.RemoveAll(e.dir))
+	return errors.Join(errs...)
+}
+
+// killLeftovers SIGKILLs every process still naming the engine's folder
+// on its command line: a containerd shim started while the engine shut
+// down outlives it (see docs/reliability.md, "Fault suite"). The folder is
+// the run's own, so these are the run's processes and nobody else's.
+func (e *engine) killLeftovers() error {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return fmt.Errorf("read /proc: %w", err)
+	}
+	var errs []error
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(e.dir+"/")) {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("kill leftover process %d (%s): %w", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}), err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
