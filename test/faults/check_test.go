@@ -211,6 +211,7 @@ func (s *suite) wait(inj *injection, what string, e expect) bool {
 		return false
 	}
 	inj.converge = max(inj.converge, took)
+	s.t.Logf("  %s: converged in %s", what, took.Round(10*time.Millisecond))
 	if len(v.removed) > 0 {
 		inj.fail("%s: %s", what, v)
 	}
