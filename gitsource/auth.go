@@ -3,7 +3,6 @@ package gitsource
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 
@@ -12,24 +11,40 @@ import (
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/redact"
 )
+
+// remoteURL is a source's URL as the source uses and stores it: without
+// its userinfo, whose credentials go into the auth (authMethod).
+func remoteURL(raw string) string {
+	bare, _, _, _ := redact.Split(raw)
+	return bare
+}
 
 // authMethod builds the transport auth from the source's auth files:
 // HTTPS basic auth with a password or token read from passwordFile; SSH
 // with a private key file and known_hosts checking (knownHostsFile, or the
-// user's known_hosts when unset: checking is never off).
+// user's known_hosts when unset: checking is never off). Credentials in the
+// URL (https://TOKEN@host/repo.git, or user:password@) become basic auth
+// too, so that the URL given to go-git, kept in the cache's config and
+// shown in errors holds none; auth.username and auth.passwordFile, when
+// set, take precedence over them.
 func authMethod(src config.Source) (transport.AuthMethod, error) {
 	a := src.Auth
-	ep, err := transport.NewEndpoint(src.URL)
+	bare, urlUser, urlPassword, _ := redact.Split(src.URL)
+	ep, err := transport.NewEndpoint(bare)
 	if err != nil {
-		return nil, fmt.Errorf("url: %w", err)
+		return nil, fmt.Errorf("url %s: %s", redact.URL(src.URL), redact.Text(err.Error(), src.URL, bare))
 	}
 	switch ep.Protocol {
 	case "ssh":
 		if a.SSHKeyFile == "" {
 			return nil, errors.New("auth.sshKeyFile is required for an ssh:// url")
 		}
-		user := ep.User
+		user := urlUser
+		if user == "" {
+			user = ep.User
+		}
 		if user == "" {
 			user = "git"
 		}
@@ -48,10 +63,10 @@ func authMethod(src config.Source) (transport.AuthMethod, error) {
 		keys.HostKeyCallback = cb
 		return keys, nil
 	case "http", "https":
-		if a.PasswordFile == "" && a.Username == "" {
-			return nil, nil
+		user, pw := urlUser, urlPassword
+		if a.Username != "" {
+			user = a.Username
 		}
-		pw := ""
 		if a.PasswordFile != "" {
 			b, err := os.ReadFile(a.PasswordFile)
 			if err != nil {
@@ -59,24 +74,21 @@ func authMethod(src config.Source) (transport.AuthMethod, error) {
 			}
 			pw = strings.TrimSpace(string(b))
 		}
-		user := a.Username
+		if user == "" && pw == "" {
+			return nil, nil
+		}
 		if user == "" {
 			// Token-only auth: most servers take any user name with a token.
 			user = "hostlet"
 		}
-		return &githttp.BasicAuth{Username: user, Password: pw}, nil
+		return &basicAuth{BasicAuth: githttp.BasicAuth{Username: user, Password: pw}}, nil
 	}
 	return nil, nil
 }
 
-// redactURL removes credentials from a URL for logs and errors.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
+// basicAuth is go-git's HTTP basic auth with a String that names neither
+// the user (a token, when the URL held it as its user name) nor the
+// password.
+type basicAuth struct{ githttp.BasicAuth }
+
+func (a *basicAuth) String() string { return a.Name() + " - " + redact.Placeholder }

@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -36,7 +37,10 @@ var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // Source is a git manifest source.
 type Source struct {
-	cfg     config.Source
+	cfg config.Source
+	// remote is cfg.URL without its userinfo: what go-git is given and
+	// the cache's config keeps (the credentials go in the auth).
+	remote  string
 	dir     string
 	log     *slog.Logger
 	trigger chan struct{}
@@ -50,8 +54,9 @@ type Source struct {
 func New(cfg config.Source, stateDir string, log *slog.Logger) *Source {
 	return &Source{
 		cfg:     cfg,
+		remote:  remoteURL(cfg.URL),
 		dir:     filepath.Join(stateDir, "git", cfg.Name),
-		log:     log.With("source", cfg.Name, "url", redactURL(cfg.URL)),
+		log:     log.With("source", cfg.Name, "url", redact.URL(cfg.URL)),
 		trigger: make(chan struct{}, 1),
 	}
 }
@@ -130,7 +135,7 @@ func (s *Source) pollTimeout(ctx context.Context) (sources.Update, error) {
 	defer cancel()
 	u, err := s.poll(pctx)
 	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("source %s: %w: %s: no answer within %s (the source's timeout)", s.cfg.Name, ErrRepoAccess, redactURL(s.cfg.URL), s.cfg.Timeout)
+		err = fmt.Errorf("source %s: %w: %s: no answer within %s (the source's timeout)", s.cfg.Name, ErrRepoAccess, redact.URL(s.cfg.URL), s.cfg.Timeout)
 	}
 	return u, err
 }
@@ -197,7 +202,7 @@ func (s *Source) resolveRemote(ctx context.Context, auth transport.AuthMethod) (
 	if shaRE.MatchString(ref) {
 		return plumbing.NewHash(ref), gitconfig.RefSpec("+refs/heads/*:refs/remotes/origin/*"), nil
 	}
-	rem := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.cfg.URL}})
+	rem := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.remote}})
 	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled})
 	if err != nil {
 		return plumbing.ZeroHash, "", s.classify(err)
@@ -221,7 +226,7 @@ func (s *Source) resolveRemote(ctx context.Context, auth transport.AuthMethod) (
 	case !tag.IsZero():
 		return tag, gitconfig.RefSpec(fmt.Sprintf("+refs/tags/%s:refs/tags/%s", ref, ref)), nil
 	}
-	return plumbing.ZeroHash, "", fmt.Errorf("source %s: %w: %q is neither a branch nor a tag of %s (deleted?)", s.cfg.Name, ErrRefMissing, ref, redactURL(s.cfg.URL))
+	return plumbing.ZeroHash, "", fmt.Errorf("source %s: %w: %q is neither a branch nor a tag of %s (deleted?)", s.cfg.Name, ErrRefMissing, ref, redact.URL(s.cfg.URL))
 }
 
 // fetchInto makes the commit present in the cache and returns it. Errors a
@@ -256,7 +261,7 @@ func (s *Source) fetchInto(ctx context.Context, auth transport.AuthMethod, targe
 	c, err := repo.CommitObject(target)
 	if err != nil {
 		if shaRE.MatchString(s.cfg.Ref) && errors.Is(err, plumbing.ErrObjectNotFound) {
-			err = fmt.Errorf("source %s: %w: commit %s is not on any branch of %s", s.cfg.Name, ErrRefMissing, s.cfg.Ref, redactURL(s.cfg.URL))
+			err = fmt.Errorf("source %s: %w: commit %s is not on any branch of %s", s.cfg.Name, ErrRefMissing, s.cfg.Ref, redact.URL(s.cfg.URL))
 			if created {
 				return nil, err
 			}
@@ -293,8 +298,16 @@ func (s *Source) open() (repo *git.Repository, created bool, err error) {
 	repo, err = git.PlainOpen(s.dir)
 	if err == nil {
 		rem, rerr := repo.Remote("origin")
-		if rerr == nil && len(rem.Config().URLs) == 1 && rem.Config().URLs[0] == s.cfg.URL {
-			return repo, false, nil
+		if rerr == nil && len(rem.Config().URLs) == 1 {
+			switch stored := rem.Config().URLs[0]; {
+			case stored == s.remote:
+				return repo, false, nil
+			case remoteURL(stored) == s.remote && s.rewriteRemote(repo) == nil:
+				// An earlier hostlet kept the URL with its credentials in
+				// the cache's config: rewritten without them.
+				s.log.Info("git cache: credentials removed from the stored remote URL", "dir", s.dir)
+				return repo, false, nil
+			}
 		}
 		// The URL changed in the config (or the remote is gone from a
 		// damaged config): start over.
@@ -313,32 +326,41 @@ func (s *Source) open() (repo *git.Repository, created bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("create git cache %s: %w", s.dir, err)
 	}
-	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.cfg.URL}}); err != nil {
+	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{s.remote}}); err != nil {
 		return nil, false, fmt.Errorf("create git cache %s: %w", s.dir, err)
 	}
 	return repo, true, nil
 }
 
+// rewriteRemote sets the cache's remote URL to s.remote.
+func (s *Source) rewriteRemote(repo *git.Repository) error {
+	cfg, err := repo.Config()
+	if err != nil {
+		return err
+	}
+	rc, ok := cfg.Remotes["origin"]
+	if !ok {
+		return errors.New("no remote origin")
+	}
+	rc.URLs = []string{s.remote}
+	return repo.SetConfig(cfg)
+}
+
 // classify turns go-git's transport errors into ours, in one place.
 func (s *Source) classify(err error) error {
-	u := redactURL(s.cfg.URL)
+	u := redact.URL(s.cfg.URL)
+	scrub := func(msg string) string { return strings.TrimSpace(redact.Text(msg, s.cfg.URL, s.remote)) }
 	switch {
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
-		return fmt.Errorf("source %s: %w for %s: %s", s.cfg.Name, ErrAuth, u, scrub(err.Error(), s.cfg.URL))
+		return fmt.Errorf("source %s: %w for %s: %s", s.cfg.Name, ErrAuth, u, scrub(err.Error()))
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return fmt.Errorf("source %s: %w: %s: repository not found", s.cfg.Name, ErrRepoAccess, u)
 	case errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return fmt.Errorf("source %s: %w: %s: the repository is empty", s.cfg.Name, ErrRefMissing, u)
 	case strings.Contains(err.Error(), "knownhosts") || strings.Contains(err.Error(), "host key"):
-		return fmt.Errorf("source %s: %w: %s: ssh host key check failed: %s", s.cfg.Name, ErrRepoAccess, u, err)
+		return fmt.Errorf("source %s: %w: %s: ssh host key check failed: %s", s.cfg.Name, ErrRepoAccess, u, scrub(err.Error()))
 	}
-	return fmt.Errorf("source %s: %w: %s: %s", s.cfg.Name, ErrRepoAccess, u, scrub(err.Error(), s.cfg.URL))
-}
-
-// scrub removes the raw URL (which may carry credentials) from a message,
-// and the trailing newline a server's error body may end with.
-func scrub(msg, rawURL string) string {
-	return strings.TrimSpace(strings.ReplaceAll(msg, rawURL, redactURL(rawURL)))
+	return fmt.Errorf("source %s: %w: %s: %s", s.cfg.Name, ErrRepoAccess, u, scrub(err.Error()))
 }
 
 // verify checks the commit's OpenPGP signature against the keyring.

@@ -11,23 +11,33 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
 )
 
 // HTTP polls one URL every interval for one manifest or a list. A 304 to
 // If-None-Match does no decoding. The body is limited to manifest.MaxSize
 // while it is read; the whole request has the source's timeout. TLS
-// certificates are always verified.
+// certificates are always verified. Credentials in the URL are sent as
+// basic auth; they and the configured headers go to the configured origin
+// only: a redirect elsewhere (another host or port, or from https to
+// http) is followed without them.
 type HTTP struct {
 	cfg     config.Source
 	client  *http.Client
 	log     *slog.Logger
 	trigger chan struct{}
-	// display is the URL as errors show it: without a password.
+	// display is the URL as errors show it: without its userinfo.
 	display string
+	// url is the URL requested, without its userinfo; user and password
+	// are what the userinfo held (hasAuth: it held any).
+	url            string
+	user, password string
+	hasAuth        bool
 
 	etag     string
 	lastRev  string
@@ -38,11 +48,31 @@ type HTTP struct {
 
 // NewHTTP returns the HTTP source for cfg.
 func NewHTTP(cfg config.Source, log *slog.Logger) *HTTP {
-	display := cfg.URL
-	if u, err := url.Parse(cfg.URL); err == nil {
-		display = u.Redacted()
+	h := &HTTP{cfg: cfg, log: log.With("source", cfg.Name), trigger: make(chan struct{}, 1), display: redact.URL(cfg.URL)}
+	h.url, h.user, h.password, h.hasAuth = redact.Split(cfg.URL)
+	h.client = &http.Client{Timeout: cfg.Timeout, CheckRedirect: h.checkRedirect}
+	return h
+}
+
+// maxRedirects is the redirects one fetch follows (net/http's default).
+const maxRedirects = 10
+
+// checkRedirect strips the configured headers and the basic auth from a
+// redirect that leaves the configured origin. net/http copies every header
+// of the first request to each redirect (dropping only Authorization and
+// cookies, and only for another host name), so each hop is weighed
+// against the first request.
+func (h *HTTP) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
 	}
-	return &HTTP{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}, log: log.With("source", cfg.Name), trigger: make(chan struct{}, 1), display: display}
+	if !sameOrigin(via[0].URL, req.URL) {
+		for k := range h.cfg.Headers {
+			req.Header.Del(k)
+		}
+		req.Header.Del("Authorization")
+	}
+	return nil
 }
 
 // Trigger asks for a poll now (POST /sync); calls coalesce.
@@ -104,9 +134,12 @@ func (h *HTTP) poll(ctx context.Context) (Update, bool) {
 // fetch does one GET. notModified is true on a 304 to our ETag.
 func (h *HTTP) fetch(ctx context.Context) (snap Snapshot, notModified bool, err error) {
 	snap = Snapshot{Source: h.cfg.Name, Type: config.TypeHTTP}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.cfg.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
 	if err != nil {
-		return snap, false, fmt.Errorf("source %s: %w", h.cfg.Name, err)
+		return snap, false, fmt.Errorf("source %s: GET %s: %w", h.cfg.Name, h.display, redact.Error(err, h.cfg.URL, h.url))
+	}
+	if h.hasAuth {
+		req.SetBasicAuth(h.user, h.password)
 	}
 	for k, v := range h.cfg.Headers {
 		req.Header.Set(k, v)
@@ -122,7 +155,7 @@ func (h *HTTP) fetch(ctx context.Context) (snap Snapshot, notModified bool, err 
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return snap, false, fmt.Errorf("GET %s: %w", h.display, err)
+		return snap, false, fmt.Errorf("GET %s: %w", h.display, redact.Error(err, h.cfg.URL, h.url))
 	}
 	defer resp.Body.Close()
 	switch {
@@ -177,4 +210,22 @@ func readBody(r io.Reader, limit int64) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// sameOrigin reports whether a redirect from one URL to another stays with
+// the configured server: the same host name and port, and no downgrade
+// from https.
+func sameOrigin(from, to *url.URL) bool {
+	return strings.EqualFold(from.Hostname(), to.Hostname()) && portOf(from) == portOf(to) &&
+		from.Scheme == to.Scheme
+}
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }

@@ -311,17 +311,35 @@ func TestHTTPBigBodyStopsAtLimit(t *testing.T) {
 	}
 }
 
-// TestHTTPErrorHidesPassword: a URL's password never shows in the error
-// (it ends up in status, events and logs), and the URL is named once.
+// TestHTTPErrorHidesPassword: a URL's credentials (a password, or a token
+// used as the user name) never show in the error (it ends up in status,
+// events and logs): the whole userinfo is redacted, and the URL is named
+// once.
 func TestHTTPErrorHidesPassword(t *testing.T) {
 	srv := newManifestServer(t, "")
 	addr := srv.Listener.Addr().String()
 	srv.Close()
-	h := startSources(t, MergeOptions{}, httpSource(t, "http://ops:hunter2@"+addr+"/hosts/h1?x=1", time.Hour, 5*time.Second))
-	st := h.waitErr(t, 5*time.Second, 0, "connection refused")
-	e := st.Sources[0].Error
-	if strings.Contains(e, "hunter2") || !strings.Contains(e, "ops:xxxxx@") || strings.Count(e, "/hosts/h1") != 1 {
-		t.Errorf("error %q: want the URL once, password redacted", e)
+	tests := []struct {
+		name, userinfo string
+		secrets        []string
+	}{
+		{name: "password", userinfo: "ops:hunter2", secrets: []string{"hunter2", "ops:"}},
+		{name: "token as user name", userinfo: "tok-5d1c9a0e", secrets: []string{"tok-5d1c9a0e"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startSources(t, MergeOptions{}, httpSource(t, "http://"+tc.userinfo+"@"+addr+"/hosts/h1?x=1", time.Hour, 5*time.Second))
+			st := h.waitErr(t, 5*time.Second, 0, "connection refused")
+			e := st.Sources[0].Error
+			for _, s := range tc.secrets {
+				if strings.Contains(e, s) {
+					t.Errorf("error %q shows %q", e, s)
+				}
+			}
+			if !strings.Contains(e, "http://REDACTED@"+addr+"/hosts/h1") || strings.Count(e, "/hosts/h1") != 1 {
+				t.Errorf("error %q: want the URL once, its userinfo redacted", e)
+			}
+		})
 	}
 }
 

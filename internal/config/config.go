@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+
+	"github.com/hostlet/hostlet/internal/redact"
 )
 
 // Source types.
@@ -164,7 +166,7 @@ func Load(path string) (*Config, error) {
 		v.SetConfigFile(file)
 		v.SetConfigType("yaml")
 		if err := v.ReadInConfig(); err != nil {
-			return nil, fmt.Errorf("config %s: %w", file, err)
+			return nil, fmt.Errorf("config %s: %w", file, redact.Error(err))
 		}
 	}
 	c, err := decode(v)
@@ -178,7 +180,10 @@ func Load(path string) (*Config, error) {
 	return c, nil
 }
 
+// withFile names the config file in err, and hides the userinfo of every
+// URL the message quotes.
 func withFile(file string, err error) error {
+	err = redact.Error(err)
 	if file == "" {
 		return fmt.Errorf("config: %w", err)
 	}
@@ -326,8 +331,9 @@ func (c *Config) complete() error {
 			if err != nil || *p == "" {
 				return
 			}
-			if *p, err = Expand(*p, c.Hostname); err != nil {
-				bad(key(field), "%v", err)
+			raw := *p
+			if *p, err = Expand(raw, c.Hostname); err != nil {
+				bad(key(field), "%v", redact.Text(err.Error(), raw))
 			}
 		}
 		render("path", &s.Path)
@@ -355,7 +361,7 @@ func (c *Config) complete() error {
 			if s.URL == "" {
 				bad(key("url"), "required for an http source")
 			} else if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-				bad(key("url"), "%q is not an http(s) URL", s.URL)
+				bad(key("url"), "%q is not an http(s) URL", redact.URL(s.URL))
 			}
 		case TypeEtcd:
 			if s.Key == "" {
