@@ -231,6 +231,12 @@ func (s *suite) gitDown(rep int, inj *injection) {
 }
 
 func (s *suite) gitForcePush(rep int, inj *injection) {
+	if len(s.git.commits) < 2 {
+		// Something to go back from: the same set once more.
+		if err := s.set(srcGit, s.m.clone(srcGit)); err != nil {
+			inj.fail("commit: %v", err)
+		}
+	}
 	older := pick(s, s.git.commits[:len(s.git.commits)-1])
 	id := pick(s, slices.Sorted(maps.Keys(s.m.pods[srcGit])))
 	stable := s.stable(setOf([]string{id}))
