@@ -11,6 +11,7 @@ import (
 
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/validate"
 )
 
 // Lister lists this instance's managed containers in one engine call.
@@ -55,6 +56,10 @@ type ApplyOptions struct {
 	Concurrency  int
 	// Skip names pods not to touch this time (backing off after a failure).
 	Skip func(id string) bool
+	// HostPaths are the host's hostPath rules: every host path is resolved
+	// and checked again right before its container is created, and the
+	// resolved path is what is mounted.
+	HostPaths validate.Options
 }
 
 // DefaultStopTimeout applies to containers of pods that are no longer
@@ -187,6 +192,11 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 		}
 	}
 
+	// 0. Host paths, before anything is pulled or stopped.
+	if err := checkHostPaths(m, a.opts.HostPaths); err != nil {
+		return fail(ReasonHostPath, err)
+	}
+
 	// 1. Images, before anything is stopped.
 	for _, c := range m.Containers {
 		if ch := apps[c.Name]; ch.Action == ActionCreate || ch.Action == ActionRecreate {
@@ -268,7 +278,11 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 		ch := apps[c.Name]
 		switch ch.Action {
 		case ActionCreate, ActionRecreate:
-			if _, err := a.createStart(ctx, appSpec(a.opts.Instance, *p, i, infraID)); err != nil {
+			spec := appSpec(a.opts.Instance, *p, i, infraID)
+			if err := resolveHostPaths(&spec, m, i, a.opts.HostPaths); err != nil {
+				return fail(ReasonHostPath, fmt.Errorf("container %s: %w", c.Name, err))
+			}
+			if _, err := a.createStart(ctx, spec); err != nil {
 				return fail(startReason(err), fmt.Errorf("container %s: %w", c.Name, err))
 			}
 		case ActionRestart:

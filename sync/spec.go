@@ -12,6 +12,7 @@ import (
 
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/validate"
 )
 
 // LabelSpec carries a summary of the container's spec, env values replaced
@@ -143,6 +144,49 @@ func appSpec(instance string, p Pod, i int, infraID string) hruntime.ContainerSp
 		spec.Mounts = append(spec.Mounts, mt)
 	}
 	return spec
+}
+
+// ReasonHostPath marks a pod whose host path is not allowed when its
+// container is about to be created (a link changed after validation).
+const ReasonHostPath = "HostPathNotAllowed"
+
+// checkHostPaths checks every hostPath volume of the pod against the host's
+// options, before anything of the pod is pulled or stopped: a pod whose
+// host path is no longer allowed keeps its running version.
+func checkHostPaths(m manifest.Manifest, opts validate.Options) error {
+	for _, v := range m.Volumes {
+		if v.HostPath == "" {
+			continue
+		}
+		if _, err := validate.HostPath(v.HostPath, opts); err != nil {
+			return fmt.Errorf("volume %s: hostPath: %w", v.Name, err)
+		}
+	}
+	return nil
+}
+
+// resolveHostPaths is called right before app container i is created: it
+// resolves every host path the spec binds again, checks it against the
+// host's options, and has the resolved path mounted, so a link swapped
+// after validation cannot redirect the mount. On error nothing is mounted.
+// The labels and the hash keep the declared path.
+func resolveHostPaths(spec *hruntime.ContainerSpec, m manifest.Manifest, i int, opts validate.Options) error {
+	// appSpec makes one mount per volume mount, in order.
+	for j, vm := range m.Containers[i].VolumeMounts {
+		v, _ := m.Volume(vm.Name)
+		if v.HostPath == "" {
+			continue
+		}
+		resolved, err := validate.HostPath(v.HostPath, opts)
+		if err != nil {
+			return fmt.Errorf("volume %s: hostPath: %w", v.Name, err)
+		}
+		if spec.Mounts[j].Type != hruntime.MountBind || spec.Mounts[j].Target != vm.MountPath {
+			return fmt.Errorf("volume %s: mount %d of the spec is not its bind mount", v.Name, j)
+		}
+		spec.Mounts[j].Source = resolved
+	}
+	return nil
 }
 
 func runtimePorts(ports []manifest.Port) []hruntime.Port {

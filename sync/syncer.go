@@ -62,6 +62,10 @@ type Options struct {
 	Now func() time.Time
 	// OnSync, when set, is told the duration and outcome of every sync.
 	OnSync func(d time.Duration, err error)
+	// HostPaths are the host's hostPath rules (hostPathAllow, the engine's
+	// socket); a host path is resolved and checked again right before its
+	// container is created.
+	HostPaths validate.Options
 }
 
 // Syncer runs the reconcile loop and keeps the pods' status.
@@ -227,6 +231,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
 		Skip: s.backingOff,
+		HostPaths: s.opts.HostPaths,
 	}, s.log)
 	if len(results) > 0 {
 		s.record(results)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,7 +68,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 
 	ev := events.NewLog(1000)
-	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow}
+	// The engine's socket (docker.host, else DOCKER_HOST, and the default
+	// paths) is refused as a host path unless hostPathAllow lists it.
+	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))}
 	var etcd *clientv3.Client
 	if len(cfg.Etcd.Endpoints) > 0 {
 		if etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
@@ -100,6 +103,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		},
 		Instance: cfg.Instance, InfraImage: infraImage, InfraCommand: opts.InfraCommand,
 		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
+		HostPaths: vopts,
 	}, log, ev)
 	if err != nil {
 		return err
