@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,22 +29,55 @@ import (
 )
 
 // engine is a dockerd of the run's own: its data root, exec root (and so
-// its containerd), socket, pid file and log live under dir. It has no
-// bridge and writes no iptables rule, so it shares nothing with the
-// machine's engine but the kernel. Restarting it is the engine restart of
+// its containerd), socket, pid file and log live under dir. Its default
+// network is a bridge of its own (made by the suite, in 198.18.0.0/15, the
+// range set aside for benchmarks, and removed with the engine) and it
+// writes no iptables rule, so it shares nothing with the machine's engine
+// but the kernel. (`--bridge none` is not an option: a dockerd started
+// with it deletes docker0, the machine engine's bridge.) Restarting it is the engine restart of
 // a host: SIGTERM (the engine stops its containers), then dockerd started
 // again as scripts/ensure-deps.sh starts it (nohup dockerd), with the
 // flags that keep it apart.
 type engine struct {
-	dir  string
-	sock string
-	log  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	dir    string
+	bridge string
+	sock   string
+	log    string
+	cmd    *exec.Cmd
+	done   chan struct{}
 }
 
 func newEngine(dir string) *engine {
-	return &engine{dir: dir, sock: filepath.Join(dir, "docker.sock"), log: filepath.Join(dir, "dockerd.log")}
+	return &engine{dir: dir, bridge: fmt.Sprintf("hlfaults%d", os.Getpid()%100000), sock: filepath.Join(dir, "docker.sock"), log: filepath.Join(dir, "dockerd.log")}
+}
+
+// ensureBridge makes the engine's bridge when it is not there yet.
+func (e *engine) ensureBridge() error {
+	if _, err := net.InterfaceByName(e.bridge); err == nil {
+		return nil
+	}
+	subnet := fmt.Sprintf("198.18.%d.1/24", os.Getpid()%250+1)
+	for _, args := range [][]string{
+		{"link", "add", "name", e.bridge, "type", "bridge"},
+		{"addr", "add", subnet, "dev", e.bridge},
+		{"link", "set", e.bridge, "up"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
+}
+
+// removeBridge deletes the engine's bridge.
+func (e *engine) removeBridge() error {
+	if _, err := net.InterfaceByName(e.bridge); err != nil {
+		return nil
+	}
+	if out, err := exec.Command("ip", "link", "del", e.bridge).CombinedOutput(); err != nil {
+		return fmt.Errorf("delete bridge %s: %w: %s", e.bridge, err, out)
+	}
+	return nil
 }
 
 // host is the DOCKER_HOST of the engine.
@@ -53,6 +87,9 @@ func (e *engine) host() string { return "unix://" + e.sock }
 func (e *engine) start(ctx context.Context) error {
 	if e.running() {
 		return nil
+	}
+	if err := e.ensureBridge(); err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(e.dir, "daemon.json"), []byte("{}\n"), 0o600); err != nil {
 		return fmt.Errorf("write daemon.json: %w", err)
@@ -67,7 +104,7 @@ func (e *engine) start(ctx context.Context) error {
 		"--exec-root", filepath.Join(e.dir, "exec"),
 		"--pidfile", filepath.Join(e.dir, "dockerd.pid"),
 		"--host", e.host(),
-		"--bridge", "none", "--iptables=false", "--ip-masq=false",
+		"--bridge", e.bridge, "--iptables=false", "--ip-masq=false",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group (its containerd with it); a dying suite takes
@@ -170,7 +207,7 @@ func (e *engine) remove(instance string) error {
 		}
 		errs = append(errs, e.stop(time.Minute))
 	}
-	errs = append(errs, e.killLeftovers(), unmountUnder(e.dir), os.RemoveAll(e.dir))
+	errs = append(errs, e.killLeftovers(), e.removeBridge(), unmountUnder(e.dir), os.RemoveAll(e.dir))
 	return errors.Join(errs...)
 }
 
