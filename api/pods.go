@@ -22,7 +22,7 @@ type PodDoc struct {
 }
 
 // HandlePods serves GET /pods/{id} (one inspect per container of the pod,
-// per request).
+// per request), env values hashed with Options.EnvHasher.
 func (s *Server) HandlePods(in Inspector) {
 	s.HandleRead("GET /pods/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
@@ -40,7 +40,7 @@ func (s *Server) HandlePods(in Inspector) {
 					writeError(w, http.StatusBadGateway, err.Error())
 					return
 				}
-				doc.Engine = append(doc.Engine, redactDetails(d))
+				doc.Engine = append(doc.Engine, redactDetails(d, s.opts.EnvHasher))
 			}
 			writeJSON(w, http.StatusOK, doc)
 			return
@@ -49,12 +49,12 @@ func (s *Server) HandlePods(in Inspector) {
 	}))
 }
 
-// redactDetails replaces every env value with its hash.
-func redactDetails(d hruntime.Details) hruntime.Details {
+// redactDetails replaces every env value with its keyed hash.
+func redactDetails(d hruntime.Details, h *hsync.EnvHasher) hruntime.Details {
 	env := make([]string, len(d.Env))
 	for i, e := range d.Env {
 		name, value, _ := strings.Cut(e, "=")
-		env[i] = name + "=" + hsync.HashEnvValue(name, value)
+		env[i] = name + "=" + h.Hash(name, value)
 	}
 	d.Env = env
 	return d

@@ -54,6 +54,9 @@ type Options struct {
 	// WebhookReadTimeout bounds the reading of such a request's body
 	// (optional; 0 means DefaultWebhookReadTimeout).
 	WebhookReadTimeout time.Duration
+	// EnvHasher hides the engine's env values in GET /pods/{id} (the
+	// Syncer's, so they read as in /status); nil hides them entirely.
+	EnvHasher *hsync.EnvHasher
 }
 
 // Limits of the requests that are unauthenticated until their body is

@@ -395,13 +395,14 @@ func (f fakeStats) Stats(context.Context, string) (hruntime.Stats, error) {
 	return hruntime.Stats{MemoryWorkingSetBytes: 42 << 20, CPUUsageSeconds: 1.5}, nil
 }
 
-// TestPodsRedactsEnv: /pods/{id} shows the engine's env names with hashed
-// values, never the values.
+// TestPodsRedactsEnv: /pods/{id} shows the engine's env names with values
+// hashed with the host's key (the status's hasher), never the values.
 func TestPodsRedactsEnv(t *testing.T) {
 	rep := sampleReport()
-	m := manifest.Manifest{Version: "v1beta1", ID: "web", Containers: []manifest.Container{{Name: "app", Image: "demo:1", Env: []manifest.EnvVar{{Name: "SECRET", Value: hsync.HashEnvValue("SECRET", "hunter2")}}}}}
+	h := hsync.NewEnvHasher([]byte("0123456789abcdef0123456789abcdef"))
+	m := manifest.Manifest{Version: "v1beta1", ID: "web", Containers: []manifest.Container{{Name: "app", Image: "demo:1", Env: []manifest.EnvVar{{Name: "SECRET", Value: h.Hash("SECRET", "hunter2")}}}}}
 	rep.Pods[0].Manifest = &m
-	srv := newServer(t, api.Options{Loopback: true}, &fakeSyncer{report: rep})
+	srv := newServer(t, api.Options{Loopback: true, EnvHasher: h}, &fakeSyncer{report: rep})
 	srv.HandlePods(fakeInspector{})
 	rec := do(srv, http.MethodGet, "/pods/web", nil, "")
 	if rec.Code != 200 {
@@ -417,7 +418,7 @@ func TestPodsRedactsEnv(t *testing.T) {
 	if len(doc.Engine) != 1 || doc.Engine[0].ID != "c0ffee" || doc.ID != "web" {
 		t.Fatalf("pod doc %+v", doc)
 	}
-	want := []string{"SECRET=" + hsync.HashEnvValue("SECRET", "hunter2"), "EMPTY=" + hsync.HashEnvValue("EMPTY", ""), "NOVALUE=" + hsync.HashEnvValue("NOVALUE", ""), "EQ=" + hsync.HashEnvValue("EQ", "a=b")}
+	want := []string{"SECRET=" + h.Hash("SECRET", "hunter2"), "EMPTY=" + h.Hash("EMPTY", ""), "NOVALUE=" + h.Hash("NOVALUE", ""), "EQ=" + h.Hash("EQ", "a=b")}
 	if strings.Join(doc.Engine[0].Env, " ") != strings.Join(want, " ") {
 		t.Errorf("env %q, want %q", doc.Engine[0].Env, want)
 	}

@@ -60,6 +60,8 @@ type ApplyOptions struct {
 	// and checked again right before its container is created, and the
 	// resolved path is what is mounted.
 	HostPaths validate.Options
+	// EnvHasher hashes env values for the io.hostlet.spec label.
+	EnvHasher *EnvHasher
 }
 
 // DefaultStopTimeout applies to containers of pods that are no longer
@@ -278,7 +280,7 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 		ch := apps[c.Name]
 		switch ch.Action {
 		case ActionCreate, ActionRecreate:
-			spec := appSpec(a.opts.Instance, *p, i, infraID)
+			spec := appSpec(a.opts.Instance, *p, i, infraID, a.opts.EnvHasher)
 			if err := resolveHostPaths(&spec, m, i, a.opts.HostPaths); err != nil {
 				return fail(ReasonHostPath, fmt.Errorf("container %s: %w", c.Name, err))
 			}

@@ -125,6 +125,10 @@ type PlanOptions struct {
 	// Recover names pods whose infra container died: their app containers
 	// restart to join its new network namespace.
 	Recover map[string]bool
+	// EnvHasher hashes desired env values to compare them with those the
+	// containers' labels recorded; nil compares none (reasons then never
+	// say an env value changed).
+	EnvHasher *EnvHasher
 }
 
 // MakePlan compares desired pods with the containers one list call
@@ -139,7 +143,7 @@ func MakePlan(desired []Pod, actual []hruntime.Container, opts PlanOptions) Plan
 	for i := range desired {
 		p := &desired[i]
 		seen[p.Manifest.ID] = true
-		plan.Pods = append(plan.Pods, planPod(p, byPod[p.Manifest.ID], opts.Recover[p.Manifest.ID]))
+		plan.Pods = append(plan.Pods, planPod(p, byPod[p.Manifest.ID], opts.Recover[p.Manifest.ID], opts.EnvHasher))
 	}
 	if opts.Prune {
 		for id, cs := range byPod {
@@ -174,7 +178,7 @@ func sortContainers(cs []hruntime.Container) {
 	})
 }
 
-func planPod(p *Pod, current []hruntime.Container, recoverNet bool) PodPlan {
+func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHasher) PodPlan {
 	m := p.Manifest
 	pp := PodPlan{ID: m.ID, Source: p.Source, Revision: p.Revision, Desired: p, Current: current}
 	slots := map[string]*hruntime.Container{}
@@ -238,7 +242,7 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool) PodPlan {
 			}
 		case cur.Hash() != want:
 			ch.Action, ch.Current = ActionRecreate, cur
-			ch.Reasons = recreateReasons(*cur, m, i)
+			ch.Reasons = recreateReasons(*cur, m, i, env)
 		case appsReason != "":
 			ch.Action, ch.Current = ActionRecreate, cur
 			ch.Reasons = []string{appsReason}
@@ -301,8 +305,8 @@ func stateText(c hruntime.Container) string {
 
 // recreateReasons compares the container's recorded spec with the desired
 // one, field by field.
-func recreateReasons(cur hruntime.Container, m manifest.Manifest, i int) []string {
-	want := summarize(m, i)
+func recreateReasons(cur hruntime.Container, m manifest.Manifest, i int, env *EnvHasher) []string {
+	want := summarize(m, i, env)
 	old, ok := parseSummary(cur.Labels[LabelSpec])
 	if !ok {
 		// No recorded spec: only the image can be compared.
@@ -311,5 +315,9 @@ func recreateReasons(cur hruntime.Container, m manifest.Manifest, i int) []strin
 	if r := changeReasons(old, want); len(r) > 0 {
 		return r
 	}
-	return []string{fmt.Sprintf("spec changed (hash %s -> %s)", manifest.ShortHash(cur.Hash(), 12), manifest.ShortHash(manifest.ContainerHash(m, i), 12))}
+	r := fmt.Sprintf("spec changed (hash %s -> %s)", manifest.ShortHash(cur.Hash(), 12), manifest.ShortHash(manifest.ContainerHash(m, i), 12))
+	if envUncompared(old, want) {
+		r += ": env values recorded with another key (or by an older hostlet) cannot be compared"
+	}
+	return []string{r}
 }

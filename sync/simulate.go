@@ -9,9 +9,10 @@ import (
 )
 
 // Simulate returns the containers that applying pods would leave on the
-// engine, all running, as one list call would report them. `hostlet diff
-// --against ref:REV` plans from the pods at REV to the pods now with it.
-func Simulate(instance string, pods []Pod) []hruntime.Container {
+// engine, all running, as one list call would report them, env values
+// hashed with env. `hostlet diff --against ref:REV` plans from the pods at
+// REV to the pods now with it (and the same hasher).
+func Simulate(instance string, pods []Pod, env *EnvHasher) []hruntime.Container {
 	var out []hruntime.Container
 	for _, p := range pods {
 		infraID := ""
@@ -21,7 +22,7 @@ func Simulate(instance string, pods []Pod) []hruntime.Container {
 			out = append(out, simulated(spec))
 		}
 		for i := range p.Manifest.Containers {
-			out = append(out, simulated(appSpec(instance, p, i, infraID)))
+			out = append(out, simulated(appSpec(instance, p, i, infraID, env)))
 		}
 	}
 	return out
@@ -33,7 +34,9 @@ func simulated(spec hruntime.ContainerSpec) hruntime.Container {
 
 // FromStatus rebuilds the containers a host reported in its status
 // document, for `hostlet diff --against status`. Env values in the status
-// are already hashes, so they are carried over as they are.
+// are already hashes (made with the host's key), so they are carried over
+// as they are: they compare with the desired side's only when that side
+// hashes with the same key.
 func FromStatus(instance string, pods []PodStatus) []hruntime.Container {
 	var out []hruntime.Container
 	for _, ps := range pods {
@@ -51,7 +54,7 @@ func FromStatus(instance string, pods []PodStatus) []hruntime.Container {
 				continue
 			}
 			labels := baseLabels(instance, p, cs.Name, cs.Hash)
-			sum := summarize(m, i)
+			sum := summarize(m, i, nil)
 			for _, e := range m.Containers[i].Env {
 				sum.Env[e.Name] = e.Value // already a hash
 			}

@@ -16,7 +16,11 @@ import (
 )
 
 // LabelSpec carries a summary of the container's spec, env values replaced
-// by hashes, so a plan can say which field changed from one list call.
+// by keyed hashes (EnvHasher), so a plan can say which field changed from
+// one list call. Containers made before the hashes were keyed carry
+// unkeyed "sha256:…" values: those are never compared (see changeReasons),
+// and the label is no part of the spec hash, so nothing is recreated for
+// the change of form.
 const LabelSpec = "io.hostlet.spec"
 
 // Pod is one desired pod: an accepted manifest, defaults filled in, and
@@ -52,12 +56,6 @@ func volumeName(instance, pod, volume string) string {
 func shortSum(parts ...string) string {
 	s := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(s[:])[:10]
-}
-
-// HashEnvValue hides an env value: what status, diff and labels show instead.
-func HashEnvValue(name, value string) string {
-	s := sha256.Sum256([]byte(name + "=" + value))
-	return "sha256:" + hex.EncodeToString(s[:])[:16]
 }
 
 // baseLabels are the labels every container and volume of a pod carries.
@@ -109,13 +107,13 @@ func infraSpec(instance, image string, command []string, p Pod) hruntime.Contain
 }
 
 // appSpec is the spec of app container i. infraID is "" for a pod without
-// an infra container.
-func appSpec(instance string, p Pod, i int, infraID string) hruntime.ContainerSpec {
+// an infra container; env hashes the env values of the io.hostlet.spec label.
+func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime.ContainerSpec {
 	m := p.Manifest
 	c := m.Containers[i]
 	hash := manifest.ContainerHash(m, i)
 	labels := baseLabels(instance, p, c.Name, hash)
-	labels[LabelSpec] = summarize(m, i).label()
+	labels[LabelSpec] = summarize(m, i, env).label()
 	spec := hruntime.ContainerSpec{
 		Name:          containerName(instance, m.ID, c.Name, hash),
 		Image:         c.Image,
@@ -198,7 +196,7 @@ func runtimePorts(ports []manifest.Port) []hruntime.Port {
 }
 
 // specSummary is what the io.hostlet.spec label records: enough to say
-// which field changed, with env values replaced by hashes.
+// which field changed, with env values replaced by keyed hashes.
 type specSummary struct {
 	Image         string            `json:"image"`
 	Command       []string          `json:"command,omitempty"`
@@ -212,7 +210,7 @@ type specSummary struct {
 	Labels        map[string]string `json:"labels,omitempty"`
 }
 
-func summarize(m manifest.Manifest, i int) specSummary {
+func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 	c := m.Containers[i]
 	s := specSummary{
 		Image:         c.Image,
@@ -226,7 +224,7 @@ func summarize(m manifest.Manifest, i int) specSummary {
 	if len(c.Env) > 0 {
 		s.Env = map[string]string{}
 		for _, e := range c.Env {
-			s.Env[e.Name] = HashEnvValue(e.Name, e.Value)
+			s.Env[e.Name] = env.Hash(e.Name, e.Value)
 		}
 	}
 	for _, p := range c.Ports {
@@ -275,7 +273,10 @@ func parseSummary(label string) (specSummary, bool) {
 }
 
 // changeReasons says, field by field, how old became new. Env values never
-// appear: only that a variable was added, removed or changed.
+// appear: only that a variable was added, removed or changed; a value is
+// said to have changed only when both hashes were made with the same key
+// (comparableEnv), never merely because one was recorded by an older
+// hostlet, on another host or with a replaced key.
 func changeReasons(old, new specSummary) []string {
 	var r []string
 	if old.Image != new.Image {
@@ -295,7 +296,7 @@ func changeReasons(old, new specSummary) []string {
 			r = append(r, "env "+k+" added")
 		case !inNew:
 			r = append(r, "env "+k+" removed")
-		case o != n:
+		case o != n && comparableEnv(o, n):
 			r = append(r, "env "+k+" changed")
 		}
 	}
@@ -320,6 +321,17 @@ func changeReasons(old, new specSummary) []string {
 		}
 	}
 	return r
+}
+
+// envUncompared reports whether a variable in both summaries has values
+// that could not be compared (hashed with different keys).
+func envUncompared(old, new specSummary) bool {
+	for k, o := range old.Env {
+		if n, ok := new.Env[k]; ok && o != n && !comparableEnv(o, n) {
+			return true
+		}
+	}
+	return false
 }
 
 func equalStrings(a, b []string) bool {

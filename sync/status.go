@@ -194,7 +194,7 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 
 func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now time.Time) PodStatus {
 	m := p.Manifest
-	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: redact(m)}
+	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: redact(m, s.opts.EnvHasher)}
 	for _, c := range cs {
 		if c.Slot() == hruntime.InfraName {
 			st.InfraHash = c.Hash()
@@ -273,11 +273,11 @@ func containerStatus(c hruntime.Container, ps *podState) ContainerStatus {
 }
 
 // redact returns a copy of m with every env value replaced by its hash.
-func redact(m manifest.Manifest) *manifest.Manifest {
+func redact(m manifest.Manifest, env *EnvHasher) *manifest.Manifest {
 	r := m.Clone()
 	for i := range r.Containers {
 		for j, e := range r.Containers[i].Env {
-			r.Containers[i].Env[j].Value = HashEnvValue(e.Name, e.Value)
+			r.Containers[i].Env[j].Value = env.Hash(e.Name, e.Value)
 		}
 	}
 	return &r

@@ -62,6 +62,10 @@ type Options struct {
 	Now func() time.Time
 	// OnSync, when set, is told the duration and outcome of every sync.
 	OnSync func(d time.Duration, err error)
+	// EnvHasher hides env values in status, labels and reasons; nil loads
+	// (or creates) the host's key in StateDir, or, without a StateDir,
+	// uses a random key for the Syncer's life.
+	EnvHasher *EnvHasher
 	// HostPaths are the host's hostPath rules (hostPathAllow, the engine's
 	// socket); a host path is resolved and checked again right before its
 	// container is created.
@@ -117,6 +121,13 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 	if err != nil {
 		return nil, err
 	}
+	if opts.EnvHasher == nil {
+		if opts.StateDir == "" {
+			opts.EnvHasher = RandomEnvHasher()
+		} else if opts.EnvHasher, err = LoadEnvHasher(opts.StateDir, log); err != nil {
+			return nil, err
+		}
+	}
 	s := &Syncer{
 		rt: rt, opts: opts, log: log, events: ev, now: opts.Now,
 		wake:     make(chan struct{}, 1),
@@ -130,6 +141,10 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 	s.prober = newProber(rt, log, s.onUnhealthy, opts.Now)
 	return s, nil
 }
+
+// EnvHasher is the hasher that hides env values in the Syncer's status
+// and labels (GET /pods/{id} shows the engine's env with it too).
+func (s *Syncer) EnvHasher() *EnvHasher { return s.opts.EnvHasher }
 
 // SetDesired replaces the desired state and wakes the loop.
 func (s *Syncer) SetDesired(d Desired) {
@@ -227,10 +242,10 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	if len(recoverPods) > 0 {
 		s.refreshInfra(ctx, actual, recoverPods)
 	}
-	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods})
+	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher})
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
-		Skip: s.backingOff,
+		Skip: s.backingOff, EnvHasher: s.opts.EnvHasher,
 		HostPaths: s.opts.HostPaths,
 	}, s.log)
 	if len(results) > 0 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
@@ -210,11 +211,12 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 		// otherwise be fetched from its URL first.
 		for _, s := range cfg.Sources {
 			if s.Type == config.TypeGit && overrides[s.Name] == "" {
-				return fail(fmt.Errorf("--against ref:%s: git source %s needs --source %s=DIR (a checkout of %s)", rev, s.Name, s.Name, s.URL))
+				return fail(fmt.Errorf("--against ref:%s: git source %s needs --source %s=DIR (a checkout of %s)", rev, s.Name, s.Name, redact.URL(s.URL)))
 			}
 		}
 	}
 	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))}
+	env := diffEnvHasher(cfg)
 
 	// The desired side: every source as it is now.
 	reads, err := readConfiguredSources(ctx, cfg, overrides)
@@ -231,7 +233,7 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	case "status":
 		actual, err = statusContainers(ctx, cfg)
 	case "ref":
-		actual, err = refContainers(cfg, rev, reads, overrides, vopts)
+		actual, err = refContainers(cfg, rev, reads, overrides, vopts, env)
 	}
 	if err != nil {
 		return fail(err)
@@ -254,7 +256,7 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 		return true
 	})
 
-	plan := hsync.MakePlan(m.pods, actual, hsync.PlanOptions{Prune: cfg.Sync.Prune})
+	plan := hsync.MakePlan(m.pods, actual, hsync.PlanOptions{Prune: cfg.Sync.Prune, EnvHasher: env})
 	for _, pp := range plan.Pods {
 		if pp.Unchanged() {
 			continue
@@ -281,6 +283,20 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	hp.changed = plan.Changed()
 	hp.Planned = true
 	return hp
+}
+
+// diffEnvHasher is the hasher diff compares env values with: the host's
+// key when diff runs on the host and may read it (stateDir/env-hash.key,
+// never created nor changed here), so that reasons say which env value
+// changed; else a random key for this run, so that values recorded by the
+// host (in labels or its status) compare with nothing and a reason never
+// claims an env value changed without knowing it. Hashes never appear in
+// diff's output either way.
+func diffEnvHasher(cfg *config.Config) *hsync.EnvHasher {
+	if h, err := hsync.ReadEnvHasher(cfg.StateDir); err == nil {
+		return h
+	}
+	return hsync.RandomEnvHasher()
 }
 
 func hasSource(cfg *config.Config, name string) bool {
@@ -438,7 +454,7 @@ func statusContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Conta
 // refContainers simulates the containers the sources would have made at
 // git revision rev: git sources read from their checkout at rev, other
 // sources as they are now.
-func refContainers(cfg *config.Config, rev string, current []sourceRead, overrides map[string]string, vopts validate.Options) ([]hruntime.Container, error) {
+func refContainers(cfg *config.Config, rev string, current []sourceRead, overrides map[string]string, vopts validate.Options, env *hsync.EnvHasher) ([]hruntime.Container, error) {
 	var reads, atRev []sourceRead
 	for i, s := range cfg.Sources {
 		if s.Type != config.TypeGit {
@@ -457,7 +473,7 @@ func refContainers(cfg *config.Config, rev string, current []sourceRead, overrid
 		return nil, fmt.Errorf("at %s: %s", rev, strings.Join(errs, "; "))
 	}
 	pods := desiredFrom(reads, vopts)
-	return hsync.Simulate(cfg.Instance, pods), nil
+	return hsync.Simulate(cfg.Instance, pods, env), nil
 }
 
 // readGitAt reads a git source's paths from commit rev of the checkout dir.

@@ -116,6 +116,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	srv := api.New(api.Options{
 		Hostname: cfg.Hostname, Version: opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
 		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(),
+		EnvHasher: syncer.EnvHasher(),
 	}, syncer, func() []sources.Status { return merger.State().Sources }, ev, log)
 	met = metrics.New(opts.Version, opts.Commit, syncer.Report, func() []sources.Status { return merger.State().Sources })
 	srv.HandleRead("GET /metrics", met.Handler())

@@ -896,8 +896,12 @@ sources:
 	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.Addr+"/pods/web")), &pd); err != nil {
 		t.Fatal(err)
 	}
-	if len(pd.Engine) != 1 || !slices.Contains(pd.Engine[0].Env, "SECRET="+hsync.HashEnvValue("SECRET", secret)) {
-		t.Errorf("/pods/web engine env: %+v, want SECRET with its hash", pd.Engine)
+	hasher, err := hsync.ReadEnvHasher(cfg.StateDir)
+	if err != nil {
+		t.Fatalf("the host's env hash key: %v", err)
+	}
+	if len(pd.Engine) != 1 || !slices.Contains(pd.Engine[0].Env, "SECRET="+hasher.Hash("SECRET", secret)) {
+		t.Errorf("/pods/web engine env: %+v, want SECRET with its keyed hash", pd.Engine)
 	}
 	everywhere := func(secrets ...string) {
 		t.Helper()

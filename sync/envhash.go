@@ -1,0 +1,159 @@
+package sync
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hostlet/hostlet/internal/atomicfile"
+)
+
+// EnvKeyFile is the file under stateDir holding the host's env hash key:
+// 32 random bytes, hex-encoded, mode 0600.
+const EnvKeyFile = "env-hash.key"
+
+// envHashPrefix starts every keyed env hash: "hmac-sha256:<key id>:<mac>".
+const envHashPrefix = "hmac-sha256:"
+
+// envKeySize is the key's length in bytes; envMACHex the hex digits of the
+// MAC shown (128 bits); envKeyIDHex those of the key id.
+const (
+	envKeySize  = 32
+	envMACHex   = 32
+	envKeyIDHex = 8
+)
+
+// hiddenEnv is what a nil EnvHasher shows for every value: nothing about it.
+const hiddenEnv = "hidden"
+
+// EnvHasher hides env values behind an HMAC-SHA256 keyed with a per-host
+// secret, so that what /status, /pods, the io.hostlet.spec label and
+// `hostlet diff` show cannot be checked against guessed values by whoever
+// reads it. Each hash names the key it was made with ("hmac-sha256:<key
+// id>:<128-bit MAC>"): two hashes are compared only when made with the same
+// key (see comparableEnv). A nil *EnvHasher hides values entirely.
+type EnvHasher struct {
+	key []byte
+	id  string
+}
+
+// NewEnvHasher returns the hasher for key.
+func NewEnvHasher(key []byte) *EnvHasher {
+	k := append([]byte(nil), key...)
+	m := hmac.New(sha256.New, k)
+	m.Write([]byte("hostlet env hash key id"))
+	return &EnvHasher{key: k, id: hex.EncodeToString(m.Sum(nil))[:envKeyIDHex]}
+}
+
+// RandomEnvHasher returns a hasher with a fresh random key, for a process
+// that cannot read the host's key (`hostlet diff` and `validate` off the
+// host): its hashes compare with nothing but its own.
+func RandomEnvHasher() *EnvHasher {
+	return NewEnvHasher(randomKey())
+}
+
+func randomKey() []byte {
+	b := make([]byte, envKeySize)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return b
+}
+
+// Hash returns the keyed hash of an env variable's value.
+func (h *EnvHasher) Hash(name, value string) string {
+	if h == nil {
+		return hiddenEnv
+	}
+	m := hmac.New(sha256.New, h.key)
+	m.Write([]byte(name))
+	m.Write([]byte{0})
+	m.Write([]byte(value))
+	return envHashPrefix + h.id + ":" + hex.EncodeToString(m.Sum(nil))[:envMACHex]
+}
+
+// KeyID names the key (not secret): the id each of its hashes carries.
+func (h *EnvHasher) KeyID() string {
+	if h == nil {
+		return ""
+	}
+	return h.id
+}
+
+// comparableEnv reports whether two recorded env hashes can be compared:
+// both keyed hashes made with the same key. Values hashed by an older
+// hostlet (unkeyed "sha256:…"), with another host's key, or hidden, tell
+// nothing about each other.
+func comparableEnv(a, b string) bool {
+	ka, ok := envKeyID(a)
+	if !ok {
+		return false
+	}
+	kb, ok := envKeyID(b)
+	return ok && ka == kb
+}
+
+func envKeyID(h string) (string, bool) {
+	rest, ok := strings.CutPrefix(h, envHashPrefix)
+	if !ok {
+		return "", false
+	}
+	id, mac, ok := strings.Cut(rest, ":")
+	return id, ok && id != "" && mac != ""
+}
+
+// LoadEnvHasher returns the hasher of the host's key in
+// stateDir/env-hash.key, creating the key (atomically, mode 0600) on first
+// use. A key file that cannot be read or does not hold a key is moved
+// aside (env-hash.key.damaged, kept for inspection), replaced by a new key
+// and reported with a warning: env values hashed before then no longer
+// compare (`diff` and recreate reasons say so), and nothing is recreated
+// for it, as the spec hash does not depend on the key.
+func LoadEnvHasher(stateDir string, log *slog.Logger) (*EnvHasher, error) {
+	path := filepath.Join(stateDir, EnvKeyFile)
+	key, err := readEnvKey(path)
+	if err == nil {
+		return NewEnvHasher(key), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		log.Warn("env hash key unusable; moved aside and replaced by a new key (env hashes made before no longer compare)",
+			"file", path, "error", err)
+		if rerr := os.Rename(path, path+".damaged"); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("move the damaged env hash key %s aside: %w", path, rerr)
+		}
+	}
+	key = randomKey()
+	if err := atomicfile.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("create the env hash key: %w", err)
+	}
+	return NewEnvHasher(key), nil
+}
+
+// ReadEnvHasher returns the hasher of the key in stateDir, never creating
+// or changing it: for `hostlet diff` on the host, whose reasons then
+// compare env values with what the running hostlet recorded.
+func ReadEnvHasher(stateDir string) (*EnvHasher, error) {
+	key, err := readEnvKey(filepath.Join(stateDir, EnvKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return NewEnvHasher(key), nil
+}
+
+func readEnvKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != envKeySize {
+		return nil, fmt.Errorf("env hash key %s: not %d hex-encoded bytes", path, envKeySize)
+	}
+	return key, nil
+}
