@@ -202,9 +202,31 @@ func FuzzPushBody(f *testing.F) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan Update, 1)
 	done := make(chan struct{})
+	// The merge's part: take each update, answer it (the handler answers
+	// only then) and pass it on for the checks.
+	taken := make(chan Update)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u := <-taken:
+				ids := []string{}
+				for _, s := range u.Manifests {
+					ids = append(ids, s.Manifest.ID)
+				}
+				u.Reply <- Applied{Accepted: ids}
+				select {
+				case out <- u:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
 	go func() {
 		defer close(done)
-		p.Run(ctx, out)
+		p.Run(ctx, taken)
 	}()
 	f.Cleanup(func() {
 		cancel()

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	gosync "sync"
+	"syscall"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
@@ -23,6 +25,33 @@ import (
 // ErrEmpty is the error of a source that held manifests and now reads as
 // empty, while sync.allowEmpty is off: a wrong path must not prune a host.
 var ErrEmpty = errors.New("source now holds no manifests")
+
+// ErrNotSaved is the error of an update that asked for an answer
+// (Update.Reply) and whose set could not be saved under stateDir: it is
+// not applied, the set before it stays in effect.
+var ErrNotSaved = errors.New("set not saved")
+
+// IsNoSpace reports whether err is a full disk (or quota).
+func IsNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// Applied is the merge's answer to an update that asked for one
+// (Update.Reply).
+type Applied struct {
+	// Err is why the update was not taken (ErrNotSaved, ErrEmpty, ...);
+	// the source's set before it stays in effect.
+	Err error
+	// Accepted lists the IDs of the update's manifests the merge took, in
+	// the update's order; Rejected those it turned down (a duplicate id or
+	// a host-port conflict with another source), with the reasons.
+	Accepted []string
+	Rejected []validate.Rejection
+}
+
+// NoticeWaiting is the notice of a source that has not delivered a set
+// yet (nor has a saved one): pruning waits for it.
+const NoticeWaiting = "waiting for this source's first delivery: no pod is removed until every source has delivered"
 
 // Entry is one accepted manifest with the revision of the source it came
 // from when it was accepted.
@@ -43,6 +72,11 @@ type Status struct {
 	Error       string    `json:"error"`
 	// Manifests counts everything the source decoded, rejected ones included.
 	Manifests int `json:"manifests"`
+	// Delivered is false until the source delivered a set (or its saved
+	// set was loaded); until every source has, nothing is pruned, and
+	// Notice says so.
+	Delivered bool   `json:"delivered"`
+	Notice    string `json:"notice,omitempty"`
 }
 
 // State is the merge of every source.
@@ -62,6 +96,9 @@ type MergeOptions struct {
 	// StateDir persists every source's last good set under
 	// StateDir/sources; "" keeps them in memory only.
 	StateDir string
+	// Problems receives the saved sets that could not be read or written
+	// (optional).
+	Problems *atomicfile.Problems
 	Now      func() time.Time
 }
 
@@ -90,15 +127,23 @@ type sourceState struct {
 	Good      map[string]Entry `json:"good"`
 	Delivered bool             `json:"-"`
 	Err       string           `json:"-"`
-	// dirty: Good changed since the state was saved.
-	dirty bool
+	// dirty: Good changed since the state was saved; setDirty: the set
+	// too (what is saved is an older set).
+	dirty, setDirty bool
+	// unloaded: the saved set could not be read; the source does not count
+	// as delivered until it delivers again.
+	unloaded bool
 }
 
 // SourceInfo names a source and its type, in config order.
 type SourceInfo struct{ Name, Type string }
 
 // NewMerger returns a merger for the given sources, loading their persisted
-// last good sets. A source with a persisted set counts as delivered.
+// last good sets. A source with a persisted set counts as delivered. A
+// saved set that cannot be read or decoded is moved aside (see
+// atomicfile.Damaged) and reported, in the source's error and in
+// opts.Problems; that source does not count as delivered, so nothing is
+// pruned on its account until it delivers again.
 func NewMerger(srcs []SourceInfo, opts MergeOptions, log *slog.Logger) (*Merger, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -106,9 +151,7 @@ func NewMerger(srcs []SourceInfo, opts MergeOptions, log *slog.Logger) (*Merger,
 	m := &Merger{opts: opts, log: log, byKey: map[string]*sourceState{}}
 	for _, s := range srcs {
 		st := &sourceState{Name: s.Name, Type: s.Type, Good: map[string]Entry{}}
-		if err := m.load(st); err != nil {
-			return nil, err
-		}
+		m.load(st)
 		m.order = append(m.order, st)
 		m.byKey[s.Name] = st
 	}
@@ -119,22 +162,32 @@ func (m *Merger) statePath(name string) string {
 	return filepath.Join(m.opts.StateDir, "sources", name+".json")
 }
 
-func (m *Merger) load(st *sourceState) error {
+func (m *Merger) load(st *sourceState) {
 	if m.opts.StateDir == "" {
-		return nil
+		return
 	}
-	b, err := os.ReadFile(m.statePath(st.Name))
+	path := m.statePath(st.Name)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read last good set of source %s: %w", st.Name, err)
+		return
 	}
 	var saved sourceState
-	if err := json.Unmarshal(b, &saved); err != nil {
-		// A damaged state file must not stop hostlet: the source re-reads.
-		m.log.Warn("ignoring unreadable persisted source state", "source", st.Name, "path", m.statePath(st.Name), "error", err)
-		return nil
+	if err == nil {
+		err = decodeSaved(b, st.Name, &saved)
+	}
+	if err != nil {
+		// A damaged state file must not stop hostlet, nor count as the
+		// source's set: the source reads again, and until it delivers,
+		// nothing is pruned.
+		p := atomicfile.Damaged(m.opts.StateDir, path, err, m.opts.Now())
+		m.opts.Problems.Report(p)
+		st.unloaded = true
+		st.Err = "saved set unreadable: " + p.Error
+		if p.KeptAs != "" {
+			st.Err += " (kept as " + p.KeptAs + ")"
+		}
+		m.log.Warn("saved set of source unreadable; the source counts as not delivered until it delivers again", "source", st.Name, "file", p.File, "keptAs", p.KeptAs, "error", p.Error)
+		return
 	}
 	st.Revision, st.LastSuccess, st.Manifests = saved.Revision, saved.LastSuccess, saved.Manifests
 	if saved.Good != nil {
@@ -142,18 +195,64 @@ func (m *Merger) load(st *sourceState) error {
 	}
 	st.Delivered = true
 	m.log.Info("loaded last good set", "source", st.Name, "revision", st.Revision, "manifests", len(st.Manifests))
+}
+
+// decodeSaved decodes a saved set of source name and checks that it is
+// one: JSON of this source, every manifest with an id.
+func decodeSaved(b []byte, name string, saved *sourceState) error {
+	if err := json.Unmarshal(b, saved); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	if saved.Name != name {
+		return fmt.Errorf("holds no saved set of source %s (name %q)", name, saved.Name)
+	}
+	for i, s := range saved.Manifests {
+		if s.Manifest.ID == "" {
+			return fmt.Errorf("manifest %d has no id", i+1)
+		}
+	}
 	return nil
 }
 
+// save writes st's set durably; a failure is recorded in Problems.
 func (m *Merger) save(st *sourceState) error {
 	if m.opts.StateDir == "" {
 		return nil
 	}
+	path := m.statePath(st.Name)
 	b, err := json.Marshal(st)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode last good set of source %s: %w", st.Name, err)
 	}
-	return atomicfile.WriteFile(m.statePath(st.Name), b, 0o600)
+	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
+		p := atomicfile.WriteProblem(m.opts.StateDir, path, err, m.opts.Now())
+		if m.opts.Problems.Report(p) {
+			m.log.Warn("cannot save last good set", "source", st.Name, "file", p.File, "error", err)
+		}
+		return fmt.Errorf("save last good set of source %s: %w", st.Name, err)
+	}
+	if m.opts.Problems.Resolve(filepath.ToSlash(filepath.Join("sources", st.Name+".json"))) {
+		m.log.Info("last good set saved again", "source", st.Name)
+	}
+	st.dirty, st.setDirty = false, false
+	return nil
+}
+
+// saveDirty saves every source whose saved state is behind. A source
+// whose saved set is older than the one in effect and cannot be saved has
+// its saved file removed: after a restart it must not count as delivered
+// with a set it no longer holds (pods would be pruned on its account).
+func (m *Merger) saveDirty() {
+	for _, s := range m.order {
+		if !s.dirty && !s.setDirty {
+			continue
+		}
+		if err := m.save(s); err != nil && s.setDirty {
+			if rerr := os.Remove(m.statePath(s.Name)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				m.log.Warn("cannot remove outdated saved set", "source", s.Name, "error", rerr)
+			}
+		}
+	}
 }
 
 // Seed sets what runs of a source now as its last good set and the last
@@ -175,11 +274,12 @@ func (m *Merger) Seed(name, revision string, running []manifest.Sourced) {
 }
 
 // MarkDelivered counts a source as delivered without a set (a push source
-// nobody has pushed to yet holds nothing, and waits for nothing).
+// nobody has pushed to yet holds nothing, and waits for nothing), unless
+// its saved set could not be loaded: then it waits for a fresh set.
 func (m *Merger) MarkDelivered(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if st := m.byKey[name]; st != nil {
+	if st := m.byKey[name]; st != nil && !st.unloaded {
 		st.Delivered = true
 		m.cached = nil
 	}
@@ -188,14 +288,29 @@ func (m *Merger) MarkDelivered(name string) {
 // Apply takes one update. It reports whether the merged state may have
 // changed. An error, an empty set where the source held manifests and
 // allowEmpty is off, or a set holding a document without an id keeps the
-// last good set and records the error.
+// last good set and records the error. An update with a Reply is answered
+// there (without blocking) once it is taken or refused: it is taken only
+// once its set is saved durably (ErrNotSaved otherwise, and the set before
+// it stays in effect).
 func (m *Merger) Apply(u Update) bool {
+	changed, res := m.apply(u)
+	if u.Reply != nil {
+		select {
+		case u.Reply <- res:
+		default:
+			m.log.Warn("update reply not taken", "source", u.Source)
+		}
+	}
+	return changed
+}
+
+func (m *Merger) apply(u Update) (bool, Applied) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.byKey[u.Source]
 	if st == nil {
 		m.log.Warn("update from an unknown source", "source", u.Source)
-		return false
+		return false, Applied{Err: fmt.Errorf("unknown source %s", u.Source)}
 	}
 	if u.Err == nil {
 		u.Err = unidentified(u.Manifests, m.opts.Validate)
@@ -215,33 +330,81 @@ func (m *Merger) Apply(u Update) bool {
 		if changed {
 			m.log.Warn("source error; keeping its last good set", "source", st.Name, "error", u.Err, "revision", st.Revision)
 		}
-		return changed
+		return changed, Applied{Err: u.Err}
 	}
 	wasDelivered := st.Delivered
 	same := wasDelivered && st.Err == "" && st.Revision == u.Revision && u.Revision != ""
-	st.Revision, st.Manifests, st.Err, st.Delivered = u.Revision, u.Manifests, "", true
-	st.LastSuccess = m.opts.Now()
 	if same {
-		return false
+		st.LastSuccess = m.opts.Now()
+		merged := m.merge()
+		m.cached = &merged
+		m.saveDirty()
+		return false, answer(st, merged)
 	}
+	var undo func()
+	if u.Reply != nil {
+		undo = m.snapshot(st)
+	}
+	st.Revision, st.Manifests, st.Err, st.Delivered, st.unloaded = u.Revision, u.Manifests, "", true, false
+	st.LastSuccess = m.opts.Now()
 	forgetUndeclared(st)
-	st.dirty = true
+	st.dirty, st.setDirty = true, true
 	// Merge now: the merge records which versions were accepted (the last
 	// good versions), and those are persisted with the set.
 	merged := m.merge()
-	m.cached = &merged
-	for _, s := range m.order {
-		if !s.dirty {
-			continue
+	if u.Reply != nil {
+		if err := m.save(st); err != nil {
+			undo()
+			m.cached = nil
+			m.log.Warn("update not taken: its set could not be saved; the set before it stays in effect", "source", st.Name, "revision", u.Revision, "error", err)
+			return false, Applied{Err: fmt.Errorf("%w: %w", ErrNotSaved, err)}
 		}
-		if err := m.save(s); err != nil {
-			m.log.Warn("persist last good set", "source", s.Name, "error", err)
-			continue
-		}
-		s.dirty = false
 	}
+	m.cached = &merged
+	m.saveDirty()
 	m.log.Info("source updated", "source", st.Name, "revision", u.Revision, "manifests", len(u.Manifests))
-	return true
+	return true, answer(st, merged)
+}
+
+// snapshot returns a function that puts st's set, and every source's last
+// good versions, back as they are now.
+func (m *Merger) snapshot(st *sourceState) func() {
+	type saved struct {
+		good            map[string]Entry
+		dirty, setDirty bool
+	}
+	all := make([]saved, len(m.order))
+	for i, s := range m.order {
+		all[i] = saved{good: maps.Clone(s.Good), dirty: s.dirty, setDirty: s.setDirty}
+	}
+	own := *st
+	return func() {
+		for i, s := range m.order {
+			s.Good, s.dirty, s.setDirty = all[i].good, all[i].dirty, all[i].setDirty
+		}
+		st.Revision, st.Manifests, st.Err, st.Delivered, st.unloaded, st.LastSuccess = own.Revision, own.Manifests, own.Err, own.Delivered, own.unloaded, own.LastSuccess
+	}
+}
+
+// answer is what the merge made of st's set.
+func answer(st *sourceState, merged State) Applied {
+	res := Applied{Accepted: []string{}, Rejected: []validate.Rejection{}}
+	turnedDown := map[string]bool{}
+	for _, rj := range merged.Rejected {
+		if rj.Source == st.Name {
+			res.Rejected = append(res.Rejected, rj)
+			turnedDown[rj.ID] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range st.Manifests {
+		id := s.Manifest.ID
+		if !turnedDown[id] && !seen[id] {
+			seen[id] = true
+			res.Accepted = append(res.Accepted, id)
+		}
+	}
+	return res
 }
 
 // unidentified returns an error for the first manifest without an id: a
@@ -305,7 +468,11 @@ func (m *Merger) merge() State {
 	)
 	for _, s := range m.order {
 		ready = ready && s.Delivered
-		st.Sources = append(st.Sources, Status{Name: s.Name, Type: s.Type, Revision: s.Revision, LastSuccess: s.LastSuccess, Error: s.Err, Manifests: len(s.Manifests)})
+		status := Status{Name: s.Name, Type: s.Type, Revision: s.Revision, LastSuccess: s.LastSuccess, Error: s.Err, Manifests: len(s.Manifests), Delivered: s.Delivered}
+		if !s.Delivered {
+			status.Notice = NoticeWaiting
+		}
+		st.Sources = append(st.Sources, status)
 		first = append(first, validate.Source{Name: s.Name, Manifests: s.Manifests})
 	}
 	st.Ready = ready

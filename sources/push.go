@@ -22,7 +22,13 @@ const MaxPushSize = 1 << 20
 
 // Push is the push source: each POST /manifests replaces its whole set.
 // The body is decoded and validated before it is taken; an invalid body is
-// refused with every error and changes nothing.
+// refused with every error and changes nothing. A valid body is answered
+// only once the merge took it and saved it durably (the update carries a
+// Reply): 200 with the manifests the merge accepted and those it rejected
+// (a duplicate id or a host-port conflict with another source); 507 when
+// stateDir is full and 500 when the set could not be saved otherwise (the
+// set before stays in effect); 409 when the merge refused the whole set
+// (an empty set while sync.allowEmpty is off).
 type Push struct {
 	cfg     config.Source
 	opts    validate.Options
@@ -62,10 +68,13 @@ func (p *Push) Run(ctx context.Context, out chan<- Update) {
 
 // PushResponse is the JSON answer of POST /manifests.
 type PushResponse struct {
-	Accepted []string          `json:"accepted,omitempty"`
-	Revision string            `json:"revision,omitempty"`
-	Errors   []*manifest.Error `json:"errors,omitempty"`
-	Error    string            `json:"error,omitempty"`
+	Accepted []string `json:"accepted,omitempty"`
+	// Rejected lists the manifests the merge turned down although they are
+	// valid: a duplicate id or a host-port conflict with another source.
+	Rejected []validate.Rejection `json:"rejected,omitempty"`
+	Revision string               `json:"revision,omitempty"`
+	Errors   []*manifest.Error    `json:"errors,omitempty"`
+	Error    string               `json:"error,omitempty"`
 }
 
 // Handler serves POST /manifests. authorized checks the bearer token.
@@ -101,8 +110,8 @@ func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
 			ms, derr = manifest.Decode(body, manifest.Origin{Source: p.cfg.Name})
 			errs = validate.Flatten(derr)
 		}
-		res := validate.Set([]validate.Source{{Name: p.cfg.Name, Manifests: ms}}, p.opts)
-		for _, rj := range res.Rejected {
+		checked := validate.Set([]validate.Source{{Name: p.cfg.Name, Manifests: ms}}, p.opts)
+		for _, rj := range checked.Rejected {
 			errs = append(errs, rj.Errors...)
 		}
 		if len(errs) > 0 {
@@ -111,8 +120,9 @@ func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
 		}
 		sum := sha256.Sum256(body)
 		rev := "sha256:" + hex.EncodeToString(sum[:])[:16]
+		reply := make(chan Applied, 1)
 		select {
-		case p.updates <- Update{Source: p.cfg.Name, Revision: rev, Files: 1, Manifests: ms}:
+		case p.updates <- Update{Source: p.cfg.Name, Revision: rev, Files: 1, Manifests: ms, Reply: reply}:
 		case <-r.Context().Done():
 			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
 			return
@@ -120,11 +130,35 @@ func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
 			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
 			return
 		}
-		resp := PushResponse{Revision: rev, Accepted: []string{}}
-		for _, a := range res.Accepted {
-			resp.Accepted = append(resp.Accepted, a.Manifest.ID)
+		var res Applied
+		select {
+		case res = <-reply:
+		case <-r.Context().Done():
+			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
+			return
+		case <-p.stopped:
+			select {
+			case res = <-reply:
+			default:
+				writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping; the push may not be applied"})
+				return
+			}
 		}
-		p.log.Info("manifests pushed", "revision", rev, "manifests", len(ms))
+		switch {
+		case errors.Is(res.Err, ErrNotSaved) && IsNoSpace(res.Err):
+			p.log.Warn("push refused: stateDir is full", "revision", rev, "error", res.Err)
+			writePush(w, http.StatusInsufficientStorage, PushResponse{Revision: rev, Error: "not applied: " + res.Err.Error()})
+			return
+		case errors.Is(res.Err, ErrNotSaved):
+			p.log.Warn("push refused: cannot save it", "revision", rev, "error", res.Err)
+			writePush(w, http.StatusInternalServerError, PushResponse{Revision: rev, Error: "not applied: " + res.Err.Error()})
+			return
+		case res.Err != nil:
+			writePush(w, http.StatusConflict, PushResponse{Revision: rev, Error: "not applied: " + errorText(res.Err)})
+			return
+		}
+		resp := PushResponse{Revision: rev, Accepted: res.Accepted, Rejected: res.Rejected}
+		p.log.Info("manifests pushed", "revision", rev, "manifests", len(ms), "accepted", len(res.Accepted), "rejected", len(res.Rejected))
 		writePush(w, http.StatusOK, resp)
 	})
 }

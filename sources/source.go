@@ -19,6 +19,10 @@ type Update struct {
 	Err error
 	// Took is how long the read took (for metrics); 0 when unknown.
 	Took time.Duration
+	// Reply, when set, receives what the merge made of the update (see
+	// Merger.Apply); it must have room for one answer. The push source
+	// answers its POST from it.
+	Reply chan<- Applied
 }
 
 // Source delivers updates until ctx ends. Run returns when ctx is done; it
