@@ -288,10 +288,19 @@ func joinReasons(r []string) string { return strings.Join(r, "; ") }
 // restartStore counts restarts per container slot and persists them, so
 // counts survive hostlet restarts. It is guarded by the Syncer's mu.
 type restartStore struct {
-	path  string
-	Slots map[string]*slotRestarts `json:"slots"`
-	dirty bool
+	path     string
+	stateDir string
+	Slots    map[string]*slotRestarts `json:"slots"`
+	dirty    bool
+	// damaged is the problem found when the file was loaded (nil when it
+	// loaded, or was not there); problems receives it and every failed
+	// save (see TrackStateFiles).
+	damaged  *atomicfile.Problem
+	problems *atomicfile.Problems
 }
+
+// RestartsFile is the file under stateDir holding the restart counts.
+const RestartsFile = "restarts.json"
 
 type slotRestarts struct {
 	// Count is every restart of the slot (crash, probe, recovery).
@@ -305,26 +314,67 @@ type slotRestarts struct {
 
 func slotKey(pod, slot string) string { return pod + "/" + slot }
 
+// loadRestarts reads the restart counts saved in stateDir. A file that
+// cannot be read or decoded does not stop hostlet: it is moved aside
+// (atomicfile.Damaged), the counts start from zero (the engine's own
+// counts are added from the next list on), and the problem is kept for
+// TrackStateFiles.
 func loadRestarts(stateDir string) (*restartStore, error) {
 	rs := &restartStore{Slots: map[string]*slotRestarts{}}
 	if stateDir == "" {
 		return rs, nil
 	}
-	rs.path = filepath.Join(stateDir, "restarts.json")
+	rs.stateDir = stateDir
+	rs.path = filepath.Join(stateDir, RestartsFile)
 	b, err := os.ReadFile(rs.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return rs, nil
 	}
+	if err == nil {
+		err = decodeRestarts(b, rs)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("read restart counts: %w", err)
-	}
-	if err := json.Unmarshal(b, rs); err != nil {
-		return nil, fmt.Errorf("read restart counts %s: %w", rs.path, err)
-	}
-	if rs.Slots == nil {
+		p := atomicfile.Damaged(stateDir, rs.path, err, time.Now())
+		rs.damaged = &p
 		rs.Slots = map[string]*slotRestarts{}
+		// Write a good file at the next save.
+		rs.dirty = true
 	}
 	return rs, nil
+}
+
+// decodeRestarts decodes saved restart counts into rs, refusing what is
+// not a restart count file.
+func decodeRestarts(b []byte, rs *restartStore) error {
+	var saved struct {
+		Slots map[string]*slotRestarts `json:"slots"`
+	}
+	if err := json.Unmarshal(b, &saved); err != nil {
+		return fmt.Errorf("decode restart counts: %w", err)
+	}
+	if saved.Slots == nil {
+		return errors.New("decode restart counts: no slots")
+	}
+	for k, sr := range saved.Slots {
+		if sr == nil || sr.Count < 0 || sr.EngineCount < 0 || !strings.Contains(k, "/") {
+			return fmt.Errorf("decode restart counts: slot %q is not a restart count", k)
+		}
+	}
+	rs.Slots = saved.Slots
+	return nil
+}
+
+// TrackStateFiles reports the syncer's state file (restarts.json) to p: a
+// problem found when it was loaded (logged here), and every save that
+// fails from now on; a good save clears them.
+func (s *Syncer) TrackStateFiles(p *atomicfile.Problems) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.restarts.problems = p
+	if d := s.restarts.damaged; d != nil {
+		p.Report(*d)
+		s.log.Warn("restart counts unreadable; counting from zero", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
+	}
 }
 
 func (rs *restartStore) slot(pod, slot string) *slotRestarts {
@@ -393,11 +443,13 @@ func (rs *restartStore) save() error {
 	}
 	b, err := json.Marshal(rs)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode restart counts: %w", err)
 	}
 	if err := atomicfile.WriteFile(rs.path, b, 0o600); err != nil {
-		return err
+		rs.problems.Report(atomicfile.WriteProblem(rs.stateDir, rs.path, err, time.Now()))
+		return fmt.Errorf("save restart counts: %w", err)
 	}
+	rs.problems.Resolve(RestartsFile)
 	rs.dirty = false
 	return nil
 }

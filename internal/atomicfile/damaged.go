@@ -111,8 +111,9 @@ func rel(stateDir, path string) string {
 	return path
 }
 
-// Problems is the list of state files that could not be read or written
-// now, and a count per file of every failure since start. The zero value
+// Problems is the list of state files that could not be read (since
+// start) or written (the last time they were), and a count per file of
+// every failure since start. The zero value
 // is ready to use; a nil *Problems records nothing.
 type Problems struct {
 	mu     gosync.Mutex
@@ -145,21 +146,18 @@ func (ps *Problems) Report(p Problem) bool {
 	return true
 }
 
-// Resolve drops the problems of file: it was written since. It reports
-// whether there were any.
+// Resolve drops the write problem of file: it was written since. It
+// reports whether there was one. A read problem stays listed until
+// hostlet restarts: it tells of the damaged copy kept for inspection.
 func (ps *Problems) Resolve(file string) bool {
 	if ps == nil {
 		return false
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	had := false
-	for _, op := range []string{OpRead, OpWrite} {
-		if _, ok := ps.cur[file+"\x00"+op]; ok {
-			delete(ps.cur, file+"\x00"+op)
-			had = true
-		}
-	}
+	k := file + "\x00" + OpWrite
+	_, had := ps.cur[k]
+	delete(ps.cur, k)
 	return had
 }
 

@@ -141,7 +141,8 @@ func TestDamaged(t *testing.T) {
 }
 
 // TestProblems: reports count every failure, news only once per text; a
-// write resolves a file's problems; a nil list records nothing.
+// write resolves a file's write problem, not its read problem (the damaged
+// copy is still there to see); a nil list records nothing.
 func TestProblems(t *testing.T) {
 	var ps Problems
 	t0 := time.Unix(100, 0).UTC()
@@ -156,12 +157,13 @@ func TestProblems(t *testing.T) {
 		{name: "it fails again", p: Problem{File: "sources/a.json", Op: OpWrite, Error: "no space", Since: t0.Add(time.Second)}},
 		{name: "another text", p: Problem{File: "sources/a.json", Op: OpWrite, Error: "input/output error", Since: t0.Add(2 * time.Second)}, news: true},
 		{name: "written at last", resolve: "sources/a.json"},
+		{name: "restarts.json written", resolve: "restarts.json"},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
 			if s.resolve != "" {
-				if !ps.Resolve(s.resolve) {
-					t.Error("Resolve found nothing")
+				if got, want := ps.Resolve(s.resolve), s.resolve == "sources/a.json"; got != want {
+					t.Errorf("Resolve found a write problem: %v, want %v", got, want)
 				}
 				return
 			}
