@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -57,6 +58,9 @@ type Options struct {
 	// EnvHasher hides the engine's env values in GET /pods/{id} (the
 	// Syncer's, so they read as in /status); nil hides them entirely.
 	EnvHasher *hsync.EnvHasher
+	// StateErrors returns the state file problems for the status document
+	// (optional).
+	StateErrors func() []atomicfile.Problem
 }
 
 // Limits of the requests that are unauthenticated until their body is
@@ -414,6 +418,10 @@ func (s *Server) Document() Document {
 	}
 	if doc.Rejected == nil {
 		doc.Rejected = []validate.Rejection{}
+	}
+	doc.StateErrors = []atomicfile.Problem{}
+	if s.opts.StateErrors != nil {
+		doc.StateErrors = append(doc.StateErrors, s.opts.StateErrors()...)
 	}
 	return doc
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"time"
 
+	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
@@ -19,6 +20,10 @@ type Document struct {
 	Pods     []hsync.PodStatus    `json:"pods"`
 	Rejected []validate.Rejection `json:"rejected"`
 	Machine  Machine              `json:"machine"`
+	// StateErrors lists the state files under stateDir that could not be
+	// read (damaged, unreadable: set aside, since hostlet started) or
+	// written (the last time); [] when none.
+	StateErrors []atomicfile.Problem `json:"stateErrors"`
 }
 
 // Machine describes the host.

@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	goruntime "runtime"
+	"strings"
 	gosync "sync"
 	"time"
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/gitsource"
+	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/metrics"
@@ -86,7 +89,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	for _, s := range srcs {
 		infos = append(infos, sources.SourceInfo{Name: s.Name(), Type: s.Type()})
 	}
-	merger, err := sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: cfg.Sync.AllowEmpty, Validate: vopts, StateDir: cfg.StateDir}, log)
+	// State files that could not be read or written, for /status and
+	// /metrics.
+	stateProblems := &atomicfile.Problems{}
+	merger, err := sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: cfg.Sync.AllowEmpty, Validate: vopts, StateDir: cfg.StateDir, Problems: stateProblems}, log)
 	if err != nil {
 		return err
 	}
@@ -108,6 +114,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	if err != nil {
 		return err
 	}
+	syncer.TrackStateFiles(stateProblems)
 
 	token, err := cfg.Token()
 	if err != nil {
@@ -116,9 +123,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	srv := api.New(api.Options{
 		Hostname: cfg.Hostname, Version: opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
 		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(),
-		EnvHasher: syncer.EnvHasher(),
+		EnvHasher: syncer.EnvHasher(), StateErrors: stateProblems.List,
 	}, syncer, func() []sources.Status { return merger.State().Sources }, ev, log)
 	met = metrics.New(opts.Version, opts.Commit, syncer.Report, func() []sources.Status { return merger.State().Sources })
+	met.StateFiles(stateProblems)
 	srv.HandleRead("GET /metrics", met.Handler())
 	srv.HandleStats(rt)
 	srv.HandlePods(rt)
@@ -229,10 +237,17 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 
 	log.Info("hostlet running", "instance", cfg.Instance, "hostname", cfg.Hostname, "sources", len(srcs), "infraImage", infraImage)
+	// Sources with a persisted set are ready at once: start from it (and
+	// record what is wrong with it already: an unreadable saved set, a
+	// rejected manifest).
+	first := merger.State()
+	srcErrs, rejections := map[string]string{}, map[string]string{}
+	recordSourceErrors(ev, first, srcErrs)
+	recordRejections(ev, first, rejections)
+	syncer.SetDesired(toDesired(first))
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		srcErrs := map[string]string{}
 		for {
 			select {
 			case <-ctx.Done():
@@ -242,13 +257,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 				if merger.Apply(u) {
 					st := merger.State()
 					recordSourceErrors(ev, st, srcErrs)
+					recordRejections(ev, st, rejections)
 					syncer.SetDesired(toDesired(st))
 				}
 			}
 		}
 	}()
-	// Sources with a persisted set are ready at once: start from it.
-	syncer.SetDesired(desired())
 	err = syncer.Run(ctx)
 	log.Info("hostlet stopping; containers keep running")
 	return err
@@ -265,6 +279,24 @@ func recordSourceErrors(ev *events.Log, st sources.State, last map[string]string
 		}
 		last[s.Name] = s.Error
 	}
+}
+
+// recordRejections records a rejected event for every manifest the merge
+// rejects that it did not reject at the last call, or now rejects for
+// other reasons (last holds each rejection's reasons then, by source and
+// id): a rejection that stands is one event, not one per sync.
+func recordRejections(ev *events.Log, st sources.State, last map[string]string) {
+	now := make(map[string]string, len(st.Rejected))
+	for _, rj := range st.Rejected {
+		k := rj.Source + "\x00" + rj.ID
+		why := strings.Join(rj.Reasons, "; ")
+		now[k] = why
+		if old, seen := last[k]; !seen || old != why {
+			ev.Record(events.Event{Type: events.Rejected, Pod: rj.ID, Reason: "source " + rj.Source, Message: why})
+		}
+	}
+	clear(last)
+	maps.Copy(last, now)
 }
 
 func toDesired(st sources.State) hsync.Desired {

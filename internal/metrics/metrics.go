@@ -1,7 +1,8 @@
 // Package metrics exposes hostlet's Prometheus metrics on its own registry
 // (no global state): sync duration, syncs and errors, pods by phase,
 // container restarts, source fetch duration and errors, build info and the
-// last applied revision per source. Pod and source figures are read at
+// last applied revision per source, failures to read or write a state
+// file under stateDir per file. Pod and source figures are read at
 // scrape time from what the reconciler and the merge already hold, so a
 // scrape costs no engine calls.
 package metrics
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 )
@@ -73,6 +75,27 @@ func (m *Metrics) SourceUpdate(u sources.Update) {
 	}
 	if u.Err != nil {
 		m.fetchErrors.WithLabelValues(u.Source).Inc()
+	}
+}
+
+// StateFiles exports the failures p counts, read at scrape time:
+// hostlet_state_file_errors_total{file} (file relative to stateDir). Call
+// it once.
+func (m *Metrics) StateFiles(p *atomicfile.Problems) {
+	m.reg.MustRegister(stateFileCollector{problems: p})
+}
+
+var stateFileErrorsDesc = prometheus.NewDesc("hostlet_state_file_errors_total",
+	"Failures to read (damaged, unreadable) or write (full disk, I/O error) a state file under stateDir.", []string{"file"}, nil)
+
+// stateFileCollector reads the state file problems at scrape time.
+type stateFileCollector struct{ problems *atomicfile.Problems }
+
+func (c stateFileCollector) Describe(ch chan<- *prometheus.Desc) { ch <- stateFileErrorsDesc }
+
+func (c stateFileCollector) Collect(ch chan<- prometheus.Metric) {
+	for file, n := range c.problems.Counts() {
+		ch <- prometheus.MustNewConstMetric(stateFileErrorsDesc, prometheus.CounterValue, float64(n), file)
 	}
 }
 
