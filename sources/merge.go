@@ -130,9 +130,10 @@ type sourceState struct {
 	// dirty: Good changed since the state was saved; setDirty: the set
 	// too (what is saved is an older set).
 	dirty, setDirty bool
-	// unloaded: the saved set could not be read; the source does not count
-	// as delivered until it delivers again.
-	unloaded bool
+	// unloaded: the saved set could not be read (why, in unloadedWhy); the
+	// source does not count as delivered until it delivers again.
+	unloaded    bool
+	unloadedWhy string
 }
 
 // SourceInfo names a source and its type, in config order.
@@ -141,9 +142,10 @@ type SourceInfo struct{ Name, Type string }
 // NewMerger returns a merger for the given sources, loading their persisted
 // last good sets. A source with a persisted set counts as delivered. A
 // saved set that cannot be read or decoded is moved aside (see
-// atomicfile.Damaged) and reported, in the source's error and in
-// opts.Problems; that source does not count as delivered, so nothing is
-// pruned on its account until it delivers again.
+// atomicfile.Damaged) and reported, in the source's notice and in
+// opts.Problems (the source itself may well be up: its error stays its
+// own); that source does not count as delivered, so nothing is pruned on
+// its account until it delivers again.
 func NewMerger(srcs []SourceInfo, opts MergeOptions, log *slog.Logger) (*Merger, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -182,9 +184,9 @@ func (m *Merger) load(st *sourceState) {
 		p := atomicfile.Damaged(m.opts.StateDir, path, err, m.opts.Now())
 		m.opts.Problems.Report(p)
 		st.unloaded = true
-		st.Err = "saved set unreadable: " + p.Error
+		st.unloadedWhy = "saved set unreadable: " + p.Error
 		if p.KeptAs != "" {
-			st.Err += " (kept as " + p.KeptAs + ")"
+			st.unloadedWhy += " (kept as " + p.KeptAs + ")"
 		}
 		m.log.Warn("saved set of source unreadable; the source counts as not delivered until it delivers again", "source", st.Name, "file", p.File, "keptAs", p.KeptAs, "error", p.Error)
 		return
@@ -471,6 +473,9 @@ func (m *Merger) merge() State {
 		status := Status{Name: s.Name, Type: s.Type, Revision: s.Revision, LastSuccess: s.LastSuccess, Error: s.Err, Manifests: len(s.Manifests), Delivered: s.Delivered}
 		if !s.Delivered {
 			status.Notice = NoticeWaiting
+			if s.unloaded {
+				status.Notice = s.unloadedWhy + "; " + NoticeWaiting
+			}
 		}
 		st.Sources = append(st.Sources, status)
 		first = append(first, validate.Source{Name: s.Name, Manifests: s.Manifests})
