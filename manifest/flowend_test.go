@@ -36,4 +36,3 @@ func FuzzFlowEnd(f *testing.F) {
 		}
 	})
 }
-

@@ -22,7 +22,6 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/nat"
-	"golang.org/x/sync/singleflight"
 )
 
 // Runtime is what the reconciler needs from a container engine. Docker
@@ -56,11 +55,9 @@ type Docker struct {
 	// configDir holds the Docker CLI config.json read for registry
 	// credentials ($DOCKER_CONFIG, else ~/.docker).
 	configDir string
-	// pulls makes concurrent pulls of one image share one engine request.
-	pulls singleflight.Group
-	// pullTimeout bounds a pull, which outlives the callers that started
-	// it (see EnsureImage).
-	pullTimeout time.Duration
+	// pulls makes concurrent pulls of one image share one engine request
+	// (see EnsureImage).
+	pulls pullGroup
 	// eventBackoffMax caps the wait between event stream reconnects.
 	eventBackoffMax time.Duration
 }
@@ -104,7 +101,6 @@ func New(ctx context.Context, host, instance string, log *slog.Logger) (*Docker,
 		instance:        instance,
 		log:             log,
 		configDir:       configDir,
-		pullTimeout:     30 * time.Minute,
 		eventBackoffMax: 5 * time.Second,
 	}, nil
 }

@@ -31,10 +31,12 @@ type fakeEngine struct {
 	t   *testing.T
 	srv *httptest.Server
 
-	mu          sync.Mutex
-	eventSince  []string // the since parameter of each /events request
-	eventConns  int
-	pulls       atomic.Int32
+	mu         sync.Mutex
+	eventSince []string // the since parameter of each /events request
+	eventConns int
+	pulls      atomic.Int32
+	// pullsGone counts pull requests the client gave up on.
+	pullsGone   atomic.Int32
 	pullAuth    []string
 	releasePull chan struct{}
 }
@@ -88,6 +90,7 @@ func (f *fakeEngine) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-f.releasePull:
 		case <-r.Context().Done():
+			f.pullsGone.Add(1)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -186,6 +189,54 @@ func TestPullSharedAndStreamError(t *testing.T) {
 	ac, err := registry.DecodeAuthConfig(auth)
 	if err != nil || ac.Username != "u" || ac.Password != "pw" {
 		t.Errorf("X-Registry-Auth = %q (%+v, %v), want the config.json credentials", auth, ac, err)
+	}
+}
+
+// A shared pull runs while any caller waits; when the last one gives up
+// (its deadline: the syncer's sync.pullTimeout), the engine request is
+// cancelled, so a hanging registry holds nothing once nobody waits, and the
+// next caller starts a new pull.
+func TestPullCancelledWithItsLastCaller(t *testing.T) {
+	f, d := newFakeEngine(t)
+	const ref = "registry.example.org/team/hangs:1"
+	long, cancelLong := context.WithCancel(t.Context())
+	defer cancelLong()
+	errs := make(chan error, 1)
+	go func() { errs <- d.EnsureImage(long, ref, PullAlways) }()
+	waitCond(t, func() bool { return f.pulls.Load() == 1 })
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := d.EnsureImage(short, ref, PullAlways); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("pull with an expiring context: %v", err)
+	}
+	if n := f.pullsGone.Load(); n != 0 {
+		t.Errorf("the engine request was cancelled while a caller still waits (%d)", n)
+	}
+	cancelLong()
+	if err := <-errs; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), ref) {
+		t.Errorf("pull whose caller went away = %v, want context.Canceled naming the image", err)
+	}
+	waitCond(t, func() bool { return f.pullsGone.Load() == 1 })
+	waitNoGoroutine(t, "runtime.(*Docker).doPull")
+
+	// The next caller starts afresh.
+	next, cancelNext := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancelNext()
+	_ = d.EnsureImage(next, ref, PullAlways)
+	if n := f.pulls.Load(); n != 2 {
+		t.Errorf("%d pull requests, want a second one after the first was cancelled", n)
+	}
+	waitCond(t, func() bool { return f.pullsGone.Load() == 2 })
+}
+
+func waitCond(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/distribution/reference"
@@ -38,8 +39,9 @@ const (
 // Pull failures match ErrImagePull and carry the engine's message (which
 // arrives inside the progress stream, not as the call's error). Concurrent
 // pulls of one image share one engine request; a caller whose ctx ends stops
-// waiting, while the shared pull runs on (bounded by a 30 minute timeout) for
-// the others.
+// waiting, while the shared pull runs on for the others. The engine request
+// is cancelled when its last caller stops waiting: a pull never outlives
+// every caller's deadline (sync.pullTimeout bounds the syncer's).
 func (d *Docker) EnsureImage(ctx context.Context, ref, pullPolicy string) error {
 	switch pullPolicy {
 	case PullNever, PullIfNotPresent:
@@ -79,19 +81,71 @@ func (d *Docker) pull(ctx context.Context, ref string) error {
 		return fmt.Errorf("pull image %s: %w", ref, classify(err, ErrImagePull))
 	}
 	named = reference.TagNameOnly(named)
-	key := named.String()
-	ch := d.pulls.DoChan(key, func() (any, error) {
-		// The pull is shared: it must not fail because the caller that
-		// happened to start it went away.
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.pullTimeout)
-		defer cancel()
-		return nil, d.doPull(pctx, named)
-	})
+	if err := d.pulls.do(ctx, named.String(), func(pctx context.Context) error { return d.doPull(pctx, named) }); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("pull image %s: %w", ref, ctx.Err())
+		}
+		return err
+	}
+	return nil
+}
+
+// pullGroup shares one engine pull per image among concurrent callers. The
+// pull must not fail because the caller that happened to start it went
+// away, so it runs on while any caller waits; when the last one stops
+// waiting it is cancelled, and the next caller starts a new one. Its
+// goroutine ends when the pull does.
+type pullGroup struct {
+	mu    sync.Mutex
+	pulls map[string]*sharedPull
+}
+
+type sharedPull struct {
+	done    chan struct{}
+	err     error // set before done is closed
+	waiters int
+	cancel  context.CancelFunc
+}
+
+// do runs fn once for key for every caller that comes while it runs, and
+// returns its error, or ctx's when ctx ends first.
+func (g *pullGroup) do(ctx context.Context, key string, fn func(context.Context) error) error {
+	g.mu.Lock()
+	if g.pulls == nil {
+		g.pulls = map[string]*sharedPull{}
+	}
+	p := g.pulls[key]
+	if p == nil {
+		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		p = &sharedPull{done: make(chan struct{}), cancel: cancel}
+		g.pulls[key] = p
+		go func() {
+			defer cancel()
+			err := fn(pctx)
+			g.mu.Lock()
+			if g.pulls[key] == p {
+				delete(g.pulls, key)
+			}
+			p.err = err
+			g.mu.Unlock()
+			close(p.done)
+		}()
+	}
+	p.waiters++
+	g.mu.Unlock()
 	select {
-	case res := <-ch:
-		return res.Err
+	case <-p.done:
+		return p.err
 	case <-ctx.Done():
-		return fmt.Errorf("pull image %s: %w", ref, ctx.Err())
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if p.waiters--; p.waiters == 0 {
+			p.cancel()
+			if g.pulls[key] == p {
+				delete(g.pulls, key)
+			}
+		}
+		return ctx.Err()
 	}
 }
 

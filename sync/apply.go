@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	gosync "sync"
 	"time"
@@ -56,6 +57,11 @@ type ApplyOptions struct {
 	Concurrency  int
 	// Skip names pods not to touch this time (backing off after a failure).
 	Skip func(id string) bool
+	// Images, when set, decides whether an image can be used now without
+	// waiting for a pull: pulling means a pull runs outside Apply and the
+	// pod is left as it is this time (Result.Pulling). When nil, Apply
+	// pulls what it needs itself (EnsureImage) and waits.
+	Images func(ctx context.Context, ref, pullPolicy string) (pulling bool, err error)
 	// HostPaths are the host's hostPath rules: every host path is resolved
 	// and checked again right before its container is created, and the
 	// resolved path is what is mounted.
@@ -75,6 +81,8 @@ const (
 	ReasonCreate = "CreateContainerError"
 	ReasonStart  = "StartError"
 	ReasonRemove = "RemoveError"
+	// ReasonPulling marks a Pending pod whose image is being pulled.
+	ReasonPulling = "Pulling"
 )
 
 // PodError is why applying a pod failed: a short reason and the engine's
@@ -95,6 +103,10 @@ type Result struct {
 	Applied []Change
 	// Err is nil, or a *PodError.
 	Err error
+	// Pulling lists the images being pulled outside Apply: the pod was
+	// left untouched (the running version keeps running) until they are
+	// present.
+	Pulling []string
 }
 
 // Apply carries out every pod plan that changes something, removals first
@@ -199,18 +211,22 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 		return fail(ReasonHostPath, err)
 	}
 
-	// 1. Images, before anything is stopped.
+	// 1. Images, before anything is stopped. While one is being pulled
+	// the pod waits as it is.
 	for _, c := range m.Containers {
 		if ch := apps[c.Name]; ch.Action == ActionCreate || ch.Action == ActionRecreate {
-			if err := a.rt.EnsureImage(ctx, c.Image, c.ImagePullPolicy); err != nil {
+			if err := a.image(ctx, &res, c.Image, c.ImagePullPolicy); err != nil {
 				return fail(ReasonPull, fmt.Errorf("container %s: %w", c.Name, err))
 			}
 		}
 	}
 	if infra.Action == ActionCreate || infra.Action == ActionRecreate {
-		if err := a.rt.EnsureImage(ctx, a.opts.InfraImage, manifest.PullIfNotPresent); err != nil {
+		if err := a.image(ctx, &res, a.opts.InfraImage, manifest.PullIfNotPresent); err != nil {
 			return fail(ReasonPull, fmt.Errorf("infra image: %w", err))
 		}
+	}
+	if len(res.Pulling) > 0 {
+		return res
 	}
 
 	// 2. Take down replaced and removed app containers, then the infra.
@@ -314,6 +330,19 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 		}
 	}
 	return res
+}
+
+// image makes ref usable under policy: pulled here when opts.Images is
+// nil, else asked of opts.Images, noting in res an image being pulled.
+func (a *applier) image(ctx context.Context, res *Result, ref, policy string) error {
+	if a.opts.Images == nil {
+		return a.rt.EnsureImage(ctx, ref, policy)
+	}
+	pulling, err := a.opts.Images(ctx, ref, policy)
+	if pulling && !slices.Contains(res.Pulling, ref) {
+		res.Pulling = append(res.Pulling, ref)
+	}
+	return err
 }
 
 // errStart marks a container that was created but did not start.

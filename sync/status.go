@@ -89,6 +89,9 @@ type podState struct {
 	failMessage string
 	crashes     map[string][]time.Time
 	started     map[string]time.Time
+	// pulling says which images are being pulled for the pod ("" when
+	// none): it waits Pending, reason Pulling.
+	pulling string
 }
 
 func (s *Syncer) podStateLocked(id string) *podState {
@@ -244,6 +247,8 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 				st.Containers[i].LastError = ps.failMessage
 			}
 		}
+	case ps.pulling != "":
+		st.Phase, st.Reason, st.Message = PhasePending, ReasonPulling, ps.pulling
 	case crashLoop != "":
 		st.Phase, st.Reason = PhaseFailed, ReasonCrashLoop
 		st.Message = fmt.Sprintf("container %s keeps crashing", crashLoop)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	gosync "sync"
 	"time"
 
@@ -55,7 +57,11 @@ type Options struct {
 	InfraCommand []string
 	Interval     time.Duration
 	Concurrency  int
-	Prune        bool
+	// PullTimeout bounds one image pull (sync.pullTimeout); 0 means
+	// DefaultPullTimeout. Pulls run outside the sync, at most Concurrency
+	// at a time.
+	PullTimeout time.Duration
+	Prune       bool
 	// StateDir holds restarts.json; "" keeps restart counts in memory only.
 	StateDir string
 	// Now is the clock; nil means time.Now.
@@ -81,6 +87,8 @@ type Syncer struct {
 	now    func() time.Time
 	wake   chan struct{}
 	prober *prober
+	// pulls runs image pulls outside the sync.
+	pulls *puller
 
 	// syncMu serialises syncs.
 	syncMu gosync.Mutex
@@ -117,6 +125,9 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
 	}
+	if opts.PullTimeout <= 0 {
+		opts.PullTimeout = DefaultPullTimeout
+	}
 	rs, err := loadRestarts(opts.StateDir)
 	if err != nil {
 		return nil, err
@@ -139,6 +150,7 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 		started:  opts.Now(),
 	}
 	s.prober = newProber(rt, log, s.onUnhealthy, opts.Now)
+	s.pulls = newPuller(rt, opts.PullTimeout, opts.Concurrency, log, s.Trigger)
 	return s, nil
 }
 
@@ -162,13 +174,17 @@ func (s *Syncer) Trigger() {
 	}
 }
 
-// Run syncs every interval, whenever Trigger is called, and on engine
-// events, until ctx ends. Containers are left running when it returns.
+// Run syncs every interval, whenever Trigger is called, on engine events
+// and when an image pull ends, until ctx ends. A sync never waits for a
+// pull: the pod waits (Pending, reason Pulling) while the others go on.
+// Containers are left running when it returns; pulls are cancelled and
+// joined.
 func (s *Syncer) Run(ctx context.Context) error {
 	evCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	evs := s.rt.Events(evCtx)
 	defer s.prober.stopAll()
+	defer s.pulls.stop()
 	t := time.NewTicker(s.opts.Interval)
 	defer t.Stop()
 	for {
@@ -192,28 +208,48 @@ func (s *Syncer) Run(ctx context.Context) error {
 		if !have {
 			continue
 		}
-		if err := s.SyncOnce(ctx); err != nil && ctx.Err() == nil {
+		if err := s.sync(ctx, false); err != nil && ctx.Err() == nil {
 			s.log.Warn("sync failed", "error", err)
 		}
 	}
 }
 
 // SyncOnce lists the engine's containers once, plans, applies and updates
-// status. A no-op sync costs one list call and nothing else.
+// status. A no-op sync costs one list call and nothing else. Unlike the
+// syncs of Run, it converges in one call (hostlet run --once): it waits for
+// the image pulls it started (each bounded by PullTimeout; the pods are
+// Pending/Pulling meanwhile, and syncs of Run are not held up) and syncs
+// again to apply them. When ctx ends, its pulls are cancelled and joined.
 func (s *Syncer) SyncOnce(ctx context.Context) error {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
+	return s.sync(ctx, true)
+}
+
+// maxPullWaits bounds how often SyncOnce waits for pulls and syncs again
+// (a pod's pulls start in one sync; an image removed right after its pull
+// must not keep it going).
+const maxPullWaits = 3
+
+// sync runs one sync and, with waitPulls, waits for the pulls it started
+// and syncs again; it records the outcome once.
+func (s *Syncer) sync(ctx context.Context, waitPulls bool) error {
 	start := s.now()
 	s.mu.Lock()
 	s.running = start
-	desired := s.desired
-	recoverPods := make(map[string]bool, len(s.recover))
-	for k := range s.recover {
-		recoverPods[k] = true
-	}
 	s.mu.Unlock()
 
-	err := s.syncOnce(ctx, desired, recoverPods)
+	var errs []error
+	for i := 0; ; i++ {
+		errs = append(errs, s.pass(ctx))
+		if !waitPulls || i == maxPullWaits || !s.pulls.outstanding() {
+			break
+		}
+		if err := s.pulls.wait(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("wait for image pulls: %w", err))
+			s.pulls.stop()
+			break
+		}
+	}
+	err := errors.Join(errs...)
 
 	end := s.now()
 	s.mu.Lock()
@@ -227,6 +263,22 @@ func (s *Syncer) SyncOnce(ctx context.Context) error {
 		s.opts.OnSync(end.Sub(start), err)
 	}
 	return err
+}
+
+// pass is one sync: list, plan, apply, status.
+func (s *Syncer) pass(ctx context.Context) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	s.mu.Lock()
+	desired := s.desired
+	recoverPods := make(map[string]bool, len(s.recover))
+	for k := range s.recover {
+		recoverPods[k] = true
+	}
+	s.mu.Unlock()
+	s.pulls.beginPass()
+	defer s.pulls.endPass()
+	return s.syncOnce(ctx, desired, recoverPods)
 }
 
 func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[string]bool) error {
@@ -246,9 +298,10 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
 		Skip: s.backingOff, EnvHasher: s.opts.EnvHasher,
-		HostPaths: s.opts.HostPaths,
+		HostPaths: s.opts.HostPaths, Images: s.pulls.check,
 	}, s.log)
-	if len(results) > 0 {
+	s.notePulls(results)
+	if slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 || r.Err != nil }) {
 		s.record(results)
 		// Status must show what the engine runs now: list once more, only
 		// after a sync that changed something.
@@ -355,6 +408,10 @@ func (s *Syncer) record(results []Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range results {
+		if len(r.Pulling) > 0 {
+			// Nothing done yet (notePulls): backoff and marks stay.
+			continue
+		}
 		ps := s.podStateLocked(r.ID)
 		for _, ch := range r.Applied {
 			if ch.Container == hruntime.InfraName && ch.Action != ActionRemove {
@@ -407,6 +464,35 @@ func (s *Syncer) record(results []Result) {
 		ps.failReason, ps.failMessage = "", ""
 	}
 	s.saveRestartsLocked()
+}
+
+// notePulls marks the pods whose images are being pulled (Pending,
+// reason Pulling) and unmarks every other pod.
+func (s *Syncer) notePulls(results []Result) {
+	now := s.now()
+	pulling := map[string]Result{}
+	for _, r := range results {
+		if len(r.Pulling) > 0 {
+			pulling[r.ID] = r
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, ps := range s.pods {
+		if _, ok := pulling[id]; !ok {
+			ps.pulling = ""
+		}
+	}
+	for id, r := range pulling {
+		ps := s.podStateLocked(id)
+		msg := "pulling image " + strings.Join(r.Pulling, ", ")
+		if ps.pulling != msg {
+			ps.lastAction = &LastAction{Action: "pull", Reason: msg, Time: now}
+			s.log.Info("pod waits for its images", "pod", id, "images", r.Pulling)
+		}
+		// A retry after a failure: the pod is pulling again.
+		ps.pulling, ps.failReason, ps.failMessage = msg, "", ""
+	}
 }
 
 // saveRestarts persists the restart counts; the caller must not hold mu.

@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 			}
 		},
 		Instance: cfg.Instance, InfraImage: infraImage, InfraCommand: opts.InfraCommand,
-		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
+		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, PullTimeout: cfg.Sync.PullTimeout, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
 		HostPaths: vopts,
 	}, log, ev)
 	if err != nil {

@@ -55,6 +55,9 @@ type Docker struct {
 type Sync struct {
 	Interval    time.Duration `mapstructure:"interval"`
 	Concurrency int           `mapstructure:"concurrency"`
+	// PullTimeout bounds one image pull; pulls run outside the sync, so a
+	// hanging registry holds only the pods that need its image.
+	PullTimeout time.Duration `mapstructure:"pullTimeout"`
 	Prune       bool          `mapstructure:"prune"`
 	AllowEmpty  bool          `mapstructure:"allowEmpty"`
 }
@@ -125,6 +128,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("docker.infraImage", "")
 	v.SetDefault("sync.interval", "10s")
 	v.SetDefault("sync.concurrency", 4)
+	v.SetDefault("sync.pullTimeout", "10m")
 	v.SetDefault("sync.prune", true)
 	v.SetDefault("sync.allowEmpty", false)
 	v.SetDefault("etcd.endpoints", []string{})
@@ -290,6 +294,9 @@ func (c *Config) complete() error {
 	}
 	if c.Sync.Concurrency < 1 {
 		bad("sync.concurrency", "must be at least 1, got %d", c.Sync.Concurrency)
+	}
+	if c.Sync.PullTimeout <= 0 {
+		bad("sync.pullTimeout", "must be positive, got %s", c.Sync.PullTimeout)
 	}
 	if c.StateDir == "" {
 		bad("stateDir", "required")

@@ -35,6 +35,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "etcd without endpoints", body: "sources:\n- {name: a, type: etcd, key: /k}\n", want: []string{`key "etcd.endpoints": required by etcd source "a"`}},
 		{name: "bad template", body: "sources:\n- {name: a, type: file, path: \"/x/{{.Host}}\"}\n", want: []string{`key "sources[0].path"`, "only {{.Hostname}} is known"}},
 		{name: "zero concurrency", body: "sync:\n  concurrency: 0\n", want: []string{`key "sync.concurrency": must be at least 1`}},
+		{name: "zero pull timeout", body: "sync:\n  pullTimeout: 0s\n", want: []string{`key "sync.pullTimeout": must be positive`}},
 		{name: "yaml error", body: "sync: [\n", want: []string{"hostlet.yaml"}},
 	}
 	for _, tt := range tests {

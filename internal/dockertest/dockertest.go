@@ -380,13 +380,32 @@ func randomHex(n int) string {
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("dockertest: find a free port: %v", err)
+	// The kernel may hand out a port again once its listener is closed,
+	// before the test that got it first has bound it: never give one port
+	// twice in a process.
+	handedOut.mu.Lock()
+	defer handedOut.mu.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("dockertest: find a free port: %v", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("dockertest: no free port not handed out before in 100 tries")
+	return 0
 }
+
+// handedOut holds the ports FreePort returned in this test process.
+var handedOut = struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
 
 // WaitFor polls cond every 50 ms until it returns true, and fails the test
 // with cond's last message when timeout passes first (or the test's context

@@ -47,10 +47,12 @@ type Fake struct {
 	volumes    map[string]map[string]string
 	images     map[string]bool
 	pullErrs   map[string]error
-	execCodes  map[string]int
-	subs       []*subscriber
-	nextID     int
-	clock      time.Time
+	// blocked holds the images whose pulls wait, until released (BlockPull).
+	blocked   map[string]chan struct{}
+	execCodes map[string]int
+	subs      []*subscriber
+	nextID    int
+	clock     time.Time
 }
 
 // subscriber is one Events channel. Its queue is unbounded, so the fake
@@ -101,6 +103,7 @@ func NewFake() *Fake {
 		volumes:    map[string]map[string]string{},
 		images:     map[string]bool{},
 		pullErrs:   map[string]error{},
+		blocked:    map[string]chan struct{}{},
 		execCodes:  map[string]int{},
 	}
 }
@@ -309,11 +312,44 @@ func (f *Fake) Remove(_ context.Context, id string) error {
 	return nil
 }
 
-// EnsureImage implements hsync.ImageEnsurer.
-func (f *Fake) EnsureImage(_ context.Context, ref, _ string) error {
+// BlockPull makes image ref absent and every pull of it wait until release
+// is called or the pull's ctx ends; released, the pull succeeds (or fails
+// as FailPull says) and the image is present. Until then EnsureImage with
+// policy Never reports the image not present, as the engine does.
+func (f *Fake) BlockPull(ref string) (release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	gate := make(chan struct{})
+	f.blocked[ref] = gate
+	return gosync.OnceFunc(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		close(gate)
+		if f.blocked[ref] == gate {
+			delete(f.blocked, ref)
+		}
+	})
+}
+
+// EnsureImage implements hsync.ImageEnsurer. Images are present unless
+// blocked (BlockPull); FailPull makes every call for ref fail.
+func (f *Fake) EnsureImage(ctx context.Context, ref, policy string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("EnsureImage", ref)
+	if gate, ok := f.blocked[ref]; ok {
+		if policy == hruntime.PullNever {
+			return fmt.Errorf("image %s not present and imagePullPolicy is Never: %w: %w", ref, hruntime.ErrImageNeverPull, hruntime.ErrNotFound)
+		}
+		f.mu.Unlock()
+		select {
+		case <-gate:
+			f.mu.Lock()
+		case <-ctx.Done():
+			f.mu.Lock()
+			return fmt.Errorf("pull image %s: %w", ref, ctx.Err())
+		}
+	}
 	if err := f.pullErrs[ref]; err != nil {
 		return fmt.Errorf("pull image %s: %w: %w", ref, hruntime.ErrImagePull, err)
 	}
