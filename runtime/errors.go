@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
@@ -26,7 +27,26 @@ var (
 	ErrImageNeverPull = errors.New("image not present and pull policy is Never")
 	// ErrUnavailable: the engine cannot be reached.
 	ErrUnavailable = errors.New("engine unavailable")
+	// ErrStaleTask: the engine cannot start a container because it still
+	// holds a task for it ("task ... already exists", the container
+	// Exited (128)): an engine restart cut its start. Such a container
+	// never starts again; it must be created anew.
+	ErrStaleTask = errors.New("container holds a stale task")
 )
+
+// IsStaleTask reports whether err (or an error it wraps) is ErrStaleTask.
+func IsStaleTask(err error) bool { return errors.Is(err, ErrStaleTask) }
+
+// startError classifies the error of a container start: a stale task is
+// known only by the engine's text (containerd's AlreadyExists, passed on
+// as a plain 500).
+func startError(err error) error {
+	t := translate(err)
+	if t != nil && !errors.Is(t, ErrUnavailable) && strings.Contains(err.Error(), "task") && strings.Contains(err.Error(), "already exists") {
+		return classify(t, ErrStaleTask)
+	}
+	return t
+}
 
 // IsNotFound reports whether err (or an error it wraps) is ErrNotFound.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -112,6 +112,8 @@ type Merger struct {
 	byKey map[string]*sourceState
 	// cached is the last merge; nil after anything changed.
 	cached *State
+	// sealer seals the saved sets (nil without StateDir).
+	sealer *sealer
 }
 
 // sourceState is one source's last good set. It is what is persisted.
@@ -151,6 +153,13 @@ func NewMerger(srcs []SourceInfo, opts MergeOptions, log *slog.Logger) (*Merger,
 		opts.Now = time.Now
 	}
 	m := &Merger{opts: opts, log: log, byKey: map[string]*sourceState{}}
+	if opts.StateDir != "" {
+		sl, err := loadSealer(opts.StateDir, opts.Problems, opts.Now(), log)
+		if err != nil {
+			return nil, err
+		}
+		m.sealer = sl
+	}
 	for _, s := range srcs {
 		st := &sourceState{Name: s.Name, Type: s.Type, Good: map[string]Entry{}}
 		m.load(st)
@@ -174,6 +183,10 @@ func (m *Merger) load(st *sourceState) {
 		return
 	}
 	var saved sourceState
+	legacy := false
+	if err == nil {
+		b, legacy, err = m.sealer.open(b, st.Name)
+	}
 	if err == nil {
 		err = decodeSaved(b, st.Name, &saved)
 	}
@@ -196,6 +209,11 @@ func (m *Merger) load(st *sourceState) {
 		st.Good = saved.Good
 	}
 	st.Delivered = true
+	if legacy {
+		// Saved in plain text by an earlier release: sealed at the next
+		// save.
+		st.dirty = true
+	}
 	m.log.Info("loaded last good set", "source", st.Name, "revision", st.Revision, "manifests", len(st.Manifests))
 }
 
@@ -225,6 +243,9 @@ func (m *Merger) save(st *sourceState) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode last good set of source %s: %w", st.Name, err)
+	}
+	if b, err = m.sealer.seal(b, st.Name); err != nil {
+		return err
 	}
 	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
 		p := atomicfile.WriteProblem(m.opts.StateDir, path, err, m.opts.Now())

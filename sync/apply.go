@@ -285,10 +285,41 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 		infraID = id
 		res.Applied = append(res.Applied, infra)
 	case ActionRestart:
-		if err := a.rt.Start(ctx, infraID); err != nil {
-			return fail(ReasonStart, fmt.Errorf("infra container: %w", err))
+		startErr := a.rt.Start(ctx, infraID)
+		if startErr == nil {
+			res.Applied = append(res.Applied, infra)
+			break
 		}
-		res.Applied = append(res.Applied, infra)
+		if !hruntime.IsStaleTask(startErr) {
+			return fail(ReasonStart, fmt.Errorf("infra container: %w", startErr))
+		}
+		// A container whose start an engine restart cut ("task already
+		// exists", Exited 128) never starts again: create it anew, as
+		// kubelet does for every restart. Other start errors (the engine
+		// going down, a port taken) are retried with backoff as before. Its app containers
+		// share its network namespace, so they are created anew with it.
+		a.log.Warn("infra container does not start; creating it anew", "pod", m.ID, "error", startErr)
+		for _, c := range m.Containers {
+			ch := apps[c.Name]
+			if ch.Current == nil || ch.Action == ActionRecreate {
+				continue
+			}
+			if err := a.stopRemove(ctx, ch.Current, grace); err != nil {
+				return fail(ReasonRemove, fmt.Errorf("container %s: %w", c.Name, err))
+			}
+			apps[c.Name] = Change{Container: c.Name, Action: ActionRecreate, Current: ch.Current,
+				Reasons: []string{"pod network: infra container created anew"}}
+		}
+		if err := a.rt.Remove(ctx, infraID); err != nil && !hruntime.IsNotFound(err) {
+			return fail(ReasonStart, fmt.Errorf("infra container: %w (and remove it: %w)", startErr, err))
+		}
+		id, err := a.createStart(ctx, infraSpec(a.opts.Instance, a.opts.InfraImage, a.opts.InfraCommand, *p))
+		if err != nil {
+			return fail(startReason(err), fmt.Errorf("infra container (did not start: %v; created anew): %w", startErr, err))
+		}
+		infraID = id
+		res.Applied = append(res.Applied, Change{Container: hruntime.InfraName, Action: ActionRecreate, Current: infra.Current,
+			Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}})
 	}
 
 	// 5. App containers, in manifest order.
@@ -309,9 +340,28 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 					return fail(ReasonStart, fmt.Errorf("container %s: %w", c.Name, err))
 				}
 			}
-			if err := a.rt.Start(ctx, ch.Current.ID); err != nil {
-				return fail(ReasonStart, fmt.Errorf("container %s: %w", c.Name, err))
+			startErr := a.rt.Start(ctx, ch.Current.ID)
+			if startErr == nil {
+				break
 			}
+			if !hruntime.IsStaleTask(startErr) {
+				return fail(ReasonStart, fmt.Errorf("container %s: %w", c.Name, startErr))
+			}
+			// As for the infra container: one that does not start is
+			// created anew.
+			a.log.Warn("container does not start; creating it anew", "pod", m.ID, "container", c.Name, "error", startErr)
+			if err := a.rt.Remove(ctx, ch.Current.ID); err != nil && !hruntime.IsNotFound(err) {
+				return fail(ReasonStart, fmt.Errorf("container %s: %w (and remove it: %w)", c.Name, startErr, err))
+			}
+			spec := appSpec(a.opts.Instance, *p, i, infraID, a.opts.EnvHasher)
+			if err := resolveHostPaths(&spec, m, i, a.opts.HostPaths); err != nil {
+				return fail(ReasonHostPath, fmt.Errorf("container %s: %w", c.Name, err))
+			}
+			if _, err := a.createStart(ctx, spec); err != nil {
+				return fail(startReason(err), fmt.Errorf("container %s (did not start: %v; created anew): %w", c.Name, startErr, err))
+			}
+			ch = Change{Container: c.Name, Action: ActionRecreate, Current: ch.Current,
+				Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}}
 		default:
 			continue
 		}

@@ -103,9 +103,7 @@ func (h *headerLog) String() string {
 // was sent, and the output of `validate -o json`, `diff -o json` (against
 // the engine and against the status), their text forms and `status -o
 // json`: none holds a secret in any spelling (raw, URL-escaped, as basic
-// auth, or as the unkeyed hash older releases showed for env values). The
-// one exception is the env value in the sources' persisted last good sets
-// (see atRest below).
+// auth, or as the unkeyed hash older releases showed for env values).
 func TestNoSecretLeaks(t *testing.T) {
 	instance := dockertest.Instance(t)
 	image := dockertest.TestImage(t)
@@ -330,25 +328,14 @@ sources:
 	}
 	old := sha256.Sum256([]byte("SECRET=" + envSecret))
 	forms[hex.EncodeToString(old[:])[:16]] = "the env value's unkeyed hash (older releases)"
-	// The last good set of each source (stateDir/sources/NAME.json) is the
-	// manifests as delivered, so that pods can be made again after a
-	// restart with the source unreachable: it holds env values as the
-	// manifests do (as the git cache's objects do, compressed), mode 0600
-	// in a 0700 folder. That is the one place an env value may be; no
-	// credential may be there, nor anywhere else.
-	atRest := map[string]bool{}
-	for _, name := range []string{"gitu", "gitp", "web"} {
-		atRest["file "+filepath.Join(stateDir, "sources", name+".json")] = true
-	}
+	// The last good sets (stateDir/sources/NAME.json) hold the manifests
+	// as delivered, env values included, sealed with stateDir/state.key:
+	// no file under stateDir holds a secret in plain text.
 	bytesSearched := 0
 	for where, out := range outputs {
 		bytesSearched += len(out)
 		for form, what := range forms {
 			if !strings.Contains(out, form) {
-				continue
-			}
-			if form == envSecret && atRest[where] {
-				t.Logf("the env value is at rest in the last good set %s (by design, see above)", where)
 				continue
 			}
 			t.Errorf("%s found in %s:\n%s", what, where, clip(out, form))

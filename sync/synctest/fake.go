@@ -50,6 +50,8 @@ type Fake struct {
 	// blocked holds the images whose pulls wait, until released (BlockPull).
 	blocked   map[string]chan struct{}
 	execCodes map[string]int
+	// broken holds the containers whose start always fails (BreakStart).
+	broken map[string]bool
 	subs      []*subscriber
 	nextID    int
 	clock     time.Time
@@ -105,7 +107,26 @@ func NewFake() *Fake {
 		pullErrs:   map[string]error{},
 		blocked:    map[string]chan struct{}{},
 		execCodes:  map[string]int{},
+		broken:     map[string]bool{},
 	}
+}
+
+// BreakStart stops container id and makes every start of it fail, as the
+// engine does for a container whose start an engine restart cut ("task
+// already exists", Exited (128)). Containers created anew are not broken.
+func (f *Fake) BreakStart(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fc, ok := f.lookup(id)
+	if !ok {
+		return fmt.Errorf("break %s: %w", id, hruntime.ErrNotFound)
+	}
+	f.broken[fc.c.ID] = true
+	if fc.c.State == hruntime.StateRunning {
+		fc.c.State, fc.c.Status, fc.c.ExitCode = hruntime.StateExited, "Exited (128) 1 second ago", 128
+		f.emit(f.event("die", fc))
+	}
+	return nil
 }
 
 func (f *Fake) record(method, arg string) {
@@ -264,6 +285,9 @@ func (f *Fake) Start(_ context.Context, id string) error {
 	fc, ok := f.lookup(id)
 	if !ok {
 		return fmt.Errorf("start container %s: %w", id, hruntime.ErrNotFound)
+	}
+	if f.broken[fc.c.ID] {
+		return fmt.Errorf("start container %s: task %s: already exists: %w", id, fc.c.ID, hruntime.ErrStaleTask)
 	}
 	if fc.c.State != hruntime.StateRunning {
 		f.run(fc)

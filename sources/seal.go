@@ -1,0 +1,125 @@
+package sources
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/atomicfile"
+)
+
+// StateKeyFile is the file under stateDir holding the key that seals the
+// saved last good sets (stateDir/sources/NAME.json): 32 random bytes in
+// hex, mode 0600.
+const StateKeyFile = "state.key"
+
+// sealMagic starts every sealed saved set; what follows is a 12-byte nonce
+// and the AES-256-GCM ciphertext of the set's JSON, its source's name as
+// additional data (a set cannot be passed off as another source's).
+const sealMagic = "hostlet-sealed-v1\n"
+
+// sealer seals saved sets, so that the env values they hold (the sets are
+// the manifests as delivered) are not plain text on disk: copies of
+// stateDir, backups and greps of it show none. The key sits beside the
+// sets, so this does not protect against root on the host, which Docker's
+// own container configs do not either.
+type sealer struct {
+	aead cipher.AEAD
+}
+
+// loadSealer returns the sealer of the key in stateDir/state.key, creating
+// the key on first use. A key file that cannot be read or holds no key is
+// moved aside and reported like any damaged state file, and a new key made:
+// the sets sealed with the old one then fail to open and count as damaged
+// (their sources count as not delivered until they deliver again).
+func loadSealer(stateDir string, problems *atomicfile.Problems, now time.Time, log *slog.Logger) (*sealer, error) {
+	path := filepath.Join(stateDir, StateKeyFile)
+	key, err := readStateKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	} else if err != nil {
+		p := atomicfile.Damaged(stateDir, path, err, now)
+		problems.Report(p)
+		log.Warn("state key unusable; moved aside and replaced by a new key (saved sets sealed with it cannot be read)", "file", p.File, "keptAs", p.KeptAs, "error", p.Error)
+	}
+	if key == nil {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("make the state key: %w", err)
+		}
+		if err := os.MkdirAll(stateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create the state key: %w", err)
+		}
+		if err := atomicfile.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("create the state key %s: %w", path, err)
+		}
+	}
+	return newSealer(key)
+}
+
+func newSealer(key []byte) (*sealer, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("state key: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("state key: %w", err)
+	}
+	return &sealer{aead: aead}, nil
+}
+
+// readStateKey reads a key file: exactly 64 hex digits and a newline.
+func readStateKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(strings.TrimSuffix(string(b), "\n"))
+	if err != nil || len(key) != 32 {
+		return nil, errors.New("does not hold a key of 64 hex digits")
+	}
+	return key, nil
+}
+
+// seal returns the sealed form of a saved set of source name.
+func (s *sealer) seal(plain []byte, name string) ([]byte, error) {
+	nonce := make([]byte, s.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("seal the saved set of source %s: %w", name, err)
+	}
+	out := append([]byte(sealMagic), nonce...)
+	return s.aead.Seal(out, nonce, plain, []byte(name)), nil
+}
+
+// open returns the JSON of a saved set of source name. legacy is true for
+// a set saved in plain text by an earlier release: it is taken as it is
+// and sealed when saved next.
+func (s *sealer) open(b []byte, name string) (plain []byte, legacy bool, err error) {
+	rest, ok := bytes.CutPrefix(b, []byte(sealMagic))
+	if !ok {
+		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+			return b, true, nil
+		}
+		return nil, false, errors.New("neither a sealed saved set nor JSON")
+	}
+	n := s.aead.NonceSize()
+	if len(rest) < n+s.aead.Overhead() {
+		return nil, false, errors.New("sealed saved set cut short")
+	}
+	plain, err = s.aead.Open(nil, rest[:n], rest[n:], []byte(name))
+	if err != nil {
+		return nil, false, errors.New("sealed saved set does not open with this host's state key (damaged, another source's, or sealed with another key)")
+	}
+	return plain, false, nil
+}
