@@ -52,9 +52,9 @@ type Fake struct {
 	execCodes map[string]int
 	// broken holds the containers whose start always fails (BreakStart).
 	broken map[string]bool
-	subs      []*subscriber
-	nextID    int
-	clock     time.Time
+	subs   []*subscriber
+	nextID int
+	clock  time.Time
 }
 
 // subscriber is one Events channel. Its queue is unbounded, so the fake
