@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
 )
@@ -111,28 +112,36 @@ func envKeyID(h string) (string, bool) {
 // LoadEnvHasher returns the hasher of the host's key in
 // stateDir/env-hash.key, creating the key (atomically, mode 0600) on first
 // use. A key file that cannot be read or does not hold a key is moved
-// aside (env-hash.key.damaged, kept for inspection), replaced by a new key
-// and reported with a warning: env values hashed before then no longer
-// compare (`diff` and recreate reasons say so), and nothing is recreated
-// for it, as the spec hash does not depend on the key.
+// aside (env-hash.key.corrupt-<UTC>, see atomicfile.Damaged), replaced by
+// a new key and reported with a warning (and, in a Syncer, in its state
+// file problems): env values hashed before then no longer compare (`diff`
+// and recreate reasons say so), and nothing is recreated for it, as the
+// spec hash does not depend on the key.
 func LoadEnvHasher(stateDir string, log *slog.Logger) (*EnvHasher, error) {
+	h, _, err := loadEnvHasher(stateDir, log, time.Now())
+	return h, err
+}
+
+// loadEnvHasher is LoadEnvHasher, also returning the problem of a damaged
+// key file (nil when there was none).
+func loadEnvHasher(stateDir string, log *slog.Logger, now time.Time) (*EnvHasher, *atomicfile.Problem, error) {
 	path := filepath.Join(stateDir, EnvKeyFile)
 	key, err := readEnvKey(path)
 	if err == nil {
-		return NewEnvHasher(key), nil
+		return NewEnvHasher(key), nil, nil
 	}
+	var damaged *atomicfile.Problem
 	if !errors.Is(err, fs.ErrNotExist) {
+		p := atomicfile.Damaged(stateDir, path, err, now)
 		log.Warn("env hash key unusable; moved aside and replaced by a new key (env hashes made before no longer compare)",
-			"file", path, "error", err)
-		if rerr := os.Rename(path, path+".damaged"); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("move the damaged env hash key %s aside: %w", path, rerr)
-		}
+			"file", p.File, "keptAs", p.KeptAs, "error", p.Error)
+		damaged = &p
 	}
 	key = randomKey()
 	if err := atomicfile.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("create the env hash key: %w", err)
+		return nil, damaged, fmt.Errorf("create the env hash key: %w", err)
 	}
-	return NewEnvHasher(key), nil
+	return NewEnvHasher(key), damaged, nil
 }
 
 // ReadEnvHasher returns the hasher of the key in stateDir, never creating

@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/events"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
@@ -163,11 +165,29 @@ func TestEnvHashKeyFile(t *testing.T) {
 			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "env hash key") {
 				t.Errorf("a damaged key was replaced without a warning: %q", logs.String())
 			}
-			if b, err := os.ReadFile(path + ".damaged"); err != nil || string(b) != tc.content {
+			kept, _ := filepath.Glob(path + ".corrupt-*")
+			slices.Sort(kept)
+			if len(kept) == 0 {
+				t.Fatal("no damaged copy kept")
+			}
+			if b, err := os.ReadFile(kept[len(kept)-1]); err != nil || string(b) != tc.content {
 				t.Errorf("damaged copy: %q, %v; want the damaged content kept", b, err)
 			}
 			if h2, err := hsync.ReadEnvHasher(dir); err != nil || h2.Hash("A", "b") != h.Hash("A", "b") {
 				t.Errorf("the new key was not saved: %v", err)
+			}
+			// A Syncer reports it among its state file problems.
+			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := hsync.New(synctest.NewFake(), hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, StateDir: dir}, log, events.NewLog(10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var problems atomicfile.Problems
+			s.TrackStateFiles(&problems)
+			if l := problems.List(); len(l) != 1 || l[0].File != hsync.EnvKeyFile || !strings.HasPrefix(l[0].KeptAs, hsync.EnvKeyFile+".corrupt-") {
+				t.Errorf("state file problems %+v, want the env hash key's", l)
 			}
 		})
 	}

@@ -380,6 +380,10 @@ func (s *Syncer) TrackStateFiles(p *atomicfile.Problems) {
 		p.Report(*d)
 		s.log.Warn("restart counts unreadable; counting from zero", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
 	}
+	if d := s.keyDamaged; d != nil {
+		// Logged when it was found (loadEnvHasher).
+		p.Report(*d)
+	}
 }
 
 func (rs *restartStore) slot(pod, slot string) *slotRestarts {

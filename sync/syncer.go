@@ -10,6 +10,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/events"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/validate"
@@ -89,6 +90,9 @@ type Syncer struct {
 	prober *prober
 	// pulls runs image pulls outside the sync.
 	pulls *puller
+	// keyDamaged is the env hash key's problem found at start (nil when
+	// none), reported by TrackStateFiles.
+	keyDamaged *atomicfile.Problem
 
 	// syncMu serialises syncs.
 	syncMu gosync.Mutex
@@ -132,22 +136,24 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 	if err != nil {
 		return nil, err
 	}
+	var keyDamaged *atomicfile.Problem
 	if opts.EnvHasher == nil {
 		if opts.StateDir == "" {
 			opts.EnvHasher = RandomEnvHasher()
-		} else if opts.EnvHasher, err = LoadEnvHasher(opts.StateDir, log); err != nil {
+		} else if opts.EnvHasher, keyDamaged, err = loadEnvHasher(opts.StateDir, log, opts.Now()); err != nil {
 			return nil, err
 		}
 	}
 	s := &Syncer{
 		rt: rt, opts: opts, log: log, events: ev, now: opts.Now,
-		wake:     make(chan struct{}, 1),
-		pods:     map[string]*podState{},
-		recover:  map[string]bool{},
-		ownStops: map[string]time.Time{},
-		backoff:  map[string]*backoff{},
-		restarts: rs,
-		started:  opts.Now(),
+		wake:       make(chan struct{}, 1),
+		pods:       map[string]*podState{},
+		recover:    map[string]bool{},
+		ownStops:   map[string]time.Time{},
+		backoff:    map[string]*backoff{},
+		restarts:   rs,
+		started:    opts.Now(),
+		keyDamaged: keyDamaged,
 	}
 	s.prober = newProber(rt, log, s.onUnhealthy, opts.Now)
 	s.pulls = newPuller(rt, opts.PullTimeout, opts.Concurrency, log, s.Trigger)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
@@ -113,13 +114,13 @@ func statusFromAPI(ctx context.Context, cfg *config.Config, host string) (status
 func statusFromEtcd(ctx context.Context, cfg *config.Config, host string) (statusView, error) {
 	cli, err := sources.DialEtcd(cfg.Etcd.Endpoints)
 	if err != nil {
-		return statusView{}, err
+		return statusView{}, redact.Error(err, cfg.Etcd.Endpoints...)
 	}
 	defer cli.Close()
 	statusKey, aliveKey, _ := reporter.Keys(cfg.Etcd.Prefix, host)
 	resp, err := cli.Get(ctx, statusKey)
 	if err != nil {
-		return statusView{}, fmt.Errorf("etcd %v unreachable: %w", cfg.Etcd.Endpoints, err)
+		return statusView{}, redact.Error(fmt.Errorf("etcd %v unreachable: %w", endpointsText(cfg.Etcd.Endpoints), err), cfg.Etcd.Endpoints...)
 	}
 	if len(resp.Kvs) == 0 {
 		return statusView{}, fmt.Errorf("no status for host %q in etcd (key %s)", host, statusKey)
@@ -130,7 +131,7 @@ func statusFromEtcd(ctx context.Context, cfg *config.Config, host string) (statu
 	}
 	alive, err := cli.Get(ctx, aliveKey)
 	if err != nil {
-		return statusView{}, fmt.Errorf("etcd %v unreachable: %w", cfg.Etcd.Endpoints, err)
+		return statusView{}, redact.Error(fmt.Errorf("etcd %v unreachable: %w", endpointsText(cfg.Etcd.Endpoints), err), cfg.Etcd.Endpoints...)
 	}
 	return statusView{Host: host, Alive: len(alive.Kvs) > 0, From: "etcd " + statusKey, Doc: doc}, nil
 }
@@ -155,7 +156,11 @@ func (v statusView) writeText(w io.Writer) error {
 		if !s.LastSuccess.IsZero() {
 			last = s.LastSuccess.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Type, short(s.Revision), last, s.Manifests, dash(s.Error))
+		errText := s.Error
+		if s.Notice != "" {
+			errText = strings.TrimPrefix(errText+"; ", "; ") + "notice: " + s.Notice
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Type, short(s.Revision), last, s.Manifests, dash(errText))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "POD\tCONTAINER\tPHASE\tSTATE\tRESTARTS\tREVISION\tIMAGE\tREASON")
@@ -171,6 +176,16 @@ func (v statusView) writeText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(d.StateErrors) > 0 {
+		fmt.Fprintf(w, "\nstate file problems (stateDir):\n")
+		for _, p := range d.StateErrors {
+			kept := ""
+			if p.KeptAs != "" {
+				kept = " (kept as " + p.KeptAs + ")"
+			}
+			fmt.Fprintf(w, "  %s: %s failed since %s: %s%s\n", p.File, p.Op, p.Since.Format(time.RFC3339), p.Error, kept)
+		}
+	}
 	if len(d.Rejected) > 0 {
 		fmt.Fprintf(w, "\nrejected manifests:\n")
 		for _, r := range d.Rejected {
@@ -178,6 +193,15 @@ func (v statusView) writeText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// endpointsText shows etcd endpoints without their credentials.
+func endpointsText(eps []string) string {
+	out := make([]string, len(eps))
+	for i, e := range eps {
+		out[i] = redact.URL(e)
+	}
+	return "[" + strings.Join(out, " ") + "]"
 }
 
 func short(rev string) string {
