@@ -345,7 +345,7 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 // Start starts a created or stopped container.
 func (d *Docker) Start(ctx context.Context, id string) error {
 	if err := d.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
-		return fmt.Errorf("start container %s: %w", id, startError(err))
+		return fmt.Errorf("start container %s: %w", id, startError(id, err))
 	}
 	return nil
 }

@@ -37,13 +37,25 @@ var (
 // IsStaleTask reports whether err (or an error it wraps) is ErrStaleTask.
 func IsStaleTask(err error) bool { return errors.Is(err, ErrStaleTask) }
 
-// startError classifies the error of a container start: a stale task is
-// known only by the engine's text (containerd's AlreadyExists, passed on
-// as a plain 500).
-func startError(err error) error {
+// startError classifies the error of starting container id. A stale task
+// is known only by the engine's text, which names the container's own ID
+// with "already exists" in its forms over the releases (`task <id>: already
+// exists`, `container "<id>": already exists`, `container with id exists:
+// <id>`, `.../<id>: file exists`, `id already in use`); no other "already
+// exists" (a network endpoint's name, a port) counts.
+func startError(id string, err error) error {
 	t := translate(err)
-	if t != nil && !errors.Is(t, ErrUnavailable) && strings.Contains(err.Error(), "task") && strings.Contains(err.Error(), "already exists") {
-		return classify(t, ErrStaleTask)
+	if t == nil || errors.Is(t, ErrUnavailable) || len(id) != 64 {
+		return t
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, id) {
+		return t
+	}
+	for _, s := range []string{"already exists", "with id exists", "file exists", "already in use"} {
+		if strings.Contains(msg, s) {
+			return classify(t, ErrStaleTask)
+		}
 	}
 	return t
 }

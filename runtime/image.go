@@ -100,6 +100,9 @@ type pullGroup struct {
 	pulls map[string]*sharedPull
 }
 
+// maxPullTime caps every engine pull, whatever its callers' deadlines.
+const maxPullTime = time.Hour
+
 type sharedPull struct {
 	done    chan struct{}
 	err     error // set before done is closed
@@ -116,7 +119,9 @@ func (g *pullGroup) do(ctx context.Context, key string, fn func(context.Context)
 	}
 	p := g.pulls[key]
 	if p == nil {
-		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		// Cancelled with its last waiter; capped for callers without a
+		// deadline of their own.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxPullTime)
 		p = &sharedPull{done: make(chan struct{}), cancel: cancel}
 		g.pulls[key] = p
 		go func() {

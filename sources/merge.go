@@ -210,9 +210,12 @@ func (m *Merger) load(st *sourceState) {
 	}
 	st.Delivered = true
 	if legacy {
-		// Saved in plain text by an earlier release: sealed at the next
-		// save.
+		// Saved in plain text by an earlier release: sealed now (a
+		// failure is reported and the next save tries again).
 		st.dirty = true
+		if err := m.save(st); err != nil {
+			m.log.Warn("cannot seal the saved set of an earlier release", "source", st.Name, "error", err)
+		}
 	}
 	m.log.Info("loaded last good set", "source", st.Name, "revision", st.Revision, "manifests", len(st.Manifests))
 }

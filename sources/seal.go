@@ -46,7 +46,12 @@ func loadSealer(stateDir string, problems *atomicfile.Problems, now time.Time, l
 	path := filepath.Join(stateDir, StateKeyFile)
 	key, err := readStateKey(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		err = nil
+		if sealedSetsIn(stateDir) {
+			// Lost, not new: say so, rather than blame only the sets.
+			p := atomicfile.Problem{File: StateKeyFile, Op: atomicfile.OpRead, Error: "missing while saved sets sealed with it exist: they cannot be opened", Since: now.UTC()}
+			problems.Report(p)
+			log.Warn("state key missing; a new one is made (saved sets sealed with the old one cannot be read)", "file", p.File)
+		}
 	} else if err != nil {
 		p := atomicfile.Damaged(stateDir, path, err, now)
 		problems.Report(p)
@@ -85,7 +90,7 @@ func readStateKey(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := hex.DecodeString(strings.TrimSuffix(string(b), "\n"))
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
 	if err != nil || len(key) != 32 {
 		return nil, errors.New("does not hold a key of 64 hex digits")
 	}
@@ -122,4 +127,22 @@ func (s *sealer) open(b []byte, name string) (plain []byte, legacy bool, err err
 		return nil, false, errors.New("sealed saved set does not open with this host's state key (damaged, another source's, or sealed with another key)")
 	}
 	return plain, false, nil
+}
+
+// sealedSetsIn reports whether stateDir/sources holds a sealed saved set.
+func sealedSetsIn(stateDir string) bool {
+	paths, _ := filepath.Glob(filepath.Join(stateDir, "sources", "*.json"))
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		head := make([]byte, len(sealMagic))
+		n, _ := f.Read(head)
+		_ = f.Close()
+		if string(head[:n]) == sealMagic {
+			return true
+		}
+	}
+	return false
 }

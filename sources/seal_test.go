@@ -44,7 +44,14 @@ func TestSavedSetsSealed(t *testing.T) {
 		{name: "key damaged", problem: StateKeyFile, damage: func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, StateKeyFile), "not a key\n")
 		}},
-		{name: "key replaced", problem: "sources/push.json", damage: func(t *testing.T, dir string) {
+		{name: "key with CRLF", loaded: true, damage: func(t *testing.T, dir string) {
+			b, err := os.ReadFile(filepath.Join(dir, StateKeyFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, StateKeyFile), strings.TrimSpace(string(b))+"\r\n")
+		}},
+		{name: "key lost", problem: StateKeyFile, damage: func(t *testing.T, dir string) {
 			if err := os.Remove(filepath.Join(dir, StateKeyFile)); err != nil {
 				t.Fatal(err)
 			}
@@ -86,6 +93,9 @@ func TestSavedSetsSealed(t *testing.T) {
 			got := strings.Join(accepted(st), " ")
 			if tt.loaded != strings.Contains(got, "pushed") || st.Sources[1].Delivered != tt.loaded {
 				t.Errorf("after the restart: accepted %q, push delivered %v; want the push set loaded: %v", got, st.Sources[1].Delivered, tt.loaded)
+			}
+			if b, err := os.ReadFile(path); tt.loaded && (err != nil || !bytes.HasPrefix(b, []byte(sealMagic))) {
+				t.Errorf("push.json after the restart: %v, sealed %v; want it sealed at load", err, bytes.HasPrefix(b, []byte(sealMagic)))
 			}
 			list := problems.List()
 			switch {

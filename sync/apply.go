@@ -304,9 +304,15 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 			if ch.Current == nil || ch.Action == ActionRecreate {
 				continue
 			}
+			if ch.Action == ActionNone && !ch.Current.Running() {
+				// Done and not to run again (restartPolicy Never, or
+				// OnFailure after success): left as it is, never re-run.
+				continue
+			}
 			if err := a.stopRemove(ctx, ch.Current, grace); err != nil {
 				return fail(ReasonRemove, fmt.Errorf("container %s: %w", c.Name, err))
 			}
+			a.log.Info("removed container to create it anew with its pod's infra container", "pod", m.ID, "container", c.Name)
 			apps[c.Name] = Change{Container: c.Name, Action: ActionRecreate, Current: ch.Current,
 				Reasons: []string{"pod network: infra container created anew"}}
 		}

@@ -83,6 +83,39 @@ func TestContainerThatDoesNotStartIsCreatedAnew(t *testing.T) {
 	}
 }
 
+// A stale infra task recreates the pod's app containers that run or are to
+// run, never one that is done (restartPolicy Never, exited 0): a one-shot
+// job does not run twice.
+func TestStaleInfraKeepsFinishedContainers(t *testing.T) {
+	fake := synctest.NewFake()
+	s, _ := pullSyncer(t, fake, time.Hour)
+	pod := "version: v1beta1\nid: p\nrestartPolicy: Never\ncontainers:\n  - {name: app, image: \"example.org/app:1\", ports: [{containerPort: 80, hostPort: 8080}]}\n  - {name: job, image: \"example.org/job:1\"}\n"
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{decodePod(t, pod)}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := slotIDs(t, fake)
+	if err := fake.Exit(before["job"], 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.BreakStart(before[hruntime.InfraName]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatalf("sync after the broken infra: %v", err)
+	}
+	after := slotIDs(t, fake)
+	if after["job"] != before["job"] {
+		t.Error("the finished job was created anew: it would run twice")
+	}
+	if _, ok := runningSlot(fake, "p", "job"); ok {
+		t.Error("the finished job runs again")
+	}
+	if c, ok := runningSlot(fake, "p", "app"); !ok || c.ID == before["app"] {
+		t.Errorf("app: running %v, id %s (before %s): want it created anew with the infra", ok, c.ID, before["app"])
+	}
+}
+
 // slotIDs maps each slot of pod p to its container's ID.
 func slotIDs(t *testing.T, fake *synctest.Fake) map[string]string {
 	t.Helper()

@@ -243,3 +243,35 @@ func waitNoStack(t *testing.T, pattern string) {
 		return !strings.Contains(stacks, pattern), "a goroutine still runs " + pattern + ":\n" + stacks
 	})
 }
+
+// A pod one of whose images fails to pull fails (ErrImagePull, with
+// backoff) even while another of its images is still being pulled: the
+// failing pull is not retried at every sync.
+func TestFailedPullFailsPodWhileSiblingPulls(t *testing.T) {
+	fake := synctest.NewFake()
+	const hangs, bad = "registry.example.org/hangs:1", "registry.example.org/denied:1"
+	t.Cleanup(fake.BlockPull(hangs))
+	fake.FailPull(bad, fmt.Errorf("denied"))
+	s, _ := pullSyncer(t, fake, time.Hour)
+	pod := fmt.Sprintf("version: v1beta1\nid: p\ncontainers:\n  - {name: a, image: %q}\n  - {name: b, image: %q}\n", hangs, bad)
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{decodePod(t, pod)}, Ready: true})
+	for range 5 {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		_ = s.SyncOnce(ctx)
+		cancel()
+	}
+	p, _ := podStatus(s, "p")
+	if p.Phase != hsync.PhaseFailed || p.Reason != hsync.ReasonPull {
+		t.Errorf("pod: phase %s reason %q message %q, want Failed %s", p.Phase, p.Reason, p.Message, hsync.ReasonPull)
+	}
+	pulls := 0
+	for _, c := range fake.Calls() {
+		if c.Method == "EnsureImage" && strings.Contains(c.Arg, bad) {
+			pulls++
+		}
+	}
+	// One presence check and one pull; backoff holds the retries.
+	if pulls > 2 {
+		t.Errorf("%d engine calls for the failing image in 5 syncs, want the backoff to hold them", pulls)
+	}
+}

@@ -414,8 +414,10 @@ func (s *Syncer) record(results []Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range results {
-		if len(r.Pulling) > 0 {
-			// Nothing done yet (notePulls): backoff and marks stay.
+		if len(r.Pulling) > 0 && r.Err == nil {
+			// Nothing done yet (notePulls): backoff and marks stay. A
+			// failed pull fails the pod even while another of its images
+			// is still being pulled.
 			continue
 		}
 		ps := s.podStateLocked(r.ID)
@@ -478,7 +480,7 @@ func (s *Syncer) notePulls(results []Result) {
 	now := s.now()
 	pulling := map[string]Result{}
 	for _, r := range results {
-		if len(r.Pulling) > 0 {
+		if len(r.Pulling) > 0 && r.Err == nil {
 			pulling[r.ID] = r
 		}
 	}

@@ -287,7 +287,7 @@ func (f *Fake) Start(_ context.Context, id string) error {
 		return fmt.Errorf("start container %s: %w", id, hruntime.ErrNotFound)
 	}
 	if f.broken[fc.c.ID] {
-		return fmt.Errorf("start container %s: task %s: already exists: %w", id, fc.c.ID, hruntime.ErrStaleTask)
+		return fmt.Errorf("start container %s: failed to create task for container: task %s: already exists: %w", id, fc.c.ID, hruntime.ErrStaleTask)
 	}
 	if fc.c.State != hruntime.StateRunning {
 		f.run(fc)
