@@ -7,10 +7,12 @@ package etcdtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,12 +37,21 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{t: t, dir: t.TempDir()}
-	s.client = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	s.peer = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	s.Endpoint = s.client.String()
 	t.Cleanup(s.Stop)
-	s.start()
-	return s
+	// A port found free may be taken by another process (tests of other
+	// packages run in parallel) before etcd binds it: try fresh ports then.
+	for try := 1; ; try++ {
+		s.client = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		s.peer = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		s.Endpoint = s.client.String()
+		err := s.tryStart()
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || try == 5 {
+			t.Fatalf("etcdtest: %v", err)
+		}
+	}
 }
 
 func freePort(t testing.TB) int {
@@ -55,6 +66,12 @@ func freePort(t testing.TB) int {
 
 func (s *Server) start() {
 	s.t.Helper()
+	if err := s.tryStart(); err != nil {
+		s.t.Fatalf("etcdtest: %v", err)
+	}
+}
+
+func (s *Server) tryStart() error {
 	cfg := embed.NewConfig()
 	cfg.Name = "etcdtest"
 	cfg.Dir = s.dir
@@ -66,17 +83,18 @@ func (s *Server) start() {
 	cfg.LogLevel = "fatal"
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		s.t.Fatalf("etcdtest: start etcd in %s: %v", s.dir, err)
+		return fmt.Errorf("start etcd in %s: %w", s.dir, err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case <-time.After(30 * time.Second):
 		e.Close()
-		s.t.Fatalf("etcdtest: etcd in %s not ready within 30s", s.dir)
+		return fmt.Errorf("etcd in %s not ready within 30s", s.dir)
 	}
 	s.mu.Lock()
 	s.etcd = e
 	s.mu.Unlock()
+	return nil
 }
 
 // Stop closes the server (its data stays); calling it again does nothing.
