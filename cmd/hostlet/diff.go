@@ -155,8 +155,11 @@ type changeJSON struct {
 }
 
 type rejectedJSON struct {
-	ID      string   `json:"id"`
-	Source  string   `json:"source"`
+	ID     string `json:"id"`
+	Source string `json:"source"`
+	// File is the manifest's file inside its source ("" for a source of
+	// one document, such as an HTTP body).
+	File    string   `json:"file"`
 	Reasons []string `json:"reasons"`
 	// Running: a previously applied version of the pod runs and stays (a
 	// rejected manifest never takes a running pod down).
@@ -242,7 +245,7 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	m := mergeLikeRun(reads, actual, cfg.Sync.AllowEmpty, vopts)
 	hp.Errors = append(hp.Errors, m.errors...)
 	for _, rj := range m.rejected {
-		hp.Rejected = append(hp.Rejected, rejectedJSON{ID: rj.ID, Source: rj.Source, Reasons: rj.Reasons, Running: m.stay[rj.ID]})
+		hp.Rejected = append(hp.Rejected, rejectedJSON{ID: rj.ID, Source: rj.Source, File: rj.Origin.File, Reasons: rj.Reasons, Running: m.stay[rj.ID]})
 	}
 	// Pods that stay as they run are out of the plan, counted unchanged.
 	kept := 0
@@ -597,7 +600,8 @@ func (hp hostPlan) writeText(w io.Writer, color bool) {
 		}
 	}
 	for _, r := range hp.Rejected {
-		line := fmt.Sprintf("rejected %s (%s): %s", r.ID, r.Source, strings.Join(stripOrigin(r.Reasons), "; "))
+		origin := manifest.Origin{Source: r.Source, File: r.File}
+		line := fmt.Sprintf("%s: rejected %s: %s", origin, r.ID, strings.Join(stripOrigin(r.Reasons), "; "))
 		if r.Running {
 			line += " (the running version stays)"
 		}
@@ -612,7 +616,7 @@ func (hp hostPlan) writeText(w io.Writer, color bool) {
 }
 
 // stripOrigin drops the "source:file: pod "x": " prefix of a reason, which
-// the "rejected ID (source)" line already says.
+// the "source:file: rejected ID" line already says.
 func stripOrigin(reasons []string) []string {
 	out := make([]string, len(reasons))
 	for i, r := range reasons {

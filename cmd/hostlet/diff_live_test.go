@@ -179,7 +179,7 @@ Plan: 1 to create, 1 to recreate, 1 to remove, 2 unchanged, 0 rejected.
 		// version stays.
 		{"rejected", typo, 1, func(got string) bool {
 			lines := strings.Split(got, "\n")
-			return len(lines) == 3 && strings.HasPrefix(lines[0], "rejected solo (local): containers[0].imag: ") &&
+			return len(lines) == 3 && strings.HasPrefix(lines[0], "local:solo.yaml: rejected solo: containers[0].imag: ") &&
 				strings.HasSuffix(lines[0], " (the running version stays)") &&
 				lines[1] == "Plan: 0 to create, 0 to recreate, 0 to remove, 4 unchanged, 1 rejected." && lines[2] == ""
 		}},

@@ -24,10 +24,19 @@ import (
 // statusView is what `hostlet status` shows: a host's last report and
 // whether it is alive.
 type statusView struct {
-	Host  string       `json:"host"`
-	Alive bool         `json:"alive"`
-	From  string       `json:"from"`
-	Doc   api.Document `json:"status"`
+	Host  string
+	Alive bool
+	From  string
+	Doc   api.Document
+}
+
+// statusJSON is what `hostlet status -o json` prints: the status document of
+// DESIGN.md itself (so `jq .pods` works as on GET /status), with the host's
+// liveness as one more field ("alive": false for a host whose liveness key
+// has lapsed).
+type statusJSON struct {
+	api.Document
+	Alive bool `json:"alive"`
 }
 
 func newStatusCommand(g *globalFlags) *cobra.Command {
@@ -71,7 +80,7 @@ Exit status: 0, or 1 when the report cannot be read.`,
 				return err
 			}
 			if output == "json" {
-				return writeJSON(cmd.OutOrStdout(), v)
+				return writeJSON(cmd.OutOrStdout(), statusJSON{Document: v.Doc, Alive: v.Alive})
 			}
 			return v.writeText(cmd.OutOrStdout())
 		},

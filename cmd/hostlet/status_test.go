@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
@@ -15,18 +16,32 @@ import (
 	"github.com/hostlet/hostlet/internal/reporter"
 )
 
-// statusJSON runs `hostlet status -o json` with args and decodes it.
-func statusJSON(t *testing.T, args ...string) statusView {
+// statusOutJSON runs `hostlet status -o json` with args, checks that it printed
+// the status document itself (its keys at the top, as GET /status has
+// them, plus "alive"), and decodes it.
+func statusOutJSON(t *testing.T, args ...string) statusView {
 	t.Helper()
 	res := runCLI(t, append([]string{"status", "-o", "json"}, args...)...)
 	if res.code != 0 {
 		t.Fatalf("hostlet status -o json %v: exit %d\n%s%s", args, res.code, res.stdout, res.stderr)
 	}
-	var v statusView
-	if err := json.Unmarshal([]byte(res.stdout), &v); err != nil {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(res.stdout), &keys); err != nil {
 		t.Fatalf("hostlet status -o json: %v\n%s", err, res.stdout)
 	}
-	return v
+	for _, k := range []string{"hostname", "version", "time", "lastSync", "sources", "pods", "rejected", "machine", "stateErrors", "alive"} {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("hostlet status -o json: no top-level %q (want the status document itself)\n%s", k, res.stdout)
+		}
+	}
+	var doc struct {
+		api.Document
+		Alive bool `json:"alive"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("hostlet status -o json: %v\n%s", err, res.stdout)
+	}
+	return statusView{Host: doc.Hostname, Alive: doc.Alive, Doc: doc.Document}
 }
 
 // podRunning reports whether v shows pod id Running.
@@ -105,9 +120,9 @@ sources:
 				t.Errorf("output lacks %q", want)
 			}
 		}
-		v := statusJSON(t, "--config", localCfg)
-		if v.Host != "web-1" || !v.Alive || v.From != "http://"+listen+"/status" || !podRunning(v, "web") || v.Doc.Hostname != "web-1" {
-			t.Errorf("status -o json: host %q alive %v from %q pods %+v", v.Host, v.Alive, v.From, v.Doc.Pods)
+		v := statusOutJSON(t, "--config", localCfg)
+		if v.Host != "web-1" || !v.Alive || !podRunning(v, "web") {
+			t.Errorf("status -o json: host %q alive %v pods %+v", v.Host, v.Alive, v.Doc.Pods)
 		}
 	})
 
@@ -132,9 +147,9 @@ sources:
 		if res.code != 0 || !strings.Contains(res.stdout, "host web-1: alive") || !strings.Contains(res.stdout, "Running") {
 			t.Errorf("exit %d, stdout:\n%s%s", res.code, res.stdout, res.stderr)
 		}
-		v := statusJSON(t, "--config", opsCfg, "--host", "web-1")
-		if !v.Alive || v.From != "etcd /fleet/status/web-1" || v.Doc.Hostname != "web-1" || !podRunning(v, "web") {
-			t.Errorf("status -o json: alive %v from %q host %q pods %+v", v.Alive, v.From, v.Doc.Hostname, v.Doc.Pods)
+		v := statusOutJSON(t, "--config", opsCfg, "--host", "web-1")
+		if !v.Alive || v.Doc.Hostname != "web-1" || !podRunning(v, "web") {
+			t.Errorf("status -o json: alive %v host %q pods %+v", v.Alive, v.Doc.Hostname, v.Doc.Pods)
 		}
 	})
 
@@ -156,7 +171,7 @@ sources:
 		if !strings.Contains(res.stdout, "host web-1: NOT ALIVE") || !strings.Contains(res.stdout, "web") || !strings.Contains(res.stdout, "Running") {
 			t.Errorf("output does not show the last report marked NOT ALIVE:\n%s", res.stdout)
 		}
-		v := statusJSON(t, "--config", opsCfg, "--host", "web-1")
+		v := statusOutJSON(t, "--config", opsCfg, "--host", "web-1")
 		if v.Alive || !podRunning(v, "web") {
 			t.Errorf("status -o json: alive %v pods %+v; want not alive with the last report", v.Alive, v.Doc.Pods)
 		}
@@ -198,7 +213,7 @@ func TestStatusLapsedHost(t *testing.T) {
 
 	// The host comes back: alive.
 	etcdtest.Put(t, cli, aliveKey, reported.Format(time.RFC3339))
-	if v := statusJSON(t, "--config", cfgFile, "--host", "db-3"); !v.Alive || v.Doc.Pods[0].Containers[0].Restarts != 2 {
+	if v := statusOutJSON(t, "--config", cfgFile, "--host", "db-3"); !v.Alive || v.Doc.Pods[0].Containers[0].Restarts != 2 {
 		t.Errorf("with the liveness key: alive %v, pods %+v", v.Alive, v.Doc.Pods)
 	}
 

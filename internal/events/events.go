@@ -27,14 +27,15 @@ const (
 	Failed      = "failed"
 )
 
-// Event is one thing that happened, as /events and etcd show it.
+// Event is one thing that happened, as /events and etcd show it. Every
+// event carries all six keys; a field that does not apply is "".
 type Event struct {
 	Time      time.Time `json:"time"`
 	Type      string    `json:"type"`
-	Pod       string    `json:"pod,omitempty"`
-	Container string    `json:"container,omitempty"`
-	Reason    string    `json:"reason,omitempty"`
-	Message   string    `json:"message,omitempty"`
+	Pod       string    `json:"pod"`
+	Container string    `json:"container"`
+	Reason    string    `json:"reason"`
+	Message   string    `json:"message"`
 	// Seq numbers events in the order they were recorded, from 1.
 	Seq uint64 `json:"-"`
 }

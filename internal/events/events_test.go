@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -135,5 +136,30 @@ func TestLogBoundedByBytes(t *testing.T) {
 				t.Errorf("kept %d small events, want %d", len(got), want)
 			}
 		})
+	}
+}
+
+func TestEventCarriesAllSixKeys(t *testing.T) {
+	for _, ev := range []Event{
+		{Type: SourceError, Message: "git: unreachable"},
+		{Type: Create, Pod: "web", Container: "nginx"},
+		{},
+	} {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys map[string]any
+		if err := json.Unmarshal(b, &keys); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"time", "type", "pod", "container", "reason", "message"} {
+			if _, ok := keys[k]; !ok {
+				t.Errorf("%s: key %q missing", b, k)
+			}
+		}
+		if len(keys) != 6 {
+			t.Errorf("%s: %d keys, want 6", b, len(keys))
+		}
 	}
 }
