@@ -393,17 +393,3 @@ func ReadOnce(ctx context.Context, cfg config.Source, log *slog.Logger) (sources
 	u, err := src.pollTimeout(ctx)
 	return sources.Snapshot{Source: cfg.Name, Type: config.TypeGit, Revision: u.Revision, Files: u.Files, Manifests: u.Manifests}, err
 }
-
-// CheckoutHead returns the commit checked out in dir (or a folder above
-// it), or "" when dir is not in a git checkout.
-func CheckoutHead(dir string) string {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
-	if err != nil {
-		return ""
-	}
-	head, err := repo.Head()
-	if err != nil {
-		return ""
-	}
-	return head.Hash().String()
-}

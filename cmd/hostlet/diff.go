@@ -9,14 +9,10 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/spf13/cobra"
 
 	"github.com/hostlet/hostlet/gitsource"
@@ -465,10 +461,11 @@ func refContainers(cfg *config.Config, rev string, current []sourceRead, overrid
 			reads = append(reads, current[i])
 			continue
 		}
-		r, err := readGitAt(overrides[s.Name], rev, s)
-		if err != nil {
+		snap, err := gitsource.ReadAt(overrides[s.Name], rev, s)
+		if ce := (*gitsource.CheckoutError)(nil); errors.As(err, &ce) {
 			return nil, err
 		}
+		r := sourceRead{Name: snap.Source, Type: snap.Type, Files: snap.Files, Revision: snap.Revision, Manifests: snap.Manifests, Err: err}
 		reads = append(reads, r)
 		atRev = append(atRev, r)
 	}
@@ -477,71 +474,6 @@ func refContainers(cfg *config.Config, rev string, current []sourceRead, overrid
 	}
 	pods := desiredFrom(reads, vopts)
 	return hsync.Simulate(cfg.Instance, pods, env), nil
-}
-
-// readGitAt reads a git source's paths from commit rev of the checkout dir.
-// When a path does not exist at rev (the folder of a host this change
-// adds), the source reads as empty there: a host cannot read it at rev, so
-// a new host ran nothing of it.
-func readGitAt(dir, rev string, s config.Source) (sourceRead, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return sourceRead{}, fmt.Errorf("--source %s=%s: not a git checkout, and --against ref: needs one", s.Name, dir)
-	}
-	if err != nil {
-		return sourceRead{}, fmt.Errorf("--source %s=%s: %w", s.Name, dir, err)
-	}
-	hash, err := repo.ResolveRevision(plumbing.Revision(rev))
-	if err != nil {
-		return sourceRead{}, fmt.Errorf("--against ref:%s: not a revision of %s: %w", rev, dir, err)
-	}
-	commit, err := repo.CommitObject(*hash)
-	if err != nil {
-		return sourceRead{}, fmt.Errorf("--against ref:%s: %w", rev, err)
-	}
-	tree, err := commit.Tree()
-	if err != nil {
-		return sourceRead{}, fmt.Errorf("--against ref:%s: %w", rev, err)
-	}
-	paths := append([]string(nil), s.AllPaths()...)
-	if len(paths) == 0 {
-		paths = []string{"."}
-	}
-	sub, err := checkoutSubdir(dir)
-	if err != nil {
-		sub = "" // a bare repository: paths are from its root
-	}
-	r := sourceRead{Name: s.Name, Type: s.Type, Revision: hash.String()}
-	for i, p := range paths {
-		// DIR may be a folder inside the checkout: paths are relative to it.
-		paths[i] = path.Join(filepath.ToSlash(sub), filepath.ToSlash(p))
-		if paths[i] == "." {
-			continue
-		}
-		if _, err := tree.FindEntry(paths[i]); err != nil {
-			// At rev the host could not read this source (a path is
-			// missing): a host added by this change ran nothing of it.
-			return r, nil
-		}
-	}
-	r.Manifests, r.Files, r.Err = gitsource.ReadCommit(commit, paths, s.Name)
-	return r, nil
-}
-
-// checkoutSubdir returns dir's path relative to the root of its checkout.
-func checkoutSubdir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for d := abs; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return filepath.Rel(d, abs)
-		}
-		if d == filepath.Dir(d) {
-			return "", errors.New("not in a checkout")
-		}
-	}
 }
 
 // writeText prints the plan as DESIGN.md shows it.
