@@ -187,205 +187,319 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 // needed first (a failed pull leaves the running version alone), then take
 // down what is replaced, then create and start.
 func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
-	res := Result{ID: pp.ID, Plan: pp}
-	p := pp.Desired
-	m := p.Manifest
-	grace := time.Duration(m.TerminationGracePeriodSeconds) * time.Second
-	fail := func(reason string, err error) Result {
-		res.Err = &PodError{Reason: reason, Err: err}
-		return res
+	ap := a.newPodApplication(pp)
+	if err := ap.apply(ctx); err != nil {
+		ap.res.Err = err
 	}
+	return ap.res
+}
 
-	var infra Change
-	apps := map[string]Change{}
+// podApplication is one pod being applied: its plan, split into the infra
+// container's change and the app containers' changes by name, and what has
+// been done so far.
+type podApplication struct {
+	*applier
+	pp    PodPlan
+	pod   *Pod
+	m     manifest.Manifest
+	grace time.Duration
+	infra Change
+	apps  map[string]Change
+	// infraID is the pod's infra container once it runs ("" for none).
+	infraID string
+	res     Result
+}
+
+func (a *applier) newPodApplication(pp PodPlan) *podApplication {
+	ap := &podApplication{
+		applier: a, pp: pp, pod: pp.Desired, m: pp.Desired.Manifest,
+		grace: time.Duration(pp.Desired.Manifest.TerminationGracePeriodSeconds) * time.Second,
+		apps:  map[string]Change{}, res: Result{ID: pp.ID, Plan: pp},
+	}
 	for _, ch := range pp.Changes {
 		if ch.Container == hruntime.InfraName {
-			infra = ch
+			ap.infra = ch
 		} else {
-			apps[ch.Container] = ch
+			ap.apps[ch.Container] = ch
 		}
 	}
+	return ap
+}
 
-	// 0. Host paths, before anything is pulled or stopped.
-	if err := checkHostPaths(m, a.opts.HostPaths); err != nil {
-		return fail(ReasonHostPath, err)
+// podFailure is a failed step of applying a pod.
+func podFailure(reason string, err error) error {
+	return &PodError{Reason: reason, Err: err}
+}
+
+// applied notes a change carried out.
+func (ap *podApplication) applied(ch Change) {
+	ap.res.Applied = append(ap.res.Applied, ch)
+}
+
+// apply runs the steps in order; the first that fails ends it.
+func (ap *podApplication) apply(ctx context.Context) error {
+	// Host paths, before anything is pulled or stopped.
+	if err := checkHostPaths(ap.m, ap.opts.HostPaths); err != nil {
+		return podFailure(ReasonHostPath, err)
 	}
+	if err := ap.ensureImages(ctx); err != nil || len(ap.res.Pulling) > 0 {
+		return err
+	}
+	if err := ap.takeDown(ctx); err != nil {
+		return err
+	}
+	// A plan that only restarts containers changes no volume.
+	restartsOnly := ap.pp.restartsOnly()
+	if !restartsOnly {
+		if err := ap.ensureVolumes(ctx); err != nil {
+			return err
+		}
+	}
+	if err := ap.startInfra(ctx); err != nil {
+		return err
+	}
+	if err := ap.startApps(ctx); err != nil {
+		return err
+	}
+	if !restartsOnly {
+		ap.pruneOldVolumes(ctx)
+	}
+	return nil
+}
 
-	// 1. Images, before anything is stopped. While one is being pulled
-	// the pod waits as it is.
-	for _, c := range m.Containers {
-		if ch := apps[c.Name]; ch.Action == ActionCreate || ch.Action == ActionRecreate {
-			if err := a.image(ctx, &res, c.Image, c.ImagePullPolicy); err != nil {
-				return fail(ReasonPull, fmt.Errorf("container %s: %w", c.Name, err))
+// restartsOnly reports whether the plan does nothing but restart
+// containers.
+func (p PodPlan) restartsOnly() bool {
+	for _, ch := range p.Changes {
+		if ch.Action != ActionNone && ch.Action != ActionRestart {
+			return false
+		}
+	}
+	return true
+}
+
+// replaces reports whether action takes the slot's container down.
+func replaces(action Action) bool { return action == ActionRecreate || action == ActionRemove }
+
+// creates reports whether action makes a new container for the slot.
+func creates(action Action) bool { return action == ActionCreate || action == ActionRecreate }
+
+// ensureImages makes the images of the containers to be created usable,
+// before anything is stopped. While one is being pulled (res.Pulling) the
+// pod waits as it is.
+func (ap *podApplication) ensureImages(ctx context.Context) error {
+	for _, c := range ap.m.Containers {
+		if creates(ap.apps[c.Name].Action) {
+			if err := ap.image(ctx, &ap.res, c.Image, c.ImagePullPolicy); err != nil {
+				return podFailure(ReasonPull, fmt.Errorf("container %s: %w", c.Name, err))
 			}
 		}
 	}
-	if infra.Action == ActionCreate || infra.Action == ActionRecreate {
-		if err := a.image(ctx, &res, a.opts.InfraImage, manifest.PullIfNotPresent); err != nil {
-			return fail(ReasonPull, fmt.Errorf("infra image: %w", err))
+	if creates(ap.infra.Action) {
+		if err := ap.image(ctx, &ap.res, ap.opts.InfraImage, manifest.PullIfNotPresent); err != nil {
+			return podFailure(ReasonPull, fmt.Errorf("infra image: %w", err))
 		}
 	}
-	if len(res.Pulling) > 0 {
-		return res
-	}
+	return nil
+}
 
-	// 2. Take down replaced and removed app containers, then the infra.
-	for _, ch := range pp.Changes {
-		if ch.Container == hruntime.InfraName || (ch.Action != ActionRecreate && ch.Action != ActionRemove) {
+// takeDown stops and removes the replaced and removed app containers, then
+// the infra container.
+func (ap *podApplication) takeDown(ctx context.Context) error {
+	for _, ch := range ap.pp.Changes {
+		if ch.Container == hruntime.InfraName || !replaces(ch.Action) {
 			continue
 		}
-		if err := a.stopRemove(ctx, ch.Current, grace); err != nil {
-			return fail(ReasonRemove, err)
+		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
+			return podFailure(ReasonRemove, err)
 		}
 		if ch.Action == ActionRemove {
-			res.Applied = append(res.Applied, ch)
+			ap.applied(ch)
 		}
 	}
-	if infra.Action == ActionRecreate || infra.Action == ActionRemove {
-		if err := a.stopRemove(ctx, infra.Current, grace); err != nil {
-			return fail(ReasonRemove, err)
+	if replaces(ap.infra.Action) {
+		if err := ap.stopRemove(ctx, ap.infra.Current, ap.grace); err != nil {
+			return podFailure(ReasonRemove, err)
 		}
-		if infra.Action == ActionRemove {
-			res.Applied = append(res.Applied, infra)
+		if ap.infra.Action == ActionRemove {
+			ap.applied(ap.infra)
 		}
 	}
+	return nil
+}
 
-	// 3. Volumes; the containers of a plan that only restarts containers
-	// have theirs.
-	restartsOnly := true
-	for _, ch := range pp.Changes {
-		if ch.Action != ActionNone && ch.Action != ActionRestart {
-			restartsOnly = false
-		}
-	}
-	for _, v := range m.Volumes {
-		if v.HostPath != "" || restartsOnly {
+// ensureVolumes makes the pod's empty-dir volumes exist.
+func (ap *podApplication) ensureVolumes(ctx context.Context) error {
+	for _, v := range ap.m.Volumes {
+		if v.HostPath != "" {
 			continue
 		}
 		labels := map[string]string{
-			hruntime.LabelManaged: "true", hruntime.LabelInstance: a.opts.Instance,
-			hruntime.LabelPod: m.ID, hruntime.LabelVolume: v.Name,
+			hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance,
+			hruntime.LabelPod: ap.m.ID, hruntime.LabelVolume: v.Name,
 		}
-		if err := a.rt.EnsureVolume(ctx, volumeName(a.opts.Instance, m.ID, v.Name), labels); err != nil {
-			return fail(ReasonCreate, fmt.Errorf("volume %s: %w", v.Name, err))
+		if err := ap.rt.EnsureVolume(ctx, volumeName(ap.opts.Instance, ap.m.ID, v.Name), labels); err != nil {
+			return podFailure(ReasonCreate, fmt.Errorf("volume %s: %w", v.Name, err))
 		}
 	}
+	return nil
+}
 
-	// 4. The infra container.
-	infraID := ""
-	if infra.Current != nil && infra.Action != ActionRecreate && infra.Action != ActionRemove {
-		infraID = infra.Current.ID
+// startInfra creates, or starts again, the infra container, and sets
+// infraID to the one that is kept or made.
+func (ap *podApplication) startInfra(ctx context.Context) error {
+	if ap.infra.Current != nil && !replaces(ap.infra.Action) {
+		ap.infraID = ap.infra.Current.ID
 	}
-	switch infra.Action {
+	switch ap.infra.Action {
 	case ActionCreate, ActionRecreate:
-		id, err := a.createStart(ctx, infraSpec(a.opts.Instance, a.opts.InfraImage, a.opts.InfraCommand, *p))
-		if err != nil {
-			return fail(startReason(err), fmt.Errorf("infra container: %w", err))
+		if err := ap.createInfra(ctx, "infra container"); err != nil {
+			return err
 		}
-		infraID = id
-		res.Applied = append(res.Applied, infra)
+		ap.applied(ap.infra)
 	case ActionRestart:
-		startErr := a.rt.Start(ctx, infraID)
-		if startErr == nil {
-			res.Applied = append(res.Applied, infra)
-			break
-		}
-		if !hruntime.IsStaleTask(startErr) {
-			return fail(ReasonStart, fmt.Errorf("infra container: %w", startErr))
-		}
-		// A container whose start an engine restart cut ("task already
-		// exists", Exited 128) never starts again: create it anew, as
-		// kubelet does for every restart. Other start errors (the engine
-		// going down, a port taken) are retried with backoff as before. Its app containers
-		// share its network namespace, so they are created anew with it.
-		a.log.Warn("infra container does not start; creating it anew", "pod", m.ID, "error", startErr)
-		for _, c := range m.Containers {
-			ch := apps[c.Name]
-			if ch.Current == nil || ch.Action == ActionRecreate {
-				continue
-			}
-			if ch.Action == ActionNone && !ch.Current.Running() {
-				// Done and not to run again (restartPolicy Never, or
-				// OnFailure after success): left as it is, never re-run.
-				continue
-			}
-			if err := a.stopRemove(ctx, ch.Current, grace); err != nil {
-				return fail(ReasonRemove, fmt.Errorf("container %s: %w", c.Name, err))
-			}
-			a.log.Info("removed container to create it anew with its pod's infra container", "pod", m.ID, "container", c.Name)
-			apps[c.Name] = Change{Container: c.Name, Action: ActionRecreate, Current: ch.Current,
-				Reasons: []string{"pod network: infra container created anew"}}
-		}
-		if err := a.rt.Remove(ctx, infraID); err != nil && !hruntime.IsNotFound(err) {
-			return fail(ReasonStart, fmt.Errorf("infra container: %w (and remove it: %w)", startErr, err))
-		}
-		id, err := a.createStart(ctx, infraSpec(a.opts.Instance, a.opts.InfraImage, a.opts.InfraCommand, *p))
-		if err != nil {
-			return fail(startReason(err), fmt.Errorf("infra container (did not start: %v; created anew): %w", startErr, err))
-		}
-		infraID = id
-		res.Applied = append(res.Applied, Change{Container: hruntime.InfraName, Action: ActionRecreate, Current: infra.Current,
-			Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}})
+		return ap.restartInfra(ctx)
 	}
+	return nil
+}
 
-	// 5. App containers, in manifest order.
-	for i, c := range m.Containers {
-		ch := apps[c.Name]
+// createInfra creates and starts the infra container; what names it in
+// the error.
+func (ap *podApplication) createInfra(ctx context.Context, what string) error {
+	id, err := ap.createStart(ctx, infraSpec(ap.opts.Instance, ap.opts.InfraImage, ap.opts.InfraCommand, *ap.pod))
+	if err != nil {
+		return podFailure(startReason(err), fmt.Errorf("%s: %w", what, err))
+	}
+	ap.infraID = id
+	return nil
+}
+
+// restartInfra starts the stopped infra container again. One whose start
+// an engine restart cut ("task already exists", Exited 128) never starts
+// again: it is created anew, as kubelet does for every restart. Other
+// start errors (the engine going down, a port taken) are retried with
+// backoff as before.
+func (ap *podApplication) restartInfra(ctx context.Context) error {
+	startErr := ap.rt.Start(ctx, ap.infraID)
+	if startErr == nil {
+		ap.applied(ap.infra)
+		return nil
+	}
+	if !hruntime.IsStaleTask(startErr) {
+		return podFailure(ReasonStart, fmt.Errorf("infra container: %w", startErr))
+	}
+	ap.log.Warn("infra container does not start; creating it anew", "pod", ap.m.ID, "error", startErr)
+	if err := ap.takeDownForNewInfra(ctx); err != nil {
+		return err
+	}
+	if err := ap.rt.Remove(ctx, ap.infraID); err != nil && !hruntime.IsNotFound(err) {
+		return podFailure(ReasonStart, fmt.Errorf("infra container: %w (and remove it: %w)", startErr, err))
+	}
+	if err := ap.createInfra(ctx, fmt.Sprintf("infra container (did not start: %v; created anew)", startErr)); err != nil {
+		return err
+	}
+	ap.applied(Change{Container: hruntime.InfraName, Action: ActionRecreate, Current: ap.infra.Current,
+		Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}})
+	return nil
+}
+
+// takeDownForNewInfra stops and removes the app containers in the network
+// namespace of an infra container that is created anew, and marks them to
+// be created anew with it. Containers that are done and not to run again
+// (restartPolicy Never, or OnFailure after success) are left as they are,
+// never re-run.
+func (ap *podApplication) takeDownForNewInfra(ctx context.Context) error {
+	for _, c := range ap.m.Containers {
+		ch := ap.apps[c.Name]
+		if ch.Current == nil || ch.Action == ActionRecreate {
+			continue
+		}
+		if ch.Action == ActionNone && !ch.Current.Running() {
+			continue
+		}
+		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
+			return podFailure(ReasonRemove, fmt.Errorf("container %s: %w", c.Name, err))
+		}
+		ap.log.Info("removed container to create it anew with its pod's infra container", "pod", ap.m.ID, "container", c.Name)
+		ap.apps[c.Name] = Change{Container: c.Name, Action: ActionRecreate, Current: ch.Current,
+			Reasons: []string{"pod network: infra container created anew"}}
+	}
+	return nil
+}
+
+// startApps creates, or starts again, the app containers, in manifest
+// order.
+func (ap *podApplication) startApps(ctx context.Context) error {
+	for i, c := range ap.m.Containers {
+		ch := ap.apps[c.Name]
+		var err error
 		switch ch.Action {
 		case ActionCreate, ActionRecreate:
-			spec := appSpec(a.opts.Instance, *p, i, infraID, a.opts.EnvHasher)
-			if err := resolveHostPaths(&spec, m, i, a.opts.HostPaths); err != nil {
-				return fail(ReasonHostPath, fmt.Errorf("container %s: %w", c.Name, err))
-			}
-			if _, err := a.createStart(ctx, spec); err != nil {
-				return fail(startReason(err), fmt.Errorf("container %s: %w", c.Name, err))
-			}
+			err = ap.createApp(ctx, i, "container "+c.Name)
 		case ActionRestart:
-			if ch.Current.Running() {
-				if err := a.rt.Stop(ctx, ch.Current.ID, grace); err != nil {
-					return fail(ReasonStart, fmt.Errorf("container %s: %w", c.Name, err))
-				}
-			}
-			startErr := a.rt.Start(ctx, ch.Current.ID)
-			if startErr == nil {
-				break
-			}
-			if !hruntime.IsStaleTask(startErr) {
-				return fail(ReasonStart, fmt.Errorf("container %s: %w", c.Name, startErr))
-			}
-			// As for the infra container: one that does not start is
-			// created anew.
-			a.log.Warn("container does not start; creating it anew", "pod", m.ID, "container", c.Name, "error", startErr)
-			if err := a.rt.Remove(ctx, ch.Current.ID); err != nil && !hruntime.IsNotFound(err) {
-				return fail(ReasonStart, fmt.Errorf("container %s: %w (and remove it: %w)", c.Name, startErr, err))
-			}
-			spec := appSpec(a.opts.Instance, *p, i, infraID, a.opts.EnvHasher)
-			if err := resolveHostPaths(&spec, m, i, a.opts.HostPaths); err != nil {
-				return fail(ReasonHostPath, fmt.Errorf("container %s: %w", c.Name, err))
-			}
-			if _, err := a.createStart(ctx, spec); err != nil {
-				return fail(startReason(err), fmt.Errorf("container %s (did not start: %v; created anew): %w", c.Name, startErr, err))
-			}
-			ch = Change{Container: c.Name, Action: ActionRecreate, Current: ch.Current,
-				Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}}
+			ch, err = ap.restartApp(ctx, i, ch)
 		default:
 			continue
 		}
-		res.Applied = append(res.Applied, ch)
+		if err != nil {
+			return err
+		}
+		ap.applied(ch)
 	}
+	return nil
+}
 
-	// 6. Volumes no longer in the manifest, only when the pod changed (a
-	// plan that only restarts containers changes no volume).
-	if !restartsOnly {
-		keep := map[string]bool{}
-		for _, v := range m.Volumes {
-			keep[v.Name] = true
-		}
-		if err := a.pruneVolumes(ctx, m.ID, keep); err != nil {
-			a.log.Warn("prune volumes", "pod", m.ID, "error", err)
+// createApp creates and starts app container i, its host paths resolved
+// and checked again right before; what names it in the error of the create.
+func (ap *podApplication) createApp(ctx context.Context, i int, what string) error {
+	spec := appSpec(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
+	if err := resolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
+		return podFailure(ReasonHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
+	}
+	if _, err := ap.createStart(ctx, spec); err != nil {
+		return podFailure(startReason(err), fmt.Errorf("%s: %w", what, err))
+	}
+	return nil
+}
+
+// restartApp restarts app container i (stopped, or to rejoin the pod's
+// network) and returns the change carried out. As for the infra container,
+// one that does not start is created anew.
+func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Change, error) {
+	name := ap.m.Containers[i].Name
+	if ch.Current.Running() {
+		if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil {
+			return ch, podFailure(ReasonStart, fmt.Errorf("container %s: %w", name, err))
 		}
 	}
-	return res
+	startErr := ap.rt.Start(ctx, ch.Current.ID)
+	if startErr == nil {
+		return ch, nil
+	}
+	if !hruntime.IsStaleTask(startErr) {
+		return ch, podFailure(ReasonStart, fmt.Errorf("container %s: %w", name, startErr))
+	}
+	ap.log.Warn("container does not start; creating it anew", "pod", ap.m.ID, "container", name, "error", startErr)
+	if err := ap.rt.Remove(ctx, ch.Current.ID); err != nil && !hruntime.IsNotFound(err) {
+		return ch, podFailure(ReasonStart, fmt.Errorf("container %s: %w (and remove it: %w)", name, startErr, err))
+	}
+	if err := ap.createApp(ctx, i, fmt.Sprintf("container %s (did not start: %v; created anew)", name, startErr)); err != nil {
+		return ch, err
+	}
+	return Change{Container: name, Action: ActionRecreate, Current: ch.Current,
+		Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}}, nil
+}
+
+// pruneOldVolumes removes the pod's volumes no longer in the manifest; a
+// failure is only logged.
+func (ap *podApplication) pruneOldVolumes(ctx context.Context) {
+	keep := map[string]bool{}
+	for _, v := range ap.m.Volumes {
+		keep[v.Name] = true
+	}
+	if err := ap.pruneVolumes(ctx, ap.m.ID, keep); err != nil {
+		ap.log.Warn("prune volumes", "pod", ap.m.ID, "error", err)
+	}
 }
 
 // image makes ref usable under policy: pulled here when opts.Images is

@@ -2,6 +2,8 @@ package sync
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/hostlet/hostlet/manifest"
@@ -178,104 +180,148 @@ func sortContainers(cs []hruntime.Container) {
 	})
 }
 
+// planPod plans one desired pod against its listed containers: the infra
+// container first (its decision can replace or move every app container),
+// then the app containers in manifest order, then the containers to remove.
 func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHasher) PodPlan {
 	m := p.Manifest
 	pp := PodPlan{ID: m.ID, Source: p.Source, Revision: p.Revision, Desired: p, Current: current}
-	slots := map[string]*hruntime.Container{}
-	var extras []hruntime.Container
+	slots, extras := bySlot(current)
+	infra := slots[hruntime.InfraName]
+	delete(slots, hruntime.InfraName)
+
+	net := planInfra(p, infra, len(slots) > 0)
+	pp.infraWait = net.wait
+	apps := appPlanner{m: m, env: env, newPod: len(current) == 0, net: net, rejoin: recoverNet || net.rejoin}
+	for i, c := range m.Containers {
+		pp.Changes = append(pp.Changes, apps.plan(i, slots[c.Name]))
+		delete(slots, c.Name)
+	}
+	if net.change.Action != ActionNone || infra != nil || p.needsInfra() {
+		pp.Changes = append(pp.Changes, net.change)
+	}
+	pp.Changes = append(pp.Changes, removals(slots, extras)...)
+	return pp
+}
+
+// bySlot sorts current (see sortContainers) and maps each slot to its
+// newest container; extras are the older ones, left in one slot by a
+// crash in the middle of a recreate.
+func bySlot(current []hruntime.Container) (slots map[string]*hruntime.Container, extras []hruntime.Container) {
+	slots = map[string]*hruntime.Container{}
 	sortContainers(current)
 	for i := range current {
 		c := current[i]
 		if _, dup := slots[c.Slot()]; dup {
-			// Two containers in one slot (a crash mid-recreate): keep the newest.
 			extras = append(extras, c)
 			continue
 		}
 		slots[c.Slot()] = &c
 	}
+	return slots, extras
+}
 
-	// The infra container decides whether app containers must be recreated.
-	infraChange := Change{Container: hruntime.InfraName}
-	infra := slots[hruntime.InfraName]
-	delete(slots, hruntime.InfraName)
-	appsReason := ""
+// infraDecision is the plan of a pod's infra container and what it means
+// for the pod's app containers.
+type infraDecision struct {
+	change Change
+	// appsReason, when set, recreates every app container: their network
+	// namespace is created, replaced or removed.
+	appsReason string
+	// wait: the engine is restarting the infra container; app containers
+	// are left as they are until it runs.
+	wait bool
+	// rejoin: the infra container is restarted; running app containers
+	// restart to join its new network namespace.
+	rejoin bool
+}
+
+// planInfra decides on the pod's infra container infra (nil when there is
+// none); hasApps says whether any app container exists.
+func planInfra(p *Pod, infra *hruntime.Container, hasApps bool) infraDecision {
+	d := infraDecision{change: Change{Container: hruntime.InfraName}}
 	switch {
 	case p.needsInfra() && infra == nil:
-		infraChange.Action = ActionCreate
-		infraChange.Reasons = []string{"pod network"}
-		if len(slots) > 0 {
-			appsReason = "pod network: infra container created"
+		d.change.Action = ActionCreate
+		d.change.Reasons = []string{"pod network"}
+		if hasApps {
+			d.appsReason = "pod network: infra container created"
 		}
-	case p.needsInfra() && infra.Hash() != manifest.InfraHash(m):
-		infraChange.Action, infraChange.Current = ActionRecreate, infra
-		infraChange.Reasons = []string{"published ports or pod labels changed"}
-		appsReason = "pod network: infra container recreated"
+	case p.needsInfra() && infra.Hash() != manifest.InfraHash(p.Manifest):
+		d.change.Action, d.change.Current = ActionRecreate, infra
+		d.change.Reasons = []string{"published ports or pod labels changed"}
+		d.appsReason = "pod network: infra container recreated"
 	case p.needsInfra() && infra.State == hruntime.StateRestarting:
 		// The engine restarts the infra container by its restart policy.
 		// App containers cannot join its network namespace before it runs:
 		// its start event brings the sync that moves them over.
-		infraChange.Current = infra
-		pp.infraWait = true
+		d.change.Current = infra
+		d.wait = true
 	case p.needsInfra() && !infra.Running():
-		infraChange.Action, infraChange.Current = ActionRestart, infra
-		infraChange.Reasons = []string{fmt.Sprintf("infra container %s", stateText(*infra))}
-		recoverNet = true
+		d.change.Action, d.change.Current = ActionRestart, infra
+		d.change.Reasons = []string{fmt.Sprintf("infra container %s", stateText(*infra))}
+		d.rejoin = true
 	case p.needsInfra():
-		infraChange.Current = infra
+		d.change.Current = infra
 	case infra != nil:
-		infraChange.Action, infraChange.Current = ActionRemove, infra
-		infraChange.Reasons = []string{"pod has a single container now"}
-		appsReason = "pod network: infra container removed"
+		d.change.Action, d.change.Current = ActionRemove, infra
+		d.change.Reasons = []string{"pod has a single container now"}
+		d.appsReason = "pod network: infra container removed"
 	}
+	return d
+}
 
-	for i, c := range m.Containers {
-		ch := Change{Container: c.Name}
-		cur := slots[c.Name]
-		delete(slots, c.Name)
-		want := manifest.ContainerHash(m, i)
-		switch {
-		case cur == nil:
-			ch.Action = ActionCreate
-			ch.Reasons = []string{"new container"}
-			if len(current) == 0 {
-				ch.Reasons = []string{"new pod"}
-			}
-		case cur.Hash() != want:
-			ch.Action, ch.Current = ActionRecreate, cur
-			ch.Reasons = recreateReasons(*cur, m, i, env)
-		case appsReason != "":
-			ch.Action, ch.Current = ActionRecreate, cur
-			ch.Reasons = []string{appsReason}
-		case pp.infraWait:
-			ch.Current = cur
-		case recoverNet && cur.Running():
-			ch.Action, ch.Current = ActionRestart, cur
-			ch.Reasons = []string{"pod network: rejoin the infra container's network namespace"}
-		case !cur.Running() && shouldRun(m.RestartPolicy, *cur):
-			ch.Action, ch.Current = ActionRestart, cur
-			ch.Reasons = []string{fmt.Sprintf("%s, restartPolicy %s", stateText(*cur), m.RestartPolicy)}
-		default:
-			ch.Current = cur
+// appPlanner plans the app containers of one pod.
+type appPlanner struct {
+	m   manifest.Manifest
+	env *EnvHasher
+	// newPod: the pod has no container at all yet.
+	newPod bool
+	net    infraDecision
+	// rejoin: running app containers restart into the infra container's
+	// network namespace (it restarts, or the pod's network is recovered).
+	rejoin bool
+}
+
+// plan decides on app container i, whose slot holds cur (nil when empty).
+func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
+	ch := Change{Container: a.m.Containers[i].Name, Current: cur}
+	switch {
+	case cur == nil:
+		ch.Action = ActionCreate
+		ch.Reasons = []string{"new container"}
+		if a.newPod {
+			ch.Reasons = []string{"new pod"}
 		}
-		pp.Changes = append(pp.Changes, ch)
+	case cur.Hash() != manifest.ContainerHash(a.m, i):
+		ch.Action = ActionRecreate
+		ch.Reasons = recreateReasons(*cur, a.m, i, a.env)
+	case a.net.appsReason != "":
+		ch.Action = ActionRecreate
+		ch.Reasons = []string{a.net.appsReason}
+	case a.net.wait:
+	case a.rejoin && cur.Running():
+		ch.Action = ActionRestart
+		ch.Reasons = []string{"pod network: rejoin the infra container's network namespace"}
+	case !cur.Running() && shouldRun(a.m.RestartPolicy, *cur):
+		ch.Action = ActionRestart
+		ch.Reasons = []string{fmt.Sprintf("%s, restartPolicy %s", stateText(*cur), a.m.RestartPolicy)}
 	}
-	if infraChange.Action != ActionNone || infra != nil || p.needsInfra() {
-		pp.Changes = append(pp.Changes, infraChange)
-	}
-	// Slots no longer in the manifest, and duplicates.
-	var gone []string
-	for name := range slots {
-		gone = append(gone, name)
-	}
-	sort.Strings(gone)
-	for _, name := range gone {
-		pp.Changes = append(pp.Changes, Change{Container: name, Action: ActionRemove, Reasons: []string{"container removed from the manifest"}, Current: slots[name]})
+	return ch
+}
+
+// removals are the changes that remove the slots no longer in the
+// manifest (in name order) and the extra containers of a slot.
+func removals(gone map[string]*hruntime.Container, extras []hruntime.Container) []Change {
+	var out []Change
+	for _, name := range slices.Sorted(maps.Keys(gone)) {
+		out = append(out, Change{Container: name, Action: ActionRemove, Reasons: []string{"container removed from the manifest"}, Current: gone[name]})
 	}
 	for i := range extras {
 		c := extras[i]
-		pp.Changes = append(pp.Changes, Change{Container: c.Slot(), Action: ActionRemove, Reasons: []string{"duplicate container for this slot"}, Current: &c})
+		out = append(out, Change{Container: c.Slot(), Action: ActionRemove, Reasons: []string{"duplicate container for this slot"}, Current: &c})
 	}
-	return pp
+	return out
 }
 
 // shouldRun reports whether a stopped container must be started again. The
