@@ -75,12 +75,22 @@ type ApplyOptions struct {
 // then uses the grace period recorded when the container was created.
 const DefaultStopTimeout = -1
 
-// Reasons a pod fails, as status and events report them.
+// Reasons a pod fails, as status and events report them. failureReason
+// derives them from the classes of the error.
 const (
-	ReasonPull   = "ErrImagePull"
+	// ReasonPull: an image could not be pulled, or is absent under
+	// imagePullPolicy Never.
+	ReasonPull = "ErrImagePull"
+	// ReasonCreate: a container or volume could not be created.
 	ReasonCreate = "CreateContainerError"
-	ReasonStart  = "StartError"
+	// ReasonStart: a container could not be started (or stopped, to be
+	// restarted).
+	ReasonStart = "StartError"
+	// ReasonRemove: a container or volume could not be removed.
 	ReasonRemove = "RemoveError"
+	// ReasonUnavailable: the engine could not be reached, whatever the
+	// step (an image presence check included).
+	ReasonUnavailable = "EngineUnavailable"
 	// ReasonPulling marks a Pending pod whose image is being pulled.
 	ReasonPulling = "Pulling"
 )
@@ -88,6 +98,7 @@ const (
 // PodError is why applying a pod failed: a short reason and the engine's
 // message.
 type PodError struct {
+	// Reason is derived from Err's classes (failureReason).
 	Reason string
 	Err    error
 }
@@ -160,13 +171,13 @@ func (a *applier) removePod(ctx context.Context, pp PodPlan) Result {
 	res := Result{ID: pp.ID, Plan: pp}
 	for _, ch := range pp.Changes {
 		if err := a.stopRemove(ctx, ch.Current, DefaultStopTimeout); err != nil {
-			res.Err = &PodError{Reason: ReasonRemove, Err: err}
+			res.Err = podError(inStep(stepRemove, err))
 			return res
 		}
 		res.Applied = append(res.Applied, ch)
 	}
 	if err := a.pruneVolumes(ctx, pp.ID, nil); err != nil {
-		res.Err = &PodError{Reason: ReasonRemove, Err: err}
+		res.Err = podError(inStep(stepRemove, err))
 	}
 	return res
 }
@@ -189,7 +200,7 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 	ap := a.newPodApplication(pp)
 	if err := ap.apply(ctx); err != nil {
-		ap.res.Err = err
+		ap.res.Err = podError(err)
 	}
 	return ap.res
 }
@@ -226,9 +237,58 @@ func (a *applier) newPodApplication(pp PodPlan) *podApplication {
 	return ap
 }
 
-// podFailure is a failed step of applying a pod.
-func podFailure(reason string, err error) error {
-	return &PodError{Reason: reason, Err: err}
+// The steps of applying a pod, as error classes: every error a step
+// returns is tagged with its step (inStep), its text unchanged.
+var (
+	stepHostPath = errors.New("host path check")
+	stepPull     = errors.New("image pull")
+	stepRemove   = errors.New("container removal")
+	stepCreate   = errors.New("container creation")
+	stepStart    = errors.New("container start")
+)
+
+// stepError is an error tagged with the step it happened in. Its text is
+// the error's; errors.Is matches both the step and the error's classes.
+type stepError struct {
+	step error
+	err  error
+}
+
+func (e *stepError) Error() string   { return e.err.Error() }
+func (e *stepError) Unwrap() []error { return []error{e.step, e.err} }
+
+// inStep tags err (not nil) with step.
+func inStep(step, err error) error { return &stepError{step: step, err: err} }
+
+// podError is the PodError of err, its reason derived from err's classes.
+func podError(err error) *PodError {
+	return &PodError{Reason: failureReason(err), Err: err}
+}
+
+// failureReason derives the reason a pod failed from the classes of err.
+// The runtime's classes come first: an image the runtime could not pull
+// (or may not pull) is ErrImagePull, and an engine that cannot be reached
+// is EngineUnavailable at any other step, an image presence check included.
+// Otherwise the step that failed says it; a container created but not
+// started (errStart) is a StartError.
+func failureReason(err error) string {
+	switch {
+	case errors.Is(err, hruntime.ErrImagePull), errors.Is(err, hruntime.ErrImageNeverPull):
+		return ReasonPull
+	case errors.Is(err, hruntime.ErrUnavailable):
+		return ReasonUnavailable
+	case errors.Is(err, stepHostPath):
+		return ReasonHostPath
+	case errors.Is(err, errStart), errors.Is(err, stepStart):
+		return ReasonStart
+	case errors.Is(err, stepCreate):
+		return ReasonCreate
+	case errors.Is(err, stepRemove):
+		return ReasonRemove
+	case errors.Is(err, stepPull):
+		return ReasonPull
+	}
+	return "Error"
 }
 
 // applied notes a change carried out.
@@ -240,7 +300,7 @@ func (ap *podApplication) applied(ch Change) {
 func (ap *podApplication) apply(ctx context.Context) error {
 	// Host paths, before anything is pulled or stopped.
 	if err := checkHostPaths(ap.m, ap.opts.HostPaths); err != nil {
-		return podFailure(ReasonHostPath, err)
+		return inStep(stepHostPath, err)
 	}
 	if err := ap.ensureImages(ctx); err != nil || len(ap.res.Pulling) > 0 {
 		return err
@@ -291,13 +351,13 @@ func (ap *podApplication) ensureImages(ctx context.Context) error {
 	for _, c := range ap.m.Containers {
 		if creates(ap.apps[c.Name].Action) {
 			if err := ap.image(ctx, &ap.res, c.Image, c.ImagePullPolicy); err != nil {
-				return podFailure(ReasonPull, fmt.Errorf("container %s: %w", c.Name, err))
+				return inStep(stepPull, fmt.Errorf("container %s: %w", c.Name, err))
 			}
 		}
 	}
 	if creates(ap.infra.Action) {
 		if err := ap.image(ctx, &ap.res, ap.opts.InfraImage, manifest.PullIfNotPresent); err != nil {
-			return podFailure(ReasonPull, fmt.Errorf("infra image: %w", err))
+			return inStep(stepPull, fmt.Errorf("infra image: %w", err))
 		}
 	}
 	return nil
@@ -311,7 +371,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 			continue
 		}
 		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
-			return podFailure(ReasonRemove, err)
+			return inStep(stepRemove, err)
 		}
 		if ch.Action == ActionRemove {
 			ap.applied(ch)
@@ -319,7 +379,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 	}
 	if replaces(ap.infra.Action) {
 		if err := ap.stopRemove(ctx, ap.infra.Current, ap.grace); err != nil {
-			return podFailure(ReasonRemove, err)
+			return inStep(stepRemove, err)
 		}
 		if ap.infra.Action == ActionRemove {
 			ap.applied(ap.infra)
@@ -339,7 +399,7 @@ func (ap *podApplication) ensureVolumes(ctx context.Context) error {
 			hruntime.LabelPod: ap.m.ID, hruntime.LabelVolume: v.Name,
 		}
 		if err := ap.rt.EnsureVolume(ctx, volumeName(ap.opts.Instance, ap.m.ID, v.Name), labels); err != nil {
-			return podFailure(ReasonCreate, fmt.Errorf("volume %s: %w", v.Name, err))
+			return inStep(stepCreate, fmt.Errorf("volume %s: %w", v.Name, err))
 		}
 	}
 	return nil
@@ -368,7 +428,7 @@ func (ap *podApplication) startInfra(ctx context.Context) error {
 func (ap *podApplication) createInfra(ctx context.Context, what string) error {
 	id, err := ap.createStart(ctx, infraSpec(ap.opts.Instance, ap.opts.InfraImage, ap.opts.InfraCommand, *ap.pod))
 	if err != nil {
-		return podFailure(startReason(err), fmt.Errorf("%s: %w", what, err))
+		return inStep(stepCreate, fmt.Errorf("%s: %w", what, err))
 	}
 	ap.infraID = id
 	return nil
@@ -386,14 +446,14 @@ func (ap *podApplication) restartInfra(ctx context.Context) error {
 		return nil
 	}
 	if !hruntime.IsStaleTask(startErr) {
-		return podFailure(ReasonStart, fmt.Errorf("infra container: %w", startErr))
+		return inStep(stepStart, fmt.Errorf("infra container: %w", startErr))
 	}
 	ap.log.Warn("infra container does not start; creating it anew", "pod", ap.m.ID, "error", startErr)
 	if err := ap.takeDownForNewInfra(ctx); err != nil {
 		return err
 	}
 	if err := ap.rt.Remove(ctx, ap.infraID); err != nil && !hruntime.IsNotFound(err) {
-		return podFailure(ReasonStart, fmt.Errorf("infra container: %w (and remove it: %w)", startErr, err))
+		return inStep(stepStart, fmt.Errorf("infra container: %w (and remove it: %w)", startErr, err))
 	}
 	if err := ap.createInfra(ctx, fmt.Sprintf("infra container (did not start: %v; created anew)", startErr)); err != nil {
 		return err
@@ -418,7 +478,7 @@ func (ap *podApplication) takeDownForNewInfra(ctx context.Context) error {
 			continue
 		}
 		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
-			return podFailure(ReasonRemove, fmt.Errorf("container %s: %w", c.Name, err))
+			return inStep(stepRemove, fmt.Errorf("container %s: %w", c.Name, err))
 		}
 		ap.log.Info("removed container to create it anew with its pod's infra container", "pod", ap.m.ID, "container", c.Name)
 		ap.apps[c.Name] = Change{Container: c.Name, Action: ActionRecreate, Current: ch.Current,
@@ -454,10 +514,10 @@ func (ap *podApplication) startApps(ctx context.Context) error {
 func (ap *podApplication) createApp(ctx context.Context, i int, what string) error {
 	spec := appSpec(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
 	if err := resolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
-		return podFailure(ReasonHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
+		return inStep(stepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
 	if _, err := ap.createStart(ctx, spec); err != nil {
-		return podFailure(startReason(err), fmt.Errorf("%s: %w", what, err))
+		return inStep(stepCreate, fmt.Errorf("%s: %w", what, err))
 	}
 	return nil
 }
@@ -469,7 +529,7 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 	name := ap.m.Containers[i].Name
 	if ch.Current.Running() {
 		if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil {
-			return ch, podFailure(ReasonStart, fmt.Errorf("container %s: %w", name, err))
+			return ch, inStep(stepStart, fmt.Errorf("container %s: %w", name, err))
 		}
 	}
 	startErr := ap.rt.Start(ctx, ch.Current.ID)
@@ -477,11 +537,11 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 		return ch, nil
 	}
 	if !hruntime.IsStaleTask(startErr) {
-		return ch, podFailure(ReasonStart, fmt.Errorf("container %s: %w", name, startErr))
+		return ch, inStep(stepStart, fmt.Errorf("container %s: %w", name, startErr))
 	}
 	ap.log.Warn("container does not start; creating it anew", "pod", ap.m.ID, "container", name, "error", startErr)
 	if err := ap.rt.Remove(ctx, ch.Current.ID); err != nil && !hruntime.IsNotFound(err) {
-		return ch, podFailure(ReasonStart, fmt.Errorf("container %s: %w (and remove it: %w)", name, startErr, err))
+		return ch, inStep(stepStart, fmt.Errorf("container %s: %w (and remove it: %w)", name, startErr, err))
 	}
 	if err := ap.createApp(ctx, i, fmt.Sprintf("container %s (did not start: %v; created anew)", name, startErr)); err != nil {
 		return ch, err
@@ -517,13 +577,6 @@ func (a *applier) image(ctx context.Context, res *Result, ref, policy string) er
 
 // errStart marks a container that was created but did not start.
 var errStart = errors.New("start failed")
-
-func startReason(err error) string {
-	if errors.Is(err, errStart) {
-		return ReasonStart
-	}
-	return ReasonCreate
-}
 
 func (a *applier) createStart(ctx context.Context, spec hruntime.ContainerSpec) (string, error) {
 	id, err := a.rt.Create(ctx, spec)
