@@ -215,7 +215,10 @@ type podApplication struct {
 	m     manifest.Manifest
 	grace time.Duration
 	infra Change
-	apps  map[string]Change
+	// infraAt is the index of infra in pp.Changes; -1 when the plan has
+	// no infra container.
+	infraAt int
+	apps    map[string]Change
 	// infraID is the pod's infra container once it runs ("" for none).
 	infraID string
 	res     Result
@@ -225,12 +228,15 @@ func (a *applier) newPodApplication(pp PodPlan) *podApplication {
 	ap := &podApplication{
 		applier: a, pp: pp, pod: pp.Desired, m: pp.Desired.Manifest,
 		grace: time.Duration(pp.Desired.Manifest.TerminationGracePeriodSeconds) * time.Second,
-		apps:  map[string]Change{}, res: Result{ID: pp.ID, Plan: pp},
+		apps:  map[string]Change{}, infraAt: -1, res: Result{ID: pp.ID, Plan: pp},
 	}
-	for _, ch := range pp.Changes {
-		if ch.Container == hruntime.InfraName {
-			ap.infra = ch
-		} else {
+	// A slot's own change comes first; a later change of the same slot
+	// removes a duplicate container (takeDown) and must not replace it.
+	for i, ch := range pp.Changes {
+		switch _, seen := ap.apps[ch.Container]; {
+		case ch.Container == hruntime.InfraName && ap.infraAt < 0:
+			ap.infra, ap.infraAt = ch, i
+		case ch.Container != hruntime.InfraName && !seen:
 			ap.apps[ch.Container] = ch
 		}
 	}
@@ -363,11 +369,11 @@ func (ap *podApplication) ensureImages(ctx context.Context) error {
 	return nil
 }
 
-// takeDown stops and removes the replaced and removed app containers, then
-// the infra container.
+// takeDown stops and removes the replaced and removed app containers (and
+// duplicates, of the infra container too), then the infra container.
 func (ap *podApplication) takeDown(ctx context.Context) error {
-	for _, ch := range ap.pp.Changes {
-		if ch.Container == hruntime.InfraName || !replaces(ch.Action) {
+	for i, ch := range ap.pp.Changes {
+		if i == ap.infraAt || !replaces(ch.Action) {
 			continue
 		}
 		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {

@@ -428,6 +428,27 @@ func TestPlanTable(t *testing.T) {
 	}
 }
 
+// startDuplicate makes and starts a second container in slot, from the
+// same spec under another name (left by a crash in the middle of a
+// recreate).
+func startDuplicate(slot string) func(t *testing.T, fake *synctest.Fake) {
+	return func(t *testing.T, fake *synctest.Fake) {
+		cs := listed(t, fake)
+		spec, ok := fake.Spec(cs[slotIndex(t, cs, slot)].ID)
+		if !ok {
+			t.Fatalf("no spec of %s", slot)
+		}
+		spec.Name += "-dup"
+		id, err := fake.Create(t.Context(), spec)
+		if err == nil {
+			err = fake.Start(t.Context(), id)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // renderCalls names the containers in fake's calls by pod/slot, through
 // the containers listed before and after (IDs) and the container names.
 func renderCalls(calls []synctest.Call, known ...[]hruntime.Container) []string {
@@ -534,6 +555,38 @@ func TestApplyOrderTable(t *testing.T) {
 				o.Images = func(_ context.Context, ref, _ string) (bool, error) { return ref == "example.org/app:2", nil }
 			},
 			want: nil, pulling: []string{"example.org/app:2"}},
+		{name: "duplicate/a slot's duplicate is removed, and its recreated container created",
+			before: pods(onePod("p")), mutate: startDuplicate("p/app"), after: pods(newImage),
+			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Remove(p/app)", "Stop(p/app)", "Remove(p/app)", "Create(p/app)", "Start(p/app)"},
+			check: func(t *testing.T, fake *synctest.Fake) {
+				if cs := listed(t, fake); len(cs) != 1 || cs[0].Image != "example.org/app:2" {
+					t.Errorf("containers %+v, want one of example.org/app:2", cs)
+				}
+			}},
+		{name: "duplicate/a stopped slot's duplicate is removed, and the slot's container started",
+			before: pods(onePod("p")), after: pods(onePod("p")),
+			mutate: func(t *testing.T, fake *synctest.Fake) {
+				startDuplicate("p/app")(t, fake)
+				cs := listed(t, fake)
+				newest := cs[0]
+				for _, c := range cs[1:] {
+					if c.Created.After(newest.Created) {
+						newest = c
+					}
+				}
+				if err := fake.Stop(t.Context(), newest.ID, 0); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: []string{"Stop(p/app)", "Remove(p/app)", "Start(p/app)"}},
+		{name: "duplicate/a duplicate infra container is removed, the pod's own kept",
+			before: pods(twoPod("p")), mutate: startDuplicate("p/POD"), after: pods(twoPod("p")),
+			want: []string{"Stop(p/POD)", "Remove(p/POD)"},
+			check: func(t *testing.T, fake *synctest.Fake) {
+				if cs := listed(t, fake); len(cs) != 3 {
+					t.Errorf("%d containers, want app, side and one infra container", len(cs))
+				}
+			}},
 		{name: "keep/a converged pod costs no call", before: pods(twoPod("p")), after: pods(twoPod("p")), want: nil},
 	}
 	for _, tt := range tests {
