@@ -16,7 +16,11 @@ import (
 // asking the engine to replay what happened since the last event received
 // (the engine keeps a short buffer of recent events), so a reconnect loses
 // nothing the engine still remembers. A consumer that stops reading blocks
-// the stream; it must keep reading until ctx ends.
+// the stream (and the engine drops what a stalled subscriber does not
+// take): it must keep reading until ctx ends, handing long work to another
+// goroutine (the Syncer queues events on one of its own). The channel is
+// closed only once every goroutine Events started has returned, so a
+// consumer that reads until it is closed has joined them.
 func (d *Docker) Events(ctx context.Context) <-chan Event {
 	out := make(chan Event, 16)
 	go d.watchEvents(ctx, out)
@@ -59,13 +63,19 @@ func (d *Docker) watchEvents(ctx context.Context, out chan<- Event) {
 // streamEvents runs one subscription until it fails or ctx ends, moving
 // *resume past every event it delivers. It reports whether it delivered any.
 func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Time, out chan<- Event, resume *time.Time) (bool, error) {
-	// Cancelling sctx ends the client's stream goroutine.
+	// Cancelling sctx ends the client's stream goroutine, which sends at
+	// most one error (errs has room for it) and closes errs last: reading
+	// errs until it is closed joins that goroutine.
 	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	msgs, errs := d.cli.Events(sctx, events.ListOptions{
 		Filters: f,
 		Since:   since.UTC().Format(time.RFC3339Nano),
 	})
+	defer func() {
+		cancel()
+		for range errs {
+		}
+	}()
 	delivered := false
 	for {
 		select {

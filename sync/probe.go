@@ -22,6 +22,14 @@ type unhealthyFunc func(ctx context.Context, pod, slot, id, why string, grace ti
 
 // prober runs one goroutine per probed container, keyed by container ID
 // and probe settings; update starts and stops them to match the pods.
+//
+// Every worker runs under the context of the sync that started it (Run's
+// context, or the one given to SyncOnce) and is tracked until its goroutine
+// returns: update cancels the workers it no longer wants without waiting
+// (one may be waiting for the sync lock the caller holds), and stopAll
+// cancels every worker and joins them all, those update cancelled
+// included. A worker whose context ended is started again by the next
+// update that wants it.
 type prober struct {
 	rt          Execer
 	log         *slog.Logger
@@ -30,6 +38,8 @@ type prober struct {
 
 	mu      gosync.Mutex
 	workers map[string]*probeWorker // by container ID
+	// running counts every worker goroutine not yet returned.
+	running gosync.WaitGroup
 }
 
 type probeWorker struct {
@@ -69,8 +79,9 @@ type probeTarget struct {
 }
 
 // update makes the running workers match the probes of the desired pods'
-// running containers. It makes no engine calls.
-func (p *prober) update(pods []Pod, actual []hruntime.Container) {
+// running containers; the workers it starts run until ctx ends at the
+// latest. It makes no engine calls.
+func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Container) {
 	byPod := map[string][]hruntime.Container{}
 	for _, c := range actual {
 		byPod[c.Pod()] = append(byPod[c.Pod()], c)
@@ -106,7 +117,8 @@ func (p *prober) update(pods []Pod, actual []hruntime.Container) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, w := range p.workers {
-		if t, ok := want[id]; !ok || targetKey(t) != w.key {
+		if t, ok := want[id]; !ok || targetKey(t) != w.key || w.ended() {
+			// Joined by stopAll.
 			w.cancel()
 			delete(p.workers, id)
 		}
@@ -115,10 +127,25 @@ func (p *prober) update(pods []Pod, actual []hruntime.Container) {
 		if _, ok := p.workers[id]; ok {
 			continue
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		wctx, cancel := context.WithCancel(ctx)
 		w := &probeWorker{key: targetKey(t), cancel: cancel, done: make(chan struct{}), healthy: true}
 		p.workers[id] = w
-		go p.run(ctx, w, t)
+		p.running.Add(1)
+		go func() {
+			defer p.running.Done()
+			p.run(wctx, w, t)
+		}()
+	}
+}
+
+// ended reports whether the worker's goroutine has returned (its context
+// ended).
+func (w *probeWorker) ended() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -126,6 +153,9 @@ func targetKey(t probeTarget) string {
 	return fmt.Sprintf("%s|%+v|%+v|%+v|%+v", t.ip, t.probe, t.probe.HTTPGet, t.probe.TCPSocket, t.probe.Exec)
 }
 
+// stopAll stops every worker and waits until all of their goroutines,
+// those update stopped included, have returned. The caller must not hold
+// the sync lock (a worker restarting its container takes it).
 func (p *prober) stopAll() {
 	p.mu.Lock()
 	ws := p.workers
@@ -133,8 +163,8 @@ func (p *prober) stopAll() {
 	p.mu.Unlock()
 	for _, w := range ws {
 		w.cancel()
-		<-w.done
 	}
+	p.running.Wait()
 }
 
 func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {

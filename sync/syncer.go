@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
@@ -23,7 +24,8 @@ type Inspector interface {
 	Inspect(ctx context.Context, id string) (hruntime.Details, error)
 }
 
-// EventSource streams the engine's container events.
+// EventSource streams the engine's container events. The channel must be
+// closed once ctx ends (Run waits for that before it returns).
 type EventSource interface {
 	Events(ctx context.Context) <-chan hruntime.Event
 }
@@ -111,6 +113,10 @@ type Syncer struct {
 	running  time.Time // start of the sync now running, zero when idle
 	adopted  bool
 	restarts *restartStore
+
+	// eventsDropped counts the engine events dropped because the event
+	// queue was full (see pumpEvents).
+	eventsDropped atomic.Uint64
 }
 
 // SyncInfo describes the last finished sync.
@@ -183,14 +189,18 @@ func (s *Syncer) Trigger() {
 // Run syncs every interval, whenever Trigger is called, on engine events
 // and when an image pull ends, until ctx ends. A sync never waits for a
 // pull: the pod waits (Pending, reason Pulling) while the others go on.
-// Containers are left running when it returns; pulls are cancelled and
-// joined.
+// Engine events are read on a goroutine of their own into a bounded queue
+// (see pumpEvents), so a long sync never holds up the engine's stream.
+// Containers are left running when it returns; every goroutine it started
+// (the event reader, pulls, probe workers) is stopped and joined first.
 func (s *Syncer) Run(ctx context.Context) error {
-	evCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	evs := s.rt.Events(evCtx)
-	defer s.prober.stopAll()
-	defer s.pulls.stop()
+	ctx, cancel := context.WithCancel(ctx)
+	evs, pumped := s.pumpEvents(ctx, s.rt.Events(ctx))
+	defer func() {
+		cancel()
+		<-pumped
+		s.Close()
+	}()
 	t := time.NewTicker(s.opts.Interval)
 	defer t.Stop()
 	for {
@@ -226,8 +236,21 @@ func (s *Syncer) Run(ctx context.Context) error {
 // the image pulls it started (each bounded by PullTimeout; the pods are
 // Pending/Pulling meanwhile, and syncs of Run are not held up) and syncs
 // again to apply them. When ctx ends, its pulls are cancelled and joined.
+// The liveness probes it starts go on after it returns, until ctx ends, a
+// later sync stops them or Close: a caller of SyncOnce without Run calls
+// Close when done.
 func (s *Syncer) SyncOnce(ctx context.Context) error {
 	return s.sync(ctx, true)
+}
+
+// Close stops the goroutines that syncs left running, the probe workers
+// and any image pull, and waits until they have returned. Containers keep
+// running. Run does this itself when it returns; a caller of SyncOnce
+// alone calls Close after its last SyncOnce has returned. Close may be
+// called more than once; a later sync starts the probes again.
+func (s *Syncer) Close() {
+	s.pulls.stop()
+	s.prober.stopAll()
 }
 
 // maxPullWaits bounds how often SyncOnce waits for pulls and syncs again
@@ -316,7 +339,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		}
 	}
 	s.updateStatus(desired, actual)
-	s.prober.update(desired.Pods, actual)
+	s.prober.update(ctx, desired.Pods, actual)
 	var failed []error
 	for _, r := range results {
 		if r.Err != nil {

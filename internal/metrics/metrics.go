@@ -2,7 +2,7 @@
 // (no global state): sync duration, syncs and errors, pods by phase,
 // container restarts, source fetch duration and errors, build info and the
 // last applied revision per source, failures to read or write a state
-// file under stateDir per file. Pod and source figures are read at
+// file under stateDir per file, engine events dropped by the reconciler. Pod and source figures are read at
 // scrape time from what the reconciler and the merge already hold, so a
 // scrape costs no engine calls.
 package metrics
@@ -83,6 +83,17 @@ func (m *Metrics) SourceUpdate(u sources.Update) {
 // it once.
 func (m *Metrics) StateFiles(p *atomicfile.Problems) {
 	m.reg.MustRegister(stateFileCollector{problems: p})
+}
+
+// EngineEventsDropped exports dropped, read at scrape time, as
+// hostlet_engine_events_dropped_total: the engine events the reconciler
+// dropped because its event queue was full (each drop triggers a full
+// sync). Call it once.
+func (m *Metrics) EngineEventsDropped(dropped func() uint64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "hostlet_engine_events_dropped_total",
+		Help: "Engine container events dropped because the reconciler's event queue was full; each drop triggers a sync that lists every container.",
+	}, func() float64 { return float64(dropped()) }))
 }
 
 var stateFileErrorsDesc = prometheus.NewDesc("hostlet_state_file_errors_total",

@@ -1,0 +1,4 @@
+package sync
+
+// EventQueueSize is eventQueueSize, for the tests of package sync_test.
+const EventQueueSize = eventQueueSize
