@@ -1,8 +1,10 @@
 package gitsource
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -31,25 +34,25 @@ func (e *CheckoutError) Unwrap() error { return e.err }
 // A *CheckoutError means dir is no checkout or rev no revision of it; any
 // other error is the source's (a manifest that does not decode), returned
 // with everything that did decode.
-func ReadAt(dir, rev string, s config.Source) (sources.Snapshot, error) {
+func ReadAt(dir, rev string, s config.Source) (manifest.Snapshot, error) {
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
 	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return sources.Snapshot{}, &CheckoutError{fmt.Errorf("--source %s=%s: not a git checkout, and --against ref: needs one", s.Name, dir)}
+		return manifest.Snapshot{}, &CheckoutError{fmt.Errorf("--source %s=%s: not a git checkout, and --against ref: needs one", s.Name, dir)}
 	}
 	if err != nil {
-		return sources.Snapshot{}, &CheckoutError{fmt.Errorf("--source %s=%s: %w", s.Name, dir, err)}
+		return manifest.Snapshot{}, &CheckoutError{fmt.Errorf("--source %s=%s: %w", s.Name, dir, err)}
 	}
 	hash, err := repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
-		return sources.Snapshot{}, &CheckoutError{fmt.Errorf("--against ref:%s: not a revision of %s: %w", rev, dir, err)}
+		return manifest.Snapshot{}, &CheckoutError{fmt.Errorf("--against ref:%s: not a revision of %s: %w", rev, dir, err)}
 	}
 	commit, err := repo.CommitObject(*hash)
 	if err != nil {
-		return sources.Snapshot{}, &CheckoutError{fmt.Errorf("--against ref:%s: %w", rev, err)}
+		return manifest.Snapshot{}, &CheckoutError{fmt.Errorf("--against ref:%s: %w", rev, err)}
 	}
 	tree, err := commit.Tree()
 	if err != nil {
-		return sources.Snapshot{}, &CheckoutError{fmt.Errorf("--against ref:%s: %w", rev, err)}
+		return manifest.Snapshot{}, &CheckoutError{fmt.Errorf("--against ref:%s: %w", rev, err)}
 	}
 	paths := append([]string(nil), s.AllPaths()...)
 	if len(paths) == 0 {
@@ -59,7 +62,7 @@ func ReadAt(dir, rev string, s config.Source) (sources.Snapshot, error) {
 	if err != nil {
 		sub = "" // a bare repository: paths are from its root
 	}
-	snap := sources.Snapshot{Source: s.Name, Type: s.Type, Revision: hash.String()}
+	snap := manifest.Snapshot{Name: s.Name, Type: s.Type, Revision: hash.String()}
 	for i, p := range paths {
 		paths[i] = path.Join(filepath.ToSlash(sub), filepath.ToSlash(p))
 		if paths[i] == "." {
@@ -103,4 +106,37 @@ func CheckoutHead(dir string) string {
 		return ""
 	}
 	return head.Hash().String()
+}
+
+// Checkout is a git source read from a local checkout instead of its URL
+// (`--source NAME=DIR`): its paths inside dir as they are (uncommitted
+// edits included), named by the commit checked out there when dir is in a
+// checkout. It also reads other revisions of that checkout (ReadAt).
+type Checkout struct {
+	*sources.File
+	cfg config.Source
+	dir string
+}
+
+// NewCheckout returns the git source cfg read from the checkout dir.
+func NewCheckout(cfg config.Source, dir string, log *slog.Logger) *Checkout {
+	paths := cfg.AllPaths()
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	return &Checkout{File: sources.NewFolder(cfg, dir, paths, log), cfg: cfg, dir: dir}
+}
+
+// Read implements sources.Source.
+func (c *Checkout) Read(ctx context.Context) (manifest.Snapshot, error) {
+	snap, err := c.File.Read(ctx)
+	if head := CheckoutHead(c.dir); head != "" {
+		snap.Revision = head
+	}
+	return snap, err
+}
+
+// ReadAt reads the source at revision rev of the checkout (see ReadAt).
+func (c *Checkout) ReadAt(rev string) (manifest.Snapshot, error) {
+	return ReadAt(c.dir, rev, c.cfg)
 }

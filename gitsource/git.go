@@ -22,6 +22,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/redact"
+	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -43,6 +44,7 @@ type Source struct {
 	remote  string
 	dir     string
 	log     *slog.Logger
+	baseLog *slog.Logger
 	trigger chan struct{}
 
 	lastCommit string
@@ -57,6 +59,7 @@ func New(cfg config.Source, stateDir string, log *slog.Logger) *Source {
 		remote:  remoteURL(cfg.URL),
 		dir:     filepath.Join(stateDir, "git", cfg.Name),
 		log:     log.With("source", cfg.Name, "url", redact.URL(cfg.URL)),
+		baseLog: log,
 		trigger: make(chan struct{}, 1),
 	}
 }
@@ -378,18 +381,32 @@ func verify(c *object.Commit, keyringFile string) error {
 	return nil
 }
 
-// ReadOnce fetches the source's commit into a temporary cache, reads it and
-// removes the cache: for `hostlet validate` and `hostlet diff` without a
-// local checkout.
-func ReadOnce(ctx context.Context, cfg config.Source, log *slog.Logger) (sources.Snapshot, error) {
+// Read implements sources.Source: it fetches the source's commit into a
+// temporary cache, reads it and removes the cache (the cache under
+// stateDir is left alone), for `hostlet validate` and `hostlet diff`
+// without a local checkout. Decode errors come back with the manifests
+// that did decode: validate reports every error.
+func (s *Source) Read(ctx context.Context) (manifest.Snapshot, error) {
+	snap := manifest.Snapshot{Name: s.cfg.Name, Type: config.TypeGit}
 	tmp, err := os.MkdirTemp("", "hostlet-git-")
 	if err != nil {
-		return sources.Snapshot{}, err
+		return snap, fmt.Errorf("source %s: temporary git cache: %w", s.cfg.Name, err)
 	}
 	defer os.RemoveAll(tmp)
-	src := New(cfg, tmp, log)
-	// Decode errors come back with the manifests that did decode, as
-	// sources.ReadOnce returns them: validate reports every error.
-	u, err := src.pollTimeout(ctx)
-	return sources.Snapshot{Source: cfg.Name, Type: config.TypeGit, Revision: u.Revision, Files: u.Files, Manifests: u.Manifests}, err
+	once := New(s.cfg, tmp, s.baseLog)
+	u, err := once.pollTimeout(ctx)
+	snap.Revision, snap.Files, snap.Manifests = u.Revision, u.Files, u.Manifests
+	return snap, err
+}
+
+// ReadOnce reads the source of cfg once (see Source.Read).
+func ReadOnce(ctx context.Context, cfg config.Source, log *slog.Logger) (manifest.Snapshot, error) {
+	return New(cfg, "", log).Read(ctx)
+}
+
+// ReadAt implements reading at another revision for `hostlet diff
+// --against ref:REV`: a source without a checkout cannot be read there,
+// and says so before anything is fetched.
+func (s *Source) ReadAt(rev string) (manifest.Snapshot, error) {
+	return manifest.Snapshot{}, &CheckoutError{fmt.Errorf("--against ref:%s: git source %s needs --source %s=DIR (a checkout of %s)", rev, s.cfg.Name, s.cfg.Name, redact.URL(s.cfg.URL))}
 }

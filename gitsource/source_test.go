@@ -704,8 +704,8 @@ func TestReadOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadOnce: %v", err)
 	}
-	if snap.Source != "fleet" || snap.Type != config.TypeGit || snap.Revision != c1 || snap.Files != 2 || len(snap.Manifests) != 2 {
-		t.Fatalf("snapshot %s/%s at %s, %d files, %d manifests", snap.Source, snap.Type, snap.Revision, snap.Files, len(snap.Manifests))
+	if snap.Name != "fleet" || snap.Type != config.TypeGit || snap.Revision != c1 || snap.Files != 2 || len(snap.Manifests) != 2 {
+		t.Fatalf("snapshot %s/%s at %s, %d files, %d manifests", snap.Name, snap.Type, snap.Revision, snap.Files, len(snap.Manifests))
 	}
 
 	c2 := f.repo.Change("broken", map[string]string{"manifests/b.yaml": "version: v1beta1\nid: [b\n"})

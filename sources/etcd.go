@@ -48,6 +48,16 @@ func (e *Etcd) Name() string { return e.cfg.Name }
 // Type implements Source.
 func (e *Etcd) Type() string { return config.TypeEtcd }
 
+// Read implements Source: one Get, for `hostlet validate` and `hostlet
+// diff`.
+func (e *Etcd) Read(ctx context.Context) (manifest.Snapshot, error) {
+	if e.kv == nil {
+		return manifest.Snapshot{Name: e.cfg.Name, Type: config.TypeEtcd}, fmt.Errorf("source %s: no etcd client (etcd.endpoints)", e.cfg.Name)
+	}
+	snap, _, err := e.read(ctx)
+	return snap, err
+}
+
 // defaultLiveness is how often a quiet watch checks that etcd answers when
 // the source has no interval.
 const defaultLiveness = 10 * time.Second
@@ -168,7 +178,7 @@ func (e *Etcd) ping(ctx context.Context) error {
 }
 
 // read gets the source's keys once; rev is the store revision of the read.
-func (e *Etcd) read(ctx context.Context) (Snapshot, int64, error) {
+func (e *Etcd) read(ctx context.Context) (manifest.Snapshot, int64, error) {
 	set, err := e.get(ctx)
 	if err != nil {
 		return set.snap, 0, err
@@ -179,7 +189,7 @@ func (e *Etcd) read(ctx context.Context) (Snapshot, int64, error) {
 
 // etcdSet is one read of the source's keys.
 type etcdSet struct {
-	snap Snapshot
+	snap manifest.Snapshot
 	// storeRev is the store revision of the read; modRev the newest mod
 	// revision among the keys (0 when there are none).
 	storeRev, modRev int64
@@ -188,7 +198,7 @@ type etcdSet struct {
 }
 
 func (e *Etcd) get(ctx context.Context) (etcdSet, error) {
-	set := etcdSet{snap: Snapshot{Source: e.cfg.Name, Type: config.TypeEtcd}}
+	set := etcdSet{snap: manifest.Snapshot{Name: e.cfg.Name, Type: config.TypeEtcd}}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	var opts []clientv3.OpOption

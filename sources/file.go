@@ -12,6 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/manifest"
 )
 
 // debounce collects a burst of file events (an editor's write-rename-chmod)
@@ -24,18 +25,42 @@ const debounce = 100 * time.Millisecond
 type File struct {
 	cfg config.Source
 	log *slog.Logger
+	// typ is the source's type; paths are read relative to base ("": as
+	// given).
+	typ   string
+	base  string
+	paths []string
 }
 
 // NewFile returns the file source for cfg.
 func NewFile(cfg config.Source, log *slog.Logger) *File {
-	return &File{cfg: cfg, log: log.With("source", cfg.Name)}
+	return &File{cfg: cfg, log: log.With("source", cfg.Name), typ: config.TypeFile, paths: cfg.AllPaths()}
+}
+
+// NewFolder returns a source of cfg's type that reads paths inside the
+// local folder dir instead of its configured location (`--source
+// NAME=DIR`); files are named relative to dir.
+func NewFolder(cfg config.Source, dir string, paths []string, log *slog.Logger) *File {
+	return &File{cfg: cfg, log: log.With("source", cfg.Name), typ: cfg.Type, base: dir, paths: paths}
 }
 
 // Name implements Source.
 func (f *File) Name() string { return f.cfg.Name }
 
 // Type implements Source.
-func (f *File) Type() string { return config.TypeFile }
+func (f *File) Type() string { return f.typ }
+
+// Read implements Source: the tree once, for `hostlet validate` and
+// `hostlet diff`. Decode errors come back alongside the manifests that did
+// decode.
+func (f *File) Read(ctx context.Context) (manifest.Snapshot, error) {
+	snap, err := ReadTree(f.base, f.paths, f.cfg.Name)
+	snap.Type = f.typ
+	if cerr := ctx.Err(); cerr != nil {
+		return snap, cerr
+	}
+	return snap, err
+}
 
 // Run implements Source.
 func (f *File) Run(ctx context.Context, out chan<- Update) {
@@ -65,7 +90,7 @@ func (f *File) Run(ctx context.Context, out chan<- Update) {
 			f.watch(w)
 		}
 		start := time.Now()
-		res, err := ReadTree("", f.cfg.AllPaths(), f.cfg.Name)
+		res, err := ReadTree(f.base, f.paths, f.cfg.Name)
 		took := time.Since(start)
 		u := Update{Source: f.cfg.Name, Revision: res.Revision, Files: res.Files, Manifests: res.Manifests, Took: took}
 		if err != nil {
@@ -121,7 +146,10 @@ func (f *File) Run(ctx context.Context, out chan<- Update) {
 // folder again is cheap; new subfolders are picked up on the read after
 // their creation event.
 func (f *File) watch(w *fsnotify.Watcher) {
-	for _, p := range f.cfg.AllPaths() {
+	for _, p := range f.paths {
+		if f.base != "" && !filepath.IsAbs(p) {
+			p = filepath.Join(f.base, p)
+		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			// Watch the closest existing parent so the path's creation is seen.

@@ -89,6 +89,12 @@ func (h *HTTP) Name() string { return h.cfg.Name }
 // Type implements Source.
 func (h *HTTP) Type() string { return config.TypeHTTP }
 
+// Read implements Source: one GET, for `hostlet validate` and `hostlet diff`.
+func (h *HTTP) Read(ctx context.Context) (manifest.Snapshot, error) {
+	snap, _, err := h.fetch(ctx)
+	return snap, err
+}
+
 // Run implements Source.
 func (h *HTTP) Run(ctx context.Context, out chan<- Update) {
 	t := time.NewTicker(h.cfg.Interval)
@@ -132,8 +138,8 @@ func (h *HTTP) poll(ctx context.Context) (Update, bool) {
 }
 
 // fetch does one GET. notModified is true on a 304 to our ETag.
-func (h *HTTP) fetch(ctx context.Context) (snap Snapshot, notModified bool, err error) {
-	snap = Snapshot{Source: h.cfg.Name, Type: config.TypeHTTP}
+func (h *HTTP) fetch(ctx context.Context) (snap manifest.Snapshot, notModified bool, err error) {
+	snap = manifest.Snapshot{Name: h.cfg.Name, Type: config.TypeHTTP}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
 	if err != nil {
 		return snap, false, fmt.Errorf("source %s: GET %s: %w", h.cfg.Name, h.display, redact.Error(err, h.cfg.URL, h.url))

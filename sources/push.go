@@ -51,6 +51,12 @@ func (p *Push) Name() string { return p.cfg.Name }
 // Type implements Source.
 func (p *Push) Type() string { return config.TypePush }
 
+// Read implements Source: a push source holds only what is pushed to the
+// running hostlet, so a read of its own finds nothing (ErrPushOnly).
+func (p *Push) Read(context.Context) (manifest.Snapshot, error) {
+	return manifest.Snapshot{Name: p.cfg.Name, Type: config.TypePush}, ErrPushOnly
+}
+
 // Run implements Source: it forwards what is pushed.
 func (p *Push) Run(ctx context.Context, out chan<- Update) {
 	defer p.stopOnce.Do(func() { close(p.stopped) })
@@ -110,7 +116,7 @@ func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
 			ms, derr = manifest.Decode(body, manifest.Origin{Source: p.cfg.Name})
 			errs = validate.Flatten(derr)
 		}
-		checked := validate.Set([]validate.Source{{Name: p.cfg.Name, Manifests: ms}}, p.opts)
+		checked := validate.Set([]manifest.Snapshot{{Name: p.cfg.Name, Manifests: ms}}, p.opts)
 		for _, rj := range checked.Rejected {
 			errs = append(errs, rj.Errors...)
 		}

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hostlet/hostlet/manifest"
@@ -25,13 +26,21 @@ type Update struct {
 	Reply chan<- Applied
 }
 
-// Source delivers updates until ctx ends. Run returns when ctx is done; it
-// owns every goroutine it starts and ends them before returning.
+// Source is one configured source of any type (sources/configured.New
+// makes each). Read reads it once, for `hostlet validate` and `hostlet
+// diff`: decode errors come back alongside the manifests that did decode.
+// Run delivers updates until ctx ends, for `hostlet run`; it owns every
+// goroutine it starts and ends them before returning.
 type Source interface {
 	Name() string
 	Type() string
+	Read(ctx context.Context) (manifest.Snapshot, error)
 	Run(ctx context.Context, out chan<- Update)
 }
+
+// ErrPushOnly is what a push source's Read returns: it holds only what is
+// pushed to the running hostlet, unknown to a read of its own.
+var ErrPushOnly = errors.New("a push source holds only what is pushed to the running hostlet")
 
 // send delivers u unless ctx ends first.
 func send(ctx context.Context, out chan<- Update, u Update) bool {

@@ -20,17 +20,6 @@ import (
 // manifestExts are the file endings read from a folder.
 var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
-// TreeResult is what reading a set of paths produced.
-type TreeResult struct {
-	// Manifests decoded without error, in order: paths as listed, then file
-	// path (sorted), then document index.
-	Manifests []manifest.Sourced
-	// Files is how many manifest files were read.
-	Files int
-	// Revision is a hash of every file's name and content.
-	Revision string
-}
-
 // ReadTree reads paths (files or folders, relative to base when base is not
 // "") as one source named source. Folders are walked in sorted order; hidden
 // files and folders are skipped; only .yaml, .yml and .json files are read.
@@ -43,9 +32,9 @@ type TreeResult struct {
 // file outside must not show its lines in an error. Decode errors of individual files are returned as a
 // *multierror.Error of *manifest.Error together with everything that did
 // decode; callers that need an atomic set must treat any error as failure.
-func ReadTree(base string, paths []string, source string) (TreeResult, error) {
+func ReadTree(base string, paths []string, source string) (manifest.Snapshot, error) {
 	var (
-		res   TreeResult
+		res   = manifest.Snapshot{Name: source}
 		errs  *multierror.Error
 		files []treeFile
 	)

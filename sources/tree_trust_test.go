@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostlet/hostlet/manifest"
 )
 
 // secretLine is what a root-only file outside the source holds. Each form
@@ -155,7 +157,7 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 }
 
 // manifestIDs lists the ids read, with label v, in order.
-func manifestIDs(res TreeResult) []string {
+func manifestIDs(res manifest.Snapshot) []string {
 	var out []string
 	for _, s := range res.Manifests {
 		out = append(out, s.Manifest.ID+"="+s.Manifest.Labels["v"])

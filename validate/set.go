@@ -13,12 +13,9 @@ import (
 	"github.com/hostlet/hostlet/manifest"
 )
 
-// Source is one source's manifests, in the source's own order (paths as
-// listed, then file path, then document index).
-type Source struct {
-	Name      string
-	Manifests []manifest.Sourced
-}
+// Source is one source's manifests as Set takes them: the source's
+// snapshot (an alias: manifest.Snapshot is the one snapshot type).
+type Source = manifest.Snapshot
 
 // Rejection is a manifest that will not be applied, with every reason.
 type Rejection struct {
@@ -88,7 +85,7 @@ type claim struct {
 // valid or not; the first valid one to bind a host port wins; every later
 // one is rejected. The outcome depends only on the order given, never on
 // map order.
-func Set(sources []Source, opts Options) Result {
+func Set(sources []manifest.Snapshot, opts Options) Result {
 	var res Result
 	ids := map[string]manifest.Sourced{}
 	// claims holds the bindings of accepted pods by port and protocol, each

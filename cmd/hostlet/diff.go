@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
@@ -200,28 +198,23 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 		return fail(err)
 	}
 	hp.Host, hp.Config = cfg.Hostname, cfg.File
-	for _, name := range slices.Sorted(maps.Keys(overrides)) {
-		if !hasSource(cfg, name) {
-			return fail(fmt.Errorf("--source %s: no source named %q in %s", name, name, configName(cfg)))
-		}
+	srcs, closeSources, err := openSources(cfg, overrides)
+	if err != nil {
+		return fail(err)
 	}
+	defer closeSources()
 	if mode == "ref" {
 		// Before anything is read: a git source without a checkout would
 		// otherwise be fetched from its URL first.
-		for _, s := range cfg.Sources {
-			if s.Type == config.TypeGit && overrides[s.Name] == "" {
-				return fail(fmt.Errorf("--against ref:%s: git source %s needs --source %s=DIR (a checkout of %s)", rev, s.Name, s.Name, redact.URL(s.URL)))
-			}
+		if err := checkReadableAt(srcs, rev, overrides); err != nil {
+			return fail(err)
 		}
 	}
 	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))}
 	env := diffEnvHasher(cfg)
 
 	// The desired side: every source as it is now.
-	reads, err := readConfiguredSources(ctx, cfg, overrides)
-	if err != nil {
-		return fail(err)
-	}
+	reads := readSources(ctx, srcs)
 	hp.Errors = append(hp.Errors, readErrors(reads)...)
 
 	// The other side.
@@ -232,7 +225,7 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	case "status":
 		actual, err = statusContainers(ctx, cfg)
 	case "ref":
-		actual, err = refContainers(cfg, rev, reads, overrides, vopts, env)
+		actual, err = refContainers(cfg, rev, srcs, reads, vopts, env)
 	}
 	if err != nil {
 		return fail(err)
@@ -312,12 +305,12 @@ func hasSource(cfg *config.Config, name string) bool {
 // REV counts as absent there.
 func desiredFrom(reads []sourceRead, vopts validate.Options) []hsync.Pod {
 	var (
-		set  []validate.Source
+		set  []manifest.Snapshot
 		revs = map[string]string{}
 	)
 	for _, r := range reads {
 		revs[r.Name] = r.Revision
-		set = append(set, validate.Source{Name: r.Name, Manifests: r.Manifests})
+		set = append(set, r.Snapshot)
 	}
 	var pods []hsync.Pod
 	for _, a := range validate.Set(set, vopts).Accepted {
@@ -450,22 +443,45 @@ func statusContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Conta
 	return hsync.FromStatus(cfg.Instance, v.Doc.Pods), nil
 }
 
+// readableAt is a source that can be read at another revision of its
+// repository (a git source; gitsource.Checkout, given a checkout).
+type readableAt interface {
+	// ReadAt reads the source at rev; a *gitsource.CheckoutError when it
+	// cannot be read there at all.
+	ReadAt(rev string) (manifest.Snapshot, error)
+}
+
+// checkReadableAt fails when a source that is read at rev has no checkout
+// (--source): a git source without one answers ReadAt at once, without
+// fetching anything.
+func checkReadableAt(srcs []sources.Source, rev string, overrides map[string]string) error {
+	for _, s := range srcs {
+		if ra, ok := s.(readableAt); ok && overrides[s.Name()] == "" {
+			if _, err := ra.ReadAt(rev); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // refContainers simulates the containers the sources would have made at
 // git revision rev: git sources read from their checkout at rev, other
-// sources as they are now.
-func refContainers(cfg *config.Config, rev string, current []sourceRead, overrides map[string]string, vopts validate.Options, env *hsync.EnvHasher) ([]hruntime.Container, error) {
+// sources as they are now (current).
+func refContainers(cfg *config.Config, rev string, srcs []sources.Source, current []sourceRead, vopts validate.Options, env *hsync.EnvHasher) ([]hruntime.Container, error) {
 	var reads, atRev []sourceRead
-	for i, s := range cfg.Sources {
-		if s.Type != config.TypeGit {
+	for i, s := range srcs {
+		ra, ok := s.(readableAt)
+		if !ok {
 			// Read errors of these are the desired side's, reported there.
 			reads = append(reads, current[i])
 			continue
 		}
-		snap, err := gitsource.ReadAt(overrides[s.Name], rev, s)
+		snap, err := ra.ReadAt(rev)
 		if ce := (*gitsource.CheckoutError)(nil); errors.As(err, &ce) {
 			return nil, err
 		}
-		r := sourceRead{Name: snap.Source, Type: snap.Type, Files: snap.Files, Revision: snap.Revision, Manifests: snap.Manifests, Err: err}
+		r := sourceRead{Snapshot: snap, Err: err}
 		reads = append(reads, r)
 		atRev = append(atRev, r)
 	}

@@ -4,20 +4,19 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
+	"github.com/hostlet/hostlet/sources/configured"
 	"github.com/hostlet/hostlet/validate"
 )
 
@@ -92,14 +91,10 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 	return cmd
 }
 
-// sourceRead is one source read once: its manifests and any error.
+// sourceRead is one source read once: its snapshot and the read's error.
 type sourceRead struct {
-	Name      string
-	Type      string
-	Files     int
-	Revision  string
-	Manifests []manifest.Sourced
-	Err       error
+	manifest.Snapshot
+	Err error
 	// Pushed: a push source read without --source. Its set is what was
 	// pushed to the running hostlet, unknown here.
 	Pushed bool
@@ -112,11 +107,12 @@ func readPathSource(path string) sourceRead {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		base, paths = path, []string{"."}
 	}
-	res, err := sources.ReadTree(base, paths, path)
+	snap, err := sources.ReadTree(base, paths, path)
+	snap.Type = config.TypeFile
 	if base == "" {
-		for i := range res.Manifests {
-			res.Manifests[i].Origin.File = ""
-			for _, e := range res.Manifests[i].Errors {
+		for i := range snap.Manifests {
+			snap.Manifests[i].Origin.File = ""
+			for _, e := range snap.Manifests[i].Errors {
 				e.Origin.File = ""
 			}
 		}
@@ -124,52 +120,55 @@ func readPathSource(path string) sourceRead {
 			e.Origin.File = ""
 		}
 	}
-	return sourceRead{Name: path, Type: config.TypeFile, Files: res.Files, Revision: res.Revision, Manifests: res.Manifests, Err: err}
+	return sourceRead{Snapshot: snap, Err: err}
+}
+
+// openSources makes every configured source, reading source NAME from
+// overrides[NAME] when given; close releases what they hold.
+func openSources(cfg *config.Config, overrides map[string]string) (srcs []sources.Source, close func(), err error) {
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
+		if !hasSource(cfg, name) {
+			return nil, nil, fmt.Errorf("--source %s: no source named %q in %s", name, name, configName(cfg))
+		}
+	}
+	deps := configured.Deps{Dirs: overrides}
+	close = func() {}
+	if len(cfg.Etcd.Endpoints) > 0 {
+		etcd, err := sources.DialEtcd(cfg.Etcd.Endpoints)
+		if err != nil {
+			return nil, nil, err
+		}
+		deps.Etcd, close = etcd, func() { etcd.Close() }
+	}
+	if srcs, err = configured.All(cfg, deps); err != nil {
+		close()
+		return nil, nil, err
+	}
+	return srcs, close, nil
+}
+
+// readSources reads every source once, in order.
+func readSources(ctx context.Context, srcs []sources.Source) []sourceRead {
+	out := make([]sourceRead, 0, len(srcs))
+	for _, s := range srcs {
+		snap, err := s.Read(ctx)
+		r := sourceRead{Snapshot: snap, Err: err}
+		if errors.Is(err, sources.ErrPushOnly) {
+			r.Err, r.Pushed = nil, true
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // readConfiguredSources reads every configured source once, in config order.
 func readConfiguredSources(ctx context.Context, cfg *config.Config, overrides map[string]string) ([]sourceRead, error) {
-	known := map[string]bool{}
-	for _, s := range cfg.Sources {
-		known[s.Name] = true
+	srcs, close, err := openSources(cfg, overrides)
+	if err != nil {
+		return nil, err
 	}
-	for _, name := range slices.Sorted(maps.Keys(overrides)) {
-		if !known[name] {
-			return nil, fmt.Errorf("--source %s: no source named %q in %s", name, name, configName(cfg))
-		}
-	}
-	var etcd *clientv3.Client
-	if len(cfg.Etcd.Endpoints) > 0 {
-		var err error
-		if etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
-			return nil, err
-		}
-		defer etcd.Close()
-	}
-	var out []sourceRead
-	for _, s := range cfg.Sources {
-		var kv sources.EtcdKV
-		if etcd != nil {
-			kv = etcd
-		}
-		var (
-			snap sources.Snapshot
-			err  error
-		)
-		if s.Type == config.TypeGit && overrides[s.Name] == "" {
-			snap, err = gitsource.ReadOnce(ctx, s, slog.New(slog.DiscardHandler))
-		} else {
-			snap, err = sources.ReadOnce(ctx, s, overrides[s.Name], kv)
-			if s.Type == config.TypeGit {
-				if head := gitsource.CheckoutHead(overrides[s.Name]); head != "" {
-					snap.Revision = head
-				}
-			}
-		}
-		out = append(out, sourceRead{Name: s.Name, Type: s.Type, Files: snap.Files, Revision: snap.Revision, Manifests: snap.Manifests, Err: err,
-			Pushed: s.Type == config.TypePush && overrides[s.Name] == ""})
-	}
-	return out, nil
+	defer close()
+	return readSources(ctx, srcs), nil
 }
 
 func configName(cfg *config.Config) string {
@@ -204,7 +203,7 @@ type acceptedManifest struct {
 
 func buildValidateReport(reads []sourceRead, opts validate.Options) validateReport {
 	rep := validateReport{Accepted: []acceptedManifest{}, Errors: []*manifest.Error{}, Rejected: []validate.Rejection{}}
-	var set []validate.Source
+	var set []manifest.Snapshot
 	for _, r := range reads {
 		sr := sourceReport{Name: r.Name, Type: r.Type, Revision: r.Revision, Files: r.Files, Manifests: len(r.Manifests)}
 		for _, e := range validate.Flatten(r.Err) {
@@ -217,7 +216,7 @@ func buildValidateReport(reads []sourceRead, opts validate.Options) validateRepo
 			sr.Error = r.Err.Error()
 		}
 		rep.Sources = append(rep.Sources, sr)
-		set = append(set, validate.Source{Name: r.Name, Manifests: r.Manifests})
+		set = append(set, r.Snapshot)
 	}
 	res := validate.Set(set, opts)
 	for _, a := range res.Accepted {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/events"
@@ -24,6 +23,7 @@ import (
 	"github.com/hostlet/hostlet/internal/reporter"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
+	"github.com/hostlet/hostlet/sources/configured"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -114,9 +114,6 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	// Joins the probe workers and pulls a SyncOnce (Once) left running;
-	// Run joins its own.
-	defer syncer.Close()
 	syncer.TrackStateFiles(stateProblems)
 
 	token, err := cfg.Token()
@@ -130,7 +127,6 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}, syncer, func() []sources.Status { return merger.State().Sources }, ev, log)
 	met = metrics.New(opts.Version, opts.Commit, syncer.Report, func() []sources.Status { return merger.State().Sources })
 	met.StateFiles(stateProblems)
-	met.EngineEventsDropped(syncer.EventsDropped)
 	srv.HandleRead("GET /metrics", met.Handler())
 	srv.HandleStats(rt)
 	srv.HandlePods(rt)
@@ -311,26 +307,18 @@ func toDesired(st sources.State) hsync.Desired {
 	return d
 }
 
+// buildSources makes the configured sources (sources/configured) and
+// returns the push source among them, if any (its handler serves POST
+// /manifests).
 func buildSources(cfg *config.Config, vopts validate.Options, etcd sources.EtcdKV, log *slog.Logger) ([]sources.Source, *sources.Push, error) {
-	var (
-		out  []sources.Source
-		push *sources.Push
-	)
-	for _, s := range cfg.Sources {
-		switch s.Type {
-		case config.TypeFile:
-			out = append(out, sources.NewFile(s, log))
-		case config.TypeHTTP:
-			out = append(out, sources.NewHTTP(s, log))
-		case config.TypeGit:
-			out = append(out, gitsource.New(s, cfg.StateDir, log))
-		case config.TypeEtcd:
-			out = append(out, sources.NewEtcd(s, etcd, log))
-		case config.TypePush:
-			push = sources.NewPush(s, vopts, log)
-			out = append(out, push)
-		default:
-			return nil, nil, fmt.Errorf("source %s: type %s is not supported by this version yet", s.Name, s.Type)
+	out, err := configured.All(cfg, configured.Deps{StateDir: cfg.StateDir, Etcd: etcd, Validate: vopts, Log: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	var push *sources.Push
+	for _, s := range out {
+		if p, ok := s.(*sources.Push); ok {
+			push = p
 		}
 	}
 	return out, push, nil

@@ -1,0 +1,72 @@
+// Package configured makes the sources of a host config: one constructor
+// for every source type, git included. It is the one place that chooses an
+// implementation by the source's type; everything else uses the
+// sources.Source it returns (Read once for `hostlet validate` and `hostlet
+// diff`, Run for `hostlet run`).
+package configured
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/hostlet/hostlet/gitsource"
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/sources"
+	"github.com/hostlet/hostlet/validate"
+)
+
+// Deps are what sources need besides their own config.
+type Deps struct {
+	// StateDir holds the git sources' caches (stateDir/git/NAME).
+	StateDir string
+	// Etcd reads etcd sources; nil when no etcd.endpoints are configured
+	// (an etcd source then fails to read, saying so).
+	Etcd sources.EtcdKV
+	// Validate checks what is pushed to a push source.
+	Validate validate.Options
+	Log      *slog.Logger
+	// Dirs reads source NAME from the local folder Dirs[NAME] instead of
+	// its configured location (`--source NAME=DIR`): a git source's paths
+	// inside a checkout, any other source's whole folder.
+	Dirs map[string]string
+}
+
+// New returns the source for c.
+func New(c config.Source, d Deps) (sources.Source, error) {
+	log := d.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if dir := d.Dirs[c.Name]; dir != "" {
+		if c.Type == config.TypeGit {
+			return gitsource.NewCheckout(c, dir, log), nil
+		}
+		return sources.NewFolder(c, dir, []string{"."}, log), nil
+	}
+	switch c.Type {
+	case config.TypeFile:
+		return sources.NewFile(c, log), nil
+	case config.TypeHTTP:
+		return sources.NewHTTP(c, log), nil
+	case config.TypeGit:
+		return gitsource.New(c, d.StateDir, log), nil
+	case config.TypeEtcd:
+		return sources.NewEtcd(c, d.Etcd, log), nil
+	case config.TypePush:
+		return sources.NewPush(c, d.Validate, log), nil
+	}
+	return nil, fmt.Errorf("source %s: type %s is not supported by this version yet", c.Name, c.Type)
+}
+
+// All returns the sources of cfg, in config order.
+func All(cfg *config.Config, d Deps) ([]sources.Source, error) {
+	out := make([]sources.Source, 0, len(cfg.Sources))
+	for _, c := range cfg.Sources {
+		s, err := New(c, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
