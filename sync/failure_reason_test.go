@@ -112,10 +112,11 @@ func TestFailureReasonTable(t *testing.T) {
 		name           string
 		before, after  []hsync.Pod
 		stopped        string // a pod/slot stopped before the plan
+		broken         string // a pod/slot that never starts again (synctest.Fake.BreakStart)
 		method, target string
 		err            error
 		reason         string
-		// message is a part of the pod's message.
+		// message is a part of the pod's message; "…" matches any text.
 		message string
 		// kept: the running version is left alone (nothing stopped).
 		kept bool
@@ -171,6 +172,21 @@ func TestFailureReasonTable(t *testing.T) {
 		{name: "start/a container to rejoin its pod's network does not stop", before: pods(twoPod("p")), after: pods(twoPod("p")), stopped: "p/POD",
 			method: "Stop", target: "p/app", err: errRefused,
 			reason: hsync.ReasonStart, message: "StartError: container app: Error response"},
+		{name: "start/a container that never starts again cannot be removed to be created anew", before: pods(onePod("p")), after: pods(onePod("p")), broken: "p/app",
+			method: "Remove", target: "p/app", err: errRefused,
+			reason: hsync.ReasonStart, message: "StartError: container app: start container …"},
+		{name: "create/a container that never starts again is not created anew", before: pods(onePod("p")), after: pods(onePod("p")), broken: "p/app",
+			method: "Create", target: "p/app", err: errRefused,
+			reason: hsync.ReasonCreate, message: "CreateContainerError: container app (did not start: …; created anew): Error response"},
+		{name: "start/an infra container that never starts again cannot be removed to be created anew", before: pods(twoPod("p")), after: pods(twoPod("p")), broken: "p/POD",
+			method: "Remove", target: "p/POD", err: errRefused,
+			reason: hsync.ReasonStart, message: "StartError: infra container: start container …(and remove it: Error response"},
+		{name: "remove/the containers of an infra container that never starts again cannot be removed", before: pods(twoPod("p")), after: pods(twoPod("p")), broken: "p/POD",
+			method: "Remove", target: "p/side", err: errRefused,
+			reason: hsync.ReasonRemove, message: "RemoveError: container side: Error response"},
+		{name: "unavailable/engine outage while creating anew an infra container that never starts again", before: pods(twoPod("p")), after: pods(twoPod("p")), broken: "p/POD",
+			method: "Create", target: "p/POD", err: fmt.Errorf("create container: %w", errEngineDown),
+			reason: hsync.ReasonUnavailable, message: "EngineUnavailable: infra container (did not start: …; created anew): create container"},
 		{name: "remove/a replaced container cannot be removed", before: pods(onePod("p")), after: pods(newImage),
 			method: "Remove", target: "p/app", err: errRefused,
 			reason: hsync.ReasonRemove, message: "RemoveError: Error response"},
@@ -192,6 +208,12 @@ func TestFailureReasonTable(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tt.broken != "" {
+				cs := listed(t, fake)
+				if err := fake.BreakStart(cs[slotIndex(t, cs, tt.broken)].ID); err != nil {
+					t.Fatal(err)
+				}
+			}
 			before := listed(t, fake)
 			rt := &faultyEngine{Fake: fake, method: tt.method, target: tt.target, err: tt.err}
 			plan := hsync.MakePlan(tt.after, before, hsync.PlanOptions{Prune: true})
@@ -203,7 +225,7 @@ func TestFailureReasonTable(t *testing.T) {
 			if !errors.As(results[0].Err, &pe) {
 				t.Fatalf("error %v, want a PodError", results[0].Err)
 			}
-			if pe.Reason != tt.reason || !strings.Contains(pe.Error(), tt.message) {
+			if pe.Reason != tt.reason || !matches("…"+tt.message+"…", pe.Error()) {
 				t.Errorf("reason %q, error %q; want %q, with %q", pe.Reason, pe.Error(), tt.reason, tt.message)
 			}
 			if tt.err != nil && !errors.Is(pe, tt.err) {

@@ -161,6 +161,38 @@ func renderPlan(plan hsync.Plan) []string {
 	return out
 }
 
+// countLines counts the app containers of rendered plan lines by action,
+// as Plan.Counts does.
+func countLines(lines []string) hsync.Counts {
+	var c hsync.Counts
+	for _, l := range lines {
+		slot, rest, _ := strings.Cut(l, " ")
+		if strings.HasSuffix(slot, "/"+hruntime.InfraName) {
+			continue
+		}
+		action, _, _ := strings.Cut(rest, ":")
+		switch hsync.Action(action) {
+		case hsync.ActionCreate:
+			c.Create++
+		case hsync.ActionRecreate:
+			c.Recreate++
+		case hsync.ActionRestart:
+			c.Restart++
+		case hsync.ActionRemove:
+			c.Remove++
+		default:
+			c.Unchanged++
+		}
+	}
+	return c
+}
+
+// changes reports whether a rendered line changes its container.
+func changes(line string) bool {
+	_, rest, _ := strings.Cut(line, " ")
+	return rest != "keep"
+}
+
 // matches reports whether s matches pattern, in which "…" stands for any
 // text.
 func matches(pattern, s string) bool {
@@ -416,6 +448,9 @@ func TestPlanTable(t *testing.T) {
 			}
 			if !ok {
 				t.Fatalf("plan:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(tt.want, "\n\t"))
+			}
+			if want := countLines(got); plan.Counts() != want || plan.Changed() != slices.ContainsFunc(got, changes) {
+				t.Errorf("counts %+v, changed %v; want %+v as the lines say", plan.Counts(), plan.Changed(), want)
 			}
 			if tt.check != nil {
 				tt.check(t, plan)
