@@ -393,7 +393,7 @@ func TestReadGuardHost(t *testing.T) {
 	s := &fakeSyncer{report: rep}
 	srv := newServer(t, api.Options{Token: token, Loopback: true, HealthWindow: time.Minute}, s)
 	srv.HandlePods(fakeInspector{})
-	srv.HandleStats(fakeStats{})
+	srv.HandleStats(fakeStats{}, nil)
 	met := metrics.New("v", "c", s.Report, func() []sources.Status { return nil })
 	srv.HandleRead("GET /metrics", met.Handler())
 	paths := []string{"/status", "/events", "/pods/web", "/stats", "/stats/web/app", "/metrics"}

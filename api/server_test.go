@@ -161,7 +161,7 @@ func TestReadGuard(t *testing.T) {
 		srv := newServer(t, api.Options{Token: tok, Loopback: loopback, HealthWindow: time.Minute}, s)
 		srv.HandleRead("GET /extra", extra)
 		srv.HandlePods(fakeInspector{})
-		srv.HandleStats(fakeStats{})
+		srv.HandleStats(fakeStats{}, nil)
 		return srv
 	}
 	t.Run("loopback: open", func(t *testing.T) {
@@ -286,7 +286,7 @@ func TestJSONErrors(t *testing.T) {
 	s := &fakeSyncer{report: sampleReport(), healthy: func(time.Duration) bool { return false }}
 	srv := newServer(t, api.Options{Token: token, Loopback: false, HealthWindow: time.Minute}, s)
 	srv.HandlePods(fakeInspector{err: errors.New("engine said no")})
-	srv.HandleStats(fakeStats{err: errors.New("engine said no")})
+	srv.HandleStats(fakeStats{err: errors.New("engine said no")}, nil)
 	srv.HandleSync(func() {})
 	tests := []struct {
 		method, path string
@@ -428,7 +428,7 @@ func TestPodsRedactsEnv(t *testing.T) {
 // container's usage from the engine.
 func TestStatsEndpoints(t *testing.T) {
 	srv := newServer(t, api.Options{Loopback: true}, &fakeSyncer{report: sampleReport()})
-	srv.HandleStats(fakeStats{})
+	srv.HandleStats(fakeStats{}, nil)
 	var ms api.MachineStats
 	rec := do(srv, http.MethodGet, "/stats", nil, "")
 	if err := json.Unmarshal(rec.Body.Bytes(), &ms); err != nil {

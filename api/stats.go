@@ -8,25 +8,30 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
-	"time"
 
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
-// StatsReader reads one container's usage from the engine.
+// StatsReader reads one container's usage: the engine's stats API by
+// default, a cAdvisor with stats.cadvisor.
 type StatsReader interface {
 	Stats(ctx context.Context, id string) (hruntime.Stats, error)
 }
 
+// MachineReader reads the host's size and free memory (a cAdvisor, with
+// stats.cadvisor).
+type MachineReader interface {
+	Machine(ctx context.Context) (hruntime.Machine, error)
+}
+
 // MachineStats is the host's usage, as GET /stats shows it.
 type MachineStats struct {
-	Time                 time.Time  `json:"time"`
-	Cores                int        `json:"cores"`
-	MemoryBytes          uint64     `json:"memoryBytes"`
-	MemoryAvailableBytes uint64     `json:"memoryAvailableBytes"`
-	LoadAverage          [3]float64 `json:"loadAverage"`
-	Pods                 int        `json:"pods"`
-	Containers           int        `json:"containers"`
+	hruntime.Machine
+	// LoadAverage is always /proc/loadavg: cAdvisor has no 1, 5 and 15
+	// minute load averages.
+	LoadAverage [3]float64 `json:"loadAverage"`
+	Pods        int        `json:"pods"`
+	Containers  int        `json:"containers"`
 }
 
 // ContainerStatsDoc is GET /stats/{pod}/{container}.
@@ -37,13 +42,23 @@ type ContainerStatsDoc struct {
 	hruntime.Stats
 }
 
-// HandleStats serves /stats (the machine) and /stats/{pod}/{container}
-// (one container, from the engine's stats API; one call per request, none
-// in the sync loop).
-func (s *Server) HandleStats(r StatsReader) {
-	s.HandleRead("GET /stats", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		ms := MachineStats{Time: s.opts.Now().UTC(), Cores: goruntime.NumCPU()}
-		ms.MemoryBytes, ms.MemoryAvailableBytes = ReadMeminfo()
+// HandleStats serves /stats (the machine: from machine, or from /proc when
+// machine is nil) and /stats/{pod}/{container} (one container, from
+// containers). Each is read once per request, never in the sync loop; a
+// reader's failure is a 502 naming it.
+func (s *Server) HandleStats(containers StatsReader, machine MachineReader) {
+	s.HandleRead("GET /stats", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var ms MachineStats
+		if machine == nil {
+			ms.Machine = s.procMachine()
+		} else {
+			m, err := machine.Machine(req.Context())
+			if err != nil {
+				writeError(w, http.StatusBadGateway, err.Error())
+				return
+			}
+			ms.Machine = m
+		}
 		ms.LoadAverage = readLoadavg()
 		for _, p := range s.syncer.Report().Pods {
 			ms.Pods++
@@ -68,13 +83,20 @@ func (s *Server) HandleStats(r StatsReader) {
 			writeError(w, http.StatusNotFound, "no container "+name+" in pod "+pod)
 			return
 		}
-		st, err := r.Stats(req.Context(), id)
+		st, err := containers.Stats(req.Context(), id)
 		if err != nil {
 			writeError(w, http.StatusBadGateway, err.Error())
 			return
 		}
 		writeJSON(w, http.StatusOK, ContainerStatsDoc{Pod: pod, Container: name, ContainerID: id, Stats: st})
 	}))
+}
+
+// procMachine reads the host's figures from /proc.
+func (s *Server) procMachine() hruntime.Machine {
+	m := hruntime.Machine{Time: s.opts.Now().UTC(), Cores: goruntime.NumCPU()}
+	m.MemoryBytes, m.MemoryAvailableBytes = ReadMeminfo()
+	return m
 }
 
 // ReadMeminfo returns MemTotal and MemAvailable from /proc/meminfo, in bytes.

@@ -23,6 +23,20 @@ type Stats struct {
 	Pids            uint64  `json:"pids"`
 }
 
+// Machine is the host's size and free memory at one moment, as GET /stats
+// shows them: read from /proc by default, or from a cAdvisor
+// (stats.cadvisor).
+type Machine struct {
+	Time        time.Time `json:"time"`
+	Cores       int       `json:"cores"`
+	MemoryBytes uint64    `json:"memoryBytes"`
+	// MemoryAvailableBytes is what can still be allocated without
+	// swapping: MemAvailable from /proc, or the capacity less the root
+	// cgroup's working set from a cAdvisor (the kubelet's
+	// memory.available).
+	MemoryAvailableBytes uint64 `json:"memoryAvailableBytes"`
+}
+
 // Stats reads a container's usage once (one engine call, no streaming).
 func (d *Docker) Stats(ctx context.Context, id string) (Stats, error) {
 	r, err := d.cli.ContainerStatsOneShot(ctx, id)

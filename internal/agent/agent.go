@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	met = metrics.New(opts.Version, opts.Commit, syncer.Report, func() []sources.Status { return merger.State().Sources })
 	met.StateFiles(stateProblems)
 	srv.HandleRead("GET /metrics", met.Handler())
-	srv.HandleStats(rt)
+	srv.HandleStats(statsReaders(rt, cfg.Stats))
 	srv.HandlePods(rt)
 	srv.HandleSync(func() {
 		for _, s := range srcs {

@@ -40,6 +40,7 @@ type Config struct {
 	Etcd          Etcd       `mapstructure:"etcd"`
 	Sources       []Source   `mapstructure:"sources"`
 	Log           LogOptions `mapstructure:"log"`
+	Stats         Stats      `mapstructure:"stats"`
 
 	// File is the config file that was read, "" when none was found.
 	File string `mapstructure:"-"`
@@ -136,6 +137,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("sources", []any{})
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "text")
+	v.SetDefault("stats.cadvisor", "")
 }
 
 // DefaultSearchPaths are read in order when neither --config nor
@@ -311,6 +313,7 @@ func (c *Config) complete() error {
 	default:
 		bad("log.format", "%q is not one of text, json", c.Log.Format)
 	}
+	c.Stats.check(bad)
 	seen := map[string]int{}
 	pushes := 0
 	for i := range c.Sources {

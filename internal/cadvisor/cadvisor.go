@@ -1,0 +1,221 @@
+// Package cadvisor reads the figures of GET /stats from a cAdvisor daemon
+// (the host config's stats.cadvisor), through its documented REST API
+// v1.3 decoded into cAdvisor's own types (github.com/google/cadvisor/info/v1):
+//
+//	GET  <base>/api/v1.3/machine           cores, memory capacity
+//	POST <base>/api/v1.3/containers/       the root cgroup: the host's working set
+//	POST <base>/api/v1.3/docker/<id>       one Docker container
+//
+// (the POST bodies ask for the latest sample only: {"num_stats":1}).
+//
+// It does not use cAdvisor's Go client (github.com/google/cadvisor/client):
+// that client takes no context and no http.Client (it sends through
+// http.DefaultClient, which has no timeout), so a cAdvisor that accepts a
+// connection and never answers would hang /stats and leak the request's
+// goroutine; and its errors quote the whole URL and response body. This
+// reader bounds every request by the caller's context and Timeout, reads
+// at most maxBody bytes, keeps no idle connection (so no goroutine
+// outlives a request), and names the cAdvisor by its URL with the
+// userinfo hidden; userinfo in the URL is sent as basic auth (a cAdvisor
+// behind an authenticating proxy).
+package cadvisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	info "github.com/google/cadvisor/info/v1"
+
+	"github.com/hostlet/hostlet/internal/redact"
+	hruntime "github.com/hostlet/hostlet/runtime"
+)
+
+// Timeout bounds one GET /stats request's calls to the cAdvisor, together.
+const Timeout = 5 * time.Second
+
+// maxBody is the largest answer read: one container's latest sample is
+// about 5 KiB, the machine's description grows with its disks and NUMA
+// nodes.
+const maxBody = 4 << 20
+
+// latest is the body of a container request that asks for the newest
+// sample only (an info.ContainerInfoRequest; cAdvisor's default is 60).
+const latest = `{"num_stats":1}`
+
+// Reader reads machine and container figures from one cAdvisor.
+type Reader struct {
+	base     string // the URL without userinfo and trailing '/'
+	display  string // the URL as errors name it, userinfo hidden
+	raw      string // as configured, for scrubbing library errors
+	user     string
+	password string
+	hasAuth  bool
+	timeout  time.Duration // Timeout; shorter in tests
+	client   *http.Client
+}
+
+// New returns a Reader of the cAdvisor at rawURL (an http(s) URL that
+// internal/config has checked; a path prefix is kept, for a cAdvisor run
+// with --url_base_prefix or behind a proxy).
+func New(rawURL string) *Reader {
+	r := &Reader{raw: rawURL, display: redact.URL(rawURL), timeout: Timeout}
+	r.base, r.user, r.password, r.hasAuth = redact.Split(rawURL)
+	r.base = strings.TrimRight(r.base, "/")
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableKeepAlives = true
+	r.client = &http.Client{Transport: tr}
+	return r
+}
+
+// Machine reads the host's cores and memory capacity, and its available
+// memory: the capacity less the root cgroup's working set (what the
+// kubelet calls memory.available).
+func (r *Reader) Machine(ctx context.Context) (hruntime.Machine, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	var mi info.MachineInfo
+	if err := r.call(ctx, "machine", "", &mi); err != nil {
+		return hruntime.Machine{}, err
+	}
+	var root info.ContainerInfo
+	if err := r.call(ctx, "containers/", latest, &root); err != nil {
+		return hruntime.Machine{}, err
+	}
+	s := newest(root)
+	if s == nil || s.Memory == nil {
+		return hruntime.Machine{}, r.errorf("the root cgroup has no memory sample yet")
+	}
+	m := hruntime.Machine{Time: s.Timestamp.UTC(), Cores: mi.NumCores, MemoryBytes: mi.MemoryCapacity}
+	if s.Memory.WorkingSet < mi.MemoryCapacity {
+		m.MemoryAvailableBytes = mi.MemoryCapacity - s.Memory.WorkingSet
+	}
+	return m, nil
+}
+
+// Stats reads one Docker container's latest sample, in the engine's
+// terms: memory usage and working set as cAdvisor reports them, the limit
+// capped at the machine's memory (an unlimited container reports the
+// host's memory, as the engine does), CPU seconds since the container
+// started, and the pids cgroup's task count, which cAdvisor reports only
+// with its process metrics on (off by default: --disable_metrics holds
+// "process"), else 0.
+func (r *Reader) Stats(ctx context.Context, id string) (hruntime.Stats, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	var byName map[string]info.ContainerInfo
+	if err := r.call(ctx, "docker/"+id, latest, &byName); err != nil {
+		return hruntime.Stats{}, err
+	}
+	if len(byName) != 1 {
+		return hruntime.Stats{}, r.errorf("docker container %s: %d containers in the answer, want 1", id, len(byName))
+	}
+	var c info.ContainerInfo
+	for _, one := range byName {
+		c = one
+	}
+	s := newest(c)
+	if s == nil || s.Cpu == nil || s.Memory == nil {
+		return hruntime.Stats{}, r.errorf("docker container %s: no sample yet", id)
+	}
+	var mi info.MachineInfo
+	if err := r.call(ctx, "machine", "", &mi); err != nil {
+		return hruntime.Stats{}, err
+	}
+	out := hruntime.Stats{
+		Time:                  s.Timestamp.UTC(),
+		MemoryUsageBytes:      s.Memory.Usage,
+		MemoryWorkingSetBytes: s.Memory.WorkingSet,
+		MemoryLimitBytes:      c.Spec.Memory.Limit,
+		CPUUsageSeconds:       float64(s.Cpu.Usage.Total) / 1e9,
+	}
+	if out.MemoryLimitBytes == 0 || out.MemoryLimitBytes > mi.MemoryCapacity {
+		out.MemoryLimitBytes = mi.MemoryCapacity
+	}
+	if s.Processes != nil {
+		out.Pids = s.Processes.ThreadsCurrent
+	}
+	return out, nil
+}
+
+// newest is the latest sample of c, nil when it has none.
+func newest(c info.ContainerInfo) *info.ContainerStats {
+	var out *info.ContainerStats
+	for _, s := range c.Stats {
+		if s != nil && (out == nil || s.Timestamp.After(out.Timestamp)) {
+			out = s
+		}
+	}
+	return out
+}
+
+// call sends one request of API v1.3 (a GET, or a POST of query when it
+// is not empty) and decodes the JSON answer into out.
+func (r *Reader) call(ctx context.Context, endpoint, query string, out any) error {
+	method, body := http.MethodGet, io.Reader(nil)
+	if query != "" {
+		method, body = http.MethodPost, strings.NewReader(query)
+	}
+	path := "/api/v1.3/" + endpoint
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, body)
+	if err != nil {
+		return r.errorf("%s %s: %v", method, path, err)
+	}
+	if query != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.hasAuth {
+		req.SetBasicAuth(r.user, r.password)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err // it repeats the method and URL
+		}
+		if isTimeout(err) || errors.Is(err, context.DeadlineExceeded) {
+			return r.errorf("%s %s: no answer within %s", method, path, r.timeout)
+		}
+		return r.errorf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return r.errorf("%s %s: reading the answer: %v", method, path, err)
+	}
+	if len(data) > maxBody {
+		return r.errorf("%s %s: answer larger than %d bytes", method, path, maxBody)
+	}
+	if resp.StatusCode != http.StatusOK {
+		// cAdvisor answers a failure with its error's text.
+		return r.errorf("%s %s: %s: %s", method, path, resp.Status, firstLine(data))
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return r.errorf("%s %s: decoding the answer: %v", method, path, err)
+	}
+	return nil
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// firstLine is the first line of a text answer, at most 200 bytes.
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// errorf is an error naming the cAdvisor, its credentials hidden.
+func (r *Reader) errorf(format string, args ...any) error {
+	return redact.Error(fmt.Errorf("cadvisor %s: "+format, append([]any{r.display}, args...)...), r.raw)
+}
