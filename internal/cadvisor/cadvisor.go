@@ -110,7 +110,7 @@ func (r *Reader) Stats(ctx context.Context, id string) (hruntime.Stats, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	var byName map[string]info.ContainerInfo
-	if err := r.call(ctx, "docker/"+id, latest, &byName); err != nil {
+	if err := r.call(ctx, "docker/"+url.PathEscape(id), latest, &byName); err != nil {
 		return hruntime.Stats{}, err
 	}
 	if len(byName) != 1 {
