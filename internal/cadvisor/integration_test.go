@@ -90,6 +90,9 @@ func cannotDownload(out string) bool {
 func startDaemon(t *testing.T) (url string, stop func()) {
 	t.Helper()
 	cmd := exec.Command(buildDaemon(t), "-listen_ip", "127.0.0.1", "-port", "0")
+	// A test binary that is killed (or panics on -timeout) takes the
+	// cAdvisor with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
