@@ -41,15 +41,18 @@ test-short:
 	$(GO) test -short ./...
 
 # The scenario driver (bench/, docs/performance.md): hostlet side by side
-# with the Docker floor and a compose-on-cron loop, N = 1, 10, 50, three
-# repetitions; waits for a quiet machine, writes bench/results/<date>.json.
-# Then the Go benchmarks.
+# with the Docker floor (measured at 1, 4 and 8 pods at once; ratios to the
+# fastest) and a compose-on-cron loop, N = 1, 10, 50, 200, single and pair
+# pods (two app containers and hostlet's infra container), three
+# repetitions; waits for a quiet machine (then about 7 h on 2 vCPUs), writes
+# bench/results/<date>.json. Then the Go benchmarks.
 bench: build deps
 	@bench/ensure-compose.sh
 	$(GO) run ./bench -hostlet bin/hostlet
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# The same scenario at N = 2, once, short idle windows (CI, < 3 min warm).
+# The same scenario at N = 2 (both shapes), once, short idle windows (CI,
+# < 3 min warm).
 bench-smoke: build deps
 	@bench/ensure-compose.sh
 	$(GO) run ./bench -smoke -hostlet bin/hostlet

@@ -61,7 +61,7 @@ func TestRotate(t *testing.T) {
 // The generated manifests must be valid pods with the port, env value,
 // grace period and run label the floor and compose use too.
 func TestPodFilesAreValidManifests(t *testing.T) {
-	files := podFiles("run1", "hostlet-bench-demo:run1", 10, []int{20001, 20002}, "v1")
+	files := podFiles("run1", "hostlet-bench-demo:run1", 10, shapeSingle, []int{20001, 20002}, "v1")
 	if _, ok := files["pods/.keep"]; !ok || len(files) != 3 {
 		t.Fatalf("files: %v", slices.Sorted(maps.Keys(files)))
 	}
@@ -156,9 +156,20 @@ func TestTargets(t *testing.T) {
 	r := &results{}
 	r.Config.Ns = []int{10}
 	r.Config.Reps = 1
+	r.Config.Shapes = []string{shapeSingle, shapePair}
+	r.Config.FloorParallelism = []int{1, 4, 8}
+	run := func(v, shape string, par int, step string, secs float64) runRecord {
+		return runRecord{Variant: v, Shape: shape, Parallelism: par, N: 10, Rep: 1, Step: step, Seconds: secs}
+	}
 	r.Runs = []runRecord{
-		{vFloor, 10, 1, stepCreate, 10, 0}, {vWebhook, 10, 1, stepCreate, 11, 0}, {vPoll, 10, 1, stepCreate, 12, 0}, {vCompose, 10, 1, stepCreate, 20, 0},
-		{vFloor, 10, 1, stepUpdate, 10, 0}, {vWebhook, 10, 1, stepUpdate, 12, 0},
+		run(vFloor, shapeSingle, 1, stepCreate, 14), run(vFloor, shapeSingle, 4, stepCreate, 10), run(vFloor, shapeSingle, 8, stepCreate, 10.5),
+		run(vWebhook, shapeSingle, 0, stepCreate, 10.4), run(vPoll, shapeSingle, 0, stepCreate, 12), run(vCompose, shapeSingle, 0, stepCreate, 20),
+		run(vFloor, shapeSingle, 4, stepUpdate, 10), run(vWebhook, shapeSingle, 0, stepUpdate, 12),
+		// Pairs: the fastest floor is 8 pods at once.
+		run(vFloor, shapePair, 1, stepCreate, 30), run(vFloor, shapePair, 4, stepCreate, 22), run(vFloor, shapePair, 8, stepCreate, 20),
+		run(vWebhook, shapePair, 0, stepCreate, 21),
+		run(vFloor, shapePair, 8, stepUpdate, 20), run(vWebhook, shapePair, 0, stepUpdate, 20),
+		run(vFloor, shapePair, 8, stepRemove, 10), run(vWebhook, shapePair, 0, stepRemove, 10.4),
 	}
 	r.APICalls = &apiCalls{Syncs: 10, Calls: 10, PerSync: 1}
 	r.summarize()
@@ -167,6 +178,8 @@ func TestTargets(t *testing.T) {
 		met[tr.Target] = tr.Met
 	}
 	for target, want := range map[string]bool{
+		"hostlet (webhook) ÷ fastest floor ≤ 1.05 at every step, single pods, N=10":                       false,
+		"hostlet (webhook) ÷ fastest floor ≤ 1.05 at every step, pair pods, N=10":                         true,
 		"hostlet (webhook) ÷ floor ≤ 1.15, create, N=10":                                                  true,
 		"hostlet (webhook) ÷ floor ≤ 1.15, update, N=10":                                                  false,
 		"hostlet faster than the compose loop, create, N=10 (both timed from the push: hostlet 1 s poll)": true,
@@ -177,8 +190,37 @@ func TestTargets(t *testing.T) {
 			t.Errorf("target %q: met=%v (present %v), want %v; all: %v", target, got, ok, want, met)
 		}
 	}
-	if md := r.markdown(); !strings.Contains(md, "| 10 | create | 10.00 | 11.00 | 12.00 | 20.00 | 1.10 | 1.20 | 0.55 | 0.60 |") {
-		t.Errorf("markdown:\n%s", md)
+	md := r.markdown()
+	for _, row := range []string{
+		"| 10 | create | 14.00 | 10.00 | 10.50 | 10.00 (×4) | 10.40 | 12.00 | 20.00 | 1.04 | 1.20 | 0.52 | 0.60 |",
+		"| 10 | create | 30.00 | 22.00 | 20.00 | 20.00 (×8) | 21.00 | – | 1.05 | – |",
+	} {
+		if !strings.Contains(md, row) {
+			t.Errorf("markdown has no row %s:\n%s", row, md)
+		}
+	}
+}
+
+// Earlier results files (no shapes, a floor of 4 workers) still render,
+// with the figures docs/performance.md quotes.
+func TestRenderEarlierResults(t *testing.T) {
+	md, err := renderFile("results/2026-12-02-3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{
+		"| 50 | create | 27.62 (25.35–31.79) | 27.62 (×4) | 29.50 (27.37–29.79) | 33.86 (28.98–35.36) | 45.52 (44.28–52.15) | 1.07 | 1.23 | 0.65 | 0.74 |",
+		"| 1 | remove | 0.31 (0.31–0.32) | 0.31 (×1) |",
+	} {
+		if !strings.Contains(md, row) {
+			t.Errorf("no row %s in:\n%s", row, md)
+		}
+	}
+	files, _ := filepath.Glob("results/*.json")
+	for _, f := range files {
+		if _, err := renderFile(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
-	"github.com/docker/go-connections/nat"
 
 	"github.com/hostlet/hostlet/internal/imagebuild"
 )
@@ -88,7 +87,38 @@ func loadDemoImage(ctx context.Context, cli *client.Client, dir, ref string) err
 	if err := imagebuild.Write(&buf, ref, []imagebuild.File{{Path: "/demo", Mode: 0o755, Data: data}}, []string{"/demo"}, nil); err != nil {
 		return err
 	}
-	resp, err := cli.ImageLoad(ctx, &buf, client.ImageLoadWithQuiet(true))
+	return loadImage(ctx, cli, ref, &buf)
+}
+
+// pauseRepo is the repository of the run's pause image; the tag is the
+// run ID.
+const pauseRepo = "hostlet-bench-pause"
+
+// loadPauseImage loads, as ref, the pause image hostlet would build from
+// the binary bin (agent.PauseImage, internal/agent/pause.go): the binary
+// alone as /hostlet, entrypoint `/hostlet pause`, no env; the same layer
+// and config, so the same image, under a tag of the run's own, which the
+// run removes (hostlet's own hostlet-pause:<hash> tag may be shared with
+// other hostlets of the same build on this engine). Every hostlet of the
+// run is configured with it (docker.infraImage), and the floor's infra
+// containers use it too.
+func loadPauseImage(ctx context.Context, cli *client.Client, bin, ref string) error {
+	f, err := imagebuild.FromDisk(bin, "/hostlet", 0o755)
+	if err != nil {
+		return fmt.Errorf("pause image from %s: %w", bin, err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(imagebuild.Write(pw, ref, []imagebuild.File{f}, []string{"/hostlet", "pause"}, nil))
+	}()
+	err = loadImage(ctx, cli, ref, pr)
+	pr.CloseWithError(errors.New("image load ended"))
+	return err
+}
+
+// loadImage loads the image tar read from r and checks that ref is there.
+func loadImage(ctx context.Context, cli *client.Client, ref string, r io.Reader) error {
+	resp, err := cli.ImageLoad(ctx, r, client.ImageLoadWithQuiet(true))
 	if err != nil {
 		return fmt.Errorf("load image %s: %w", ref, err)
 	}
@@ -170,117 +200,6 @@ func waitNoContainers(ctx context.Context, cli *client.Client, label string, tim
 	}
 }
 
-// floor creates, updates and removes the same containers hostlet would,
-// straight through the Engine API, with a fixed number of workers.
-type floor struct {
-	cli     *client.Client
-	runID   string
-	image   string
-	grace   int
-	workers int
-	ports   []int
-	ids     []string
-	// owner is the value of ownerLabel on this floor's containers.
-	owner string
-}
-
-// ownerLabel tells the floor's containers of one block from the others.
-const ownerLabel = "hostlet-bench-owner"
-
-func (f *floor) name(i int) string { return fmt.Sprintf("hbench-%s-%d", f.owner, i) }
-
-func (f *floor) createStart(ctx context.Context, i int, value string) (string, error) {
-	port := nat.Port("8080/tcp")
-	grace := f.grace
-	cfg := &container.Config{
-		Image:        f.image,
-		Env:          []string{envName + "=" + value},
-		Labels:       map[string]string{runLabel: f.runID, ownerLabel: f.owner},
-		ExposedPorts: nat.PortSet{port: struct{}{}},
-		StopTimeout:  &grace,
-	}
-	host := &container.HostConfig{
-		PortBindings:  nat.PortMap{port: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(f.ports[i])}}},
-		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyAlways},
-	}
-	resp, err := f.cli.ContainerCreate(ctx, cfg, host, &network.NetworkingConfig{}, nil, f.name(i))
-	if err != nil {
-		return "", fmt.Errorf("create %s: %w", f.name(i), err)
-	}
-	if err := f.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
-		return resp.ID, fmt.Errorf("start %s: %w", f.name(i), err)
-	}
-	return resp.ID, nil
-}
-
-func (f *floor) stopRemove(ctx context.Context, i int) error {
-	grace := f.grace
-	if err := f.cli.ContainerStop(ctx, f.ids[i], container.StopOptions{Timeout: &grace}); err != nil {
-		return fmt.Errorf("stop %s: %w", f.name(i), err)
-	}
-	if err := f.cli.ContainerRemove(ctx, f.ids[i], container.RemoveOptions{}); err != nil {
-		return fmt.Errorf("remove %s: %w", f.name(i), err)
-	}
-	f.ids[i] = ""
-	return nil
-}
-
-// each runs fn for every container index with f.workers at once and
-// returns the first error.
-func (f *floor) each(ctx context.Context, fn func(ctx context.Context, i int) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	idx := make(chan int)
-	for range f.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range idx {
-				if err := fn(ctx, i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range f.ports {
-		idx <- i
-	}
-	close(idx)
-	wg.Wait()
-	return first
-}
-
-func (f *floor) create(ctx context.Context, value string) error {
-	f.ids = make([]string, len(f.ports))
-	return f.each(ctx, func(ctx context.Context, i int) error {
-		id, err := f.createStart(ctx, i, value)
-		f.ids[i] = id
-		return err
-	})
-}
-
-func (f *floor) update(ctx context.Context, value string) error {
-	return f.each(ctx, func(ctx context.Context, i int) error {
-		if err := f.stopRemove(ctx, i); err != nil {
-			return err
-		}
-		id, err := f.createStart(ctx, i, value)
-		f.ids[i] = id
-		return err
-	})
-}
-
-func (f *floor) remove(ctx context.Context) error {
-	return f.each(ctx, f.stopRemove)
-}
-
 // removeByLabel force-removes the containers, then the networks and
 // volumes, matching each label filter.
 func removeByLabel(ctx context.Context, cli *client.Client, labels ...string) error {
@@ -354,7 +273,7 @@ func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 	return fmt.Errorf("%w (no container is attached: a stale endpoint in the engine's network store, which only a dockerd restart clears)", err)
 }
 
-// removeImage removes the run's demo image.
+// removeImage removes one of the run's images (demo, pause).
 func removeImage(ctx context.Context, cli *client.Client, ref string) error {
 	if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("remove image %s: %w", ref, err)
@@ -364,8 +283,8 @@ func removeImage(ctx context.Context, cli *client.Client, ref string) error {
 
 // cleanupAll removes what earlier bench runs left behind (a run killed
 // with SIGKILL cannot clean up): containers, networks and volumes carrying
-// the run label or a bench compose project, the demo images and the temp
-// dirs. Runs still going are left alone: a run is live while the driver
+// the run label or a bench compose project, the demo and pause images and
+// the temp dirs. Runs still going are left alone: a run is live while the driver
 // whose PID its temp dir records is alive (a temp dir without one counts
 // as live for a day).
 func cleanupAll(ctx context.Context) error {
@@ -423,20 +342,22 @@ func cleanupAll(ctx context.Context) error {
 			fmt.Fprintln(os.Stderr, "removed network", n.Name)
 		}
 	}
-	imgs, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("reference", imageRepo))})
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, im := range imgs {
-		for _, tag := range im.RepoTags {
-			id, ok := strings.CutPrefix(tag, imageRepo+":")
-			if !ok || live[id] {
-				continue
-			}
-			if err := removeImage(ctx, cli, tag); err != nil {
-				errs = append(errs, err)
-			} else {
-				fmt.Fprintln(os.Stderr, "removed image", tag)
+	for _, repo := range []string{imageRepo, pauseRepo} {
+		imgs, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("reference", repo))})
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, im := range imgs {
+			for _, tag := range im.RepoTags {
+				id, ok := strings.CutPrefix(tag, repo+":")
+				if !ok || live[id] {
+					continue
+				}
+				if err := removeImage(ctx, cli, tag); err != nil {
+					errs = append(errs, err)
+				} else {
+					fmt.Fprintln(os.Stderr, "removed image", tag)
+				}
 			}
 		}
 	}

@@ -20,7 +20,7 @@ func (e *env) idlePhase(ctx context.Context, n int) error {
 	base := hostletConfig{
 		instance: instance, stateDir: filepath.Join(e.dir, "state", instance),
 		gitURL: e.git.url(r.name), gitInterval: time.Hour, syncInterval: 10 * time.Second,
-		infraImage: e.image, tokenFile: e.tokFile,
+		infraImage: e.pause, tokenFile: e.tokFile,
 	}
 	label := "io.hostlet.instance=" + instance
 	to := e.o.stepTimeout
@@ -54,7 +54,7 @@ func (e *env) idlePhase(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
-	if err := r.commit(ctx, "idle pods", podFiles(e.runID, e.image, e.o.grace, ports, "v1")); err != nil {
+	if err := r.commit(ctx, "idle pods", podFiles(e.runID, e.image, e.o.grace, shapeSingle, ports, "v1")); err != nil {
 		return err
 	}
 	if err := r.push(ctx); err != nil {
@@ -170,7 +170,7 @@ func (e *env) idlePhase(ctx context.Context, n int) error {
 	}
 
 	// 4. Remove the pods through hostlet (not timed).
-	if err := r.commit(ctx, "idle: remove", podFiles(e.runID, e.image, e.o.grace, nil, "")); err != nil {
+	if err := r.commit(ctx, "idle: remove", podFiles(e.runID, e.image, e.o.grace, shapeSingle, nil, "")); err != nil {
 		return err
 	}
 	if err := r.push(ctx); err != nil {

@@ -1,21 +1,68 @@
 // Command bench runs hostlet side by side with the Docker floor (the same
-// containers created straight through the Engine API with as many workers
-// as hostlet's default sync.concurrency) and with a compose-on-cron loop
-// (`git pull && docker-compose up -d --remove-orphans` every second), for
-// N single-container pods of the demo image, and measures create, update
+// containers created straight through the Engine API) and with a
+// compose-on-cron loop (`git pull && docker-compose up -d --remove-orphans`
+// every second), for N pods of the demo image, and measures create, update
 // and remove times, hostlet's memory and CPU, its idle cost with the pods
 // running and the Docker API calls of a no-op sync.
 //
 // Usage:
 //
-//	go run ./bench [-n 1,10,50] [-reps 3] [-out bench/results/DATE.json] [-smoke]
+//	go run ./bench [-n 1,10,50,200] [-shapes single,pair] [-floor-par 1,4,8]
+//	               [-reps 3] [-out bench/results/DATE.json] [-smoke]
+//	go run ./bench -render bench/results/DATE.json
+//	go run ./bench -cleanup
 //
-// `make bench` runs the full scenario, `make bench-smoke` a quick one (N=2,
-// one repetition, short idle windows) that CI can afford. Everything the
-// driver creates (containers, networks, volumes, the demo image, temporary
-// folders, processes) carries this run's ID and is removed at the end, on
-// error and on Ctrl-C. `go run ./bench -cleanup` removes what a killed run
-// (SIGKILL) left behind.
+// Pod shapes (-shapes). "single": one app container per pod, publishing
+// its own port; hostlet makes no infra container for it. "pair": two app
+// containers per pod ("app" on 8080, "side" on 8081, each published on a
+// host port of its own), so hostlet makes three containers per pod, as for
+// every pod of more than one container (sync/spec.go): an infra container
+// from the pause image (entrypoint `/hostlet pause`, every port of the pod
+// published, restart always, 2 s stop timeout), created and started first,
+// then the two app containers, in manifest order, each joining the infra
+// container's network namespace (NetworkMode container:<infra ID>). An
+// update (new env value) replaces the two app containers and keeps the
+// infra container (its hash holds only ports and labels); a remove takes
+// down the app containers, then the infra container. The pause image is
+// the one internal/agent/pause.go builds from the hostlet binary (same
+// file, same entrypoint), loaded under a tag of the run's own and given to
+// every hostlet of the run as docker.infraImage. The floor makes exactly
+// these containers (image, entrypoint, env, ports, network mode, restart
+// policy, stop timeout; only the names and bookkeeping labels differ) with
+// the same calls in the same order within a pod: create and start the
+// infra, then create and start each app container; on update stop and
+// remove each app container, then create and start each; on remove stop
+// and remove each app container, then the infra. The compose loop runs the
+// single shape only: the pair scenario is against the floor.
+//
+// The floor's parallelism (-floor-par). hostlet works on at most
+// sync.concurrency = 4 pods at once; the floor is not held to that: it is
+// measured at 1, 4 and 8 pods at once (each worker takes one pod at a time
+// and makes its containers in order), and each ratio is to the fastest of
+// them for that shape, N and step, so it is a ratio to what the engine
+// can do on this machine, not to one arbitrary setting. Every repetition
+// runs the floor at every parallelism, each as a block of its own in the
+// rotated order of the repetition, rather than calibrating once and then
+// timing one parallelism: which one is fastest differs by step and N and
+// is decided by noise when two are close, and a calibration that picks
+// the wrong one makes the floor slower than the limit and flatters
+// hostlet. Taking the smallest of three medians can only err the other
+// way (a floor faster than its typical run), against hostlet. A
+// parallelism above N runs the same as N pods at once, so it is run once
+// per distinct min(p, N) (N = 1: one floor block; N = 2: 1 and 2).
+//
+// `make bench` runs the full scenario (N = 1, 10, 50, 200, both shapes,
+// three repetitions, on a quiet machine; about 7 hours on 2 vCPUs, the
+// floor at 1 and 8 pods at once besides 4 about a third of it), `make
+// bench-smoke` a quick one (N = 2, both shapes, one repetition, short
+// idle windows) that CI can afford. The idle phase and the API-call count
+// use -idle-pods single pods (50; N with -smoke). Everything the driver
+// creates (containers, networks, volumes, the demo and pause images,
+// temporary folders, processes) carries this run's ID and is removed at
+// the end, on error and on Ctrl-C. `go run ./bench -cleanup` removes what
+// a killed run (SIGKILL) left behind. `-render FILE` prints the tables of
+// a results file (earlier files included: a run without shapes or floor
+// parallelism is single pods against a floor of 4 workers).
 package main
 
 import (
@@ -26,6 +73,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +100,10 @@ type options struct {
 	keep        bool
 	cleanup     bool
 	profile     bool
+	shapes      []string
+	floorPar    []int
+	idlePods    int
+	render      string
 }
 
 // Variant names.
@@ -85,6 +137,15 @@ func mainExit() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.render != "" {
+		md, err := renderFile(o.render)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		fmt.Print(md)
+		return 0
+	}
 	if o.cleanup {
 		if err := cleanupAll(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: cleanup:", err)
@@ -106,8 +167,10 @@ func mainExit() int {
 func parseFlags(args []string) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var (
-		ns       = fs.String("n", "1,10,50", "comma-separated pod counts")
+		ns       = fs.String("n", "1,10,50,200", "comma-separated pod counts")
 		variants = fs.String("variants", strings.Join(allVariants, ","), "variants to run")
+		shapes   = fs.String("shapes", strings.Join(allShapes, ","), "pod shapes: single (one container), pair (two app containers and hostlet's infra container)")
+		floorPar = fs.String("floor-par", "1,4,8", "pods at once of the floor: each is measured, ratios are to the fastest")
 		o        options
 	)
 	fs.IntVar(&o.reps, "reps", 3, "repetitions per pod count")
@@ -118,7 +181,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.idle, "idle", 60*time.Second, "idle measurement window")
 	fs.DurationVar(&o.settle, "settle", 15*time.Second, "wait after the pods answer before the idle window")
 	fs.IntVar(&o.countSyncs, "count-syncs", 10, "no-op syncs in the API-call counting window")
-	fs.DurationVar(&o.stepTimeout, "step-timeout", 10*time.Minute, "limit of one timed step")
+	fs.DurationVar(&o.stepTimeout, "step-timeout", 20*time.Minute, "limit of one timed step")
+	fs.IntVar(&o.idlePods, "idle-pods", 50, "single pods running in the idle phase and the API-call count (default with -smoke: the largest -n)")
+	fs.StringVar(&o.render, "render", "", "only print the tables of this results file, then exit")
 	fs.BoolVar(&o.waitQuiet, "wait-quiet", true, "wait until the machine is quiet before measuring (off with -smoke)")
 	fs.Float64Var(&o.quietLoad, "quiet-load", 0.7, "1-minute load average below which the machine counts as quiet")
 	fs.DurationVar(&o.quietFor, "quiet-for", 2*time.Minute, "how long the load must stay below -quiet-load")
@@ -150,15 +215,32 @@ func parseFlags(args []string) (*options, error) {
 		if !set["wait-quiet"] {
 			o.waitQuiet = false
 		}
-	} else if o.out == "" {
+	} else if o.out == "" && o.render == "" {
 		o.out = defaultOut("bench/results", time.Now().UTC())
 	}
-	for _, s := range strings.Split(*ns, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 500 {
-			return nil, fmt.Errorf("-n: %q is not a pod count in 1..500", s)
+	var err error
+	if o.ns, err = intList("-n", *ns, 500); err != nil {
+		return nil, err
+	}
+	if o.floorPar, err = intList("-floor-par", *floorPar, 64); err != nil {
+		return nil, err
+	}
+	slices.Sort(o.floorPar)
+	o.floorPar = slices.Compact(o.floorPar)
+	if o.smoke && !set["idle-pods"] {
+		o.idlePods = slices.Max(o.ns)
+	}
+	if o.idlePods < 1 || o.idlePods > 500 {
+		return nil, errors.New("-idle-pods must be in 1..500")
+	}
+	for _, sh := range strings.Split(*shapes, ",") {
+		sh = strings.TrimSpace(sh)
+		if !slices.Contains(allShapes, sh) {
+			return nil, fmt.Errorf("-shapes: unknown shape %q (known: %s)", sh, strings.Join(allShapes, ", "))
 		}
-		o.ns = append(o.ns, n)
+		if !slices.Contains(o.shapes, sh) {
+			o.shapes = append(o.shapes, sh)
+		}
 	}
 	if o.reps < 1 {
 		return nil, errors.New("-reps must be at least 1")
@@ -179,6 +261,19 @@ func parseFlags(args []string) (*options, error) {
 		o.variants[v] = true
 	}
 	return &o, nil
+}
+
+// intList parses a comma-separated list of integers in 1..most.
+func intList(flagName, list string, most int) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > most {
+			return nil, fmt.Errorf("%s: %q is not a number in 1..%d", flagName, s, most)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // defaultOut is dir/<date>.json, or <date>-2.json, -3, ... when an

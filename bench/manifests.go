@@ -5,25 +5,31 @@ import (
 	"strings"
 )
 
-// podFiles are the pods/ folder of a hostlet repo: one manifest per pod,
-// pod-<i> on ports[i], and a hidden keep file so the folder exists when
-// there are no pods.
-func podFiles(runID, image string, grace int, ports []int, value string) map[string]string {
+// podFiles are the pods/ folder of a hostlet repo: one manifest per pod of
+// the shape, pod i publishing its app containers' ports on ports[i*k :
+// (i+1)*k] (k = portsPerPod(shape)), and a hidden keep file so the folder
+// exists when there are no pods.
+func podFiles(runID, image string, grace int, shape string, ports []int, value string) map[string]string {
 	files := map[string]string{"pods/.keep": ""}
-	for i, p := range ports {
-		files[fmt.Sprintf("pods/pod-%d.yaml", i)] = fmt.Sprintf(`version: v1beta1
+	cs := shapeContainers[shape]
+	for i := range len(ports) / len(cs) {
+		var b strings.Builder
+		fmt.Fprintf(&b, `version: v1beta1
 id: pod-%d
 terminationGracePeriodSeconds: %d
 labels:
   %s: %q
 containers:
-  - name: app
-    image: %s
-    env:
-      - {name: %s, value: %q}
-    ports:
-      - {containerPort: 8080, hostPort: %d, hostIP: 127.0.0.1}
-`, i, grace, runLabel, runID, image, envName, value, p)
+`, i, grace, runLabel, runID)
+		for j, c := range cs {
+			fmt.Fprintf(&b, "  - name: %s\n    image: %s\n    env:\n", c.name, image)
+			for _, kv := range c.env(value) {
+				k, v, _ := strings.Cut(kv, "=")
+				fmt.Fprintf(&b, "      - {name: %s, value: %q}\n", k, v)
+			}
+			fmt.Fprintf(&b, "    ports:\n      - {containerPort: %d, hostPort: %d, hostIP: 127.0.0.1}\n", c.port, ports[i*len(cs)+j])
+		}
+		files[fmt.Sprintf("pods/pod-%d.yaml", i)] = b.String()
 	}
 	return files
 }

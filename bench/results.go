@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -27,14 +29,22 @@ type results struct {
 	Command string  `json:"command"`
 	Machine machine `json:"machine"`
 	Config  struct {
-		Ns           []int    `json:"n"`
-		Reps         int      `json:"reps"`
-		Variants     []string `json:"variants"`
-		Concurrency  int      `json:"concurrency"`
-		GraceSeconds int      `json:"terminationGracePeriodSeconds"`
-		IdleSeconds  float64  `json:"idleWindowSeconds"`
-		CountSyncs   int      `json:"countSyncs"`
-		Smoke        bool     `json:"smoke"`
+		Ns       []int    `json:"n"`
+		Reps     int      `json:"reps"`
+		Variants []string `json:"variants"`
+		// Shapes are the pod shapes run (none in files before shapes:
+		// single pods only).
+		Shapes []string `json:"shapes,omitempty"`
+		// FloorParallelism are the pods at once the floor was measured
+		// at (none in files before it: 4, the value of Concurrency).
+		FloorParallelism []int `json:"floorParallelism,omitempty"`
+		// Concurrency is hostlet's sync.concurrency.
+		Concurrency  int     `json:"concurrency"`
+		IdlePods     int     `json:"idlePods,omitempty"`
+		GraceSeconds int     `json:"terminationGracePeriodSeconds"`
+		IdleSeconds  float64 `json:"idleWindowSeconds"`
+		CountSyncs   int     `json:"countSyncs"`
+		Smoke        bool    `json:"smoke"`
 	} `json:"config"`
 	Load struct {
 		Start        [3]float64 `json:"start"`
@@ -76,29 +86,42 @@ type runRecord struct {
 	Seconds float64 `json:"seconds"`
 	// Load1 is the 1-minute load average when the step ended.
 	Load1 float64 `json:"load1"`
+	// Shape is the pod shape ("" in files before shapes: single).
+	Shape string `json:"shape,omitempty"`
+	// Parallelism is the floor's pods at once, min(-floor-par value, N)
+	// (0 for the other variants, and in files before it: 4 workers).
+	Parallelism int `json:"parallelism,omitempty"`
 }
 
 type procRecord struct {
 	Variant string `json:"variant"`
+	Shape   string `json:"shape,omitempty"`
 	N       int    `json:"n"`
 	Rep     int    `json:"rep"`
 	usage
 }
 
 type summaryRow struct {
-	Variant string    `json:"variant"`
-	N       int       `json:"n"`
-	Step    string    `json:"step"`
-	Median  float64   `json:"median"`
-	Min     float64   `json:"min"`
-	Max     float64   `json:"max"`
-	Samples []float64 `json:"samples"`
+	Variant     string    `json:"variant"`
+	Shape       string    `json:"shape,omitempty"`
+	Parallelism int       `json:"parallelism,omitempty"`
+	N           int       `json:"n"`
+	Step        string    `json:"step"`
+	Median      float64   `json:"median"`
+	Min         float64   `json:"min"`
+	Max         float64   `json:"max"`
+	Samples     []float64 `json:"samples"`
 }
 
-// ratioRow holds median ÷ median per step and N; 0 when a side is missing.
+// ratioRow holds median ÷ median per shape, step and N; 0 when a side is
+// missing. The floor is the fastest one (smallest median) of the
+// parallelisms measured.
 type ratioRow struct {
+	Shape            string  `json:"shape,omitempty"`
 	N                int     `json:"n"`
 	Step             string  `json:"step"`
+	FloorSeconds     float64 `json:"fastestFloorSeconds,omitempty"`
+	FloorParallelism int     `json:"fastestFloorParallelism,omitempty"`
 	WebhookOverFloor float64 `json:"hostletWebhookOverFloor"`
 	PollOverFloor    float64 `json:"hostletPollOverFloor"`
 	WebhookOverCompo float64 `json:"hostletWebhookOverCompose"`
@@ -161,6 +184,9 @@ func newResults(o *options, runID string) *results {
 	r.Config.Ns = o.ns
 	r.Config.Reps = o.reps
 	r.Config.Variants = selected(o)
+	r.Config.Shapes = o.shapes
+	r.Config.FloorParallelism = o.floorPar
+	r.Config.IdlePods = o.idlePods
 	r.Config.Concurrency = 4
 	r.Config.GraceSeconds = o.grace
 	r.Config.IdleSeconds = o.idle.Seconds()
@@ -229,46 +255,104 @@ func stats(xs []float64) (med, lo, hi float64) {
 	return med, s[0], s[len(s)-1]
 }
 
-func (r *results) summarize() {
-	type key struct {
-		v    string
-		n    int
-		step string
+// key names the samples of one table cell.
+type key struct {
+	shape   string
+	variant string
+	par     int
+	n       int
+	step    string
+}
+
+// floorWorkers are the distinct pods at once the floor runs at for n pods:
+// min(p, n) for each p of par, in order.
+func floorWorkers(par []int, n int) []int {
+	var out []int
+	for _, p := range par {
+		if w := min(p, n); !slices.Contains(out, w) {
+			out = append(out, w)
+		}
 	}
+	return out
+}
+
+// normalize reads a results file of an earlier driver as this one writes
+// it: no shapes means single pods, a floor without parallelism ran with
+// Concurrency (4) workers, that is min(4, N) pods at once.
+func (r *results) normalize() {
+	workers := cmp.Or(r.Config.Concurrency, 4)
+	if len(r.Config.Shapes) == 0 {
+		r.Config.Shapes = []string{shapeSingle}
+	}
+	if len(r.Config.FloorParallelism) == 0 {
+		r.Config.FloorParallelism = []int{workers}
+	}
+	for i := range r.Runs {
+		rr := &r.Runs[i]
+		rr.Shape = cmp.Or(rr.Shape, shapeSingle)
+		if rr.Variant == vFloor && rr.Parallelism == 0 {
+			rr.Parallelism = min(workers, rr.N)
+		}
+	}
+	for i := range r.Processes {
+		r.Processes[i].Shape = cmp.Or(r.Processes[i].Shape, shapeSingle)
+	}
+}
+
+func (r *results) summarize() {
+	r.normalize()
 	samples := map[key][]float64{}
 	for _, rr := range r.Runs {
-		k := key{rr.Variant, rr.N, rr.Step}
+		k := key{rr.Shape, rr.Variant, rr.Parallelism, rr.N, rr.Step}
 		samples[k] = append(samples[k], rr.Seconds)
 	}
 	med := map[key]float64{}
 	r.Summary = nil
-	for _, n := range r.Config.Ns {
-		for _, step := range allSteps {
-			for _, v := range allVariants {
-				k := key{v, n, step}
-				xs := samples[k]
-				if len(xs) == 0 {
-					continue
+	for _, shape := range r.Config.Shapes {
+		for _, n := range r.Config.Ns {
+			for _, step := range allSteps {
+				for _, v := range allVariants {
+					pars := []int{0}
+					if v == vFloor {
+						pars = floorWorkers(r.Config.FloorParallelism, n)
+					}
+					for _, p := range pars {
+						k := key{shape, v, p, n, step}
+						xs := samples[k]
+						if len(xs) == 0 {
+							continue
+						}
+						m, lo, hi := stats(xs)
+						med[k] = m
+						r.Summary = append(r.Summary, summaryRow{Variant: v, Shape: shape, Parallelism: p, N: n, Step: step, Median: m, Min: lo, Max: hi, Samples: xs})
+					}
 				}
-				m, lo, hi := stats(xs)
-				med[k] = m
-				r.Summary = append(r.Summary, summaryRow{Variant: v, N: n, Step: step, Median: m, Min: lo, Max: hi, Samples: xs})
 			}
 		}
 	}
-	ratio := func(a, b key) float64 {
-		if med[a] == 0 || med[b] == 0 {
+	ratio := func(a float64, b key) float64 {
+		if a == 0 || med[b] == 0 {
 			return 0
 		}
-		return med[a] / med[b]
+		return a / med[b]
 	}
 	r.Ratios = nil
-	for _, n := range r.Config.Ns {
-		for _, step := range allSteps {
-			fl, wh, po, co := key{vFloor, n, step}, key{vWebhook, n, step}, key{vPoll, n, step}, key{vCompose, n, step}
-			r.Ratios = append(r.Ratios, ratioRow{N: n, Step: step,
-				WebhookOverFloor: ratio(wh, fl), PollOverFloor: ratio(po, fl),
-				WebhookOverCompo: ratio(wh, co), PollOverCompose: ratio(po, co)})
+	for _, shape := range r.Config.Shapes {
+		for _, n := range r.Config.Ns {
+			for _, step := range allSteps {
+				row := ratioRow{Shape: shape, N: n, Step: step}
+				for _, p := range floorWorkers(r.Config.FloorParallelism, n) {
+					if m := med[key{shape, vFloor, p, n, step}]; m > 0 && (row.FloorSeconds == 0 || m < row.FloorSeconds) {
+						row.FloorSeconds, row.FloorParallelism = m, p
+					}
+				}
+				wh, po := med[key{shape, vWebhook, 0, n, step}], med[key{shape, vPoll, 0, n, step}]
+				fl := key{shape, vFloor, row.FloorParallelism, n, step}
+				co := key{shape, vCompose, 0, n, step}
+				row.WebhookOverFloor, row.PollOverFloor = ratio(wh, fl), ratio(po, fl)
+				row.WebhookOverCompo, row.PollOverCompose = ratio(wh, co), ratio(po, co)
+				r.Ratios = append(r.Ratios, row)
+			}
 		}
 	}
 	r.Hostlet = hostletTotals{ByVariant: map[string]usage{}}
@@ -285,9 +369,40 @@ func (r *results) summarize() {
 	r.targets()
 }
 
-// targets compares the figures with the issue's targets.
+// goalRatio is issue 13's goal: hostlet (webhook) ÷ the fastest floor at
+// every N, shape and step.
+const goalRatio = 1.05
+
+// targets compares the figures with the issues' targets.
 func (r *results) targets() {
 	r.Targets = nil
+	for _, shape := range r.Config.Shapes {
+		for _, n := range r.Config.Ns {
+			var wh, po []string
+			met, seen := true, false
+			for _, rr := range r.Ratios {
+				if rr.Shape != shape || rr.N != n {
+					continue
+				}
+				seen = seen || rr.WebhookOverFloor > 0
+				met = met && rr.WebhookOverFloor > 0 && rr.WebhookOverFloor <= goalRatio
+				v := rr.Step + " " + fmtRatio(rr.WebhookOverFloor)
+				if rr.WebhookOverFloor > 0 {
+					v += fmt.Sprintf(" (floor ×%d)", rr.FloorParallelism)
+				}
+				wh = append(wh, v)
+				po = append(po, fmtRatio(rr.PollOverFloor))
+			}
+			if !seen {
+				continue
+			}
+			r.Targets = append(r.Targets, targetResult{
+				Target: fmt.Sprintf("hostlet (webhook) ÷ fastest floor ≤ %.2f at every step, %s pods, N=%d", goalRatio, shape, n),
+				Value:  fmt.Sprintf("%s (1 s poll: %s)", strings.Join(wh, ", "), strings.Join(po, ", ")),
+				Met:    met,
+			})
+		}
+	}
 	ns := []int{}
 	for _, n := range r.Config.Ns {
 		if n == 10 || n == 50 {
@@ -299,7 +414,7 @@ func (r *results) targets() {
 		ns, note = r.Config.Ns, " (targets are for N=10 and N=50; this run has neither)"
 	}
 	for _, rr := range r.Ratios {
-		if !slices.Contains(ns, rr.N) || rr.WebhookOverFloor == 0 {
+		if rr.Shape != shapeSingle || !slices.Contains(ns, rr.N) || rr.WebhookOverFloor == 0 {
 			continue
 		}
 		r.Targets = append(r.Targets, targetResult{
@@ -341,6 +456,13 @@ func (r *results) targets() {
 	}
 }
 
+func fmtRatio(x float64) string {
+	if x == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
 // failedChecks lists the correctness checks that failed (targets are
 // reported, not enforced).
 func (r *results) failedChecks() []string {
@@ -375,21 +497,28 @@ func (r *results) write(path string) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
+// shapeTitles introduce each shape's table.
+var shapeTitles = map[string]string{
+	shapeSingle: "Single pods (one container each; hostlet makes no infra container)",
+	shapePair:   "Pair pods (two app containers and hostlet's infra container each: 3 containers per pod created and removed, 2 replaced on update)",
+}
+
+func workers(p int) string {
+	if p == 1 {
+		return "1 worker"
+	}
+	return fmt.Sprintf("%d workers", p)
+}
+
 // markdown renders the figures as the tables of docs/performance.md.
 func (r *results) markdown() string {
 	var b strings.Builder
-	cell := map[string]map[int]map[string]summaryRow{}
+	cell := map[key]summaryRow{}
 	for _, s := range r.Summary {
-		if cell[s.Variant] == nil {
-			cell[s.Variant] = map[int]map[string]summaryRow{}
-		}
-		if cell[s.Variant][s.N] == nil {
-			cell[s.Variant][s.N] = map[string]summaryRow{}
-		}
-		cell[s.Variant][s.N][s.Step] = s
+		cell[key{s.Shape, s.Variant, s.Parallelism, s.N, s.Step}] = s
 	}
-	fmtCell := func(v string, n int, step string) string {
-		s, ok := cell[v][n][step]
+	fmtCell := func(k key) string {
+		s, ok := cell[k]
 		if !ok {
 			return "–"
 		}
@@ -398,19 +527,65 @@ func (r *results) markdown() string {
 		}
 		return fmt.Sprintf("%.2f (%.2f–%.2f)", s.Median, s.Min, s.Max)
 	}
-	fmtRatio := func(x float64) string {
-		if x == 0 {
-			return "–"
+	pars := r.Config.FloorParallelism
+	fmt.Fprintf(&b, "Seconds, median (min–max) of %d repetition(s). The floor is measured at %s pods at once; the ratios are to the fastest of them in the row (×workers); more workers than pods run as one per pod (\"as\").\n\n",
+		r.Config.Reps, joinInts(pars))
+	for _, shape := range r.Config.Shapes {
+		compose := false
+		for _, s := range r.Summary {
+			compose = compose || (s.Shape == shape && s.Variant == vCompose)
 		}
-		return fmt.Sprintf("%.2f", x)
-	}
-	fmt.Fprintf(&b, "Seconds, median (min–max) of %d repetition(s).\n\n", r.Config.Reps)
-	b.WriteString("| N | step | floor (API, 4 workers) | hostlet, webhook | hostlet, 1 s poll | compose loop | webhook ÷ floor | poll ÷ floor | webhook ÷ compose | poll ÷ compose |\n")
-	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, rr := range r.Ratios {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rr.N, rr.Step,
-			fmtCell(vFloor, rr.N, rr.Step), fmtCell(vWebhook, rr.N, rr.Step), fmtCell(vPoll, rr.N, rr.Step), fmtCell(vCompose, rr.N, rr.Step),
-			fmtRatio(rr.WebhookOverFloor), fmtRatio(rr.PollOverFloor), fmtRatio(rr.WebhookOverCompo), fmtRatio(rr.PollOverCompose))
+		fmt.Fprintf(&b, "%s:\n\n| N | step |", cmp.Or(shapeTitles[shape], shape))
+		for _, p := range pars {
+			fmt.Fprintf(&b, " floor (API, %s) |", workers(p))
+		}
+		b.WriteString(" fastest floor | hostlet, webhook | hostlet, 1 s poll |")
+		if compose {
+			b.WriteString(" compose loop |")
+		}
+		b.WriteString(" webhook ÷ floor | poll ÷ floor |")
+		if compose {
+			b.WriteString(" webhook ÷ compose | poll ÷ compose |")
+		}
+		cols := 7 + len(pars)
+		if compose {
+			cols += 3
+		}
+		b.WriteString("\n|---:|---|" + strings.Repeat("---:|", cols-2) + "\n")
+		for _, rr := range r.Ratios {
+			if rr.Shape != shape {
+				continue
+			}
+			fmt.Fprintf(&b, "| %d | %s |", rr.N, rr.Step)
+			for ci, p := range pars {
+				w, as := min(p, rr.N), 0
+				for _, q := range pars[:ci] {
+					if min(q, rr.N) == w {
+						as = q
+						break
+					}
+				}
+				if as > 0 {
+					fmt.Fprintf(&b, " as %d |", as)
+				} else {
+					fmt.Fprintf(&b, " %s |", fmtCell(key{shape, vFloor, w, rr.N, rr.Step}))
+				}
+			}
+			fastest := "–"
+			if rr.FloorSeconds > 0 {
+				fastest = fmt.Sprintf("%.2f (×%d)", rr.FloorSeconds, rr.FloorParallelism)
+			}
+			fmt.Fprintf(&b, " %s | %s | %s |", fastest, fmtCell(key{shape, vWebhook, 0, rr.N, rr.Step}), fmtCell(key{shape, vPoll, 0, rr.N, rr.Step}))
+			if compose {
+				fmt.Fprintf(&b, " %s |", fmtCell(key{shape, vCompose, 0, rr.N, rr.Step}))
+			}
+			fmt.Fprintf(&b, " %s | %s |", fmtRatio(rr.WebhookOverFloor), fmtRatio(rr.PollOverFloor))
+			if compose {
+				fmt.Fprintf(&b, " %s | %s |", fmtRatio(rr.WebhookOverCompo), fmtRatio(rr.PollOverCompose))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
 	}
 	var loads []float64
 	for _, rr := range r.Runs {
@@ -418,11 +593,11 @@ func (r *results) markdown() string {
 	}
 	if len(loads) > 0 {
 		med, lo, hi := stats(loads)
-		fmt.Fprintf(&b, "\n1-minute load average at the end of the timed steps: median %.2f, min %.2f, max %.2f (2 CPUs).\n", med, lo, hi)
+		fmt.Fprintf(&b, "1-minute load average at the end of the timed steps: median %.2f, min %.2f, max %.2f (2 CPUs).\n", med, lo, hi)
 	}
 	b.WriteString("\n")
 	if r.Hostlet.Processes > 0 {
-		fmt.Fprintf(&b, "hostlet over the timed blocks (%d processes, one per variant, N and repetition): peak RSS (VmHWM) %.1f MiB, %.2f CPU-seconds in all",
+		fmt.Fprintf(&b, "hostlet over the timed blocks (%d processes, one per variant, shape, N and repetition): peak RSS (VmHWM) %.1f MiB, %.2f CPU-seconds in all",
 			r.Hostlet.Processes, mib(r.Hostlet.PeakRSSBytes), r.Hostlet.CPUSeconds)
 		for _, v := range slices.Sorted(maps.Keys(r.Hostlet.ByVariant)) {
 			u := r.Hostlet.ByVariant[v]
@@ -469,4 +644,33 @@ func (r *results) markdown() string {
 	}
 	b.WriteString(".\n")
 	return b.String()
+}
+
+func joinInts(xs []int) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, strconv.Itoa(x))
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// renderFile reads a results file (of this driver or an earlier one) and
+// renders its tables.
+func renderFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var r results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	r.summarize()
+	return r.markdown(), nil
 }

@@ -19,11 +19,13 @@ import (
 
 // env is one run of the driver.
 type env struct {
-	o       *options
-	runID   string
-	dir     string
-	cli     *client.Client
-	image   string
+	o     *options
+	runID string
+	dir   string
+	cli   *client.Client
+	image string
+	// pause is the run's pause image (loadPauseImage).
+	pause   string
 	bin     string
 	git     *gitServer
 	gitEnv  []string
@@ -43,9 +45,10 @@ func newRunID() string {
 func run(ctx context.Context, o *options) (err error) {
 	e := &env{o: o, runID: newRunID(), repos: map[string]*repo{}}
 	e.image = imageRepo + ":" + e.runID
+	e.pause = pauseRepo + ":" + e.runID
 	e.project = composeProjectPrefix + e.runID
 	e.res = newResults(o, e.runID)
-	logf("run %s: N=%v reps=%d variants=%v", e.runID, o.ns, o.reps, selected(o))
+	logf("run %s: N=%v shapes=%v floor at %v pods at once, reps=%d variants=%v", e.runID, o.ns, o.shapes, o.floorPar, o.reps, selected(o))
 
 	if e.dir, err = os.MkdirTemp("", "hostlet-bench-"+e.runID+"-"); err != nil {
 		return err
@@ -103,20 +106,22 @@ func run(ctx context.Context, o *options) (err error) {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	for _, n := range o.ns {
-		for rep := range o.reps {
-			order := rotate(selected(o), rep)
-			for _, v := range order {
-				if err := e.block(ctx, v, n, rep); err != nil {
-					return fmt.Errorf("%s N=%d rep %d: %w", v, n, rep+1, err)
-				}
-				if err := sleepCtx(ctx, 2*time.Second); err != nil {
-					return err
+		for _, shape := range o.shapes {
+			blocks := blocksOf(o, shape, n)
+			for rep := range o.reps {
+				for _, b := range rotate(blocks, rep) {
+					if err := e.block(ctx, b, shape, n, rep); err != nil {
+						return fmt.Errorf("%s, %s pods, N=%d, rep %d: %w", b, shape, n, rep+1, err)
+					}
+					if err := sleepCtx(ctx, 2*time.Second); err != nil {
+						return err
+					}
 				}
 			}
 		}
 	}
 	if o.variants[vWebhook] || o.variants[vPoll] {
-		if err := e.idlePhase(ctx, slices.Max(o.ns)); err != nil {
+		if err := e.idlePhase(ctx, o.idlePods); err != nil {
 			return fmt.Errorf("idle phase: %w", err)
 		}
 	}
@@ -146,9 +151,43 @@ func selected(o *options) []string {
 	return out
 }
 
-// rotate starts the order at a different variant in each repetition, so no
+// blockSpec is one timed block of a repetition: a variant and, for the
+// floor, how many pods it works on at once.
+type blockSpec struct {
+	variant string
+	workers int
+}
+
+func (b blockSpec) String() string {
+	if b.variant == vFloor {
+		return fmt.Sprintf("floor×%d", b.workers)
+	}
+	return b.variant
+}
+
+// blocksOf lists the blocks of one repetition of n pods of shape: the
+// floor once per distinct min(p, n) of -floor-par (more workers than pods
+// run as one per pod), then the other selected variants; the compose loop
+// runs single pods only.
+func blocksOf(o *options, shape string, n int) []blockSpec {
+	var out []blockSpec
+	for _, v := range selected(o) {
+		switch {
+		case v == vFloor:
+			for _, w := range floorWorkers(o.floorPar, n) {
+				out = append(out, blockSpec{vFloor, w})
+			}
+		case v == vCompose && shape != shapeSingle:
+		default:
+			out = append(out, blockSpec{variant: v})
+		}
+	}
+	return out
+}
+
+// rotate starts the order at a different block in each repetition, so no
 // variant always runs right after the same other one.
-func rotate(vs []string, k int) []string {
+func rotate[T any](vs []T, k int) []T {
 	if len(vs) == 0 {
 		return vs
 	}
@@ -183,6 +222,10 @@ func (e *env) setup(ctx context.Context) error {
 			return err
 		}
 	}
+	logf("loading the pause image %s", e.pause)
+	if err := loadPauseImage(ctx, e.cli, e.bin, e.pause); err != nil {
+		return err
+	}
 	e.token = e.runID + "-token"
 	e.tokFile = filepath.Join(e.dir, "token")
 	if err := os.WriteFile(e.tokFile, []byte(e.token+"\n"), 0o600); err != nil {
@@ -201,7 +244,7 @@ func (e *env) setup(ctx context.Context) error {
 		return err
 	}
 	for _, name := range []string{vWebhook, vPoll, "idle"} {
-		if e.repos[name], err = newRepo(ctx, e.git, filepath.Join(e.dir, "work"), name, e.gitEnv, podFiles(e.runID, e.image, e.o.grace, nil, "")); err != nil {
+		if e.repos[name], err = newRepo(ctx, e.git, filepath.Join(e.dir, "work"), name, e.gitEnv, podFiles(e.runID, e.image, e.o.grace, shapeSingle, nil, "")); err != nil {
 			return err
 		}
 	}
@@ -216,21 +259,26 @@ func (e *env) setup(ctx context.Context) error {
 	return nil
 }
 
-// warmUp creates and removes one container untimed, so the first timed
-// step does not pay for the image's first use.
+// warmUp creates and removes one pod of each shape untimed, so the first
+// timed step does not pay for the images' first use.
 func (e *env) warmUp(ctx context.Context) error {
-	ports, err := freePorts(1)
-	if err != nil {
-		return err
+	for _, shape := range e.o.shapes {
+		ports, err := freePorts(portsPerPod(shape))
+		if err != nil {
+			return err
+		}
+		f := newFloor(dockerEngine{e.cli}, e.runID, e.image, e.pause, shape, e.o.grace, 1, ports, "warmup-"+shape+"-"+e.runID)
+		if err := f.create(ctx, "warm"); err != nil {
+			return err
+		}
+		if _, err := waitAnswer(ctx, ports, "warm", time.Minute); err != nil {
+			return err
+		}
+		if err := f.remove(ctx); err != nil {
+			return err
+		}
 	}
-	f := &floor{cli: e.cli, runID: e.runID, image: e.image, grace: e.o.grace, workers: 1, ports: ports, owner: "warmup-" + e.runID}
-	if err := f.create(ctx, "warm"); err != nil {
-		return err
-	}
-	if _, err := waitAnswer(ctx, ports, "warm", time.Minute); err != nil {
-		return err
-	}
-	return f.remove(ctx)
+	return nil
 }
 
 // cleanup stops every process the run started and removes every
@@ -245,8 +293,11 @@ func (e *env) cleanup() error {
 		if err := removeByLabel(ctx, e.cli, labels...); err != nil {
 			errs = append(errs, err)
 		}
-		if e.image != "" {
-			if err := removeImage(ctx, e.cli, e.image); err != nil {
+		for _, ref := range []string{e.image, e.pause} {
+			if ref == "" {
+				continue
+			}
+			if err := removeImage(ctx, e.cli, ref); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -302,33 +353,34 @@ func timed(ctx context.Context, op func(context.Context) error, wait func(contex
 	return done.Sub(t0).Seconds(), nil
 }
 
-// block runs create, update and remove of n pods for one variant.
-func (e *env) block(ctx context.Context, variant string, n, rep int) error {
-	logf("%s N=%d rep %d/%d", variant, n, rep+1, e.o.reps)
-	switch variant {
+// block runs create, update and remove of n pods of shape for one variant.
+func (e *env) block(ctx context.Context, b blockSpec, shape string, n, rep int) error {
+	logf("%s, %s pods, N=%d, rep %d/%d", b, shape, n, rep+1, e.o.reps)
+	switch b.variant {
 	case vFloor:
-		return e.floorBlock(ctx, n, rep)
+		return e.floorBlock(ctx, shape, n, b.workers, rep)
 	case vWebhook, vPoll:
-		return e.hostletBlock(ctx, variant, n, rep)
+		return e.hostletBlock(ctx, b.variant, shape, n, rep)
 	case vCompose:
 		return e.composeBlock(ctx, n, rep)
 	}
-	return fmt.Errorf("unknown variant %s", variant)
+	return fmt.Errorf("unknown variant %s", b.variant)
 }
 
-func (e *env) record(variant string, n, rep int, step string, secs float64) {
+func (e *env) record(variant, shape string, workers, n, rep int, step string, secs float64) {
 	l, _ := loadAvg()
-	logf("  %-16s N=%-3d %-6s %7.2fs  (load %.2f)", variant, n, step, secs, l[0])
-	e.res.Runs = append(e.res.Runs, runRecord{Variant: variant, N: n, Rep: rep + 1, Step: step, Seconds: secs, Load1: l[0]})
+	name := blockSpec{variant, workers}.String()
+	logf("  %-16s %-6s N=%-3d %-6s %7.2fs  (load %.2f)", name, shape, n, step, secs, l[0])
+	e.res.Runs = append(e.res.Runs, runRecord{Variant: variant, Shape: shape, Parallelism: workers, N: n, Rep: rep + 1, Step: step, Seconds: secs, Load1: l[0]})
 }
 
-func (e *env) floorBlock(ctx context.Context, n, rep int) error {
-	ports, err := freePorts(n)
+func (e *env) floorBlock(ctx context.Context, shape string, n, workers, rep int) error {
+	ports, err := freePorts(n * portsPerPod(shape))
 	if err != nil {
 		return err
 	}
-	owner := fmt.Sprintf("floor-%s-n%d-r%d", e.runID, n, rep)
-	f := &floor{cli: e.cli, runID: e.runID, image: e.image, grace: e.o.grace, workers: 4, ports: ports, owner: owner}
+	owner := fmt.Sprintf("floor-%s-%s-p%d-n%d-r%d", e.runID, shape, workers, n, rep)
+	f := newFloor(dockerEngine{e.cli}, e.runID, e.image, e.pause, shape, e.o.grace, workers, ports, owner)
 	to := e.o.stepTimeout
 	steps := []struct {
 		name string
@@ -349,25 +401,51 @@ func (e *env) floorBlock(ctx context.Context, n, rep int) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		e.record(vFloor, n, rep, s.name, secs)
+		e.record(vFloor, shape, workers, n, rep, s.name, secs)
+		if s.name == stepCreate {
+			if err := e.checkShape(ctx, blockSpec{vFloor, workers}.String(), ownerLabel+"="+owner, shape, n); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-func (e *env) hostletBlock(ctx context.Context, variant string, n, rep int) error {
+// checkShape records, once per variant and shape (and at every failure),
+// whether the containers of label right after a create step are n pods of
+// shape as hostlet makes them.
+func (e *env) checkShape(ctx context.Context, variant, label, shape string, n int) error {
+	detail, ok, err := checkShape(ctx, e.cli, label, shape, e.pause, n)
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("%s pods of %s are the shape's containers", shape, variant)
+	for _, c := range e.res.Checks {
+		if c.Name == name && (ok || !c.OK) {
+			return nil
+		}
+	}
+	if !ok {
+		logf("  check failed: %s: %s", name, detail)
+	}
+	e.res.Checks = append(e.res.Checks, check{Name: name, OK: ok, Detail: detail})
+	return nil
+}
+
+func (e *env) hostletBlock(ctx context.Context, variant, shape string, n, rep int) error {
 	short := map[string]string{vWebhook: "wh", vPoll: "poll"}[variant]
-	instance := fmt.Sprintf("%s-%s-n%d-r%d", e.runID, short, n, rep)
+	instance := fmt.Sprintf("%s-%s-%s-n%d-r%d", e.runID, short, shape, n, rep)
 	r := e.repos[variant]
 	cfg := hostletConfig{
 		instance: instance, stateDir: filepath.Join(e.dir, "state", instance),
 		gitURL: e.git.url(r.name), gitInterval: time.Second, syncInterval: 10 * time.Second,
-		infraImage: e.image, tokenFile: e.tokFile,
+		infraImage: e.pause, tokenFile: e.tokFile,
 	}
 	if variant == vWebhook {
 		cfg.gitInterval = time.Hour
 	}
 	pprof := ""
-	profiling := e.o.profile && variant == vWebhook && n == slices.Max(e.o.ns) && rep == 0
+	profiling := e.o.profile && variant == vWebhook && shape == e.o.shapes[0] && n == slices.Max(e.o.ns) && rep == 0
 	if profiling {
 		pp, err := freePorts(1)
 		if err != nil {
@@ -392,7 +470,7 @@ func (e *env) hostletBlock(ctx context.Context, variant string, n, rep int) erro
 	if err := h.waitRevision(ctx, head, time.Minute); err != nil {
 		return err
 	}
-	ports, err := freePorts(n)
+	ports, err := freePorts(n * portsPerPod(shape))
 	if err != nil {
 		return err
 	}
@@ -407,7 +485,7 @@ func (e *env) hostletBlock(ctx context.Context, variant string, n, rep int) erro
 		profDone = make(chan error, 1)
 		secs := max(30, 4*n)
 		go func() {
-			profDone <- h.profile(ctx, "profile", secs, filepath.Join(e.dir, fmt.Sprintf("cpu-webhook-n%d.pprof", n)))
+			profDone <- h.profile(ctx, "profile", secs, filepath.Join(e.dir, fmt.Sprintf("cpu-webhook-%s-n%d.pprof", shape, n)))
 		}()
 	}
 	steps := []struct {
@@ -415,17 +493,17 @@ func (e *env) hostletBlock(ctx context.Context, variant string, n, rep int) erro
 		files map[string]string
 		wait  func(context.Context) (time.Time, error)
 	}{
-		{stepCreate, podFiles(e.runID, e.image, e.o.grace, ports, "v1"),
+		{stepCreate, podFiles(e.runID, e.image, e.o.grace, shape, ports, "v1"),
 			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v1", to) }},
-		{stepUpdate, podFiles(e.runID, e.image, e.o.grace, ports, "v2"),
+		{stepUpdate, podFiles(e.runID, e.image, e.o.grace, shape, ports, "v2"),
 			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v2", to) }},
-		{stepRemove, podFiles(e.runID, e.image, e.o.grace, nil, ""),
+		{stepRemove, podFiles(e.runID, e.image, e.o.grace, shape, nil, ""),
 			func(ctx context.Context) (time.Time, error) {
 				return waitNoContainers(ctx, e.cli, "io.hostlet.instance="+instance, to)
 			}},
 	}
 	for _, s := range steps {
-		if err := r.commit(ctx, fmt.Sprintf("%s N=%d", s.name, n), s.files); err != nil {
+		if err := r.commit(ctx, fmt.Sprintf("%s %s N=%d", s.name, shape, n), s.files); err != nil {
 			return err
 		}
 		if err := r.push(ctx); err != nil {
@@ -435,10 +513,15 @@ func (e *env) hostletBlock(ctx context.Context, variant string, n, rep int) erro
 		if err != nil {
 			return fmt.Errorf("%s: %w; hostlet's log ends:\n%s", s.name, err, h.tail(20))
 		}
-		e.record(variant, n, rep, s.name, secs)
+		e.record(variant, shape, 0, n, rep, s.name, secs)
+		if s.name == stepCreate {
+			if err := e.checkShape(ctx, variant, "io.hostlet.instance="+instance, shape, n); err != nil {
+				return err
+			}
+		}
 	}
 	if profiling {
-		if err := h.profile(ctx, "heap", 0, filepath.Join(e.dir, fmt.Sprintf("heap-webhook-n%d.pprof", n))); err != nil {
+		if err := h.profile(ctx, "heap", 0, filepath.Join(e.dir, fmt.Sprintf("heap-webhook-%s-n%d.pprof", shape, n))); err != nil {
 			logf("heap profile: %v", err)
 		}
 		if err := <-profDone; err != nil {
@@ -450,7 +533,7 @@ func (e *env) hostletBlock(ctx context.Context, variant string, n, rep int) erro
 	if err != nil {
 		return fmt.Errorf("read hostlet usage: %w", err)
 	}
-	e.res.Processes = append(e.res.Processes, procRecord{Variant: variant, N: n, Rep: rep + 1, usage: u})
+	e.res.Processes = append(e.res.Processes, procRecord{Variant: variant, Shape: shape, N: n, Rep: rep + 1, usage: u})
 	logf("  hostlet process: %.2f CPU-s, peak RSS %.1f MiB", u.CPUSeconds, mib(u.HWMBytes))
 	return nil
 }
@@ -514,7 +597,7 @@ func (e *env) composeBlock(ctx context.Context, n, rep int) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w; the loop's log ends:\n%s", s.name, err, p.tail(20))
 		}
-		e.record(vCompose, n, rep, s.name, secs)
+		e.record(vCompose, shapeSingle, 0, n, rep, s.name, secs)
 	}
 	return nil
 }

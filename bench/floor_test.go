@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/hostlet/hostlet/manifest"
+	hruntime "github.com/hostlet/hostlet/runtime"
+	hsync "github.com/hostlet/hostlet/sync"
+	"github.com/hostlet/hostlet/sync/synctest"
+)
+
+// made is one container as the engine is asked to make it, in the terms
+// both sides share: what the floor sets on Docker's create request and
+// what hostlet's runtime.dockerConfig derives from its spec.
+type made struct {
+	Slot, Image  string
+	Entrypoint   []string
+	Env          []string
+	Ports        []string
+	Network      string // "" or "container:<slot>"
+	Restart      string
+	StopTimeout  int
+	ExposedPorts int
+}
+
+// call is one engine call: "create app", "start POD", ...
+type call struct {
+	op, slot string
+	made     *made
+}
+
+func (c call) String() string { return c.op + " " + c.slot }
+
+// hostletSide wraps the in-memory engine and records, per slot, the calls
+// hostlet's planner and applier make.
+type hostletSide struct {
+	*synctest.Fake
+	slots map[string]string // ID -> slot
+	calls []call
+}
+
+func (h *hostletSide) Create(ctx context.Context, spec hruntime.ContainerSpec) (string, error) {
+	id, err := h.Fake.Create(ctx, spec)
+	slot := spec.Labels[hruntime.LabelContainer]
+	h.slots[id] = slot
+	m := &made{Slot: slot, Image: spec.Image, Entrypoint: spec.Command, Env: spec.Env, Restart: spec.RestartPolicy}
+	if spec.StopTimeout > 0 {
+		m.StopTimeout = int(math.Ceil(spec.StopTimeout.Seconds()))
+	}
+	if id, ok := strings.CutPrefix(spec.NetworkMode, "container:"); ok {
+		m.Network = "container:" + h.slots[id]
+	} else {
+		for _, p := range spec.Ports {
+			m.Ports = append(m.Ports, fmt.Sprintf("%s:%d->%d/%s", p.HostIP, p.HostPort, p.ContainerPort, strings.ToLower(p.Protocol)))
+		}
+		m.ExposedPorts = len(spec.Ports)
+	}
+	slices.Sort(m.Ports)
+	h.calls = append(h.calls, call{"create", slot, m})
+	return id, err
+}
+
+func (h *hostletSide) Start(ctx context.Context, id string) error {
+	h.calls = append(h.calls, call{op: "start", slot: h.slots[id]})
+	return h.Fake.Start(ctx, id)
+}
+
+// floorSide records the floor's calls.
+type floorSide struct {
+	slots map[string]string
+	calls []call
+	next  int
+}
+
+func (f *floorSide) create(_ context.Context, name string, cfg *container.Config, host *container.HostConfig) (string, error) {
+	slot := name[strings.LastIndexByte(name, '-')+1:]
+	if slot == "infra" {
+		slot = hruntime.InfraName
+	}
+	f.next++
+	id := fmt.Sprintf("f%d", f.next)
+	f.slots[id] = slot
+	m := &made{Slot: slot, Image: cfg.Image, Entrypoint: cfg.Entrypoint, Env: cfg.Env, Restart: string(host.RestartPolicy.Name), ExposedPorts: len(cfg.ExposedPorts)}
+	if cfg.StopTimeout != nil {
+		m.StopTimeout = *cfg.StopTimeout
+	}
+	if host.NetworkMode.IsContainer() {
+		m.Network = "container:" + f.slots[host.NetworkMode.ConnectedContainer()]
+	}
+	for p, bs := range host.PortBindings {
+		for _, b := range bs {
+			m.Ports = append(m.Ports, fmt.Sprintf("%s:%s->%s", b.HostIP, b.HostPort, p))
+		}
+	}
+	slices.Sort(m.Ports)
+	f.calls = append(f.calls, call{"create", slot, m})
+	return id, nil
+}
+
+func (f *floorSide) start(_ context.Context, id string) error {
+	f.calls = append(f.calls, call{op: "start", slot: f.slots[id]})
+	return nil
+}
+
+func (f *floorSide) stop(_ context.Context, id string, _ int) error {
+	f.calls = append(f.calls, call{op: "stop", slot: f.slots[id]})
+	return nil
+}
+
+func (f *floorSide) remove(_ context.Context, id string) error {
+	f.calls = append(f.calls, call{op: "remove", slot: f.slots[id]})
+	return nil
+}
+
+// The floor makes, for one pod of each shape, exactly the containers
+// hostlet's planner and applier make (image, entrypoint, env, ports,
+// network mode, restart policy, stop timeout), with the same calls in the
+// same order, at create, update and remove. hostlet stops a container
+// only when it is running; all of them are, so its calls are the floor's.
+func TestFloorMakesHostletsContainers(t *testing.T) {
+	const image, pause = "hostlet-bench-demo:run1", "hostlet-bench-pause:run1"
+	for _, shape := range allShapes {
+		t.Run(shape, func(t *testing.T) {
+			ports := []int{20001, 20002}[:portsPerPod(shape)]
+			ctx := context.Background()
+			log := slog.New(slog.DiscardHandler)
+
+			h := &hostletSide{Fake: synctest.NewFake(), slots: map[string]string{}}
+			opts := hsync.ApplyOptions{Instance: "bench", InfraImage: pause, Concurrency: 1}
+			apply := func(value string) []call {
+				var pods []hsync.Pod
+				if value != "" {
+					m := decodeOne(t, podFiles("run1", image, 10, shape, ports, value)["pods/pod-0.yaml"])
+					pods = []hsync.Pod{hsync.NewPod(m, "bench", "rev")}
+				}
+				current, err := h.List(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Stop and Remove reach the Fake directly: they are read
+				// from its call log.
+				h.calls = nil
+				h.Reset()
+				for _, r := range hsync.Apply(ctx, h, hsync.MakePlan(pods, current, hsync.PlanOptions{Prune: true}), opts, log) {
+					if r.Err != nil {
+						t.Fatalf("hostlet apply: %v", r.Err)
+					}
+				}
+				return mergeFakeCalls(h)
+			}
+
+			fs := &floorSide{slots: map[string]string{}}
+			f := newFloor(fs, "run1", image, pause, shape, 10, 1, ports, "o")
+			steps := []struct {
+				name  string
+				value string
+				floor func() error
+			}{
+				{stepCreate, "v1", func() error { return f.create(ctx, "v1") }},
+				{stepUpdate, "v2", func() error { return f.update(ctx, "v2") }},
+				{stepRemove, "", func() error { return f.remove(ctx) }},
+			}
+			for _, s := range steps {
+				want := apply(s.value)
+				fs.calls = nil
+				if err := s.floor(); err != nil {
+					t.Fatal(err)
+				}
+				got := fs.calls
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%s: floor calls\n  %v\nhostlet calls\n  %v", s.name, got, want)
+				}
+				for i := range want {
+					if want[i].made == nil {
+						continue
+					}
+					if g, w := fmt.Sprintf("%+v", *got[i].made), fmt.Sprintf("%+v", *want[i].made); g != w {
+						t.Errorf("%s: %s:\nfloor   %s\nhostlet %s", s.name, want[i], g, w)
+					}
+				}
+			}
+			if shape == shapePair {
+				if n := len(fs.slots); n != 5 {
+					t.Errorf("pair: %d containers made in all, want 5 (infra, 2 apps, 2 apps again)", n)
+				}
+			}
+		})
+	}
+}
+
+// mergeFakeCalls returns h's recorded creates and starts with the stops
+// and removes of the Fake's call log, in the order they were made.
+func mergeFakeCalls(h *hostletSide) []call {
+	var out []call
+	ours := h.calls
+	for _, c := range h.Calls() {
+		switch c.Method {
+		case "Create", "Start":
+			out = append(out, ours[0])
+			ours = ours[1:]
+		case "Stop", "Remove":
+			out = append(out, call{op: strings.ToLower(c.Method), slot: h.slots[c.Arg]})
+		}
+	}
+	return out
+}
+
+func TestBlocksOf(t *testing.T) {
+	o := &options{floorPar: []int{1, 4, 8}, variants: map[string]bool{vFloor: true, vWebhook: true, vPoll: true, vCompose: true}}
+	for _, tc := range []struct {
+		shape string
+		n     int
+		want  string
+	}{
+		{shapeSingle, 1, "[floor×1 hostlet-webhook hostlet-poll compose]"},
+		{shapeSingle, 2, "[floor×1 floor×2 hostlet-webhook hostlet-poll compose]"},
+		{shapePair, 10, "[floor×1 floor×4 floor×8 hostlet-webhook hostlet-poll]"},
+		{shapePair, 200, "[floor×1 floor×4 floor×8 hostlet-webhook hostlet-poll]"},
+	} {
+		if got := fmt.Sprint(blocksOf(o, tc.shape, tc.n)); got != tc.want {
+			t.Errorf("%s N=%d: %s, want %s", tc.shape, tc.n, got, tc.want)
+		}
+	}
+}
+
+// Pair pods are valid manifests whose second container listens on its
+// own port, both published.
+func TestPairPodFiles(t *testing.T) {
+	files := podFiles("run1", "img:1", 10, shapePair, []int{20001, 20002, 20003, 20004}, "v1")
+	if len(files) != 3 {
+		t.Fatalf("files: %v", slices.Sorted(func(yield func(string) bool) {
+			for k := range files {
+				if !yield(k) {
+					return
+				}
+			}
+		}))
+	}
+	m := decodeOne(t, files["pods/pod-1.yaml"])
+	if len(m.Containers) != 2 {
+		t.Fatalf("containers: %+v", m.Containers)
+	}
+	app, side := m.Containers[0], m.Containers[1]
+	if app.Name != "app" || app.Ports[0].HostPort != 20003 || app.Ports[0].ContainerPort != 8080 ||
+		side.Name != "side" || side.Ports[0].HostPort != 20004 || side.Ports[0].ContainerPort != 8081 ||
+		!slices.Equal(envStrings(side.Env), []string{envName + "=v1", "LISTEN=:8081"}) {
+		t.Errorf("containers: %+v", m.Containers)
+	}
+}
+
+func envStrings(env []manifest.EnvVar) []string {
+	var out []string
+	for _, e := range env {
+		out = append(out, e.Name+"="+e.Value)
+	}
+	return out
+}
