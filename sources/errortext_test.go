@@ -35,18 +35,18 @@ func TestErrorTextBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := errorText(tt.err)
+			got := ErrorText(tt.err)
 			if len(got) > textcap.ErrorTextBytes {
-				t.Errorf("errorText is %d bytes, want at most %d", len(got), textcap.ErrorTextBytes)
+				t.Errorf("ErrorText is %d bytes, want at most %d", len(got), textcap.ErrorTextBytes)
 			}
 			if strings.Contains(got, "\n") {
-				t.Errorf("errorText spans lines: %.200q", got)
+				t.Errorf("ErrorText spans lines: %.200q", got)
 			}
 			if tt.want != "" && got != tt.want {
-				t.Errorf("errorText = %q, want %q", got, tt.want)
+				t.Errorf("ErrorText = %q, want %q", got, tt.want)
 			}
 			if !strings.HasSuffix(got, tt.wantSuffix) {
-				t.Errorf("errorText ends %q, want the suffix %q", got[max(0, len(got)-60):], tt.wantSuffix)
+				t.Errorf("ErrorText ends %q, want the suffix %q", got[max(0, len(got)-60):], tt.wantSuffix)
 			}
 		})
 	}

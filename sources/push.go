@@ -160,7 +160,7 @@ func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
 			writePush(w, http.StatusInternalServerError, PushResponse{Revision: rev, Error: "not applied: " + res.Err.Error()})
 			return
 		case res.Err != nil:
-			writePush(w, http.StatusConflict, PushResponse{Revision: rev, Error: "not applied: " + errorText(res.Err)})
+			writePush(w, http.StatusConflict, PushResponse{Revision: rev, Error: "not applied: " + ErrorText(res.Err)})
 			return
 		}
 		resp := PushResponse{Revision: rev, Accepted: res.Accepted, Rejected: res.Rejected}

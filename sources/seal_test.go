@@ -34,7 +34,7 @@ func TestSavedSetsSealed(t *testing.T) {
 	}{
 		{name: "sealed", loaded: true},
 		{name: "plain set of an earlier release", loaded: true, damage: func(t *testing.T, dir string) {
-			st := sourceState{Name: "push", Type: "file", Revision: "p1", Manifests: decoded(t, "push", envPodYAML("pushed"))}
+			st := savedSet{Name: "push", Type: "file", Revision: "p1", Manifests: decoded(t, "push", envPodYAML("pushed"))}
 			b, err := json.Marshal(&st)
 			if err != nil {
 				t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
+	"github.com/hostlet/hostlet/sources/desired"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -300,21 +301,17 @@ func hasSource(cfg *config.Config, name string) bool {
 	return false
 }
 
-// desiredFrom validates what the sources read and returns the pods they
-// make. `--against ref:REV` simulates REV with it: a manifest rejected at
-// REV counts as absent there.
+// desiredFrom computes the pods the sources read make (sources/desired,
+// with nothing running). `--against ref:REV` simulates REV with it: a
+// manifest rejected at REV counts as absent there.
 func desiredFrom(reads []sourceRead, vopts validate.Options) []hsync.Pod {
-	var (
-		set  []manifest.Snapshot
-		revs = map[string]string{}
-	)
+	in := desired.Input{Options: desired.Options{Validate: vopts}}
 	for _, r := range reads {
-		revs[r.Name] = r.Revision
-		set = append(set, r.Snapshot)
+		in.Sources = append(in.Sources, desired.Source{Snapshot: r.Snapshot, Delivered: true})
 	}
 	var pods []hsync.Pod
-	for _, a := range validate.Set(set, vopts).Accepted {
-		pods = append(pods, hsync.NewPod(a.Manifest, a.Origin.Source, revs[a.Origin.Source]))
+	for _, e := range desired.Compute(in).Accepted {
+		pods = append(pods, hsync.NewPod(e.Manifest, e.Origin.Source, e.Revision))
 	}
 	return pods
 }
@@ -347,68 +344,45 @@ type merged struct {
 	errors []string
 }
 
-// mergeLikeRun merges what the sources read with sources.Merger, the merge
-// the running hostlet uses, seeded with the pods that run now (actual) as
-// every source's last good set: a source that failed to read, holds a
-// manifest without an id, or reads as empty (without sync.allowEmpty) keeps
-// what runs of it, and so does a push source (what was pushed to the host
-// is not known here); a rejected manifest's running version stands in for
-// it. Stand-ins stay as they run: the containers' labels carry enough to
-// weigh them against other manifests, not to recreate them.
+// mergeLikeRun computes the desired side as the running hostlet would
+// (sources/desired), with the pods that run now (actual) as every
+// source's last good set: a source that failed to read, holds a manifest
+// without an id, or reads as empty (without sync.allowEmpty) keeps what
+// runs of it, and so does a push source (what was pushed to the host is
+// not known here); a rejected manifest's running version stands in for
+// it. Stand-ins and what runs stay as they run: the containers' labels
+// carry enough to weigh them against other manifests, not to recreate
+// them.
 func mergeLikeRun(reads []sourceRead, actual []hruntime.Container, allowEmpty bool, vopts validate.Options) merged {
 	m := merged{stay: map[string]bool{}}
-	var infos []sources.SourceInfo
+	var running []desired.Pod
+	for _, ap := range hsync.Applied(actual) {
+		running = append(running, desired.Pod{Source: ap.Source, Manifest: ap.Manifest})
+	}
+	opts := desired.Options{AllowEmpty: allowEmpty, Validate: vopts}
+	in := desired.Input{Accepted: desired.Versions{}, Options: opts}
 	for _, r := range reads {
-		infos = append(infos, sources.SourceInfo{Name: r.Name, Type: r.Type})
-	}
-	mg, err := sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: allowEmpty, Validate: vopts}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		m.errors = append(m.errors, err.Error())
-		return m
-	}
-	applied := hsync.Applied(actual)
-	ids := make([]string, 0, len(applied))
-	for id := range applied {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, r := range reads {
-		var running []manifest.Sourced
-		for _, id := range ids {
-			if ap := applied[id]; ap.Source == r.Name {
-				running = append(running, manifest.Sourced{Origin: manifest.Origin{Source: r.Name, File: "(running)"}, Manifest: ap.Manifest})
+		src, good := desired.Seed(r.Name, r.Type, running)
+		in.Accepted[r.Name] = good
+		if r.Pushed {
+			src.Delivered = true
+		} else {
+			var err error
+			if src, err = desired.Admit(src, r.Snapshot, r.Err, opts); err != nil && r.Err == nil {
+				m.errors = append(m.errors, fmt.Sprintf("source %s: %s", r.Name, sources.ErrorText(err)))
 			}
 		}
-		if len(running) > 0 {
-			mg.Seed(r.Name, "", running)
-		}
+		in.Sources = append(in.Sources, src)
 	}
-	revs := map[string]string{}
-	for _, r := range reads {
-		revs[r.Name] = r.Revision
-		switch {
-		case r.Pushed:
-			mg.MarkDelivered(r.Name)
-		case r.Err != nil:
-			mg.Apply(sources.Update{Source: r.Name, Err: r.Err})
-		default:
-			mg.Apply(sources.Update{Source: r.Name, Revision: r.Revision, Manifests: r.Manifests})
-		}
-	}
-	st := mg.State()
-	for i, s := range st.Sources {
-		if s.Error != "" && reads[i].Err == nil {
-			m.errors = append(m.errors, fmt.Sprintf("source %s: %s", s.Name, s.Error))
-		}
-	}
-	for _, e := range st.Accepted {
-		if e.StandIn || e.Origin.File == "(running)" {
+	res := desired.Compute(in)
+	for _, e := range res.Accepted {
+		if e.Kind != desired.Declared {
 			m.stay[e.Manifest.ID] = true
 			continue
 		}
-		m.pods = append(m.pods, hsync.NewPod(e.Manifest, e.Origin.Source, revs[e.Origin.Source]))
+		m.pods = append(m.pods, hsync.NewPod(e.Manifest, e.Origin.Source, e.Revision))
 	}
-	m.rejected = st.Rejected
+	m.rejected = res.Rejected
 	return m
 }
 

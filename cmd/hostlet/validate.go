@@ -17,6 +17,7 @@ import (
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/sources/configured"
+	"github.com/hostlet/hostlet/sources/desired"
 	"github.com/hostlet/hostlet/validate"
 )
 
@@ -203,7 +204,7 @@ type acceptedManifest struct {
 
 func buildValidateReport(reads []sourceRead, opts validate.Options) validateReport {
 	rep := validateReport{Accepted: []acceptedManifest{}, Errors: []*manifest.Error{}, Rejected: []validate.Rejection{}}
-	var set []manifest.Snapshot
+	in := desired.Input{Options: desired.Options{Validate: opts}}
 	for _, r := range reads {
 		sr := sourceReport{Name: r.Name, Type: r.Type, Revision: r.Revision, Files: r.Files, Manifests: len(r.Manifests)}
 		for _, e := range validate.Flatten(r.Err) {
@@ -216,9 +217,9 @@ func buildValidateReport(reads []sourceRead, opts validate.Options) validateRepo
 			sr.Error = r.Err.Error()
 		}
 		rep.Sources = append(rep.Sources, sr)
-		set = append(set, r.Snapshot)
+		in.Sources = append(in.Sources, desired.Source{Snapshot: r.Snapshot, Delivered: true})
 	}
-	res := validate.Set(set, opts)
+	res := desired.Compute(in)
 	for _, a := range res.Accepted {
 		rep.Accepted = append(rep.Accepted, acceptedManifest{ID: a.Manifest.ID, Origin: a.Origin})
 	}

@@ -1,0 +1,134 @@
+package sources
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/sources/desired"
+)
+
+// savedSet is one source's last good set as it is saved under
+// stateDir/sources/NAME.json (sealed, see seal.go): the set, and the last
+// accepted version of every id it declares.
+type savedSet struct {
+	Name        string                   `json:"name"`
+	Type        string                   `json:"type"`
+	Revision    string                   `json:"revision"`
+	LastSuccess time.Time                `json:"lastSuccess"`
+	Manifests   []manifest.Sourced       `json:"manifests"`
+	Good        map[string]desired.Entry `json:"good"`
+}
+
+// Store keeps the sources' last good sets under stateDir/sources, each
+// written atomically (temp file, fsync, rename) and sealed with
+// stateDir/state.key. It holds no lock: its caller (Merger) saves outside
+// the lock that readers of the merged state take.
+type Store struct {
+	dir      string
+	problems *atomicfile.Problems
+	now      func() time.Time
+	log      *slog.Logger
+	sealer   *sealer
+}
+
+// OpenStore returns the store under stateDir, loading (or making) its
+// state key. problems receives the files that cannot be read or written
+// (optional).
+func OpenStore(stateDir string, problems *atomicfile.Problems, now func() time.Time, log *slog.Logger) (*Store, error) {
+	sl, err := loadSealer(stateDir, problems, now(), log)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{dir: stateDir, problems: problems, now: now, log: log, sealer: sl}, nil
+}
+
+func (s *Store) path(name string) string {
+	return filepath.Join(s.dir, "sources", name+".json")
+}
+
+// Load reads the saved set of source name. found is false when there is
+// none. A saved set that cannot be read or decoded is moved aside (see
+// atomicfile.Damaged) and reported; damaged then says why, for the
+// source's notice. legacy: the set was saved in plain text by an earlier
+// release (save it again to seal it).
+func (s *Store) Load(name string) (set savedSet, found, legacy bool, damaged string) {
+	path := s.path(name)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return set, false, false, ""
+	}
+	if err == nil {
+		b, legacy, err = s.sealer.open(b, name)
+	}
+	if err == nil {
+		err = decodeSaved(b, name, &set)
+	}
+	if err != nil {
+		p := atomicfile.Damaged(s.dir, path, err, s.now())
+		s.problems.Report(p)
+		damaged = "saved set unreadable: " + p.Error
+		if p.KeptAs != "" {
+			damaged += " (kept as " + p.KeptAs + ")"
+		}
+		s.log.Warn("saved set of source unreadable; the source counts as not delivered until it delivers again", "source", name, "file", p.File, "keptAs", p.KeptAs, "error", p.Error)
+		return savedSet{}, false, false, damaged
+	}
+	return set, true, legacy, ""
+}
+
+// decodeSaved decodes a saved set of source name and checks that it is
+// one: JSON of this source, every manifest with an id.
+func decodeSaved(b []byte, name string, saved *savedSet) error {
+	if err := json.Unmarshal(b, saved); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	if saved.Name != name {
+		return fmt.Errorf("holds no saved set of source %s (name %q)", name, saved.Name)
+	}
+	for i, s := range saved.Manifests {
+		if s.Manifest.ID == "" {
+			return fmt.Errorf("manifest %d has no id", i+1)
+		}
+	}
+	return nil
+}
+
+// Save writes set durably; a failure is returned and recorded in the
+// problems.
+func (s *Store) Save(set savedSet) error {
+	path := s.path(set.Name)
+	b, err := json.Marshal(&set)
+	if err != nil {
+		return fmt.Errorf("encode last good set of source %s: %w", set.Name, err)
+	}
+	if b, err = s.sealer.seal(b, set.Name); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
+		p := atomicfile.WriteProblem(s.dir, path, err, s.now())
+		if s.problems.Report(p) {
+			s.log.Warn("cannot save last good set", "source", set.Name, "file", p.File, "error", err)
+		}
+		return fmt.Errorf("save last good set of source %s: %w", set.Name, err)
+	}
+	if s.problems.Resolve(filepath.ToSlash(filepath.Join("sources", set.Name+".json"))) {
+		s.log.Info("last good set saved again", "source", set.Name)
+	}
+	return nil
+}
+
+// Remove removes the saved set of source name: after a restart the source
+// must not count as delivered with a set it no longer holds.
+func (s *Store) Remove(name string) {
+	if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("cannot remove outdated saved set", "source", name, "error", err)
+	}
+}
