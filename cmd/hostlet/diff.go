@@ -72,46 +72,51 @@ plan is printed).`,
 				hp := diffHost(cmd.Context(), f, against, overrides)
 				hosts = append(hosts, hp)
 			}
-			out := cmd.OutOrStdout()
-			if output == "json" {
-				if err := writeJSON(out, diffReport{Hosts: hosts}); err != nil {
-					return err
-				}
-			} else {
-				color := isTerminal(out)
-				for i, hp := range hosts {
-					if len(hosts) > 1 {
-						if i > 0 {
-							fmt.Fprintln(out)
-						}
-						host := hp.Host
-						if host == "" {
-							host = "?"
-						}
-						fmt.Fprintf(out, "== host %s (%s) ==\n", host, hp.Config)
-					}
-					hp.writeText(out, color)
-				}
-			}
-			code := 0
-			for _, hp := range hosts {
-				switch {
-				case len(hp.Errors) > 0 || hp.Summary.Rejected > 0:
-					code = 1
-				case hp.changed && code == 0:
-					code = 2
-				}
-			}
-			if code != 0 {
-				return &exitError{code: code, silent: true}
-			}
-			return nil
+			return writeDiff(cmd.OutOrStdout(), output, hosts)
 		},
 	}
 	cmd.Flags().StringVar(&against, "against", "live", "what to plan against: live, status, or ref:REV")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringArrayVar(&sourceFlags, "source", nil, "read source NAME from folder DIR (NAME=DIR, repeatable)")
 	return cmd
+}
+
+// writeDiff prints the hosts' plans as text or JSON and returns the exit
+// status they make (as terraform plan -detailed-exitcode).
+func writeDiff(out io.Writer, output string, hosts []hostPlan) error {
+	if output == "json" {
+		if err := writeJSON(out, diffReport{Hosts: hosts}); err != nil {
+			return err
+		}
+	} else {
+		color := isTerminal(out)
+		for i, hp := range hosts {
+			if len(hosts) > 1 {
+				if i > 0 {
+					fmt.Fprintln(out)
+				}
+				host := hp.Host
+				if host == "" {
+					host = "?"
+				}
+				fmt.Fprintf(out, "== host %s (%s) ==\n", host, hp.Config)
+			}
+			hp.writeText(out, color)
+		}
+	}
+	code := 0
+	for _, hp := range hosts {
+		switch {
+		case len(hp.Errors) > 0 || hp.Summary.Rejected > 0:
+			code = 1
+		case hp.changed && code == 0:
+			code = 2
+		}
+	}
+	if code != 0 {
+		return &exitError{code: code, silent: true}
+	}
+	return nil
 }
 
 // diffReport is the JSON output of diff (docs/diff.md documents it).
@@ -250,6 +255,17 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	})
 
 	plan := hsync.MakePlan(m.pods, actual, hsync.PlanOptions{Prune: cfg.Sync.Prune, EnvHasher: env})
+	hp.Pods = podPlans(plan)
+	c := plan.Counts()
+	hp.Summary = summaryJSON{Create: c.Create, Recreate: c.Recreate, Restart: c.Restart, Remove: c.Remove, Unchanged: c.Unchanged + kept, Rejected: len(hp.Rejected)}
+	hp.changed = plan.Changed()
+	hp.Planned = true
+	return hp
+}
+
+// podPlans lists the pods the plan changes, as the output shows them.
+func podPlans(plan hsync.Plan) []podPlanJSON {
+	out := []podPlanJSON{}
 	for _, pp := range plan.Pods {
 		if pp.Unchanged() {
 			continue
@@ -269,13 +285,9 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 			}
 			pj.Changes = append(pj.Changes, changeJSON{Container: c.Container, Action: a, Reasons: append([]string{}, c.Reasons...)})
 		}
-		hp.Pods = append(hp.Pods, pj)
+		out = append(out, pj)
 	}
-	c := plan.Counts()
-	hp.Summary = summaryJSON{Create: c.Create, Recreate: c.Recreate, Restart: c.Restart, Remove: c.Remove, Unchanged: c.Unchanged + kept, Rejected: len(hp.Rejected)}
-	hp.changed = plan.Changed()
-	hp.Planned = true
-	return hp
+	return out
 }
 
 // diffEnvHasher is the hasher diff compares env values with: the host's
