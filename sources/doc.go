@@ -1,5 +1,15 @@
 // Package sources turns configured manifest sources into atomic updates: the
 // whole set of manifests a source holds now, with a revision. It holds the
-// file source and the reading of manifest trees shared by every source that
-// reads files (file, git, and CLI --source folders).
+// Source interface (Read once, for `hostlet validate` and `hostlet diff`;
+// Run, for `hostlet run`), the file, http, etcd and push sources, and the
+// reading of manifest trees shared by every source that reads files (file,
+// git, and CLI --source folders). Every read is a manifest.Snapshot.
+//
+// Beside it: sources/configured makes the source of each configured type
+// (gitsource's included), the one place that chooses by type;
+// sources/desired computes the desired set from the sources' sets, purely.
+// The Merger here keeps each source's last good set (admitting each update
+// through desired.Admit), merges them with desired.Compute, publishes the
+// result for State and persists the sets with a Store, outside the lock
+// State takes.
 package sources
