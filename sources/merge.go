@@ -272,8 +272,8 @@ func (m *Merger) apply(u Update) (bool, Applied) {
 		st.err = msg
 		if changed {
 			m.log.Warn("source error; keeping its last good set", "source", st.set.Name, "error", err, "revision", st.set.Revision)
+			m.publish(m.compute())
 		}
-		m.publish(m.compute())
 		return changed, Applied{Err: err}
 	}
 	if st.set.Delivered && st.err == "" && st.set.Revision == u.Revision && u.Revision != "" {
