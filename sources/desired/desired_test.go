@@ -269,3 +269,36 @@ func TestSeed(t *testing.T) {
 		t.Errorf("a source with nothing running: %+v, want not delivered and empty", empty)
 	}
 }
+
+// TestComputeFromRunning: as `hostlet diff` computes: every source seeded
+// with what runs of it, then what it read admitted. Two running pods of one
+// source whose new versions are both invalid both stay as they run, and a
+// source that could not be read keeps what runs of it.
+func TestComputeFromRunning(t *testing.T) {
+	running := []Pod{
+		{Source: "a", Manifest: pod("a", "web", "1", 8080).Manifest},
+		{Source: "a", Manifest: pod("a", "api", "1", 9090).Manifest},
+		{Source: "b", Manifest: pod("b", "db", "1").Manifest},
+	}
+	in := Input{Accepted: Versions{}}
+	reads := map[string]struct {
+		snap manifest.Snapshot
+		err  error
+	}{
+		"a": {snap: manifest.Snapshot{Name: "a", Revision: "a2", Manifests: []manifest.Sourced{invalid("a", "web", "2"), invalid("a", "api", "2")}}},
+		"b": {err: errors.New("connection refused")},
+	}
+	for _, name := range []string{"a", "b"} {
+		src, good := Seed(name, "git", running)
+		in.Accepted[name] = good
+		src, _ = Admit(src, reads[name].snap, reads[name].err, in.Options)
+		in.Sources = append(in.Sources, src)
+	}
+	acc, rej := describe(Compute(in))
+	if want := []string{"a/web=1@ (stand-in)", "a/api=1@ (stand-in)", "b/db=1@ (running)"}; !slices.Equal(acc, want) {
+		t.Errorf("accepted %q, want %q", acc, want)
+	}
+	if want := []string{"a/web", "a/api"}; !slices.Equal(rej, want) {
+		t.Errorf("rejected %q, want %q", rej, want)
+	}
+}
