@@ -114,6 +114,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	if err != nil {
 		return err
 	}
+	// Joins the probe workers and pulls a SyncOnce (Once) left running;
+	// Run joins its own.
+	defer syncer.Close()
 	syncer.TrackStateFiles(stateProblems)
 
 	token, err := cfg.Token()
@@ -127,6 +130,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}, syncer, func() []sources.Status { return merger.State().Sources }, ev, log)
 	met = metrics.New(opts.Version, opts.Commit, syncer.Report, func() []sources.Status { return merger.State().Sources })
 	met.StateFiles(stateProblems)
+	met.EngineEventsDropped(syncer.EventsDropped)
 	srv.HandleRead("GET /metrics", met.Handler())
 	srv.HandleStats(statsReaders(rt, cfg.Stats))
 	srv.HandlePods(rt)
