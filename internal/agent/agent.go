@@ -216,7 +216,8 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	if opts.Once {
 		pending := map[string]bool{}
 		for _, s := range srcs {
-			if s.Type() != config.TypePush {
+			// A push source delivers when pushed to, not by reading.
+			if push == nil || s.Name() != push.Name() {
 				pending[s.Name()] = true
 			}
 		}

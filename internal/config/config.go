@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -275,6 +276,9 @@ func joinKey(parent, k string) string {
 
 var sourceNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
+// badFunc records that key breaks a rule.
+type badFunc func(key, format string, args ...any)
+
 // complete fills derived defaults and checks every rule a key must follow.
 func (c *Config) complete() error {
 	var errs []string
@@ -291,6 +295,28 @@ func (c *Config) complete() error {
 	if c.Instance == "" {
 		c.Instance = c.Hostname
 	}
+	c.checkTopLevel(bad)
+	c.Stats.check(bad)
+	seen := map[string]int{}
+	pushes := 0
+	for i := range c.Sources {
+		s := &c.Sources[i]
+		key := func(f string) string { return fmt.Sprintf("sources[%d].%s", i, f) }
+		c.checkSource(s, key, seen, i, bad)
+		if s.Type == TypePush {
+			if pushes++; pushes > 1 {
+				bad(key("type"), "only one push source is allowed")
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// checkTopLevel checks the keys outside sources and stats.
+func (c *Config) checkTopLevel(bad badFunc) {
 	if c.Sync.Interval <= 0 {
 		bad("sync.interval", "must be positive, got %s", c.Sync.Interval)
 	}
@@ -303,98 +329,107 @@ func (c *Config) complete() error {
 	if c.StateDir == "" {
 		bad("stateDir", "required")
 	}
-	switch c.Log.Level {
-	case "debug", "info", "warn", "error":
-	default:
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
-	switch c.Log.Format {
-	case "text", "json":
-	default:
+	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
 		bad("log.format", "%q is not one of text, json", c.Log.Format)
 	}
-	c.Stats.check(bad)
-	seen := map[string]int{}
-	pushes := 0
-	for i := range c.Sources {
-		s := &c.Sources[i]
-		key := func(f string) string { return fmt.Sprintf("sources[%d].%s", i, f) }
-		if s.Name == "" {
-			bad(key("name"), "required")
-		} else if !sourceNameRE.MatchString(s.Name) {
-			bad(key("name"), "%q must be lowercase letters, digits and '-'", s.Name)
-		} else if j, dup := seen[s.Name]; dup {
-			bad(key("name"), "duplicate source name %q (also sources[%d])", s.Name, j)
+}
+
+// checkSource checks sources[i] (s), fills its defaults and renders its
+// {{.Hostname}} templates; seen maps the names checked before to their
+// index.
+func (c *Config) checkSource(s *Source, key func(string) string, seen map[string]int, i int, bad badFunc) {
+	if s.Name == "" {
+		bad(key("name"), "required")
+	} else if !sourceNameRE.MatchString(s.Name) {
+		bad(key("name"), "%q must be lowercase letters, digits and '-'", s.Name)
+	} else if j, dup := seen[s.Name]; dup {
+		bad(key("name"), "duplicate source name %q (also sources[%d])", s.Name, j)
+	}
+	seen[s.Name] = i
+	if s.Interval < 0 {
+		bad(key("interval"), "must not be negative")
+	}
+	if s.Interval == 0 {
+		s.Interval = c.Sync.Interval
+	}
+	if s.Timeout == 0 {
+		s.Timeout = 30 * time.Second
+	}
+	c.renderSource(s, key, bad)
+	if s.Path != "" && len(s.Paths) > 0 {
+		bad(key("path"), "set path or paths, not both")
+	}
+	if s.Type == "" {
+		bad(key("type"), "required (file, http, etcd, git or push)")
+		return
+	}
+	rule, known := sourceRules[s.Type]
+	if !known {
+		bad(key("type"), "%q is not one of file, http, etcd, git, push", s.Type)
+		return
+	}
+	rule(c, s, key, bad)
+}
+
+// renderSource expands {{.Hostname}} in s's path, paths, url and key; it
+// stops at the first that does not render.
+func (c *Config) renderSource(s *Source, key func(string) string, bad badFunc) {
+	failed := false
+	render := func(field string, p *string) {
+		if failed || *p == "" {
+			return
 		}
-		seen[s.Name] = i
-		if s.Interval < 0 {
-			bad(key("interval"), "must not be negative")
-		}
-		if s.Interval == 0 {
-			s.Interval = c.Sync.Interval
-		}
-		if s.Timeout == 0 {
-			s.Timeout = 30 * time.Second
-		}
+		raw := *p
 		var err error
-		render := func(field string, p *string) {
-			if err != nil || *p == "" {
-				return
-			}
-			raw := *p
-			if *p, err = Expand(raw, c.Hostname); err != nil {
-				bad(key(field), "%v", redact.Text(err.Error(), raw))
-			}
-		}
-		render("path", &s.Path)
-		render("url", &s.URL)
-		render("key", &s.Key)
-		for j := range s.Paths {
-			render(fmt.Sprintf("paths[%d]", j), &s.Paths[j])
-		}
-		if s.Path != "" && len(s.Paths) > 0 {
-			bad(key("path"), "set path or paths, not both")
-		}
-		switch s.Type {
-		case TypeFile:
-			if len(s.AllPaths()) == 0 {
-				bad(key("path"), "required for a file source")
-			}
-		case TypeGit:
-			if s.URL == "" {
-				bad(key("url"), "required for a git source")
-			}
-			if s.Ref == "" {
-				s.Ref = "main"
-			}
-		case TypeHTTP:
-			if s.URL == "" {
-				bad(key("url"), "required for an http source")
-			} else if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-				bad(key("url"), "%q is not an http(s) URL", redact.URL(s.URL))
-			}
-		case TypeEtcd:
-			if s.Key == "" {
-				bad(key("key"), "required for an etcd source")
-			}
-			if len(c.Etcd.Endpoints) == 0 {
-				bad("etcd.endpoints", "required by etcd source %q", s.Name)
-			}
-		case TypePush:
-			pushes++
-			if pushes > 1 {
-				bad(key("type"), "only one push source is allowed")
-			}
-		case "":
-			bad(key("type"), "required (file, http, etcd, git or push)")
-		default:
-			bad(key("type"), "%q is not one of file, http, etcd, git, push", s.Type)
+		if *p, err = Expand(raw, c.Hostname); err != nil {
+			failed = true
+			bad(key(field), "%v", redact.Text(err.Error(), raw))
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	render("path", &s.Path)
+	render("url", &s.URL)
+	render("key", &s.Key)
+	for j := range s.Paths {
+		render(fmt.Sprintf("paths[%d]", j), &s.Paths[j])
 	}
-	return nil
+}
+
+// sourceRules holds, for each source type, the checks of the keys that
+// type needs (and their defaults). Building a source of a type is
+// sources/configured's job; this is only what the config file must say.
+var sourceRules = map[string]func(c *Config, s *Source, key func(string) string, bad badFunc){
+	TypeFile: func(_ *Config, s *Source, key func(string) string, bad badFunc) {
+		if len(s.AllPaths()) == 0 {
+			bad(key("path"), "required for a file source")
+		}
+	},
+	TypeGit: func(_ *Config, s *Source, key func(string) string, bad badFunc) {
+		if s.URL == "" {
+			bad(key("url"), "required for a git source")
+		}
+		if s.Ref == "" {
+			s.Ref = "main"
+		}
+	},
+	TypeHTTP: func(_ *Config, s *Source, key func(string) string, bad badFunc) {
+		if s.URL == "" {
+			bad(key("url"), "required for an http source")
+		} else if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			bad(key("url"), "%q is not an http(s) URL", redact.URL(s.URL))
+		}
+	},
+	TypeEtcd: func(c *Config, s *Source, key func(string) string, bad badFunc) {
+		if s.Key == "" {
+			bad(key("key"), "required for an etcd source")
+		}
+		if len(c.Etcd.Endpoints) == 0 {
+			bad("etcd.endpoints", "required by etcd source %q", s.Name)
+		}
+	},
+	TypePush: func(*Config, *Source, func(string) string, badFunc) {},
 }
 
 // Expand replaces {{.Hostname}} in s. Any other template action is an error.
