@@ -17,6 +17,7 @@ import (
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/metrics"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -49,23 +50,6 @@ func (b *meteredBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.m.read.Add(int64(n))
 	return n, err
-}
-
-// waitUntil polls cond every 10 ms until it holds, and fails the test
-// with cond's last message when timeout passes first.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true within %s: %s", what, timeout, msg)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // serve runs h on a loopback listener with the limits of
@@ -233,7 +217,7 @@ func TestSyncFloodUnauthenticated(t *testing.T) {
 				}
 				return n, codes
 			}
-			waitUntil(t, 60*time.Second, "every request answered or being read", func() (bool, string) {
+			testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
 				n, codes := answered()
 				r := int(meter.readers.Load())
 				return n+r >= conns, fmt.Sprintf("%d answered %v, %d being read", n, codes, r)
@@ -263,7 +247,7 @@ func TestSyncFloodUnauthenticated(t *testing.T) {
 			}
 
 			releaseAll()
-			waitUntil(t, 60*time.Second, "every request answered", func() (bool, string) {
+			testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
 				n, codes := answered()
 				return n == conns, fmt.Sprintf("%d answered %v", n, codes)
 			})
@@ -318,7 +302,7 @@ func TestWebhookReadDeadline(t *testing.T) {
 	for range api.DefaultWebhookConcurrency {
 		stalled = append(stalled, openHeldPost(t, &wg, addr, "X-Hub-Signature-256: sha256="+strings.Repeat("0", 64)+"\r\n", contentLength, 1000, 10, release))
 	}
-	waitUntil(t, 20*time.Second, "stalled bodies cut", func() (bool, string) {
+	testkit.WaitFor(t, 20*time.Second, func() (bool, string) {
 		var codes []int32
 		done := true
 		for _, p := range stalled {

@@ -26,6 +26,7 @@ import (
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -95,7 +96,7 @@ sources:
     ref: main
     path: manifests
     interval: %s
-`, e.instance, e.stateDir, dockertest.FreePort(e.t), filepath.Join(e.dir, "token"), e.image, url, sourceInterval) + auth
+`, e.instance, e.stateDir, testkit.FreePort(e.t), filepath.Join(e.dir, "token"), e.image, url, sourceInterval) + auth
 	path := filepath.Join(e.dir, "hostlet.yaml")
 	writeFile(e.t, path, yaml)
 	cfg, err := config.Load(path)
@@ -169,7 +170,7 @@ type want struct{ v, rev string }
 func (e *e2e) waitContainers(w map[string]want) map[string]live {
 	e.t.Helper()
 	var got map[string]live
-	dockertest.WaitFor(e.t, e2eTimeout, func() (bool, string) {
+	testkit.WaitFor(e.t, e2eTimeout, func() (bool, string) {
 		got = e.containers()
 		if msg := matchContainers(got, w); msg != "" {
 			return false, msg
@@ -219,7 +220,7 @@ func (e *e2e) status() (api.Document, error) { return e.agent.Status() }
 func (e *e2e) waitStatus(rev, errPart string, pods ...string) api.Document {
 	e.t.Helper()
 	var doc api.Document
-	dockertest.WaitFor(e.t, e2eTimeout, func() (bool, string) {
+	testkit.WaitFor(e.t, e2eTimeout, func() (bool, string) {
 		d, err := e.status()
 		if err != nil {
 			return false, err.Error()
@@ -275,7 +276,7 @@ func (e *e2e) waitSyncs(n int) {
 	e.t.Helper()
 	since := time.Now()
 	seen := map[time.Time]bool{}
-	dockertest.WaitFor(e.t, e2eTimeout, func() (bool, string) {
+	testkit.WaitFor(e.t, e2eTimeout, func() (bool, string) {
 		d, err := e.status()
 		if err != nil {
 			return false, err.Error()
@@ -291,8 +292,8 @@ func (e *e2e) waitSyncs(n int) {
 // fleet whose message contains msg.
 func (e *e2e) waitEvent(typ, msg string) {
 	e.t.Helper()
-	dockertest.WaitFor(e.t, e2eTimeout, func() (bool, string) {
-		code, body, err := dockertest.HTTP(http.MethodGet, e.agent.URL("/events"), "")
+	testkit.WaitFor(e.t, e2eTimeout, func() (bool, string) {
+		code, body, err := testkit.HTTP(http.MethodGet, e.agent.URL("/events"), "")
 		if err != nil || code != http.StatusOK {
 			return false, fmt.Sprintf("GET /events: %d %v", code, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -69,7 +70,7 @@ func find(list []hruntime.Container, id string) (hruntime.Container, bool) {
 func waitState(t *testing.T, ctx context.Context, d *hruntime.Docker, id, state string) hruntime.Container {
 	t.Helper()
 	var found hruntime.Container
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		list, err := d.List(ctx)
 		if err != nil {
 			return false, err.Error()
@@ -82,21 +83,6 @@ func waitState(t *testing.T, ctx context.Context, d *hruntime.Docker, id, state 
 		return c.State == state, fmt.Sprintf("state %q (%s), want %q", c.State, c.Status, state)
 	})
 	return found
-}
-
-// waitHTTP waits until GET url answers 200 with a body containing want.
-func waitHTTP(t *testing.T, url, want string) string {
-	t.Helper()
-	var body string
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
-		code, b, err := dockertest.HTTP("GET", url, "")
-		if err != nil {
-			return false, err.Error()
-		}
-		body = b
-		return code == 200 && strings.Contains(b, want), fmt.Sprintf("GET %s: %d %q, want 200 with %q", url, code, b, want)
-	})
-	return body
 }
 
 func TestLifecycleAndInstanceFilter(t *testing.T) {
@@ -218,7 +204,7 @@ func TestPortsAndResources(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	d := dockertest.Docker(t)
-	port := dockertest.FreePort(t)
+	port := testkit.FreePort(t)
 	s := spec(t, d, "web", "app")
 	s.Command = []string{"/demo", "-listen", ":9090"}
 	s.Env = []string{"MESSAGE=published"}
@@ -230,14 +216,14 @@ func TestPortsAndResources(t *testing.T) {
 	id := mustRun(t, ctx, d, s)
 
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	waitHTTP(t, base+"/", "MESSAGE=published")
-	if code, body, err := dockertest.HTTP("POST", base+"/alloc?mb=8", ""); err != nil || code != 200 {
+	testkit.WaitHTTP(t, 30*time.Second, "GET", base+"/", "", "MESSAGE=published")
+	if code, body, err := testkit.HTTP("POST", base+"/alloc?mb=8", ""); err != nil || code != 200 {
 		t.Errorf("alloc within the memory limit: %d %q %v", code, body, err)
 	}
-	if code, body, err := dockertest.HTTP("POST", base+"/unhealthy", ""); err != nil || code != 200 {
+	if code, body, err := testkit.HTTP("POST", base+"/unhealthy", ""); err != nil || code != 200 {
 		t.Errorf("POST /unhealthy: %d %q %v", code, body, err)
 	}
-	if code, _, err := dockertest.HTTP("GET", base+"/healthz", ""); err != nil || code != 500 {
+	if code, _, err := testkit.HTTP("GET", base+"/healthz", ""); err != nil || code != 500 {
 		t.Errorf("healthz after /unhealthy: %d %v, want 500", code, err)
 	}
 
@@ -255,10 +241,10 @@ func TestPortsAndResources(t *testing.T) {
 	}
 
 	// A failing exit makes the engine restart it (restart policy on-failure).
-	if code, body, err := dockertest.HTTP("POST", base+"/exit?code=5", ""); err != nil || code != 200 {
+	if code, body, err := testkit.HTTP("POST", base+"/exit?code=5", ""); err != nil || code != 200 {
 		t.Fatalf("POST /exit: %d %q %v", code, body, err)
 	}
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		det, err := d.Inspect(ctx, id)
 		if err != nil {
 			return false, err.Error()
@@ -271,7 +257,7 @@ func TestSharedNetworkNamespace(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	d := dockertest.Docker(t)
-	port := dockertest.FreePort(t)
+	port := testkit.FreePort(t)
 
 	infra := spec(t, d, "pod", hruntime.InfraName)
 	infra.Command = []string{"/demo", "pause"}
@@ -283,7 +269,7 @@ func TestSharedNetworkNamespace(t *testing.T) {
 	a.Env = []string{"LISTEN=127.0.0.1:8080", "MESSAGE=from-a"}
 	// Ports on a container that joins a namespace are the infra's business;
 	// Docker would refuse them.
-	a.Ports = []hruntime.Port{{ContainerPort: 8080, HostPort: dockertest.FreePort(t)}}
+	a.Ports = []hruntime.Port{{ContainerPort: 8080, HostPort: testkit.FreePort(t)}}
 	aID := mustRun(t, ctx, d, a)
 
 	b := spec(t, d, "pod", "b")
@@ -292,7 +278,7 @@ func TestSharedNetworkNamespace(t *testing.T) {
 	mustRun(t, ctx, d, b)
 
 	// b (published through the infra container) reaches a on localhost.
-	waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://localhost:8080/", port), "MESSAGE=from-a")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://localhost:8080/", port), "", "MESSAGE=from-a")
 
 	list, err := d.List(ctx)
 	if err != nil {
@@ -338,7 +324,7 @@ func TestVolumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(name string) (id, base string) {
-		port := dockertest.FreePort(t)
+		port := testkit.FreePort(t)
 		s := spec(t, d, "pod", name)
 		s.Ports = []hruntime.Port{{ContainerPort: 8080, HostPort: port, HostIP: "127.0.0.1"}}
 		s.Mounts = []hruntime.Mount{
@@ -347,17 +333,17 @@ func TestVolumes(t *testing.T) {
 		}
 		id = mustRun(t, ctx, d, s)
 		base = fmt.Sprintf("http://127.0.0.1:%d", port)
-		waitHTTP(t, base+"/healthz", "ok")
+		testkit.WaitHTTP(t, 30*time.Second, "GET", base+"/healthz", "", "ok")
 		return id, base
 	}
 	id, base := run("first")
-	if code, body, err := dockertest.HTTP("POST", base+"/write?path=/data/x", "persist"); err != nil || code != 200 {
+	if code, body, err := testkit.HTTP("POST", base+"/write?path=/data/x", "persist"); err != nil || code != 200 {
 		t.Fatalf("write to volume: %d %q %v", code, body, err)
 	}
-	if body := waitHTTP(t, base+"/read?path=/host/host.txt", "from host"); body != "from host" {
+	if body := testkit.WaitHTTP(t, 30*time.Second, "GET", base+"/read?path=/host/host.txt", "", "from host"); body != "from host" {
 		t.Errorf("bind mount read %q", body)
 	}
-	if code, body, err := dockertest.HTTP("POST", base+"/write?path=/host/y", "nope"); err != nil || code != 500 || !strings.Contains(body, "read-only") {
+	if code, body, err := testkit.HTTP("POST", base+"/write?path=/host/y", "nope"); err != nil || code != 500 || !strings.Contains(body, "read-only") {
 		t.Errorf("write to read-only bind mount: %d %q %v; want 500 read-only file system", code, body, err)
 	}
 
@@ -369,7 +355,7 @@ func TestVolumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, base = run("second")
-	waitHTTP(t, base+"/read?path=/data/x", "persist")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", base+"/read?path=/data/x", "", "persist")
 
 	if err := dockertest.RemoveInstance(ctx, dockertest.Client(t), "no-such-instance"); err != nil {
 		t.Fatal(err)
@@ -564,7 +550,7 @@ wait:
 	}
 
 	stop()
-	dockertest.WaitFor(t, 5*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 5*time.Second, func() (bool, string) {
 		select {
 		case _, ok := <-events:
 			return !ok, "event channel still open after cancel"
@@ -586,7 +572,7 @@ func TestRestartPolicyOnFailure(t *testing.T) {
 		ids = append(ids, mustRun(t, ctx, d, s))
 	}
 	for _, id := range ids {
-		dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+		testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 			det, err := d.Inspect(ctx, id)
 			if err != nil {
 				return false, err.Error()
@@ -601,7 +587,7 @@ func TestRestartPolicyOnFailure(t *testing.T) {
 			t.Errorf("Remove of a crash-looping container: %v", err)
 		}
 	}
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		list, err := d.List(ctx)
 		if err != nil {
 			return false, err.Error()

@@ -20,6 +20,8 @@ import (
 
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/registry"
+
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // A fake engine for what the real one cannot be made to do on demand: a
@@ -203,7 +205,7 @@ func TestPullCancelledWithItsLastCaller(t *testing.T) {
 	defer cancelLong()
 	errs := make(chan error, 1)
 	go func() { errs <- d.EnsureImage(long, ref, PullAlways) }()
-	waitCond(t, func() bool { return f.pulls.Load() == 1 })
+	testkit.WaitFor(t, 5*time.Second, func() (bool, string) { n := f.pulls.Load(); return n == 1, fmt.Sprintf("f.pulls = %d, want 1", n) })
 	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	if err := d.EnsureImage(short, ref, PullAlways); !errors.Is(err, context.DeadlineExceeded) {
@@ -216,7 +218,10 @@ func TestPullCancelledWithItsLastCaller(t *testing.T) {
 	if err := <-errs; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), ref) {
 		t.Errorf("pull whose caller went away = %v, want context.Canceled naming the image", err)
 	}
-	waitCond(t, func() bool { return f.pullsGone.Load() == 1 })
+	testkit.WaitFor(t, 5*time.Second, func() (bool, string) {
+		n := f.pullsGone.Load()
+		return n == 1, fmt.Sprintf("f.pullsGone = %d, want 1", n)
+	})
 	waitNoGoroutine(t, "runtime.(*Docker).doPull")
 
 	// The next caller starts afresh.
@@ -226,18 +231,10 @@ func TestPullCancelledWithItsLastCaller(t *testing.T) {
 	if n := f.pulls.Load(); n != 2 {
 		t.Errorf("%d pull requests, want a second one after the first was cancelled", n)
 	}
-	waitCond(t, func() bool { return f.pullsGone.Load() == 2 })
-}
-
-func waitCond(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 5*time.Second, func() (bool, string) {
+		n := f.pullsGone.Load()
+		return n == 2, fmt.Sprintf("f.pullsGone = %d, want 2", n)
+	})
 }
 
 // waitNoGoroutine waits until no goroutine runs a function named by one of

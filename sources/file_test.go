@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // fileSource returns a file source whose polling backstop is an hour away,
@@ -309,7 +310,7 @@ func TestFileFailureKeepsLastGoodSet(t *testing.T) {
 				// The source reads fine; the merge keeps the previous good
 				// version of pod-03 (with its old revision) and reports the
 				// rejection.
-				waitFor(t, 2*time.Second, "new revision", func() (bool, string) {
+				testkit.WaitFor(t, 2*time.Second, func() (bool, string) {
 					st = h.m.State()
 					return st.Sources[0].Revision != rev, "revision " + st.Sources[0].Revision
 				})

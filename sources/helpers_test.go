@@ -11,24 +11,9 @@ import (
 	gosync "sync"
 	"testing"
 	"time"
-)
 
-// waitFor polls cond every 20 ms until it holds, and fails the test with
-// cond's last message when timeout passes first.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true within %s: %s", what, timeout, msg)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+	"github.com/hostlet/hostlet/internal/testkit"
+)
 
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -139,12 +124,12 @@ func ids(st State) []string {
 func (h *harness) waitSet(t *testing.T, timeout time.Duration, want []string, rev string) State {
 	t.Helper()
 	var st State
-	waitFor(t, timeout, fmt.Sprintf("set %v", want), func() (bool, string) {
+	testkit.WaitFor(t, timeout, func() (bool, string) {
 		st = h.m.State()
 		s := st.Sources[0]
 		got := ids(st)
 		ok := slices.Equal(got, want) && s.Error == "" && (rev == "" || s.Revision == rev)
-		return ok, fmt.Sprintf("set %v at revision %q, error %q", got, s.Revision, s.Error)
+		return ok, fmt.Sprintf("set %v at revision %q, error %q; want %v at %q, no error", got, s.Revision, s.Error, want, rev)
 	})
 	return st
 }
@@ -154,10 +139,10 @@ func (h *harness) waitSet(t *testing.T, timeout time.Duration, want []string, re
 func (h *harness) waitErr(t *testing.T, timeout time.Duration, i int, substr string) State {
 	t.Helper()
 	var st State
-	waitFor(t, timeout, fmt.Sprintf("error containing %q", substr), func() (bool, string) {
+	testkit.WaitFor(t, timeout, func() (bool, string) {
 		st = h.m.State()
 		e := st.Sources[i].Error
-		return e != "" && strings.Contains(e, substr), fmt.Sprintf("source error %q", e)
+		return e != "" && strings.Contains(e, substr), fmt.Sprintf("source error %q, want one containing %q", e, substr)
 	})
 	return st
 }

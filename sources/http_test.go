@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -151,7 +152,7 @@ func TestHTTPDeliversAndUsesETag(t *testing.T) {
 	h.waitSet(t, 5*time.Second, []string{"web=1", "api=1"}, bodyRev(body1))
 	first, n := h.lastUpdate()
 
-	waitFor(t, 5*time.Second, "polls answered 304", func() (bool, string) {
+	testkit.WaitFor(t, 5*time.Second, func() (bool, string) {
 		_, m := h.lastUpdate()
 		return srv.notModified.Load() >= 3 && m >= n+3, fmt.Sprintf("%d requests with If-None-Match, %d answered 304, %d updates", srv.ifNoneMatch.Load(), srv.notModified.Load(), m)
 	})

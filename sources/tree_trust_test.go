@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -135,7 +136,7 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 				if tt.wantErr != "" {
 					h.waitErr(t, 5*time.Second, 0, tt.wantErr)
 				} else {
-					waitFor(t, 5*time.Second, "first read", func() (bool, string) {
+					testkit.WaitFor(t, 5*time.Second, func() (bool, string) {
 						_, n := h.lastUpdate()
 						return n > 0, "no update yet"
 					})

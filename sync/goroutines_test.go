@@ -21,6 +21,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/metrics"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
@@ -57,7 +58,7 @@ func quietSyncer(t *testing.T, rt hsync.FullRuntime) *hsync.Syncer {
 // ignore was taken.
 func noGoroutineLeft(t *testing.T, ignore goleak.Option) {
 	t.Helper()
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		err := goleak.Find(ignore)
 		return err == nil, fmt.Sprint(err)
 	})
@@ -78,7 +79,7 @@ func execs(fake *synctest.Fake, id string) int {
 func waitExecs(t *testing.T, fake *synctest.Fake, id string, n int) int {
 	t.Helper()
 	var got int
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		got = execs(fake, id)
 		return got > n, fmt.Sprintf("%d probe execs in %s, want more than %d", got, id, n)
 	})
@@ -124,7 +125,7 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	var c hruntime.Container
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		var ok bool
 		c, ok = runningSlot(fake, "web", "app")
 		return ok, "pod web not running"
@@ -221,7 +222,7 @@ func TestEventOverflowNeverBlocksTheReader(t *testing.T) {
 		}
 	}
 	// The reader counts the last event just after taking it.
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		got := s.EventsDropped()
 		return got == extra, fmt.Sprintf("EventsDropped() = %d, want %d (the queue holds %d)", got, extra, hsync.EventQueueSize)
 	})
@@ -232,7 +233,7 @@ func TestEventOverflowNeverBlocksTheReader(t *testing.T) {
 		t.Fatalf("%d list calls while the first sync hangs, want 1", got)
 	}
 	close(rt.release)
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		got := rt.lists.Load()
 		return got >= 2, fmt.Sprintf("%d list calls: no sync after the overflow", got)
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
@@ -110,10 +111,10 @@ func TestHostPathSymlinkAttack(t *testing.T) {
 	hp := validate.Options{HostPathAllow: []string{allowed, filepath.Dir(sock)}, DockerHost: "unix://" + sock}
 	e := newHostPathEnv(t, hp)
 
-	port := dockertest.FreePort(t)
+	port := testkit.FreePort(t)
 	pods := map[string]hsync.Pod{
-		"dsock": e.pod(hostPathPod, "dsock", e.img, filepath.Join(allowed, "dsock"), dockertest.FreePort(t), "1"),
-		"etc":   e.pod(hostPathPod, "etc", e.img, filepath.Join(allowed, "etc"), dockertest.FreePort(t), "1"),
+		"dsock": e.pod(hostPathPod, "dsock", e.img, filepath.Join(allowed, "dsock"), testkit.FreePort(t), "1"),
+		"etc":   e.pod(hostPathPod, "etc", e.img, filepath.Join(allowed, "etc"), testkit.FreePort(t), "1"),
 		"ok":    e.pod(hostPathPod, "ok", e.img, filepath.Join(allowed, "link"), port, "1"),
 	}
 
@@ -160,7 +161,7 @@ func TestHostPathSymlinkAttack(t *testing.T) {
 	if m := e.inspect(okID).Mounts; len(m) != 1 || m[0].Source != real || m[0].Destination != "/data" {
 		t.Errorf("pod ok mounts %+v, want %s at /data", m, real)
 	}
-	waitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/read?path=/data/marker", port), "", "allowed target")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/read?path=/data/marker", port), "", "allowed target")
 
 	// The link is swapped to /etc and the pod changed: the new version is
 	// refused, the running one is left as it is, and nothing mounts /etc.

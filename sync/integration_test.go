@@ -26,6 +26,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -179,7 +180,7 @@ func (e *env) containerStatus(pod, name string) (hsync.ContainerStatus, bool) {
 func (e *env) waitPhase(id, phase, reason string, timeout time.Duration) hsync.PodStatus {
 	e.t.Helper()
 	var p hsync.PodStatus
-	dockertest.WaitFor(e.t, timeout, func() (bool, string) {
+	testkit.WaitFor(e.t, timeout, func() (bool, string) {
 		var ok bool
 		p, ok = e.status(id)
 		if !ok {
@@ -200,26 +201,10 @@ func (e *env) inspect(id string) container.InspectResponse {
 	return r
 }
 
-// waitHTTP waits until method url (with body) answers 200 with a body
-// containing want, and returns the body.
-func waitHTTP(t *testing.T, timeout time.Duration, method, u, body, want string) string {
-	t.Helper()
-	var got string
-	dockertest.WaitFor(t, timeout, func() (bool, string) {
-		code, b, err := dockertest.HTTP(method, u, body)
-		if err != nil {
-			return false, err.Error()
-		}
-		got = b
-		return code == 200 && strings.Contains(b, want), fmt.Sprintf("%s %s: %d %q, want 200 with %q", method, u, code, b, want)
-	})
-	return got
-}
-
 // get does one GET and fails the test unless it answers 200.
 func get(t *testing.T, u string) string {
 	t.Helper()
-	code, b, err := dockertest.HTTP("GET", u, "")
+	code, b, err := testkit.HTTP("GET", u, "")
 	if err != nil || code != 200 {
 		t.Fatalf("GET %s: %d %q %v, want 200", u, code, b, err)
 	}
@@ -265,10 +250,10 @@ containers:
 // each other on localhost and answer on their published ports.
 func checkPodNetwork(t *testing.T, timeout time.Duration, pa, pb int) {
 	t.Helper()
-	waitHTTP(t, timeout, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pa), "", "MESSAGE=hello-from-a")
-	waitHTTP(t, timeout, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pb), "", "MESSAGE=hello-from-b")
-	waitHTTP(t, timeout, "GET", fetchURL(pa, "http://localhost:8082/"), "", "MESSAGE=hello-from-b")
-	waitHTTP(t, timeout, "GET", fetchURL(pb, "http://localhost:8081/"), "", "MESSAGE=hello-from-a")
+	testkit.WaitHTTP(t, timeout, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pa), "", "MESSAGE=hello-from-a")
+	testkit.WaitHTTP(t, timeout, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pb), "", "MESSAGE=hello-from-b")
+	testkit.WaitHTTP(t, timeout, "GET", fetchURL(pa, "http://localhost:8082/"), "", "MESSAGE=hello-from-b")
+	testkit.WaitHTTP(t, timeout, "GET", fetchURL(pb, "http://localhost:8081/"), "", "MESSAGE=hello-from-a")
 }
 
 // Must show 1: a two-container pod shares one network namespace, publishes
@@ -276,7 +261,7 @@ func checkPodNetwork(t *testing.T, timeout time.Duration, pa, pb int) {
 func TestPodNetworkEnvVolumes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	pa, pb := dockertest.FreePort(t), dockertest.FreePort(t)
+	pa, pb := testkit.FreePort(t), testkit.FreePort(t)
 	e.set(e.pod(twoContainerPod, "web", e.img, pa, pb))
 	e.sync()
 
@@ -313,7 +298,7 @@ func TestPodNetworkEnvVolumes(t *testing.T) {
 	}
 
 	// The empty-dir volume: written in a, read in b.
-	if code, b, err := dockertest.HTTP("POST", fmt.Sprintf("http://127.0.0.1:%d/write?path=/shared/note", pa), "written by a"); err != nil || code != 200 {
+	if code, b, err := testkit.HTTP("POST", fmt.Sprintf("http://127.0.0.1:%d/write?path=/shared/note", pa), "written by a"); err != nil || code != 200 {
 		t.Fatalf("write in a: %d %q %v", code, b, err)
 	}
 	if got := get(t, fmt.Sprintf("http://127.0.0.1:%d/read?path=/shared/note", pb)); got != "written by a" {
@@ -323,7 +308,7 @@ func TestPodNetworkEnvVolumes(t *testing.T) {
 	if got := get(t, fmt.Sprintf("http://127.0.0.1:%d/read?path=/ro/note", pb)); got != "written by a" {
 		t.Errorf("b reads %q from the read-only mount", got)
 	}
-	code, body, err := dockertest.HTTP("POST", fmt.Sprintf("http://127.0.0.1:%d/write?path=/ro/other", pb), "x")
+	code, body, err := testkit.HTTP("POST", fmt.Sprintf("http://127.0.0.1:%d/write?path=/ro/other", pb), "x")
 	if err != nil || code != 500 || !strings.Contains(body, "read-only file system") {
 		t.Errorf("write to the read-only mount: %d %q %v, want 500 read-only file system", code, body, err)
 	}
@@ -451,8 +436,8 @@ func TestChangesRecreateOnlyTheAffectedPod(t *testing.T) {
 	})
 
 	e := newEnv(t)
-	pImg, pEnv, pPort, pPort2 := dockertest.FreePort(t), dockertest.FreePort(t), dockertest.FreePort(t), dockertest.FreePort(t)
-	pTwoA, pTwoB := dockertest.FreePort(t), dockertest.FreePort(t)
+	pImg, pEnv, pPort, pPort2 := testkit.FreePort(t), testkit.FreePort(t), testkit.FreePort(t), testkit.FreePort(t)
+	pTwoA, pTwoB := testkit.FreePort(t), testkit.FreePort(t)
 	imgPod := e.pod(singlePod, "img", e.img, "v1", pImg)
 	envPod := e.pod(singlePod, "env", e.img, "one", pEnv)
 	portPod := e.pod(singlePod, "port", e.img, "v1", pPort)
@@ -461,7 +446,7 @@ func TestChangesRecreateOnlyTheAffectedPod(t *testing.T) {
 	desired := []hsync.Pod{imgPod, envPod, portPod, twoPod, probePod}
 	e.set(desired...)
 	e.sync()
-	waitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pEnv), "", "MESSAGE=one")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pEnv), "", "MESSAGE=one")
 
 	step := func(name string, replace hsync.Pod, wantChanged []string, wantReason string) {
 		t.Helper()
@@ -506,20 +491,20 @@ func TestChangesRecreateOnlyTheAffectedPod(t *testing.T) {
 	}
 
 	step("env value", e.pod(singlePod, "env", e.img, "two", pEnv), []string{"env/app"}, "env MESSAGE changed")
-	waitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/env?name=MESSAGE", pEnv), "", "two")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/env?name=MESSAGE", pEnv), "", "two")
 	if p := e.mustStatus("env"); p.LastAction != nil && strings.Contains(p.LastAction.Reason, "two") {
 		t.Errorf("the last action shows the env value: %+v", p.LastAction)
 	}
 
 	step("port", e.pod(singlePod, "port", e.img, "v1", pPort2), []string{"port/app"}, "ports")
-	waitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pPort2), "", "MESSAGE=v1")
-	if code, _, err := dockertest.HTTP("GET", fmt.Sprintf("http://127.0.0.1:%d/", pPort), ""); err == nil {
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pPort2), "", "MESSAGE=v1")
+	if code, _, err := testkit.HTTP("GET", fmt.Sprintf("http://127.0.0.1:%d/", pPort), ""); err == nil {
 		t.Errorf("the old host port %d still answers (%d)", pPort, code)
 	}
 
 	// A port of a two-container pod lives on its infra container: the whole
 	// pod is recreated, nothing else.
-	pTwoA2 := dockertest.FreePort(t)
+	pTwoA2 := testkit.FreePort(t)
 	step("pod port", e.pod(twoContainerPod, "two", e.img, pTwoA2, pTwoB),
 		[]string{"two/" + hruntime.InfraName, "two/a", "two/b"}, "")
 	checkPodNetwork(t, 30*time.Second, pTwoA2, pTwoB)
@@ -574,8 +559,8 @@ func TestRemoveManifestLeavesForeignContainers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	keep := e.pod(singlePod, "keep", e.img, "k", dockertest.FreePort(t))
-	gone := e.pod(twoContainerPod, "gone", e.img, dockertest.FreePort(t), dockertest.FreePort(t))
+	keep := e.pod(singlePod, "keep", e.img, "k", testkit.FreePort(t))
+	gone := e.pod(twoContainerPod, "gone", e.img, testkit.FreePort(t), testkit.FreePort(t))
 	e.set(keep, gone)
 	e.sync()
 	before := e.containers()
@@ -639,14 +624,14 @@ func TestPullFailure(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const bad = "hostlet-test-nonexistent.invalid/x:1"
-	pGood, pUpd := dockertest.FreePort(t), dockertest.FreePort(t)
+	pGood, pUpd := testkit.FreePort(t), testkit.FreePort(t)
 	good := e.pod(singlePod, "good", e.img, "good", pGood)
 	upd := e.pod(singlePod, "upd", e.img, "upd", pUpd)
 	e.set(good, upd)
 	e.sync()
 	updID := e.containers()["upd/app"].ID
 
-	e.set(good, e.pod(singlePod, "upd", bad, "upd", pUpd), e.pod(singlePod, "bad", bad, "bad", dockertest.FreePort(t)))
+	e.set(good, e.pod(singlePod, "upd", bad, "upd", pUpd), e.pod(singlePod, "bad", bad, "bad", testkit.FreePort(t)))
 	err := e.s.SyncOnce(e.ctx)
 	if err == nil || !strings.Contains(err.Error(), "pod bad") || !strings.Contains(err.Error(), "pod upd") {
 		t.Errorf("SyncOnce = %v, want errors for pods bad and upd", err)
@@ -668,8 +653,8 @@ func TestPullFailure(t *testing.T) {
 	if p := e.mustStatus("good"); p.Phase != hsync.PhaseRunning {
 		t.Errorf("good: %+v", p)
 	}
-	waitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pGood), "", "MESSAGE=good")
-	waitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pUpd), "", "MESSAGE=upd")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pGood), "", "MESSAGE=good")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pUpd), "", "MESSAGE=upd")
 	var pullEvents int
 	for _, ev := range e.ev.List() {
 		if ev.Type == events.PullFailed && ev.Reason == hsync.ReasonPull {
@@ -712,7 +697,7 @@ containers:
 func TestRestartPolicies(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	pOnce := dockertest.FreePort(t)
+	pOnce := testkit.FreePort(t)
 	e.set(
 		e.pod(crashingPod, "always", "Always", e.img, 3),
 		e.pod(crashingPod, "never", "Never", e.img, 3),
@@ -722,7 +707,7 @@ func TestRestartPolicies(t *testing.T) {
 	)
 	e.run()
 	var cs map[string]hruntime.Container
-	dockertest.WaitFor(t, time.Minute, func() (bool, string) {
+	testkit.WaitFor(t, time.Minute, func() (bool, string) {
 		cs = e.containers()
 		return len(cs) == 5, fmt.Sprintf("containers %v", ids(cs))
 	})
@@ -730,9 +715,9 @@ func TestRestartPolicies(t *testing.T) {
 
 	// One crash, one restart by the engine, counted exactly once (checked
 	// once the syncer has seen the start after the crash).
-	waitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pOnce), "", "MESSAGE=once")
-	waitHTTP(t, 10*time.Second, "POST", fmt.Sprintf("http://127.0.0.1:%d/exit?code=3", pOnce), "", "exiting with code 3")
-	dockertest.WaitFor(t, time.Minute, func() (bool, string) {
+	testkit.WaitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pOnce), "", "MESSAGE=once")
+	testkit.WaitHTTP(t, 10*time.Second, "POST", fmt.Sprintf("http://127.0.0.1:%d/exit?code=3", pOnce), "", "exiting with code 3")
+	testkit.WaitFor(t, time.Minute, func() (bool, string) {
 		starts := e.startEvents(first["once/app"])
 		c, _ := e.containerStatus("once", "app")
 		last := starts[len(starts)-1].UTC().Format(time.RFC3339)
@@ -740,14 +725,14 @@ func TestRestartPolicies(t *testing.T) {
 			fmt.Sprintf("once: reported %d restarts, %s, started at %s; the engine started it %d times, last at %s",
 				c.Restarts, c.State, c.StartedAt, len(starts), last)
 	})
-	waitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pOnce), "", "MESSAGE=once")
+	testkit.WaitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pOnce), "", "MESSAGE=once")
 	if p := e.mustStatus("once"); p.Phase != hsync.PhaseRunning {
 		t.Errorf("once after one crash: phase %s %q", p.Phase, p.Reason)
 	}
 
 	// Restarted, in the same container, and counted.
 	for _, id := range []string{"always", "onfailure-bad"} {
-		dockertest.WaitFor(t, time.Minute, func() (bool, string) {
+		testkit.WaitFor(t, time.Minute, func() (bool, string) {
 			c, ok := e.containerStatus(id, "app")
 			r := e.inspect(first[id+"/app"])
 			return ok && c.Restarts >= 2 && r.RestartCount >= 2,
@@ -765,7 +750,7 @@ func TestRestartPolicies(t *testing.T) {
 	// that started well after both exited have run, then check that neither
 	// was started again.
 	var exited time.Time
-	dockertest.WaitFor(t, time.Minute, func() (bool, string) {
+	testkit.WaitFor(t, time.Minute, func() (bool, string) {
 		a, b := e.inspect(first["never/app"]), e.inspect(first["onfailure-ok/app"])
 		if a.State.Running || b.State.Running || a.State.FinishedAt == "" || b.State.FinishedAt == "" {
 			return false, fmt.Sprintf("never: %s, onfailure-ok: %s", a.State.Status, b.State.Status)
@@ -777,7 +762,7 @@ func TestRestartPolicies(t *testing.T) {
 		}
 		return true, ""
 	})
-	dockertest.WaitFor(t, time.Minute, func() (bool, string) {
+	testkit.WaitFor(t, time.Minute, func() (bool, string) {
 		last := e.s.Report().LastSync.Start
 		return last.After(exited.Add(3 * time.Second)), fmt.Sprintf("last sync started %s, want 3 s after %s", last, exited)
 	})
@@ -826,7 +811,7 @@ containers:
 func TestLivenessProbeRestarts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	pHTTP, pExec := dockertest.FreePort(t), dockertest.FreePort(t)
+	pHTTP, pExec := testkit.FreePort(t), testkit.FreePort(t)
 	const (
 		httpFail = "      type: http\n      httpGet: {path: /healthz, port: \"8080\"}"
 		httpOK   = "      type: http\n      httpGet: {path: /, port: \"8080\"}"
@@ -837,19 +822,19 @@ func TestLivenessProbeRestarts(t *testing.T) {
 	e.set(httpPod, execPod)
 	e.run()
 	var cs map[string]hruntime.Container
-	dockertest.WaitFor(t, time.Minute, func() (bool, string) {
+	testkit.WaitFor(t, time.Minute, func() (bool, string) {
 		cs = e.containers()
 		return len(cs) == 2, fmt.Sprintf("containers %v", ids(cs))
 	})
-	waitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/healthz", pHTTP), "", "ok")
+	testkit.WaitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/healthz", pHTTP), "", "ok")
 	e.waitPhase("http", hsync.PhaseRunning, "", 30*time.Second)
-	waitHTTP(t, 10*time.Second, "POST", fmt.Sprintf("http://127.0.0.1:%d/unhealthy", pHTTP), "", "now unhealthy")
+	testkit.WaitHTTP(t, 10*time.Second, "POST", fmt.Sprintf("http://127.0.0.1:%d/unhealthy", pHTTP), "", "now unhealthy")
 
 	// Both probes now fail: wait for a restart of each, then make its probe
 	// pass (a probe change recreates nothing) so the restarts stop.
 	for _, pod := range []string{"http", "exec"} {
 		id := cs[pod+"/app"].ID
-		dockertest.WaitFor(t, time.Minute, func() (bool, string) {
+		testkit.WaitFor(t, time.Minute, func() (bool, string) {
 			n := len(e.startEvents(id))
 			return n >= 2, fmt.Sprintf("pod %s: started %d times, want a restart", pod, n)
 		})
@@ -867,7 +852,7 @@ func TestLivenessProbeRestarts(t *testing.T) {
 		// stop before it), it counts exactly one restart per start after
 		// the first.
 		var c hsync.ContainerStatus
-		dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+		testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 			starts := e.startEvents(id)
 			c, _ = e.containerStatus(pod, "app")
 			last := starts[len(starts)-1].UTC().Format(time.RFC3339)
@@ -905,7 +890,7 @@ func TestLivenessProbeRestarts(t *testing.T) {
 func TestInfraKillRecovers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	pa, pb := dockertest.FreePort(t), dockertest.FreePort(t)
+	pa, pb := testkit.FreePort(t), testkit.FreePort(t)
 	e.set(e.pod(twoContainerPod, "web", e.img, pa, pb))
 	e.run()
 	checkPodNetwork(t, time.Minute, pa, pb)
@@ -916,7 +901,7 @@ func TestInfraKillRecovers(t *testing.T) {
 	if err := e.cli.ContainerKill(e.ctx, infra.ID, "SIGKILL"); err != nil {
 		t.Fatal(err)
 	}
-	dockertest.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		st := e.inspect(infra.ID).State
 		return !st.Running || st.StartedAt != oldStart, "the infra container still runs its first process"
 	})
@@ -928,7 +913,7 @@ func TestInfraKillRecovers(t *testing.T) {
 		t.Helper()
 		for _, slot := range []string{"a", "b"} {
 			id := before["web/"+slot].ID
-			dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+			testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 				starts := e.startEvents(id)
 				c, _ := e.containerStatus("web", slot)
 				last := starts[len(starts)-1].UTC().Format(time.RFC3339)
@@ -958,7 +943,7 @@ func TestInfraKillRecovers(t *testing.T) {
 	if err := syscall.Kill(st.Pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill the infra process %d: %v", st.Pid, err)
 	}
-	dockertest.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		now := e.inspect(infra.ID)
 		return now.State.StartedAt != st.StartedAt && now.RestartCount == 1,
 			fmt.Sprintf("infra: started at %s (was %s), engine restart count %d", now.State.StartedAt, st.StartedAt, now.RestartCount)
@@ -1142,7 +1127,7 @@ func BenchmarkConverge(b *testing.B) {
 func TestAdoptionRecoversPodWhoseInfraRestarted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	pa, pb := dockertest.FreePort(t), dockertest.FreePort(t)
+	pa, pb := testkit.FreePort(t), testkit.FreePort(t)
 	pod := e.pod(twoContainerPod, "web", e.img, pa, pb)
 	e.set(pod)
 	e.sync()
@@ -1155,7 +1140,7 @@ func TestAdoptionRecoversPodWhoseInfraRestarted(t *testing.T) {
 	if err := syscall.Kill(st.Pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill the infra process %d: %v", st.Pid, err)
 	}
-	dockertest.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		now := e.inspect(infra.ID)
 		return now.State.Running && now.State.StartedAt != st.StartedAt,
 			fmt.Sprintf("infra: running %v, started at %s (was %s)", now.State.Running, now.State.StartedAt, st.StartedAt)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
@@ -163,7 +164,7 @@ containers:
 		<-done
 	}()
 	var first hruntime.Container
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		list, _ := fake.List(ctx)
 		if len(list) != 1 || list[0].State != hruntime.StateRunning {
 			return false, fmt.Sprintf("containers %+v", list)
@@ -176,7 +177,7 @@ containers:
 	// event, exit code 0, as the engine does).
 	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{decodePod(t, fmt.Sprintf(manifestFmt, "2"))}, Ready: true})
 	var second hruntime.Container
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		list, _ := fake.List(ctx)
 		if len(list) != 1 || list[0].ID == first.ID || list[0].State != hruntime.StateRunning {
 			return false, fmt.Sprintf("containers %+v", list)
@@ -198,7 +199,7 @@ containers:
 		}
 		return out
 	}
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		return slices.Contains(restartEvents(), "exited (3)"), fmt.Sprintf("restart events %q", restartEvents())
 	})
 	if got := restartEvents(); !slices.Equal(got, []string{"exited (3)"}) {
@@ -206,25 +207,6 @@ containers:
 	}
 	if p := s.Report().Pods[0]; p.Containers[0].Restarts != 1 {
 		t.Errorf("restarts = %d, want 1: the recreate's stop is not a crash", p.Containers[0].Restarts)
-	}
-}
-
-func waitFake(t *testing.T, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not true within 10s: %s", msg)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal(msg)
-		case <-time.After(10 * time.Millisecond):
-		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hsync "github.com/hostlet/hostlet/sync"
 )
 
@@ -65,21 +65,21 @@ func TestHangingRegistryDoesNotDelayOtherPods(t *testing.T) {
 	reg, hanging := hangingRegistry(t)
 	e.run() // its clean-up (stop the loop, cancel and join the pull) runs before the registry's
 	img := reg + "/hostlet-test/" + strings.ToLower(e.inst) + ":1"
-	slow := e.pod(singlePod, "slow", img, "slow", dockertest.FreePort(t))
+	slow := e.pod(singlePod, "slow", img, "slow", testkit.FreePort(t))
 	e.set(slow)
 	p := e.waitPhase("slow", hsync.PhasePending, hsync.ReasonPulling, 30*time.Second)
 	if !strings.Contains(p.Message, img) {
 		t.Errorf("slow: message %q does not name the image", p.Message)
 	}
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		return hanging.Load() > 0, "the engine's pull has not reached the registry"
 	})
 
-	portFast := dockertest.FreePort(t)
+	portFast := testkit.FreePort(t)
 	start := time.Now()
 	e.set(slow, e.pod(singlePod, "fast", e.img, "fast", portFast))
 	e.waitPhase("fast", hsync.PhaseRunning, "", 30*time.Second)
-	waitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", portFast), "", "MESSAGE=fast")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", portFast), "", "MESSAGE=fast")
 	t.Logf("pod fast answered %s after it was declared, while the registry hangs", time.Since(start).Round(time.Millisecond))
 
 	if p := e.mustStatus("slow"); p.Phase != hsync.PhasePending || p.Reason != hsync.ReasonPulling {

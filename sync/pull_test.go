@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
@@ -64,7 +65,7 @@ func podStatus(s *hsync.Syncer, id string) (hsync.PodStatus, bool) {
 func waitPodPhase(t *testing.T, s *hsync.Syncer, id, phase, reason string) hsync.PodStatus {
 	t.Helper()
 	var p hsync.PodStatus
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		var ok bool
 		p, ok = podStatus(s, id)
 		return ok && p.Phase == phase && p.Reason == reason,
@@ -104,7 +105,7 @@ func TestHangingPullDoesNotDelayOtherPods(t *testing.T) {
 	// A new pod, while the first one's pull hangs.
 	fast := decodePod(t, fmt.Sprintf(pullPodFmt, "fast", "example.org/fast:1"))
 	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{slow, fast}, Ready: true})
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		_, ok := runningSlot(fake, "fast", "app")
 		return ok, "pod fast not running while pod slow's pull hangs"
 	})
@@ -158,7 +159,7 @@ func TestPullBeforeStopOnRecreate(t *testing.T) {
 		t.Fatalf("while the new image is pulled: running %v %s, want the old container %s", ok, c.ID, old.ID)
 	}
 	release()
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		c, ok := runningSlot(fake, "web", "app")
 		return ok && c.ID != old.ID && c.Image == next, fmt.Sprintf("web/app = %v %s %s, want a new container of %s", ok, c.ID, c.Image, next)
 	})
@@ -182,7 +183,7 @@ func TestPullTimeout(t *testing.T) {
 		t.Errorf("message %q, want the image and that the pull timed out after 200ms (sync.pullTimeout)", p.Message)
 	}
 	waitPodPhase(t, s, "other", hsync.PhaseRunning, "")
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		for _, e := range ev.List() {
 			if e.Type == events.PullFailed && e.Pod == "hangs" && strings.Contains(e.Message, "timed out") {
 				return true, ""
@@ -237,7 +238,7 @@ func TestSyncOnceWaitsForPulls(t *testing.T) {
 func waitNoStack(t *testing.T, pattern string) {
 	t.Helper()
 	var stacks string
-	waitFake(t, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		buf := make([]byte, 1<<20)
 		stacks = string(buf[:goruntime.Stack(buf, true)])
 		return !strings.Contains(stacks, pattern), "a goroutine still runs " + pattern + ":\n" + stacks

@@ -22,6 +22,7 @@ import (
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
 )
@@ -58,7 +59,7 @@ func TestDiffAgainstLiveAndStatus(t *testing.T) {
 	writeFile(t, manifests, "pair.yaml", pairYAML(image, image, liveSecretOld))
 	writeFile(t, manifests, "solo.yaml", podYAML("solo", image))
 
-	listen := fmt.Sprintf("127.0.0.1:%d", dockertest.FreePort(t))
+	listen := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	cfgDir := t.TempDir()
 	const token = "diff-test-token"
 	tokenFile := writeFile(t, cfgDir, "token", token+"\n")
@@ -91,8 +92,8 @@ sources:
 	// Converged: both pods Running in the API's status and in etcd's, with
 	// the same containers.
 	var apiDoc api.Document
-	dockertest.WaitFor(t, 90*time.Second, func() (bool, string) {
-		code, body, err := dockertest.HTTP(http.MethodGet, "http://"+listen+"/status", "")
+	testkit.WaitFor(t, 90*time.Second, func() (bool, string) {
+		code, body, err := testkit.HTTP(http.MethodGet, "http://"+listen+"/status", "")
 		if err != nil || code != http.StatusOK {
 			return false, fmt.Sprintf("GET /status: %d %v", code, err)
 		}
@@ -105,7 +106,7 @@ sources:
 	})
 	etcdCli := etcd.Client(t)
 	statusKey, _, _ := reporter.Keys(etcdPrefix, hostname)
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		resp, err := etcdCli.Get(ctx, statusKey)

@@ -32,6 +32,7 @@ import (
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hsync "github.com/hostlet/hostlet/sync"
 )
 
@@ -173,7 +174,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	stateDir := filepath.Join(t.TempDir(), "state")
 	cfgDir := t.TempDir()
 	tokenFile := writeFile(t, cfgDir, "token", apiToken+"\n")
-	listen := fmt.Sprintf("127.0.0.1:%d", dockertest.FreePort(t))
+	listen := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	header := fmt.Sprintf("{X-Api-Key: %q}", headerSecret)
 	cfgFile := writeFile(t, cfgDir, "hostlet.yaml", fmt.Sprintf(`hostname: leak-host
 instance: %s
@@ -250,7 +251,7 @@ sources:
 	_, _ = postWithToken(t, a.URL("/sync"), apiToken+"x")
 	// The status in etcd is current.
 	cli := etcd.Client(t)
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		all := etcdEverything(t, cli)
 		for k, v := range all {
 			if strings.Contains(k, "leak-host") && strings.Contains(v, "gitmissing") && strings.Contains(v, "\"moved\"") {
@@ -383,7 +384,7 @@ func inspectEnv(t *testing.T, docker *client.Client, id string) []string {
 
 func getBody(t *testing.T, u string) string {
 	t.Helper()
-	code, body, err := dockertest.HTTP(http.MethodGet, u, "")
+	code, body, err := testkit.HTTP(http.MethodGet, u, "")
 	if err != nil {
 		t.Fatalf("GET %s: %v", u, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // statusOutJSON runs `hostlet status -o json` with args, checks that it printed
@@ -72,7 +73,7 @@ containers:
     imagePullPolicy: Never
     command: [/demo, pause]
 `, image))
-	listen := fmt.Sprintf("127.0.0.1:%d", dockertest.FreePort(t))
+	listen := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	hostCfg := writeFile(t, dir, "web-1.yaml", fmt.Sprintf(`hostname: web-1
 instance: %s
 stateDir: %s
@@ -101,7 +102,7 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	dockertest.WaitFor(t, 60*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
 		v, err := statusFromAPI(t.Context(), local, "web-1")
 		if err != nil {
 			return false, err.Error()
@@ -134,7 +135,7 @@ sources:
 	})
 
 	// etcd: wait until the host's report shows the pod.
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		v, err := statusFromEtcd(t.Context(), ops, "web-1")
 		if err != nil {
 			return false, err.Error()

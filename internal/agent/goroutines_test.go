@@ -19,6 +19,7 @@ import (
 	"github.com/hostlet/hostlet/internal/agent"
 	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hsync "github.com/hostlet/hostlet/sync"
 )
 
@@ -51,7 +52,7 @@ func verifyNoGoroutine(t *testing.T, ignore goleak.Option) {
 	// The test's own keep-alive connections to the API (dockertest.HTTP
 	// uses http.DefaultClient) are the test's, not hostlet's.
 	http.DefaultClient.CloseIdleConnections()
-	dockertest.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		err := goleak.Find(ignore)
 		return err == nil, fmt.Sprint(err)
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -41,7 +42,7 @@ func newEnv(t *testing.T) *env {
 		instance: dockertest.Instance(t),
 		image:    dockertest.TestImage(t),
 		stateDir: filepath.Join(t.TempDir(), "state"),
-		listen:   fmt.Sprintf("127.0.0.1:%d", dockertest.FreePort(t)),
+		listen:   fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)),
 		dir:      t.TempDir(),
 		docker:   dockertest.Client(t),
 	}
@@ -149,7 +150,7 @@ func (e *env) waitPods(t *testing.T, timeout time.Duration, want ...string) []bo
 	t.Helper()
 	sort.Strings(want)
 	var bs []box
-	dockertest.WaitFor(t, timeout, func() (bool, string) {
+	testkit.WaitFor(t, timeout, func() (bool, string) {
 		bs = e.containers(t)
 		got := runningPods(bs)
 		return strings.Join(got, ",") == strings.Join(want, ","), fmt.Sprintf("running pods %v, want %v", got, want)

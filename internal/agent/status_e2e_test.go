@@ -31,10 +31,10 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/agenttest"
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 )
@@ -149,8 +149,8 @@ containers:
 // waitDemo waits until the demo server answers on 127.0.0.1:port.
 func waitDemo(t *testing.T, port int) {
 	t.Helper()
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
-		code, body, err := dockertest.HTTP(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", port), "")
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
+		code, body, err := testkit.HTTP(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", port), "")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -374,7 +374,7 @@ func withoutTimes(t *testing.T, doc []byte) string {
 func waitEtcdMatches(t *testing.T, a *agenttest.Agent, cli *clientv3.Client, statusKey string, timeout time.Duration) api.Document {
 	t.Helper()
 	var doc api.Document
-	dockertest.WaitFor(t, timeout, func() (bool, string) {
+	testkit.WaitFor(t, timeout, func() (bool, string) {
 		local := getOK(t, "http://"+a.Addr+"/status")
 		resp, ok := etcdGet(t, cli, statusKey)
 		if !ok {
@@ -397,7 +397,7 @@ func waitEtcdMatches(t *testing.T, a *agenttest.Agent, cli *clientv3.Client, sta
 // good answer, and a file source whose file turns into broken YAML.
 func TestStatusDocument(t *testing.T) {
 	e := newEnv(t)
-	webPort := dockertest.FreePort(t)
+	webPort := testkit.FreePort(t)
 	local := filepath.Join(e.dir, "local")
 	writeFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "1")+fmt.Sprintf("    ports: [{containerPort: 80, hostPort: %d, hostIP: 127.0.0.1}]\n", webPort))
 	writeFile(t, filepath.Join(local, "worker.yaml"), e.pod("worker", "1"))
@@ -584,7 +584,7 @@ sources:
 
 	// Events: the creates of both pods, as JSON, under a 48 h lease.
 	var evKeys []string
-	dockertest.WaitFor(t, 20*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 20*time.Second, func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		resp, err := cli.Get(ctx, eventsPrefix, clientv3.WithPrefix())
@@ -701,7 +701,7 @@ sources:
 	if p, ok := findPod(doc, "late"); !ok || p.Phase != "Running" {
 		t.Errorf("etcd status after the outage: late %+v, want Running", p)
 	}
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		_, ok := etcdGet(t, cli, aliveKey)
 		return ok, "no liveness key after etcd returned"
 	})
@@ -722,7 +722,7 @@ func TestStatusMetrics(t *testing.T) {
 	rev0 := findSource(doc, "local").Revision
 
 	var mfs map[string]*dto.MetricFamily
-	dockertest.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		mfs = scrape(t, a.Addr)
 		v, _ := metricValue(mfs, "hostlet_pods", map[string]string{"phase": "Running"})
 		revs := labelValues(mfs, "hostlet_source_revision_info", map[string]string{"source": "local"}, "revision")
@@ -750,10 +750,10 @@ func TestStatusMetrics(t *testing.T) {
 	}
 
 	// One more pod: Running goes from 1 to 2, and the revision moves.
-	port := dockertest.FreePort(t)
+	port := testkit.FreePort(t)
 	writeFile(t, filepath.Join(dir, "crashy.yaml"), e.demoPod("crashy", port, ""))
 	var rev1 string
-	dockertest.WaitFor(t, 60*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
 		mfs = scrape(t, a.Addr)
 		v, _ := metricValue(mfs, "hostlet_pods", map[string]string{"phase": "Running"})
 		revs := labelValues(mfs, "hostlet_source_revision_info", map[string]string{"source": "local"}, "revision")
@@ -779,7 +779,7 @@ func TestStatusMetrics(t *testing.T) {
 	if code, body, err := tryCall(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/exit?code=1", port), nil, ""); err != nil || code != 200 {
 		t.Fatalf("POST /exit: %d %s %v", code, body, err)
 	}
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		mfs = scrape(t, a.Addr)
 		v, _ := metricValue(mfs, "hostlet_container_restarts", map[string]string{"pod": "crashy", "container": "app"})
 		return v >= 1, fmt.Sprintf("restarts of crashy %v", v)
@@ -803,7 +803,7 @@ func TestStatusMetrics(t *testing.T) {
 func TestStatusStats(t *testing.T) {
 	e := newEnv(t)
 	dir := filepath.Join(e.dir, "manifests")
-	port := dockertest.FreePort(t)
+	port := testkit.FreePort(t)
 	writeFile(t, filepath.Join(dir, "mem.yaml"), e.demoPod("mem", port, ""))
 	cfg := e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", dir))
 	a := e.start(t, cfg)
@@ -830,7 +830,7 @@ func TestStatusStats(t *testing.T) {
 		t.Fatalf("POST /alloc: %d %s %v", code, body, err)
 	}
 	var after api.ContainerStatsDoc
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		after = read()
 		grown := int64(after.MemoryWorkingSetBytes) - int64(base.MemoryWorkingSetBytes)
 		return grown >= 50<<20, fmt.Sprintf("working set grew by %d MiB", grown>>20)

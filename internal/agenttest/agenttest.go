@@ -16,6 +16,7 @@ import (
 	"github.com/hostlet/hostlet/internal/agent"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // Deadlines of Start and Stop: generous, as the engine may be busy with
@@ -96,7 +97,7 @@ func (a *Agent) URL(path string) string { return "http://" + a.Addr + path }
 // Status reads GET /status.
 func (a *Agent) Status() (api.Document, error) {
 	var doc api.Document
-	code, body, err := dockertest.HTTP(http.MethodGet, a.URL("/status"), "")
+	code, body, err := testkit.HTTP(http.MethodGet, a.URL("/status"), "")
 	if err != nil {
 		return doc, err
 	}
@@ -114,7 +115,7 @@ func (a *Agent) Status() (api.Document, error) {
 func (a *Agent) WaitStatus(t testing.TB, timeout time.Duration, cond func(api.Document) (bool, string)) api.Document {
 	t.Helper()
 	var doc api.Document
-	dockertest.WaitFor(t, timeout, func() (bool, string) {
+	testkit.WaitFor(t, timeout, func() (bool, string) {
 		d, err := a.Status()
 		if err != nil {
 			return false, err.Error()

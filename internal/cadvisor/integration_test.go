@@ -21,6 +21,7 @@ import (
 	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 func TestMain(m *testing.M) { dockertest.Main(m, removeDaemon) }
@@ -178,7 +179,7 @@ stats:
   cadvisor: %s
 sources:
   - {name: local, type: file, path: %s}
-`, dockertest.Instance(t), filepath.Join(t.TempDir(), "state"), dockertest.FreePort(t), image, base, dir)
+`, dockertest.Instance(t), filepath.Join(t.TempDir(), "state"), testkit.FreePort(t), image, base, dir)
 	if err := os.WriteFile(cfgFile, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +201,8 @@ sources:
 	// cAdvisor sees a new container when its cgroup appears: until then
 	// hostlet answers 502 with cAdvisor's "unable to find".
 	var st api.ContainerStatsDoc
-	dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
-		code, body, err := dockertest.HTTP(http.MethodGet, a.URL("/stats/mem/app"), "")
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
+		code, body, err := testkit.HTTP(http.MethodGet, a.URL("/stats/mem/app"), "")
 		if err != nil || code != http.StatusOK {
 			return false, fmt.Sprintf("GET /stats/mem/app: %d %s %v", code, body, err)
 		}
@@ -279,7 +280,7 @@ func cadvisorGet(t *testing.T, url, query string, out any) {
 
 func get(t *testing.T, url string, want int) string {
 	t.Helper()
-	code, body, err := dockertest.HTTP(http.MethodGet, url, "")
+	code, body, err := testkit.HTTP(http.MethodGet, url, "")
 	if err != nil || code != want {
 		t.Fatalf("GET %s: %d %s %v, want %d", url, code, body, err, want)
 	}

@@ -30,8 +30,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -375,77 +373,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return hex.EncodeToString(b)
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	// The kernel may hand out a port again once its listener is closed,
-	// before the test that got it first has bound it: never give one port
-	// twice in a process.
-	handedOut.mu.Lock()
-	defer handedOut.mu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("dockertest: find a free port: %v", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
-		}
-	}
-	t.Fatal("dockertest: no free port not handed out before in 100 tries")
-	return 0
-}
-
-// handedOut holds the ports FreePort returned in this test process.
-var handedOut = struct {
-	mu    sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
-// WaitFor polls cond every 50 ms until it returns true, and fails the test
-// with cond's last message when timeout passes first (or the test's context
-// ends).
-func WaitFor(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dockertest: not true within %s: %s", timeout, msg)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("dockertest: test ended while waiting: %s", msg)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// HTTP does one request with a 2 s timeout and returns the status and body;
-// a convenience for WaitFor conditions.
-func HTTP(method, url, body string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, "", fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, "", fmt.Errorf("%s %s: read body: %w", method, url, err)
-	}
-	return resp.StatusCode, string(b), nil
 }

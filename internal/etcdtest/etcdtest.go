@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"sync"
 	"syscall"
@@ -19,6 +18,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // Server is one embedded etcd member.
@@ -41,8 +42,8 @@ func Start(t testing.TB) *Server {
 	// A port found free may be taken by another process (tests of other
 	// packages run in parallel) before etcd binds it: try fresh ports then.
 	for try := 1; ; try++ {
-		s.client = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-		s.peer = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		s.client = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))}
+		s.peer = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))}
 		s.Endpoint = s.client.String()
 		err := s.tryStart()
 		if err == nil {
@@ -52,16 +53,6 @@ func Start(t testing.TB) *Server {
 			t.Fatalf("etcdtest: %v", err)
 		}
 	}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("etcdtest: find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func (s *Server) start() {

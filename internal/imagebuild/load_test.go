@@ -16,6 +16,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/imagebuild"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -66,7 +67,7 @@ func TestLoadAndRun(t *testing.T) {
 		t.Errorf("image = %s/%s entrypoint %q", ins.Os, ins.Architecture, ins.Config.Entrypoint)
 	}
 
-	port := dockertest.FreePort(t)
+	port := testkit.FreePort(t)
 	id, err := d.Create(ctx, hruntime.ContainerSpec{
 		Name:   "hostlet_" + d.Instance() + "_imagebuild",
 		Image:  ref,
@@ -82,8 +83,8 @@ func TestLoadAndRun(t *testing.T) {
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	get := func(method, path, body, want string) {
 		t.Helper()
-		dockertest.WaitFor(t, 30*time.Second, func() (bool, string) {
-			code, got, err := dockertest.HTTP(method, base+path, body)
+		testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
+			code, got, err := testkit.HTTP(method, base+path, body)
 			if err != nil {
 				return false, err.Error()
 			}

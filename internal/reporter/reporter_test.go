@@ -17,6 +17,7 @@ import (
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // doc is a status document whose content the test changes.
@@ -79,21 +80,6 @@ func get(t *testing.T, cli *clientv3.Client, key string, opts ...clientv3.OpOpti
 	return resp
 }
 
-func waitFor(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not true within %s: %s", timeout, msg)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func timeToLive(t *testing.T, cli *clientv3.Client, lease int64) *clientv3.LeaseTimeToLiveResponse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -132,7 +118,7 @@ func TestLiveness(t *testing.T) {
 			d := &doc{}
 			stop := run(t, cli, reporter.Options{Prefix: "/p", Hostname: host, Interval: tt.interval, Document: d.get, Events: events.NewLog(10)})
 			var lease int64
-			waitFor(t, 10*time.Second, func() (bool, string) {
+			testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 				r := get(t, cli, aliveKey)
 				if len(r.Kvs) == 0 {
 					return false, "no liveness key"
@@ -191,7 +177,7 @@ func TestLivenessLapsesWithoutRevoke(t *testing.T) {
 	}
 	_, aliveKey, _ := reporter.Keys("/p", "h1")
 	stop := run(t, dying, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Second, Document: (&doc{}).get, Events: events.NewLog(10)})
-	waitFor(t, 10*time.Second, func() (bool, string) { return len(get(t, watcher, aliveKey).Kvs) == 1, "no liveness key" })
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) { return len(get(t, watcher, aliveKey).Kvs) == 1, "no liveness key" })
 
 	_ = dying.Close()
 	died := time.Now()
@@ -199,7 +185,7 @@ func TestLivenessLapsesWithoutRevoke(t *testing.T) {
 	if len(get(t, watcher, aliveKey).Kvs) != 1 {
 		t.Fatal("the liveness key went at once although the reporter's client was closed (nothing could revoke it); this test proves nothing")
 	}
-	waitFor(t, reporter.LeaseTTL(time.Second)+5*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, reporter.LeaseTTL(time.Second)+5*time.Second, func() (bool, string) {
 		return len(get(t, watcher, aliveKey).Kvs) == 0, fmt.Sprintf("liveness key still there %s after the host died", time.Since(died).Round(time.Millisecond))
 	})
 	if took := time.Since(died); took < reporter.LeaseTTL(time.Second)-2*time.Second {
@@ -223,7 +209,7 @@ func TestEvents(t *testing.T) {
 	}
 	var kvs []string
 	var lease int64
-	waitFor(t, 10*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		r := get(t, cli, prefix, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 		kvs = kvs[:0]
 		for _, kv := range r.Kvs {
@@ -277,11 +263,11 @@ func TestStatusFollowsDocument(t *testing.T) {
 		}
 		return strings.Join(m.Pods, ",")
 	}
-	waitFor(t, 10*time.Second, func() (bool, string) { p := pods(); return p == "web", "pods " + p })
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) { p := pods(); return p == "web", "pods " + p })
 	// The interval is an hour: only the trigger can bring the change.
 	d.set("web", "api")
 	r.Trigger()
-	waitFor(t, 10*time.Second, func() (bool, string) { p := pods(); return p == "web,api", "pods " + p })
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) { p := pods(); return p == "web,api", "pods " + p })
 }
 
 // TestEtcdDownNeverBlocks: with etcd down, Trigger and recording events
@@ -306,7 +292,7 @@ func TestEtcdDownNeverBlocks(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	waitFor(t, 10*time.Second, func() (bool, string) { return len(get(t, cli, statusKey).Kvs) == 1, "no status key" })
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) { return len(get(t, cli, statusKey).Kvs) == 1, "no status key" })
 
 	srv.Stop()
 	start := time.Now()
@@ -319,14 +305,14 @@ func TestEtcdDownNeverBlocks(t *testing.T) {
 		t.Errorf("50 triggers and events with etcd down took %s", took)
 	}
 	srv.Restart()
-	waitFor(t, 45*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 45*time.Second, func() (bool, string) {
 		resp := get(t, cli, statusKey)
 		return len(resp.Kvs) == 1 && strings.Contains(string(resp.Kvs[0].Value), "late"), "status key without the change made during the outage"
 	})
-	waitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		return len(get(t, cli, aliveKey).Kvs) == 1, "no liveness key after etcd returned"
 	})
-	waitFor(t, 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		n := len(get(t, cli, prefix, clientv3.WithPrefix()).Kvs)
 		return n == 50, fmt.Sprintf("%d of the 50 events recorded during the outage in etcd", n)
 	})
@@ -342,7 +328,7 @@ func TestEventsDuringLongOutage(t *testing.T) {
 	ev := events.NewLog(1000)
 	statusKey, _, prefix := reporter.Keys("/p", "h1")
 	run(t, cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Second, Document: (&doc{}).get, Events: ev})
-	waitFor(t, 10*time.Second, func() (bool, string) { return len(get(t, cli, statusKey).Kvs) == 1, "no status key" })
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) { return len(get(t, cli, statusKey).Kvs) == 1, "no status key" })
 
 	srv.Stop()
 	const n, kept = 1200, 1000
@@ -350,7 +336,7 @@ func TestEventsDuringLongOutage(t *testing.T) {
 		ev.Record(events.Event{Type: events.Restart, Pod: "web", Reason: fmt.Sprintf("crash %d", i)})
 	}
 	srv.Restart()
-	waitFor(t, 60*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
 		seen := map[string]bool{}
 		for _, kv := range get(t, cli, prefix, clientv3.WithPrefix()).Kvs {
 			var e events.Event

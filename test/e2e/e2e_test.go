@@ -23,6 +23,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -112,7 +113,7 @@ func newSetup(t *testing.T) setup {
 	s := setup{
 		instance:  dockertest.Instance(t),
 		manifests: t.TempDir(),
-		api:       fmt.Sprintf("127.0.0.1:%d", dockertest.FreePort(t)),
+		api:       fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)),
 		logs:      t.TempDir(),
 	}
 	dir := t.TempDir()
@@ -212,7 +213,7 @@ type statusDoc struct {
 
 func (h *hostlet) status() (statusDoc, error) {
 	var d statusDoc
-	code, body, err := dockertest.HTTP("GET", h.api+"/status", "")
+	code, body, err := testkit.HTTP("GET", h.api+"/status", "")
 	if err != nil {
 		return d, err
 	}
@@ -227,7 +228,7 @@ func (h *hostlet) status() (statusDoc, error) {
 func (h *hostlet) waitRunning(since time.Time, ids ...string) statusDoc {
 	h.t.Helper()
 	var d statusDoc
-	dockertest.WaitFor(h.t, 2*time.Minute, func() (bool, string) {
+	testkit.WaitFor(h.t, 2*time.Minute, func() (bool, string) {
 		select {
 		case <-h.done:
 			h.t.Fatalf("hostlet exited: %v", h.err)
@@ -324,17 +325,6 @@ containers:
     ports: [{containerPort: 8080, hostPort: %[2]d, hostIP: 127.0.0.1}]
 `
 
-func waitHTTP(t *testing.T, url, want string) {
-	t.Helper()
-	dockertest.WaitFor(t, time.Minute, func() (bool, string) {
-		code, body, err := dockertest.HTTP("GET", url, "")
-		if err != nil {
-			return false, err.Error()
-		}
-		return code == 200 && strings.Contains(body, want), fmt.Sprintf("GET %s: %d %q, want %q", url, code, body, want)
-	})
-}
-
 // Must show 4: a hostlet killed with SIGKILL and started again adopts every
 // container: same IDs, same start times, nothing restarted. SIGTERM stops
 // hostlet and leaves the containers running.
@@ -342,7 +332,7 @@ func TestRestartAdoptsContainers(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t)
 	img := dockertest.TestImage(t)
-	pWeb, pSolo := dockertest.FreePort(t), dockertest.FreePort(t)
+	pWeb, pSolo := testkit.FreePort(t), testkit.FreePort(t)
 	s.write(t, "web.yaml", fmt.Sprintf(webManifest, img, pWeb))
 	s.write(t, "solo.yaml", fmt.Sprintf(soloManifest, img, pSolo))
 
@@ -350,9 +340,9 @@ func TestRestartAdoptsContainers(t *testing.T) {
 	first.waitRunning(time.Time{}, "web", "solo")
 	checkPods := func() {
 		t.Helper()
-		waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/", pWeb), "MESSAGE=web-a")
-		waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://localhost:8082/", pWeb), "MESSAGE=web-b")
-		waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/", pSolo), "MESSAGE=solo")
+		testkit.WaitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pWeb), "", "MESSAGE=web-a")
+		testkit.WaitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://localhost:8082/", pWeb), "", "MESSAGE=web-b")
+		testkit.WaitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pSolo), "", "MESSAGE=solo")
 	}
 	checkPods()
 	before := engineView(t, s.instance)

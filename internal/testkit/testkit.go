@@ -1,0 +1,110 @@
+// Package testkit holds the helpers that the tests of every package share:
+// waiting on a condition with a deadline (never a fixed sleep), one HTTP
+// request, waiting for an HTTP answer, and free ports on 127.0.0.1. It is
+// imported by tests only.
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// pollEvery is how often WaitFor asks its condition again.
+const pollEvery = 20 * time.Millisecond
+
+// WaitFor asks cond every 20 ms until it returns true, and fails the test
+// with cond's last message when timeout passes first or the test's context
+// ends.
+func WaitFor(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not true within %s: %s", timeout, msg)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("test ended while waiting: %s", msg)
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// HTTP does one request with a 2 s timeout and returns the status and body;
+// a convenience for WaitFor conditions.
+func HTTP(method, url, body string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, "", fmt.Errorf("%s %s: read body: %w", method, url, err)
+	}
+	return resp.StatusCode, string(b), nil
+}
+
+// WaitHTTP waits until method url (with body) answers 200 with a body
+// containing want, and returns that body.
+func WaitHTTP(t testing.TB, timeout time.Duration, method, url, body, want string) string {
+	t.Helper()
+	var got string
+	WaitFor(t, timeout, func() (bool, string) {
+		code, b, err := HTTP(method, url, body)
+		if err != nil {
+			return false, err.Error()
+		}
+		got = b
+		return code == 200 && strings.Contains(b, want), fmt.Sprintf("%s %s: %d %q, want 200 with %q", method, url, code, b, want)
+	})
+	return got
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago and
+// that it has not returned before in this process. The kernel may hand a
+// port out again once its listener is closed, before the test that got it
+// first has bound it, so one port is never given twice; another process
+// may still take it (a server that must bind it should retry).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	handedOut.mu.Lock()
+	defer handedOut.mu.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("testkit: find a free port: %v", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
+	}
+	t.Fatal("testkit: no free port not handed out before in 100 tries")
+	return 0
+}
+
+// handedOut holds the ports FreePort returned in this test process.
+var handedOut = struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
