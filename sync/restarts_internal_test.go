@@ -68,7 +68,8 @@ func TestRestartsFileDamaged(t *testing.T) {
 }
 
 // TestRestartsSaveFails: a save that fails is an error and a reported
-// problem; the next good save clears it.
+// problem; the next save writes again (nothing changed since) and, when
+// good, clears it.
 func TestRestartsSaveFails(t *testing.T) {
 	dir := t.TempDir()
 	rs, err := loadRestarts(dir)
@@ -83,7 +84,7 @@ func TestRestartsSaveFails(t *testing.T) {
 	}
 	writeRestartsFile(t, filepath.Join(dir, RestartsFile, "x"), "")
 	rs.add("web", "app", 1)
-	if err := rs.save(); err == nil {
+	if err := rs.write(rs.snapshot()); err == nil {
 		t.Fatal("save over a folder succeeded")
 	}
 	if l := problems.List(); len(l) != 1 || l[0].Op != atomicfile.OpWrite {
@@ -92,7 +93,7 @@ func TestRestartsSaveFails(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, RestartsFile)); err != nil {
 		t.Fatal(err)
 	}
-	if err := rs.save(); err != nil {
+	if err := rs.write(rs.snapshot()); err != nil {
 		t.Fatal(err)
 	}
 	if l := problems.List(); len(l) != 0 {
@@ -104,5 +105,36 @@ func writeRestartsFile(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRestartsLaterSnapshotWins: the counts are snapshotted under the
+// syncer's lock and written outside it, so two saves may write in either
+// order; an older snapshot never overwrites a newer one on disk.
+func TestRestartsLaterSnapshotWins(t *testing.T) {
+	dir := t.TempDir()
+	rs, err := loadRestarts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.add("web", "app", 1)
+	older := rs.snapshot()
+	rs.add("web", "app", 1)
+	newer := rs.snapshot()
+	if rs.snapshot() != nil {
+		t.Error("a snapshot with nothing changed since the last one, want nil")
+	}
+	if err := rs.write(newer); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.write(older); err != nil {
+		t.Fatal(err)
+	}
+	again, err := loadRestarts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := again.Slots[slotKey("web", "app")].Count; n != 2 {
+		t.Errorf("restarts on disk %d, want 2 (the newer snapshot)", n)
 	}
 }

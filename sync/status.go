@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
@@ -302,6 +304,13 @@ type restartStore struct {
 	// save (see TrackStateFiles).
 	damaged  *atomicfile.Problem
 	problems *atomicfile.Problems
+	// seq numbers the snapshots (under the syncer's lock); written is the
+	// last one on disk and retry says the last write failed (under
+	// writeMu, which orders the writes).
+	seq     uint64
+	writeMu gosync.Mutex
+	written uint64
+	retry   atomic.Bool
 }
 
 // RestartsFile is the file under stateDir holding the restart counts.
@@ -446,19 +455,48 @@ func (rs *restartStore) forget(pod string) {
 	}
 }
 
-func (rs *restartStore) save() error {
-	if rs.path == "" || !rs.dirty {
+// snapshot encodes the counts to save, or returns nil when nothing
+// changed since the last snapshot that was written. The caller holds the
+// syncer's lock (the counts change under it); the write happens outside
+// it (write), so /status and /metrics never wait on the disk.
+func (rs *restartStore) snapshot() *restartSnapshot {
+	if rs.path == "" || (!rs.dirty && !rs.retry.Swap(false)) {
 		return nil
 	}
+	rs.dirty = false
+	rs.seq++
 	b, err := json.Marshal(rs)
-	if err != nil {
-		return fmt.Errorf("encode restart counts: %w", err)
+	return &restartSnapshot{data: b, err: err, seq: rs.seq}
+}
+
+// restartSnapshot is the restart counts as of one snapshot.
+type restartSnapshot struct {
+	data []byte
+	err  error
+	seq  uint64
+}
+
+// write saves snap unless a later snapshot was written already; writes are
+// one at a time. A failed write is reported and retried at the next save.
+func (rs *restartStore) write(snap *restartSnapshot) error {
+	if snap == nil {
+		return nil
 	}
-	if err := atomicfile.WriteFile(rs.path, b, 0o600); err != nil {
+	rs.writeMu.Lock()
+	defer rs.writeMu.Unlock()
+	if snap.seq <= rs.written {
+		return nil
+	}
+	if snap.err != nil {
+		rs.retry.Store(true)
+		return fmt.Errorf("encode restart counts: %w", snap.err)
+	}
+	if err := atomicfile.WriteFile(rs.path, snap.data, 0o600); err != nil {
+		rs.retry.Store(true)
 		rs.problems.Report(atomicfile.WriteProblem(rs.stateDir, rs.path, err, time.Now()))
 		return fmt.Errorf("save restart counts: %w", err)
 	}
+	rs.written = snap.seq
 	rs.problems.Resolve(RestartsFile)
-	rs.dirty = false
 	return nil
 }

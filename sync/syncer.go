@@ -431,11 +431,19 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[str
 }
 
 // record logs and records the outcome of applying each pod and updates
-// backoff, last actions and restart counts.
+// backoff, last actions and restart counts, then saves the counts (the
+// write outside mu).
 func (s *Syncer) record(results []Result) {
-	now := s.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.recordLocked(results)
+	snap := s.restarts.snapshot()
+	s.mu.Unlock()
+	s.writeRestarts(snap)
+}
+
+// recordLocked is record's work; the caller holds mu.
+func (s *Syncer) recordLocked(results []Result) {
+	now := s.now()
 	for _, r := range results {
 		if len(r.Pulling) > 0 && r.Err == nil {
 			// Nothing done yet (notePulls): backoff and marks stay. A
@@ -494,7 +502,6 @@ func (s *Syncer) record(results []Result) {
 		delete(s.backoff, r.ID)
 		ps.failReason, ps.failMessage = "", ""
 	}
-	s.saveRestartsLocked()
 }
 
 // notePulls marks the pods whose images are being pulled (Pending,
@@ -526,15 +533,19 @@ func (s *Syncer) notePulls(results []Result) {
 	}
 }
 
-// saveRestarts persists the restart counts; the caller must not hold mu.
+// saveRestarts persists the restart counts: a snapshot under mu, the
+// write outside it. The caller must not hold mu.
 func (s *Syncer) saveRestarts() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.saveRestartsLocked()
+	snap := s.restarts.snapshot()
+	s.mu.Unlock()
+	s.writeRestarts(snap)
 }
 
-func (s *Syncer) saveRestartsLocked() {
-	if err := s.restarts.save(); err != nil {
+// writeRestarts writes a snapshot taken under mu; the caller must not hold
+// mu.
+func (s *Syncer) writeRestarts(snap *restartSnapshot) {
+	if err := s.restarts.write(snap); err != nil {
 		s.log.Warn("save restart counts", "error", err)
 	}
 }
@@ -698,8 +709,9 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 	s.mu.Lock()
 	s.restarts.add(pod, slot, 1)
 	s.podStateLocked(pod).lastAction = &LastAction{Action: string(ActionRestart), Container: slot, Reason: "liveness probe failed: " + why, Time: now}
-	s.saveRestartsLocked()
+	snap := s.restarts.snapshot()
 	s.mu.Unlock()
+	s.writeRestarts(snap)
 	s.events.Record(events.Event{Time: now, Type: events.Restart, Pod: pod, Container: slot, Reason: "liveness probe failed"})
 	s.Trigger()
 }
