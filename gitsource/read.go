@@ -64,7 +64,7 @@ func ReadCommit(commit *object.Commit, paths []string, source string) ([]manifes
 		for _, f := range list {
 			origin := manifest.Origin{Source: source, File: f.path}
 			if f.size > manifest.MaxSize {
-				errs = multierror.Append(errs, &manifest.Error{Origin: origin, Detail: fmt.Sprintf("%d bytes: %v of %d bytes", f.size, manifest.ErrTooLarge, manifest.MaxSize)})
+				errs = multierror.Append(errs, &manifest.Error{Origin: origin, Detail: fmt.Sprintf("%d bytes: %v of %d bytes", f.size, manifest.ErrTooLarge, manifest.MaxSize), Err: manifest.ErrTooLarge})
 				continue
 			}
 			data, err := readBlob(f.blob)

@@ -72,7 +72,7 @@ func ReadFile(path string) ([]byte, error) {
 // returned; its errors are in the returned error.
 func Decode(data []byte, origin Origin) ([]Sourced, error) {
 	if len(data) > MaxSize {
-		return nil, &Error{Origin: origin, Detail: fmt.Sprintf("%d bytes: %v of %d bytes", len(data), ErrTooLarge, MaxSize)}
+		return nil, &Error{Origin: origin, Detail: fmt.Sprintf("%d bytes: %v of %d bytes", len(data), ErrTooLarge, MaxSize), Err: ErrTooLarge}
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
 		return nil, &Error{Origin: origin, Detail: "not a text file (binary data or invalid UTF-8)"}

@@ -22,7 +22,13 @@ type Error struct {
 	Field string `json:"field,omitempty"`
 	// Detail says what is wrong.
 	Detail string `json:"detail"`
+	// Err is the error class behind Detail, when there is one (e.g.
+	// ErrTooLarge), so that errors.Is sees through an Error; never shown.
+	Err error `json:"-"`
 }
+
+// Unwrap returns the error class behind the detail, or nil.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error renders the error on one line, each part cut to its bound: the
 // origin to textcap.OriginBytes, the pod id to textcap.IDBytes (quoted), the field path to textcap.FieldBytes and the detail to

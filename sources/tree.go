@@ -62,7 +62,7 @@ func ReadTree(base string, paths []string, source string) (manifest.Snapshot, er
 		origin := manifest.Origin{Source: source, File: name}
 		data, err := f.read(roots)
 		if err != nil {
-			errs = multierror.Append(errs, &manifest.Error{Origin: origin, Detail: readDetail(err)})
+			errs = multierror.Append(errs, &manifest.Error{Origin: origin, Detail: readDetail(err), Err: err})
 			continue
 		}
 		res.Files++
