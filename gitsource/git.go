@@ -100,8 +100,10 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Update) {
 }
 
 // Poll checks the remote once. It returns an update, and true, when the
-// commit or the error changed since the last poll; a poll that finds the
-// same commit does no other work.
+// commit changed or the poll failed (every failure is sent, so that
+// hostlet_source_errors_total counts failures; the merge and the events
+// take a repeated error as one, and only a new error is logged); a poll
+// that finds the same commit does no other work.
 func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
 	start := time.Now()
 	u, err := s.pollTimeout(ctx)
@@ -109,12 +111,10 @@ func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
 		return sources.Update{}, false
 	}
 	if err != nil {
-		msg := err.Error()
-		if msg == s.lastErr {
-			return sources.Update{}, false
+		if msg := err.Error(); msg != s.lastErr {
+			s.lastErr = msg
+			s.log.Warn("git source error; keeping the last good set", "error", msg)
 		}
-		s.lastErr = msg
-		s.log.Warn("git source error; keeping the last good set", "error", msg)
 		return sources.Update{Source: s.cfg.Name, Err: err, Took: time.Since(start)}, true
 	}
 	hadErr := s.lastErr != ""

@@ -162,6 +162,23 @@ func (f *fixture) mustError() error {
 	return u.Err
 }
 
+// mustSameError polls a source that failed with err and wants the same
+// failure again: every failed poll is an update (hostlet_source_errors_total
+// counts failures), and the merge takes it as the one error it has (the
+// merge reports no change).
+func (f *fixture) mustSameError(err error) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	u, ok := f.src.Poll(ctx)
+	if !ok || u.Err == nil || u.Err.Error() != err.Error() {
+		f.t.Fatalf("poll: update %v (err %v), want the same failure again: %v", ok, u.Err, err)
+	}
+	if f.merger.Apply(u) {
+		f.t.Fatalf("the merge took the same failure again as a change: %v", err)
+	}
+}
+
 // mustNoUpdate polls and wants nothing new.
 func (f *fixture) mustNoUpdate() {
 	f.t.Helper()

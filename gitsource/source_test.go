@@ -77,8 +77,8 @@ func TestWrongPasswordIsAuthErrorAndPrunesNothing(t *testing.T) {
 		t.Fatalf("error %q does not say authentication failed for source fleet", err)
 	}
 	f.state(c1, "authentication failed", "a=1", "b=1")
-	// The same failure again is not news.
-	f.mustNoUpdate()
+	// The same failure again is counted, but is not news to the merge.
+	f.mustSameError(err)
 	f.state(c1, "authentication failed", "a=1", "b=1")
 
 	// Fixed: the new commit arrives and the error clears.
@@ -140,7 +140,7 @@ func TestDeletedBranchKeepsLastGoodSet(t *testing.T) {
 			t.Fatalf("error %v, want ErrRefMissing naming the ref", err)
 		}
 		f.state(c1, "live", "a=1")
-		f.mustNoUpdate()
+		f.mustSameError(err)
 
 		c2 := f.repo.Change("second", map[string]string{"manifests/a.yaml": podYAML("a", "2")})
 		f.repo.PushBranch("live", c2)
@@ -162,7 +162,7 @@ func TestDeletedPathKeepsLastGoodSet(t *testing.T) {
 			t.Fatalf("error %q does not name the path and the commit", err)
 		}
 		f.state(c1, "manifests", "a=1")
-		f.mustNoUpdate()
+		f.mustSameError(err)
 
 		// A folder that is there but holds no manifest is an empty set: the
 		// Merger refuses it (sync.allowEmpty is off).
@@ -191,7 +191,7 @@ func TestServerDownKeepsLastGoodSet(t *testing.T) {
 		t.Fatalf("error %v, want ErrRepoAccess", err)
 	}
 	f.state(c1, "not reachable", "a=1")
-	f.mustNoUpdate()
+	f.mustSameError(err)
 
 	// Server back with a new commit: it arrives and the error clears.
 	c2 := f.repo.Change("second", map[string]string{"manifests/b.yaml": podYAML("b", "1")})
@@ -299,7 +299,7 @@ func TestSignedCommits(t *testing.T) {
 			t.Fatalf("unsigned commit: error %v, want ErrSignature naming %s", err, c2)
 		}
 		f.state(c1, c2, "a=1")
-		f.mustNoUpdate()
+		f.mustSameError(err)
 
 		// Signed by a key not in the keyring: refused the same way.
 		f.repo.Write("manifests/c.yaml", podYAML("c", "evil"))

@@ -89,11 +89,11 @@ func (e *Etcd) Run(ctx context.Context, out chan<- Update) {
 			return
 		}
 		if err != nil {
-			if err.Error() != lastErr {
-				lastErr = err.Error()
-				if !send(ctx, out, Update{Source: e.cfg.Name, Err: err, Took: took}) {
-					return
-				}
+			// Every failure is sent (hostlet_source_errors_total counts
+			// failures); the merge takes a repeated error as one.
+			lastErr = err.Error()
+			if !send(ctx, out, Update{Source: e.cfg.Name, Err: err, Took: took}) {
+				return
 			}
 			if !ctxtime.Sleep(ctx, backoff) {
 				return

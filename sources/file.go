@@ -82,7 +82,6 @@ func (f *File) Run(ctx context.Context, out chan<- Update) {
 		debounceT *time.Timer
 		fire      <-chan time.Time
 		lastRev   string
-		lastErr   string
 		first     = true
 	)
 	read := func() bool {
@@ -94,16 +93,15 @@ func (f *File) Run(ctx context.Context, out chan<- Update) {
 		took := time.Since(start)
 		u := Update{Source: f.cfg.Name, Revision: res.Revision, Files: res.Files, Manifests: res.Manifests, Took: took}
 		if err != nil {
+			// Every failed read is sent (hostlet_source_errors_total
+			// counts failures); the merge takes a repeated error as one.
 			u = Update{Source: f.cfg.Name, Err: err, Took: took}
-			if err.Error() == lastErr && !first {
-				return true
-			}
-			lastErr, lastRev = err.Error(), ""
+			lastRev = ""
 		} else {
 			if res.Revision == lastRev && !first {
 				return true
 			}
-			lastRev, lastErr = res.Revision, ""
+			lastRev = res.Revision
 		}
 		first = false
 		return send(ctx, out, u)

@@ -42,7 +42,6 @@ type HTTP struct {
 	etag     string
 	lastRev  string
 	lastSet  []manifest.Sourced
-	lastErr  string
 	haveLast bool
 }
 
@@ -123,13 +122,10 @@ func (h *HTTP) poll(ctx context.Context) (Update, bool) {
 	snap, notModified, err := h.fetch(ctx)
 	took := time.Since(start)
 	if err != nil {
-		if err.Error() == h.lastErr {
-			return Update{}, false
-		}
-		h.lastErr = err.Error()
+		// Every failure is sent (hostlet_source_errors_total counts
+		// failures); the merge takes a repeated error as one.
 		return Update{Source: h.cfg.Name, Err: err, Took: took}, true
 	}
-	h.lastErr = ""
 	if notModified {
 		return Update{Source: h.cfg.Name, Revision: h.lastRev, Files: 1, Manifests: h.lastSet, Took: took}, true
 	}

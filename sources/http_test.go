@@ -390,3 +390,34 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// TestHTTPEveryFailureIsAnUpdate: a source that keeps failing with the same
+// error sends an update for every failed poll (so that
+// hostlet_source_errors_total counts failures, not distinct messages); the
+// merge still reports the one error and keeps the last good set.
+func TestHTTPEveryFailureIsAnUpdate(t *testing.T) {
+	body := podListYAML("1", "web")
+	srv := newManifestServer(t, body)
+	h := startSources(t, MergeOptions{}, httpSource(t, srv.URL, 50*time.Millisecond, 5*time.Second))
+	h.waitSet(t, 5*time.Second, []string{"web=1"}, bodyRev(body))
+	srv.set(body, "500")
+	failures := func() int {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		n := 0
+		for _, u := range h.updates {
+			if u.Err != nil {
+				n++
+			}
+		}
+		return n
+	}
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+		n := failures()
+		return n >= 3, fmt.Sprintf("%d failed updates after %d requests, want one per failed poll", n, srv.requests.Load())
+	})
+	st := h.waitErr(t, 5*time.Second, 0, "500")
+	if got := ids(st); len(got) != 1 || got[0] != "web=1" {
+		t.Errorf("set while failing %v, want the last good [web=1]", got)
+	}
+}
