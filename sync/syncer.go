@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-multierror"
+
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/events"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -278,7 +280,7 @@ func (s *Syncer) sync(ctx context.Context, waitPulls bool) error {
 			break
 		}
 	}
-	err := errors.Join(errs...)
+	err := joinErrors(errs)
 
 	end := s.now()
 	s.mu.Lock()
@@ -346,7 +348,29 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 			failed = append(failed, fmt.Errorf("pod %s: %w", r.ID, r.Err))
 		}
 	}
-	return errors.Join(failed...)
+	return joinErrors(failed)
+}
+
+// joinErrors aggregates errs (go-multierror, nil ones left out, nested
+// ones flattened), one per line: the text of lastSync.error.
+func joinErrors(errs []error) error {
+	var all *multierror.Error
+	for _, err := range errs {
+		if err != nil {
+			all = multierror.Append(all, err)
+		}
+	}
+	if all == nil {
+		return nil
+	}
+	all.ErrorFormat = func(es []error) string {
+		lines := make([]string, len(es))
+		for i, e := range es {
+			lines[i] = e.Error()
+		}
+		return strings.Join(lines, "\n")
+	}
+	return all
 }
 
 // refreshInfra replaces the listed state of the infra containers of pods
