@@ -286,4 +286,7 @@ func TestEngineOutageAtInfraImageCheck(t *testing.T) {
 	if failed != 1 {
 		t.Errorf("%d failed events, want 1: %+v", failed, ev.List())
 	}
+	if got := s.Failures(); len(got) != 1 || got[hsync.ReasonUnavailable] != 1 {
+		t.Errorf("failures by reason %v, want %s: 1 (hostlet_pod_failures_total)", got, hsync.ReasonUnavailable)
+	}
 }

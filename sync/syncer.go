@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	gosync "sync"
@@ -110,6 +111,8 @@ type Syncer struct {
 	// when: their die events are not crashes.
 	ownStops map[string]time.Time
 	backoff  map[string]*backoff
+	// failures counts the pods' failed applies by reason since start.
+	failures map[string]uint64
 	lastSync SyncInfo
 	started  time.Time
 	running  time.Time // start of the sync now running, zero when idle
@@ -159,6 +162,7 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 		recover:    map[string]bool{},
 		ownStops:   map[string]time.Time{},
 		backoff:    map[string]*backoff{},
+		failures:   map[string]uint64{},
 		restarts:   rs,
 		started:    opts.Now(),
 		keyDamaged: keyDamaged,
@@ -454,6 +458,15 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[str
 	return recoverPods
 }
 
+// Failures returns how many times applying a pod failed since start, by
+// reason (the reason of the pod's status: ErrImagePull, EngineUnavailable,
+// CreateContainerError, ...).
+func (s *Syncer) Failures() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.failures)
+}
+
 // record logs and records the outcome of applying each pod and updates
 // backoff, last actions and restart counts, then saves the counts (the
 // write outside mu).
@@ -514,6 +527,7 @@ func (s *Syncer) recordLocked(results []Result) {
 				s.backoff[r.ID] = b
 			}
 			b.fail(now)
+			s.failures[reason]++
 			ps.failReason, ps.failMessage = reason, r.Err.Error()
 			typ := events.Failed
 			if reason == ReasonPull {

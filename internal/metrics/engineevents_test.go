@@ -25,3 +25,19 @@ func TestEngineEventsDropped(t *testing.T) {
 	dropped.Add(7)
 	want(t, scrape(t, m.Handler()), "hostlet_engine_events_dropped_total", nil, 7)
 }
+
+func TestPodFailures(t *testing.T) {
+	counts := map[string]uint64{}
+	m := metrics.New("v", "c", func() hsync.Report { return hsync.Report{} }, func() []sources.Status { return nil })
+	m.PodFailures(func() map[string]uint64 { return counts })
+	if mf := scrape(t, m.Handler())["hostlet_pod_failures_total"]; mf != nil {
+		t.Fatalf("hostlet_pod_failures_total before any failure: %v, want none", mf)
+	}
+	counts = map[string]uint64{"ErrImagePull": 3, "EngineUnavailable": 1}
+	mfs := scrape(t, m.Handler())
+	if mf := mfs["hostlet_pod_failures_total"]; mf == nil || mf.GetType() != dto.MetricType_COUNTER || mf.GetHelp() == "" {
+		t.Fatalf("hostlet_pod_failures_total: %v, want a counter with help", mf)
+	}
+	want(t, mfs, "hostlet_pod_failures_total", map[string]string{"reason": "ErrImagePull"}, 3)
+	want(t, mfs, "hostlet_pod_failures_total", map[string]string{"reason": "EngineUnavailable"}, 1)
+}

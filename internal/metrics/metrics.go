@@ -96,6 +96,32 @@ func (m *Metrics) EngineEventsDropped(dropped func() uint64) {
 	}, func() float64 { return float64(dropped()) }))
 }
 
+// PodFailures exports failures, read at scrape time, as
+// hostlet_pod_failures_total{reason}: every failed apply of a pod, by the
+// reason its status gives (ErrImagePull, EngineUnavailable, ...). Call it
+// once.
+func (m *Metrics) PodFailures(failures func() map[string]uint64) {
+	m.reg.MustRegister(countsCollector{desc: podFailuresDesc, counts: failures})
+}
+
+var podFailuresDesc = prometheus.NewDesc("hostlet_pod_failures_total",
+	"Failed applies of a pod (create, start, pull, remove), by the reason its status gives.", []string{"reason"}, nil)
+
+// countsCollector exports a set of counters, one per label value, read at
+// scrape time.
+type countsCollector struct {
+	desc   *prometheus.Desc
+	counts func() map[string]uint64
+}
+
+func (c countsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c countsCollector) Collect(ch chan<- prometheus.Metric) {
+	for label, n := range c.counts() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), label)
+	}
+}
+
 var stateFileErrorsDesc = prometheus.NewDesc("hostlet_state_file_errors_total",
 	"Failures to read (damaged, unreadable) or write (full disk, I/O error) a state file under stateDir.", []string{"file"}, nil)
 
