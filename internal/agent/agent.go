@@ -47,6 +47,11 @@ type Options struct {
 
 // Run runs hostlet until ctx ends (or, with Once, for one sync). Containers
 // keep running when it returns.
+//
+// It builds the agent step by step (engine, pause image, etcd, sources and
+// their Merger, syncer, API), then runs it: every goroutine it starts is
+// joined before it returns, and what it built is closed after them, in the
+// reverse order (syncer, etcd, engine).
 func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create stateDir: %w", err)
@@ -56,220 +61,290 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		return err
 	}
 	defer rt.Close()
-
-	infraImage := cfg.Docker.InfraImage
-	if infraImage == "" {
-		bin := opts.Binary
-		if bin == "" {
-			if bin, err = os.Executable(); err != nil {
-				return fmt.Errorf("find the hostlet binary for the pause image: %w", err)
-			}
-		}
-		if infraImage, err = PauseImage(ctx, rt, bin); err != nil {
-			return err
-		}
+	a := &agent{cfg: cfg, opts: opts, log: log, rt: rt, ev: events.NewLog(1000)}
+	if a.infraImage, err = infraImage(ctx, rt, cfg.Docker.InfraImage, opts.Binary); err != nil {
+		return err
 	}
-
-	ev := events.NewLog(1000)
 	// The engine's socket (docker.host, else DOCKER_HOST, and the default
 	// paths) is refused as a host path unless hostPathAllow lists it.
-	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))}
-	var etcd *clientv3.Client
+	a.vopts = validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))}
 	if len(cfg.Etcd.Endpoints) > 0 {
-		if etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
+		if a.etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
 			return err
 		}
-		defer etcd.Close()
+		defer a.etcd.Close()
 	}
-	srcs, push, err := buildSources(cfg, vopts, etcd, log)
-	if err != nil {
+	if err := a.buildSources(); err != nil {
 		return err
 	}
-	var infos []sources.SourceInfo
-	for _, s := range srcs {
-		infos = append(infos, sources.SourceInfo{Name: s.Name(), Type: s.Type()})
-	}
-	// State files that could not be read or written, for /status and
-	// /metrics.
-	stateProblems := &atomicfile.Problems{}
-	merger, err := sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: cfg.Sync.AllowEmpty, Validate: vopts, StateDir: cfg.StateDir, Problems: stateProblems}, log)
-	if err != nil {
-		return err
-	}
-	var (
-		met *metrics.Metrics
-		rep *reporter.Reporter
-	)
-	syncer, err := hsync.New(rt, hsync.Options{
-		OnSync: func(d time.Duration, err error) {
-			met.SyncDone(d, err)
-			if rep != nil {
-				rep.Trigger()
-			}
-		},
-		Instance: cfg.Instance, InfraImage: infraImage, InfraCommand: opts.InfraCommand,
-		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, PullTimeout: cfg.Sync.PullTimeout, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
-		HostPaths: vopts,
-	}, log, ev)
-	if err != nil {
+	if err := a.buildSyncer(); err != nil {
 		return err
 	}
 	// Joins the probe workers and pulls a SyncOnce (Once) left running;
 	// Run joins its own.
-	defer syncer.Close()
-	syncer.TrackStateFiles(stateProblems)
+	defer a.syncer.Close()
+	if err := a.buildAPI(); err != nil {
+		return err
+	}
+	return a.run(ctx)
+}
 
+// agent is what Run builds, in the order it builds it.
+type agent struct {
+	cfg  *config.Config
+	opts Options
+	log  *slog.Logger
+
+	rt         *hruntime.Docker
+	ev         *events.Log
+	infraImage string
+	vopts      validate.Options
+	etcd       *clientv3.Client // nil without etcd.endpoints
+
+	srcs   []sources.Source
+	push   *sources.Push // nil without a push source
+	merger *sources.Merger
+	// State files that could not be read or written, for /status and
+	// /metrics.
+	stateProblems *atomicfile.Problems
+
+	syncer *hsync.Syncer
+	token  string
+	srv    *api.Server
+	met    *metrics.Metrics
+	rep    *reporter.Reporter // nil without etcd
+}
+
+// infraImage is docker.infraImage, else the pause image built from the
+// hostlet binary (binary, else os.Executable()).
+func infraImage(ctx context.Context, rt imageLoader, configured, binary string) (string, error) {
+	if configured != "" {
+		return configured, nil
+	}
+	if binary == "" {
+		var err error
+		if binary, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("find the hostlet binary for the pause image: %w", err)
+		}
+	}
+	return PauseImage(ctx, rt, binary)
+}
+
+// buildSources makes the configured sources (sources/configured), finds
+// the push source among them (its handler serves POST /manifests) and the
+// Merger of their sets.
+func (a *agent) buildSources() error {
+	srcs, err := configured.All(a.cfg, configured.Deps{StateDir: a.cfg.StateDir, Etcd: a.etcd, Validate: a.vopts, Log: a.log})
+	if err != nil {
+		return err
+	}
+	a.srcs = srcs
+	var infos []sources.SourceInfo
+	for _, s := range srcs {
+		if p, ok := s.(*sources.Push); ok {
+			a.push = p
+		}
+		infos = append(infos, sources.SourceInfo{Name: s.Name(), Type: s.Type()})
+	}
+	a.stateProblems = &atomicfile.Problems{}
+	a.merger, err = sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: a.cfg.Sync.AllowEmpty, Validate: a.vopts, StateDir: a.cfg.StateDir, Problems: a.stateProblems}, a.log)
+	return err
+}
+
+// buildSyncer makes the reconciler. After each sync it counts the sync in
+// the metrics and triggers a status report (both built later, before any
+// sync runs).
+func (a *agent) buildSyncer() error {
+	cfg := a.cfg
+	syncer, err := hsync.New(a.rt, hsync.Options{
+		OnSync: func(d time.Duration, err error) {
+			a.met.SyncDone(d, err)
+			if a.rep != nil {
+				a.rep.Trigger()
+			}
+		},
+		Instance: cfg.Instance, InfraImage: a.infraImage, InfraCommand: a.opts.InfraCommand,
+		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, PullTimeout: cfg.Sync.PullTimeout, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
+		HostPaths: a.vopts,
+	}, a.log, a.ev)
+	if err != nil {
+		return err
+	}
+	a.syncer = syncer
+	syncer.TrackStateFiles(a.stateProblems)
+	return nil
+}
+
+// buildAPI makes the HTTP API, its metrics and its routes, and the etcd
+// reporter of the same status document.
+func (a *agent) buildAPI() error {
+	cfg := a.cfg
 	token, err := cfg.Token()
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Options{
-		Hostname: cfg.Hostname, Version: opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
+	a.token = token
+	sourceStates := func() []sources.Status { return a.merger.State().Sources }
+	a.srv = api.New(api.Options{
+		Hostname: cfg.Hostname, Version: a.opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
 		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(),
-		EnvHasher: syncer.EnvHasher(), StateErrors: stateProblems.List,
-	}, syncer, func() []sources.Status { return merger.State().Sources }, ev, log)
-	met = metrics.New(opts.Version, opts.Commit, syncer.Report, func() []sources.Status { return merger.State().Sources })
-	met.StateFiles(stateProblems)
-	met.EngineEventsDropped(syncer.EventsDropped)
-	srv.HandleRead("GET /metrics", met.Handler())
-	srv.HandleStats(statsReaders(rt, cfg.Stats))
-	srv.HandlePods(rt)
+		EnvHasher: a.syncer.EnvHasher(), StateErrors: a.stateProblems.List,
+	}, a.syncer, sourceStates, a.ev, a.log)
+	a.met = metrics.New(a.opts.Version, a.opts.Commit, a.syncer.Report, sourceStates)
+	a.met.StateFiles(a.stateProblems)
+	a.met.EngineEventsDropped(a.syncer.EventsDropped)
+	a.routes()
+	if a.etcd != nil {
+		a.rep = reporter.New(a.etcd, reporter.Options{
+			Prefix: cfg.Etcd.Prefix, Hostname: cfg.Hostname, Interval: cfg.Sync.Interval,
+			Document: func() any { return a.srv.Document() }, Events: a.ev,
+		}, a.log)
+	}
+	return nil
+}
+
+// routes adds to the API what the agent serves besides the status:
+// metrics, stats, pods, POST /sync and the push source's POST /manifests.
+func (a *agent) routes() {
+	srv := a.srv
+	srv.HandleRead("GET /metrics", a.met.Handler())
+	srv.HandleStats(statsReaders(a.rt, a.cfg.Stats))
+	srv.HandlePods(a.rt)
 	srv.HandleSync(func() {
-		for _, s := range srcs {
+		for _, s := range a.srcs {
 			if t, ok := s.(interface{ Trigger() }); ok {
 				t.Trigger()
 			}
 		}
-		syncer.Trigger()
+		a.syncer.Trigger()
 	})
-	if push != nil {
+	if a.push != nil {
 		// Nothing pushed yet (and nothing persisted) is an empty set, not a
 		// source that never answered.
-		merger.MarkDelivered(push.Name())
-		if token != "" {
-			srv.Handle("POST /manifests", push.Handler(srv.Authorized))
+		a.merger.MarkDelivered(a.push.Name())
+		if a.token != "" {
+			srv.Handle("POST /manifests", a.push.Handler(srv.Authorized))
 		} else {
-			log.Warn("push source configured without tokenFile: POST /manifests is off", "source", push.Name())
+			a.log.Warn("push source configured without tokenFile: POST /manifests is off", "source", a.push.Name())
 		}
 	}
+}
 
+// run starts the agent's goroutines (reporter, HTTP API, sources) and
+// syncs: once (Options.Once) or until ctx ends. Every goroutine it starts
+// ends with its context and is joined before it returns, also when it
+// returns early (the listen address is taken).
+func (a *agent) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg gosync.WaitGroup
-	// Cancel first, then wait: every goroutine below ends with ctx, also
-	// when Run returns early (the listen address is taken).
+	// Cancel first, then wait.
 	defer func() {
 		cancel()
 		wg.Wait()
 	}()
 
-	if etcd != nil {
-		rep = reporter.New(etcd, reporter.Options{
-			Prefix: cfg.Etcd.Prefix, Hostname: cfg.Hostname, Interval: cfg.Sync.Interval,
-			Document: func() any { return srv.Document() }, Events: ev,
-		}, log)
-		if !opts.Once {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rep.Run(ctx)
-			}()
+	if a.rep != nil && !a.opts.Once {
+		wg.Go(func() { a.rep.Run(ctx) })
+	}
+	if a.cfg.Listen != "" && !a.opts.Once {
+		if err := a.serve(ctx, &wg); err != nil {
+			return err
 		}
 	}
-
-	if cfg.Listen != "" && !opts.Once {
-		ln, err := net.Listen("tcp", cfg.Listen)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
-		}
-		hs := srv.HTTPServer(cfg.Listen)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("HTTP API stopped", "error", err)
-			}
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-ctx.Done()
-			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer scancel()
-			_ = hs.Shutdown(sctx)
-		}()
-		log.Info("HTTP API listening", "addr", ln.Addr().String())
-		if opts.Listening != nil {
-			opts.Listening(ln.Addr().String())
-		}
-	}
-
 	updates := make(chan sources.Update)
-	for _, s := range srcs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.Run(ctx, updates)
-		}()
+	for _, s := range a.srcs {
+		wg.Go(func() { s.Run(ctx, updates) })
 	}
-	desired := func() hsync.Desired { return toDesired(merger.State()) }
-
-	if opts.Once {
-		pending := map[string]bool{}
-		for _, s := range srcs {
-			// A push source delivers when pushed to, not by reading.
-			if push == nil || s.Name() != push.Name() {
-				pending[s.Name()] = true
-			}
-		}
-		for len(pending) > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case u := <-updates:
-				merger.Apply(u)
-				delete(pending, u.Source)
-			}
-		}
-		syncer.SetDesired(desired())
-		err := syncer.SyncOnce(ctx)
-		if rep != nil {
-			if rerr := rep.ReportOnce(ctx); rerr != nil {
-				log.Warn("report status", "error", rerr)
-			}
-		}
-		cancel()
-		return err
+	if a.opts.Once {
+		return a.syncOnce(ctx, updates)
 	}
+	return a.syncUntilDone(ctx, &wg, updates)
+}
 
-	log.Info("hostlet running", "instance", cfg.Instance, "hostname", cfg.Hostname, "sources", len(srcs), "infraImage", infraImage)
+// serve listens on cfg.Listen and serves the API on wg until ctx ends,
+// then shuts the server down (5 s for the requests in flight).
+func (a *agent) serve(ctx context.Context, wg *gosync.WaitGroup) error {
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
+	}
+	hs := a.srv.HTTPServer(a.cfg.Listen)
+	wg.Go(func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("HTTP API stopped", "error", err)
+		}
+	})
+	wg.Go(func() {
+		<-ctx.Done()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = hs.Shutdown(sctx)
+	})
+	a.log.Info("HTTP API listening", "addr", ln.Addr().String())
+	if a.opts.Listening != nil {
+		a.opts.Listening(ln.Addr().String())
+	}
+	return nil
+}
+
+// syncOnce waits for one update of every source that reads (a push source
+// delivers when pushed to, not by reading), syncs once and reports once.
+func (a *agent) syncOnce(ctx context.Context, updates <-chan sources.Update) error {
+	pending := map[string]bool{}
+	for _, s := range a.srcs {
+		if a.push == nil || s.Name() != a.push.Name() {
+			pending[s.Name()] = true
+		}
+	}
+	for len(pending) > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case u := <-updates:
+			a.merger.Apply(u)
+			delete(pending, u.Source)
+		}
+	}
+	a.syncer.SetDesired(toDesired(a.merger.State()))
+	err := a.syncer.SyncOnce(ctx)
+	if a.rep != nil {
+		if rerr := a.rep.ReportOnce(ctx); rerr != nil {
+			a.log.Warn("report status", "error", rerr)
+		}
+	}
+	return err
+}
+
+// syncUntilDone runs the update loop (updates → Merger → syncer) on wg and
+// the sync loop on the caller's goroutine until ctx ends.
+func (a *agent) syncUntilDone(ctx context.Context, wg *gosync.WaitGroup, updates <-chan sources.Update) error {
+	a.log.Info("hostlet running", "instance", a.cfg.Instance, "hostname", a.cfg.Hostname, "sources", len(a.srcs), "infraImage", a.infraImage)
 	// Sources with a persisted set are ready at once: start from it (and
 	// record what is wrong with it already: an unreadable saved set, a
 	// rejected manifest).
-	first := merger.State()
+	first := a.merger.State()
 	srcErrs, rejections := map[string]string{}, map[string]string{}
-	recordSourceErrors(ev, first, srcErrs)
-	recordRejections(ev, first, rejections)
-	syncer.SetDesired(toDesired(first))
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	recordSourceErrors(a.ev, first, srcErrs)
+	recordRejections(a.ev, first, rejections)
+	a.syncer.SetDesired(toDesired(first))
+	wg.Go(func() {
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case u := <-updates:
-				met.SourceUpdate(u)
-				if merger.Apply(u) {
-					st := merger.State()
-					recordSourceErrors(ev, st, srcErrs)
-					recordRejections(ev, st, rejections)
-					syncer.SetDesired(toDesired(st))
+				a.met.SourceUpdate(u)
+				if a.merger.Apply(u) {
+					st := a.merger.State()
+					recordSourceErrors(a.ev, st, srcErrs)
+					recordRejections(a.ev, st, rejections)
+					a.syncer.SetDesired(toDesired(st))
 				}
 			}
 		}
-	}()
-	err = syncer.Run(ctx)
-	log.Info("hostlet stopping; containers keep running")
+	})
+	err := a.syncer.Run(ctx)
+	a.log.Info("hostlet stopping; containers keep running")
 	return err
 }
 
@@ -310,23 +385,6 @@ func toDesired(st sources.State) hsync.Desired {
 		d.Pods = append(d.Pods, hsync.NewPod(e.Manifest, e.Origin.Source, e.Revision))
 	}
 	return d
-}
-
-// buildSources makes the configured sources (sources/configured) and
-// returns the push source among them, if any (its handler serves POST
-// /manifests).
-func buildSources(cfg *config.Config, vopts validate.Options, etcd sources.EtcdKV, log *slog.Logger) ([]sources.Source, *sources.Push, error) {
-	out, err := configured.All(cfg, configured.Deps{StateDir: cfg.StateDir, Etcd: etcd, Validate: vopts, Log: log})
-	if err != nil {
-		return nil, nil, err
-	}
-	var push *sources.Push
-	for _, s := range out {
-		if p, ok := s.(*sources.Push); ok {
-			push = p
-		}
-	}
-	return out, push, nil
 }
 
 // machine reads the host's cores and memory.
