@@ -171,13 +171,13 @@ func (a *applier) removePod(ctx context.Context, pp PodPlan) Result {
 	res := Result{ID: pp.ID, Plan: pp}
 	for _, ch := range pp.Changes {
 		if err := a.stopRemove(ctx, ch.Current, DefaultStopTimeout); err != nil {
-			res.Err = podError(inStep(stepRemove, err))
+			res.Err = podError(inStep(errStepRemove, err))
 			return res
 		}
 		res.Applied = append(res.Applied, ch)
 	}
 	if err := a.pruneVolumes(ctx, pp.ID, nil); err != nil {
-		res.Err = podError(inStep(stepRemove, err))
+		res.Err = podError(inStep(errStepRemove, err))
 	}
 	return res
 }
@@ -246,11 +246,11 @@ func (a *applier) newPodApplication(pp PodPlan) *podApplication {
 // The steps of applying a pod, as error classes: every error a step
 // returns is tagged with its step (inStep), its text unchanged.
 var (
-	stepHostPath = errors.New("host path check")
-	stepPull     = errors.New("image pull")
-	stepRemove   = errors.New("container removal")
-	stepCreate   = errors.New("container creation")
-	stepStart    = errors.New("container start")
+	errStepHostPath = errors.New("host path check")
+	errStepPull     = errors.New("image pull")
+	errStepRemove   = errors.New("container removal")
+	errStepCreate   = errors.New("container creation")
+	errStepStart    = errors.New("container start")
 )
 
 // stepError is an error tagged with the step it happened in. Its text is
@@ -283,15 +283,15 @@ func failureReason(err error) string {
 		return ReasonPull
 	case errors.Is(err, hruntime.ErrUnavailable):
 		return ReasonUnavailable
-	case errors.Is(err, stepHostPath):
+	case errors.Is(err, errStepHostPath):
 		return ReasonHostPath
-	case errors.Is(err, errStart), errors.Is(err, stepStart):
+	case errors.Is(err, errStart), errors.Is(err, errStepStart):
 		return ReasonStart
-	case errors.Is(err, stepCreate):
+	case errors.Is(err, errStepCreate):
 		return ReasonCreate
-	case errors.Is(err, stepRemove):
+	case errors.Is(err, errStepRemove):
 		return ReasonRemove
-	case errors.Is(err, stepPull):
+	case errors.Is(err, errStepPull):
 		return ReasonPull
 	}
 	return "Error"
@@ -306,7 +306,7 @@ func (ap *podApplication) applied(ch Change) {
 func (ap *podApplication) apply(ctx context.Context) error {
 	// Host paths, before anything is pulled or stopped.
 	if err := checkHostPaths(ap.m, ap.opts.HostPaths); err != nil {
-		return inStep(stepHostPath, err)
+		return inStep(errStepHostPath, err)
 	}
 	if err := ap.ensureImages(ctx); err != nil || len(ap.res.Pulling) > 0 {
 		return err
@@ -357,13 +357,13 @@ func (ap *podApplication) ensureImages(ctx context.Context) error {
 	for _, c := range ap.m.Containers {
 		if creates(ap.apps[c.Name].Action) {
 			if err := ap.image(ctx, &ap.res, c.Image, c.ImagePullPolicy); err != nil {
-				return inStep(stepPull, fmt.Errorf("container %s: %w", c.Name, err))
+				return inStep(errStepPull, fmt.Errorf("container %s: %w", c.Name, err))
 			}
 		}
 	}
 	if creates(ap.infra.Action) {
 		if err := ap.image(ctx, &ap.res, ap.opts.InfraImage, manifest.PullIfNotPresent); err != nil {
-			return inStep(stepPull, fmt.Errorf("infra image: %w", err))
+			return inStep(errStepPull, fmt.Errorf("infra image: %w", err))
 		}
 	}
 	return nil
@@ -377,7 +377,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 			continue
 		}
 		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
-			return inStep(stepRemove, err)
+			return inStep(errStepRemove, err)
 		}
 		if ch.Action == ActionRemove {
 			ap.applied(ch)
@@ -385,7 +385,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 	}
 	if replaces(ap.infra.Action) {
 		if err := ap.stopRemove(ctx, ap.infra.Current, ap.grace); err != nil {
-			return inStep(stepRemove, err)
+			return inStep(errStepRemove, err)
 		}
 		if ap.infra.Action == ActionRemove {
 			ap.applied(ap.infra)
@@ -405,7 +405,7 @@ func (ap *podApplication) ensureVolumes(ctx context.Context) error {
 			hruntime.LabelPod: ap.m.ID, hruntime.LabelVolume: v.Name,
 		}
 		if err := ap.rt.EnsureVolume(ctx, volumeName(ap.opts.Instance, ap.m.ID, v.Name), labels); err != nil {
-			return inStep(stepCreate, fmt.Errorf("volume %s: %w", v.Name, err))
+			return inStep(errStepCreate, fmt.Errorf("volume %s: %w", v.Name, err))
 		}
 	}
 	return nil
@@ -434,7 +434,7 @@ func (ap *podApplication) startInfra(ctx context.Context) error {
 func (ap *podApplication) createInfra(ctx context.Context, what string) error {
 	id, err := ap.createStart(ctx, infraSpec(ap.opts.Instance, ap.opts.InfraImage, ap.opts.InfraCommand, *ap.pod))
 	if err != nil {
-		return inStep(stepCreate, fmt.Errorf("%s: %w", what, err))
+		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
 	ap.infraID = id
 	return nil
@@ -452,14 +452,14 @@ func (ap *podApplication) restartInfra(ctx context.Context) error {
 		return nil
 	}
 	if !hruntime.IsStaleTask(startErr) {
-		return inStep(stepStart, fmt.Errorf("infra container: %w", startErr))
+		return inStep(errStepStart, fmt.Errorf("infra container: %w", startErr))
 	}
 	ap.log.Warn("infra container does not start; creating it anew", "pod", ap.m.ID, "error", startErr)
 	if err := ap.takeDownForNewInfra(ctx); err != nil {
 		return err
 	}
 	if err := ap.rt.Remove(ctx, ap.infraID); err != nil && !hruntime.IsNotFound(err) {
-		return inStep(stepStart, fmt.Errorf("infra container: %w (and remove it: %w)", startErr, err))
+		return inStep(errStepStart, fmt.Errorf("infra container: %w (and remove it: %w)", startErr, err))
 	}
 	if err := ap.createInfra(ctx, fmt.Sprintf("infra container (did not start: %v; created anew)", startErr)); err != nil {
 		return err
@@ -484,7 +484,7 @@ func (ap *podApplication) takeDownForNewInfra(ctx context.Context) error {
 			continue
 		}
 		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
-			return inStep(stepRemove, fmt.Errorf("container %s: %w", c.Name, err))
+			return inStep(errStepRemove, fmt.Errorf("container %s: %w", c.Name, err))
 		}
 		ap.log.Info("removed container to create it anew with its pod's infra container", "pod", ap.m.ID, "container", c.Name)
 		ap.apps[c.Name] = Change{Container: c.Name, Action: ActionRecreate, Current: ch.Current,
@@ -520,10 +520,10 @@ func (ap *podApplication) startApps(ctx context.Context) error {
 func (ap *podApplication) createApp(ctx context.Context, i int, what string) error {
 	spec := appSpec(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
 	if err := resolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
-		return inStep(stepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
+		return inStep(errStepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
 	if _, err := ap.createStart(ctx, spec); err != nil {
-		return inStep(stepCreate, fmt.Errorf("%s: %w", what, err))
+		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
 	return nil
 }
@@ -535,7 +535,7 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 	name := ap.m.Containers[i].Name
 	if ch.Current.Running() {
 		if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil {
-			return ch, inStep(stepStart, fmt.Errorf("container %s: %w", name, err))
+			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
 		}
 	}
 	startErr := ap.rt.Start(ctx, ch.Current.ID)
@@ -543,11 +543,11 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 		return ch, nil
 	}
 	if !hruntime.IsStaleTask(startErr) {
-		return ch, inStep(stepStart, fmt.Errorf("container %s: %w", name, startErr))
+		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, startErr))
 	}
 	ap.log.Warn("container does not start; creating it anew", "pod", ap.m.ID, "container", name, "error", startErr)
 	if err := ap.rt.Remove(ctx, ch.Current.ID); err != nil && !hruntime.IsNotFound(err) {
-		return ch, inStep(stepStart, fmt.Errorf("container %s: %w (and remove it: %w)", name, startErr, err))
+		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w (and remove it: %w)", name, startErr, err))
 	}
 	if err := ap.createApp(ctx, i, fmt.Sprintf("container %s (did not start: %v; created anew)", name, startErr)); err != nil {
 		return ch, err

@@ -89,13 +89,16 @@ func (f *faultyEngine) EnsureVolume(ctx context.Context, name string, labels map
 	return f.Fake.EnsureVolume(ctx, name, labels)
 }
 
-// Engine errors as the runtime classifies them.
+// Engine errors as the runtime classifies them, with the texts the engine
+// and its client really give (capitalised as they are).
 var (
+	//lint:ignore ST1005 the Docker client's own message
 	errEngineDown  = fmt.Errorf("Cannot connect to the Docker daemon at unix:///var/run/docker.sock: %w", hruntime.ErrUnavailable)
 	errRegistry    = fmt.Errorf("pull image example.org/app:2: %w: manifest unknown", hruntime.ErrImagePull)
 	errNeverPulled = fmt.Errorf("image example.org/app:2 not present and imagePullPolicy is Never: %w: %w", hruntime.ErrImageNeverPull, hruntime.ErrNotFound)
 	errPullCut     = fmt.Errorf("pull image example.org/app:2: %w: %w", hruntime.ErrImagePull, errEngineDown)
-	errRefused     = errors.New("Error response from daemon: invalid mount config")
+	//lint:ignore ST1005 the engine's own message
+	errRefused = errors.New("Error response from daemon: invalid mount config")
 )
 
 func TestFailureReasonTable(t *testing.T) {
