@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -63,30 +64,62 @@ func epoch() time.Time { return time.Unix(0, 0).UTC() }
 // the image's ENTRYPOINT and ENV (PATH defaults to DefaultPath). The image is
 // for linux on the architecture this program was built for.
 func Write(w io.Writer, ref string, files []File, entrypoint []string, env []string) error {
-	named, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return fmt.Errorf("write image %q: parse reference: %w", ref, err)
+	if err := write(w, ref, files, entrypoint, env); err != nil {
+		return fmt.Errorf("write image %q: %w", ref, err)
 	}
-	if _, ok := named.(reference.Digested); ok {
-		return fmt.Errorf("write image %q: a digest reference cannot be used as a tag", ref)
-	}
-	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
-	if !ok {
-		return fmt.Errorf("write image %q: reference has no tag", ref)
-	}
+	return nil
+}
 
+// write is Write, its errors without the reference.
+func write(w io.Writer, ref string, files []File, entrypoint []string, env []string) error {
+	tagged, err := tagOf(ref)
+	if err != nil {
+		return err
+	}
 	l, err := newLayer(files)
 	if err != nil {
-		return fmt.Errorf("write image %q: %w", ref, err)
+		return err
 	}
 	// The layer is written twice: first to learn its digest and size (both
 	// go into headers that precede it), then into the archive.
 	h, n := sha256.New(), &countingWriter{}
 	if err := l.write(io.MultiWriter(h, n)); err != nil {
-		return fmt.Errorf("write image %q: %w", ref, err)
+		return err
 	}
 	layerHex := hex.EncodeToString(h.Sum(nil))
+	meta, err := metadata(tagged, layerHex, entrypoint, env)
+	if err != nil {
+		return err
+	}
+	return writeArchive(w, l, layerHex, n.n, meta)
+}
 
+// tagOf parses ref, a Docker reference with a tag (none means :latest) and
+// no digest.
+func tagOf(ref string) (reference.NamedTagged, error) {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return nil, fmt.Errorf("parse reference: %w", err)
+	}
+	if _, ok := named.(reference.Digested); ok {
+		return nil, errors.New("a digest reference cannot be used as a tag")
+	}
+	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
+	if !ok {
+		return nil, errors.New("reference has no tag")
+	}
+	return tagged, nil
+}
+
+// archiveFile is one file of the archive besides the layer.
+type archiveFile struct {
+	name string
+	data []byte
+}
+
+// metadata are the archive's files that describe the image: its config
+// (named by its digest), manifest.json and repositories.
+func metadata(tagged reference.NamedTagged, layerHex string, entrypoint, env []string) ([]archiveFile, error) {
 	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "PATH=") }) {
 		env = append([]string{DefaultPath}, env...)
 	}
@@ -107,7 +140,7 @@ func Write(w io.Writer, ref string, files []File, entrypoint []string, env []str
 	}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
-		return fmt.Errorf("write image %q: encode config: %w", ref, err)
+		return nil, fmt.Errorf("encode config: %w", err)
 	}
 	cfgSum := sha256.Sum256(cfgJSON)
 	cfgName := hex.EncodeToString(cfgSum[:]) + ".json"
@@ -118,46 +151,44 @@ func Write(w io.Writer, ref string, files []File, entrypoint []string, env []str
 		Layers:   []string{layerHex + "/layer.tar"},
 	}})
 	if err != nil {
-		return fmt.Errorf("write image %q: encode manifest: %w", ref, err)
+		return nil, fmt.Errorf("encode manifest: %w", err)
 	}
 	repositories, err := json.Marshal(map[string]map[string]string{
 		reference.FamiliarName(tagged): {tagged.Tag(): layerHex},
 	})
 	if err != nil {
-		return fmt.Errorf("write image %q: encode repositories: %w", ref, err)
+		return nil, fmt.Errorf("encode repositories: %w", err)
 	}
+	return []archiveFile{{cfgName, cfgJSON}, {"manifest.json", manifest}, {"repositories", repositories}}, nil
+}
 
+// writeArchive writes the docker-archive tar: the layer (size bytes, of
+// digest layerHex) in its directory, then meta.
+func writeArchive(w io.Writer, l *layer, layerHex string, size int64, meta []archiveFile) error {
 	tw := tar.NewWriter(w)
 	if err := tw.WriteHeader(dirHeader(layerHex+"/", 0o755)); err != nil {
-		return fmt.Errorf("write image %q: %w", ref, err)
+		return err
 	}
-	if err := tw.WriteHeader(fileHeader(layerHex+"/layer.tar", 0o644, n.n)); err != nil {
-		return fmt.Errorf("write image %q: layer: %w", ref, err)
+	if err := tw.WriteHeader(fileHeader(layerHex+"/layer.tar", 0o644, size)); err != nil {
+		return fmt.Errorf("layer: %w", err)
 	}
 	// A file that changed between the passes makes the layer differ from
 	// its digest; tar.Writer refuses a size mismatch, and the digest is
 	// checked again here.
-	h2 := sha256.New()
-	if err := l.write(io.MultiWriter(tw, h2)); err != nil {
-		return fmt.Errorf("write image %q: %w", ref, err)
+	h := sha256.New()
+	if err := l.write(io.MultiWriter(tw, h)); err != nil {
+		return err
 	}
-	if hex.EncodeToString(h2.Sum(nil)) != layerHex {
-		return fmt.Errorf("write image %q: a file of the layer changed while the image was written", ref)
+	if hex.EncodeToString(h.Sum(nil)) != layerHex {
+		return errors.New("a file of the layer changed while the image was written")
 	}
-	for _, e := range []struct {
-		name string
-		data []byte
-	}{
-		{cfgName, cfgJSON},
-		{"manifest.json", manifest},
-		{"repositories", repositories},
-	} {
-		if err := writeFile(tw, e.name, 0o644, e.data); err != nil {
-			return fmt.Errorf("write image %q: %w", ref, err)
+	for _, f := range meta {
+		if err := writeFile(tw, f.name, 0o644, f.data); err != nil {
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return fmt.Errorf("write image %q: finish archive: %w", ref, err)
+		return fmt.Errorf("finish archive: %w", err)
 	}
 	return nil
 }
