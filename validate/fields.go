@@ -127,61 +127,86 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 	if ct.WorkingDir != "" && !path.IsAbs(ct.WorkingDir) {
 		c.add(f+".workingDir", "%q is not an absolute path", ct.WorkingDir)
 	}
-	envs := map[string]bool{}
-	for j, e := range ct.Env {
+	c.env(f, ct.Env)
+	ownPorts := map[string]bool{} // the container's port names, for its probe
+	for j, p := range ct.Ports {
+		c.port(fmt.Sprintf("%s.ports[%d]", f, j), p, ownPorts, portNames, containerPorts)
+	}
+	c.volumeMounts(f, ct.VolumeMounts, volumes)
+	c.nonNegative(f+".memory", ct.Memory)
+	if ct.Memory > 0 && ct.Memory < MinMemory {
+		c.add(f+".memory", "%d bytes is below Docker's minimum of %d (6 MiB)", ct.Memory, MinMemory)
+	}
+	c.nonNegative(f+".cpu", ct.CPU)
+	if ct.LivenessProbe != nil {
+		c.probe(f+".livenessProbe", ct.LivenessProbe, ownPorts)
+	}
+}
+
+// env checks the names of container f's environment variables.
+func (c *checker) env(f string, env []manifest.EnvVar) {
+	seen := map[string]bool{}
+	for j, e := range env {
 		ef := fmt.Sprintf("%s.env[%d].name", f, j)
 		switch {
 		case e.Name == "":
 			c.add(ef, "required")
 		case !envNameRE.MatchString(e.Name):
 			c.add(ef, "%q is not a valid environment variable name (letters, digits and _, not starting with a digit)", e.Name)
-		case envs[e.Name]:
+		case seen[e.Name]:
 			c.add(ef, "duplicate environment variable %q", e.Name)
 		}
-		envs[e.Name] = true
+		seen[e.Name] = true
 	}
-	ownPorts := map[string]bool{} // the container's port names, for its probe
-	for j, p := range ct.Ports {
-		pf := fmt.Sprintf("%s.ports[%d]", f, j)
-		if p.Name != "" {
-			if msg := serviceName(p.Name); msg != "" {
-				c.add(pf+".name", "%q %s", p.Name, msg)
-			} else if prev, dup := portNames[p.Name]; dup {
-				c.add(pf+".name", "duplicate port name %q (also %s)", p.Name, prev)
-			} else {
-				portNames[p.Name] = pf
-			}
-			ownPorts[p.Name] = true
+}
+
+// port checks port pf of a container. Its name goes into ownPorts (the
+// container's) and portNames (the pod's, with where each was declared);
+// its number and protocol into containerPorts (the pod's, which share one
+// network namespace).
+func (c *checker) port(pf string, p manifest.Port, ownPorts map[string]bool, portNames, containerPorts map[string]string) {
+	if p.Name != "" {
+		if msg := serviceName(p.Name); msg != "" {
+			c.add(pf+".name", "%q %s", p.Name, msg)
+		} else if prev, dup := portNames[p.Name]; dup {
+			c.add(pf+".name", "duplicate port name %q (also %s)", p.Name, prev)
+		} else {
+			portNames[p.Name] = pf
 		}
-		if p.ContainerPort < 1 || p.ContainerPort > 65535 {
-			c.add(pf+".containerPort", "%d is not in 1..65535", p.ContainerPort)
-		}
-		if p.HostPort < 0 || p.HostPort > 65535 {
-			c.add(pf+".hostPort", "%d is not in 1..65535 (or 0 for none)", p.HostPort)
-		}
-		proto := strings.ToUpper(p.Protocol)
-		if proto == "" {
-			proto = "TCP"
-		}
-		if !contains(protocolEnum, proto) {
-			c.add(pf+".protocol", "%q is not one of TCP, UDP", p.Protocol)
-		}
-		if p.HostIP != "" {
-			if _, err := netip.ParseAddr(p.HostIP); err != nil {
-				c.add(pf+".hostIP", "%q is not an IP address", p.HostIP)
-			}
-		}
-		if p.ContainerPort >= 1 && p.ContainerPort <= 65535 {
-			key := fmt.Sprintf("%d/%s", p.ContainerPort, proto)
-			if prev, dup := containerPorts[key]; dup {
-				c.add(pf+".containerPort", "%s is already declared by %s (containers of a pod share one network namespace)", key, prev)
-			} else {
-				containerPorts[key] = pf
-			}
+		ownPorts[p.Name] = true
+	}
+	if p.ContainerPort < 1 || p.ContainerPort > 65535 {
+		c.add(pf+".containerPort", "%d is not in 1..65535", p.ContainerPort)
+	}
+	if p.HostPort < 0 || p.HostPort > 65535 {
+		c.add(pf+".hostPort", "%d is not in 1..65535 (or 0 for none)", p.HostPort)
+	}
+	proto := strings.ToUpper(p.Protocol)
+	if proto == "" {
+		proto = "TCP"
+	}
+	if !contains(protocolEnum, proto) {
+		c.add(pf+".protocol", "%q is not one of TCP, UDP", p.Protocol)
+	}
+	if p.HostIP != "" {
+		if _, err := netip.ParseAddr(p.HostIP); err != nil {
+			c.add(pf+".hostIP", "%q is not an IP address", p.HostIP)
 		}
 	}
+	if p.ContainerPort >= 1 && p.ContainerPort <= 65535 {
+		key := fmt.Sprintf("%d/%s", p.ContainerPort, proto)
+		if prev, dup := containerPorts[key]; dup {
+			c.add(pf+".containerPort", "%s is already declared by %s (containers of a pod share one network namespace)", key, prev)
+		} else {
+			containerPorts[key] = pf
+		}
+	}
+}
+
+// volumeMounts checks container f's mounts against the pod's volumes.
+func (c *checker) volumeMounts(f string, vms []manifest.VolumeMount, volumes map[string]bool) {
 	mounts := map[string]bool{}
-	for j, vm := range ct.VolumeMounts {
+	for j, vm := range vms {
 		mf := fmt.Sprintf("%s.volumeMounts[%d]", f, j)
 		if vm.Name == "" {
 			c.add(mf+".name", "required")
@@ -197,14 +222,6 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 			c.add(mf+".mountPath", "%q is mounted twice", vm.MountPath)
 		}
 		mounts[path.Clean(vm.MountPath)] = true
-	}
-	c.nonNegative(f+".memory", ct.Memory)
-	if ct.Memory > 0 && ct.Memory < MinMemory {
-		c.add(f+".memory", "%d bytes is below Docker's minimum of %d (6 MiB)", ct.Memory, MinMemory)
-	}
-	c.nonNegative(f+".cpu", ct.CPU)
-	if ct.LivenessProbe != nil {
-		c.probe(f+".livenessProbe", ct.LivenessProbe, ownPorts)
 	}
 }
 
