@@ -24,28 +24,7 @@ import (
 	"github.com/docker/go-connections/nat"
 )
 
-// Runtime is what the reconciler needs from a container engine. Docker
-// implements it.
-type Runtime interface {
-	Instance() string
-	List(ctx context.Context) ([]Container, error)
-	Inspect(ctx context.Context, id string) (Details, error)
-	EnsureImage(ctx context.Context, image, pullPolicy string) error
-	Create(ctx context.Context, spec ContainerSpec) (string, error)
-	Start(ctx context.Context, id string) error
-	Stop(ctx context.Context, id string, timeout time.Duration) error
-	Restart(ctx context.Context, id string, timeout time.Duration) error
-	Remove(ctx context.Context, id string) error
-	EnsureVolume(ctx context.Context, name string, labels map[string]string) error
-	RemoveVolume(ctx context.Context, name string) error
-	ListVolumes(ctx context.Context) ([]string, error)
-	Exec(ctx context.Context, id string, cmd []string) (int, error)
-	Events(ctx context.Context) <-chan Event
-}
-
-var _ Runtime = (*Docker)(nil)
-
-// Docker is the Runtime on the Docker Engine API. It only ever lists
+// Docker is the container engine on the Docker Engine API. It only ever lists
 // containers and volumes carrying io.hostlet.managed=true and its own
 // io.hostlet.instance label. It is safe for concurrent use.
 type Docker struct {
@@ -277,18 +256,10 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		secs := int(math.Ceil(spec.StopTimeout.Seconds()))
 		cfg.StopTimeout = &secs
 	}
-
-	restart := container.RestartPolicy{Name: container.RestartPolicyDisabled}
-	switch spec.RestartPolicy {
-	case "", RestartNo:
-	case RestartAlways:
-		restart.Name = container.RestartPolicyAlways
-	case RestartOnFailure:
-		restart.Name = container.RestartPolicyOnFailure // MaximumRetryCount 0: no limit
-	default:
-		return nil, nil, fmt.Errorf("unknown restart policy %q", spec.RestartPolicy)
+	restart, err := restartPolicy(spec.RestartPolicy)
+	if err != nil {
+		return nil, nil, err
 	}
-
 	hostCfg := &container.HostConfig{
 		NetworkMode:   container.NetworkMode(spec.NetworkMode),
 		RestartPolicy: restart,
@@ -302,27 +273,57 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		// would allow as much swap again).
 		hostCfg.MemorySwap = spec.Memory
 	}
-
 	if !hostCfg.NetworkMode.IsContainer() && len(spec.Ports) > 0 {
-		cfg.ExposedPorts = nat.PortSet{}
-		hostCfg.PortBindings = nat.PortMap{}
-		for _, p := range spec.Ports {
-			proto := strings.ToLower(cmp.Or(p.Protocol, "tcp"))
-			port, err := nat.NewPort(proto, strconv.Itoa(p.ContainerPort))
-			if err != nil {
-				return nil, nil, fmt.Errorf("port %d/%s: %w", p.ContainerPort, proto, err)
-			}
-			cfg.ExposedPorts[port] = struct{}{}
-			if p.HostPort != 0 {
-				hostCfg.PortBindings[port] = append(hostCfg.PortBindings[port], nat.PortBinding{
-					HostIP:   p.HostIP,
-					HostPort: strconv.Itoa(p.HostPort),
-				})
-			}
+		if cfg.ExposedPorts, hostCfg.PortBindings, err = portBindings(spec.Ports); err != nil {
+			return nil, nil, err
 		}
 	}
+	if hostCfg.Mounts, err = mounts(spec.Mounts); err != nil {
+		return nil, nil, err
+	}
+	return cfg, hostCfg, nil
+}
 
-	for _, m := range spec.Mounts {
+// restartPolicy is Docker's restart policy for a spec's.
+func restartPolicy(policy string) (container.RestartPolicy, error) {
+	restart := container.RestartPolicy{Name: container.RestartPolicyDisabled}
+	switch policy {
+	case "", RestartNo:
+	case RestartAlways:
+		restart.Name = container.RestartPolicyAlways
+	case RestartOnFailure:
+		restart.Name = container.RestartPolicyOnFailure // MaximumRetryCount 0: no limit
+	default:
+		return restart, fmt.Errorf("unknown restart policy %q", policy)
+	}
+	return restart, nil
+}
+
+// portBindings are the ports a container exposes and the host ports bound
+// to them.
+func portBindings(ports []Port) (nat.PortSet, nat.PortMap, error) {
+	exposed, bindings := nat.PortSet{}, nat.PortMap{}
+	for _, p := range ports {
+		proto := strings.ToLower(cmp.Or(p.Protocol, "tcp"))
+		port, err := nat.NewPort(proto, strconv.Itoa(p.ContainerPort))
+		if err != nil {
+			return nil, nil, fmt.Errorf("port %d/%s: %w", p.ContainerPort, proto, err)
+		}
+		exposed[port] = struct{}{}
+		if p.HostPort != 0 {
+			bindings[port] = append(bindings[port], nat.PortBinding{
+				HostIP:   p.HostIP,
+				HostPort: strconv.Itoa(p.HostPort),
+			})
+		}
+	}
+	return exposed, bindings, nil
+}
+
+// mounts are Docker's mounts for a spec's (nil for none).
+func mounts(ms []Mount) ([]mount.Mount, error) {
+	var out []mount.Mount
+	for _, m := range ms {
 		var typ mount.Type
 		switch m.Type {
 		case MountVolume:
@@ -330,16 +331,16 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		case MountBind:
 			typ = mount.TypeBind
 		default:
-			return nil, nil, fmt.Errorf("mount at %s: unknown type %q", m.Target, m.Type)
+			return nil, fmt.Errorf("mount at %s: unknown type %q", m.Target, m.Type)
 		}
-		hostCfg.Mounts = append(hostCfg.Mounts, mount.Mount{
+		out = append(out, mount.Mount{
 			Type:     typ,
 			Source:   m.Source,
 			Target:   m.Target,
 			ReadOnly: m.ReadOnly,
 		})
 	}
-	return cfg, hostCfg, nil
+	return out, nil
 }
 
 // Start starts a created or stopped container.
