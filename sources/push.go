@@ -84,6 +84,10 @@ type PushResponse struct {
 }
 
 // Handler serves POST /manifests. authorized checks the bearer token.
+//
+// A push is read, decoded and checked on its own (every error of it is
+// answered at once), then handed to the agent's update loop, and answered
+// with what the merge made of it once it is saved.
 func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !authorized(r) {
@@ -91,82 +95,117 @@ func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
 			writePush(w, http.StatusUnauthorized, PushResponse{Error: "missing or wrong bearer token"})
 			return
 		}
-		if r.ContentLength > MaxPushSize {
-			writePush(w, http.StatusRequestEntityTooLarge, PushResponse{Error: fmt.Sprintf("body of %d bytes is over the limit of %d", r.ContentLength, MaxPushSize)})
+		body, ok := readPush(w, r)
+		if !ok {
 			return
 		}
-		body, err := manifest.ReadLimited(http.MaxBytesReader(w, r.Body, MaxPushSize+1), MaxPushSize)
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.Is(err, manifest.ErrTooLarge) || errors.As(err, &mbe) {
-				writePush(w, http.StatusRequestEntityTooLarge, PushResponse{Error: fmt.Sprintf("body over the limit of %d bytes", MaxPushSize)})
-				return
-			}
-			writePush(w, http.StatusBadRequest, PushResponse{Error: "read body: " + err.Error()})
-			return
-		}
-		var (
-			ms   []manifest.Sourced
-			errs []*manifest.Error
-		)
-		// "[]" is an explicit empty set: it removes every pushed pod (when
-		// sync.allowEmpty permits).
-		if string(bytes.TrimSpace(body)) != "[]" {
-			var derr error
-			ms, derr = manifest.Decode(body, manifest.Origin{Source: p.cfg.Name})
-			errs = validate.Flatten(derr)
-		}
-		checked := validate.Set([]manifest.Snapshot{{Name: p.cfg.Name, Manifests: ms}}, p.opts)
-		for _, rj := range checked.Rejected {
-			errs = append(errs, rj.Errors...)
-		}
+		ms, errs := p.check(body)
 		if len(errs) > 0 {
 			writePush(w, http.StatusBadRequest, PushResponse{Errors: errs})
 			return
 		}
 		sum := sha256.Sum256(body)
 		rev := "sha256:" + hex.EncodeToString(sum[:])[:16]
-		reply := make(chan Applied, 1)
-		select {
-		case p.updates <- Update{Source: p.cfg.Name, Revision: rev, Files: 1, Manifests: ms, Reply: reply}:
-		case <-r.Context().Done():
-			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
-			return
-		case <-p.stopped:
-			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
+		res, ok := p.deliver(w, r, Update{Source: p.cfg.Name, Revision: rev, Files: 1, Manifests: ms})
+		if !ok {
 			return
 		}
-		var res Applied
-		select {
-		case res = <-reply:
-		case <-r.Context().Done():
-			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
-			return
-		case <-p.stopped:
-			select {
-			case res = <-reply:
-			default:
-				writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping; the push may not be applied"})
-				return
-			}
-		}
-		switch {
-		case errors.Is(res.Err, ErrNotSaved) && IsNoSpace(res.Err):
-			p.log.Warn("push refused: stateDir is full", "revision", rev, "error", res.Err)
-			writePush(w, http.StatusInsufficientStorage, PushResponse{Revision: rev, Error: "not applied: " + res.Err.Error()})
-			return
-		case errors.Is(res.Err, ErrNotSaved):
-			p.log.Warn("push refused: cannot save it", "revision", rev, "error", res.Err)
-			writePush(w, http.StatusInternalServerError, PushResponse{Revision: rev, Error: "not applied: " + res.Err.Error()})
-			return
-		case res.Err != nil:
-			writePush(w, http.StatusConflict, PushResponse{Revision: rev, Error: "not applied: " + ErrorText(res.Err)})
-			return
-		}
-		resp := PushResponse{Revision: rev, Accepted: res.Accepted, Rejected: res.Rejected}
-		p.log.Info("manifests pushed", "revision", rev, "manifests", len(ms), "accepted", len(res.Accepted), "rejected", len(res.Rejected))
-		writePush(w, http.StatusOK, resp)
+		p.answer(w, rev, len(ms), res)
 	})
+}
+
+// readPush reads a push's body, at most MaxPushSize bytes; when it cannot,
+// it answers the request and returns false.
+func readPush(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength > MaxPushSize {
+		writePush(w, http.StatusRequestEntityTooLarge, PushResponse{Error: fmt.Sprintf("body of %d bytes is over the limit of %d", r.ContentLength, MaxPushSize)})
+		return nil, false
+	}
+	body, err := manifest.ReadLimited(http.MaxBytesReader(w, r.Body, MaxPushSize+1), MaxPushSize)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.Is(err, manifest.ErrTooLarge) || errors.As(err, &mbe) {
+			writePush(w, http.StatusRequestEntityTooLarge, PushResponse{Error: fmt.Sprintf("body over the limit of %d bytes", MaxPushSize)})
+			return nil, false
+		}
+		writePush(w, http.StatusBadRequest, PushResponse{Error: "read body: " + err.Error()})
+		return nil, false
+	}
+	return body, true
+}
+
+// check decodes a push's body and validates it as a set of its own: the
+// manifests, and every error found in them.
+func (p *Push) check(body []byte) ([]manifest.Sourced, []*manifest.Error) {
+	var (
+		ms   []manifest.Sourced
+		errs []*manifest.Error
+	)
+	// "[]" is an explicit empty set: it removes every pushed pod (when
+	// sync.allowEmpty permits).
+	if string(bytes.TrimSpace(body)) != "[]" {
+		var derr error
+		ms, derr = manifest.Decode(body, manifest.Origin{Source: p.cfg.Name})
+		errs = validate.Flatten(derr)
+	}
+	checked := validate.Set([]manifest.Snapshot{{Name: p.cfg.Name, Manifests: ms}}, p.opts)
+	for _, rj := range checked.Rejected {
+		errs = append(errs, rj.Errors...)
+	}
+	return ms, errs
+}
+
+// deliver hands u to the update loop and waits for what applying it did;
+// when hostlet stops (or the client goes) first, it answers the request
+// and returns false.
+func (p *Push) deliver(w http.ResponseWriter, r *http.Request, u Update) (Applied, bool) {
+	reply := make(chan Applied, 1)
+	u.Reply = reply
+	select {
+	case p.updates <- u:
+	case <-r.Context().Done():
+		writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
+		return Applied{}, false
+	case <-p.stopped:
+		writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
+		return Applied{}, false
+	}
+	select {
+	case res := <-reply:
+		return res, true
+	case <-r.Context().Done():
+		writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping"})
+		return Applied{}, false
+	case <-p.stopped:
+		select {
+		case res := <-reply:
+			return res, true
+		default:
+			writePush(w, http.StatusServiceUnavailable, PushResponse{Error: "hostlet is stopping; the push may not be applied"})
+			return Applied{}, false
+		}
+	}
+}
+
+// answer answers a push of revision rev (n manifests) with what applying
+// it did.
+func (p *Push) answer(w http.ResponseWriter, rev string, n int, res Applied) {
+	switch {
+	case errors.Is(res.Err, ErrNotSaved) && IsNoSpace(res.Err):
+		p.log.Warn("push refused: stateDir is full", "revision", rev, "error", res.Err)
+		writePush(w, http.StatusInsufficientStorage, PushResponse{Revision: rev, Error: "not applied: " + res.Err.Error()})
+		return
+	case errors.Is(res.Err, ErrNotSaved):
+		p.log.Warn("push refused: cannot save it", "revision", rev, "error", res.Err)
+		writePush(w, http.StatusInternalServerError, PushResponse{Revision: rev, Error: "not applied: " + res.Err.Error()})
+		return
+	case res.Err != nil:
+		writePush(w, http.StatusConflict, PushResponse{Revision: rev, Error: "not applied: " + ErrorText(res.Err)})
+		return
+	}
+	resp := PushResponse{Revision: rev, Accepted: res.Accepted, Rejected: res.Rejected}
+	p.log.Info("manifests pushed", "revision", rev, "manifests", n, "accepted", len(res.Accepted), "rejected", len(res.Rejected))
+	writePush(w, http.StatusOK, resp)
 }
 
 func writePush(w http.ResponseWriter, code int, v PushResponse) {
