@@ -64,49 +64,18 @@ func (f *File) Read(ctx context.Context) (manifest.Snapshot, error) {
 
 // Run implements Source.
 func (f *File) Run(ctx context.Context, out chan<- Update) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		f.log.Warn("fsnotify unavailable; polling only", "error", err)
-		w = nil
-	} else {
-		defer w.Close()
-	}
-	var events <-chan fsnotify.Event
-	var errs <-chan error
+	w, events, errs := f.watcher()
 	if w != nil {
-		events, errs = w.Events, w.Errors
+		defer w.Close()
 	}
 	tick := time.NewTicker(f.cfg.Interval)
 	defer tick.Stop()
 	var (
 		debounceT *time.Timer
 		fire      <-chan time.Time
-		lastRev   string
-		first     = true
+		r         = fileReader{f: f, w: w, out: out, first: true}
 	)
-	read := func() bool {
-		if w != nil {
-			f.watch(w)
-		}
-		start := time.Now()
-		res, err := ReadTree(f.base, f.paths, f.cfg.Name)
-		took := time.Since(start)
-		u := Update{Source: f.cfg.Name, Revision: res.Revision, Files: res.Files, Manifests: res.Manifests, Took: took}
-		if err != nil {
-			// Every failed read is sent (hostlet_source_errors_total
-			// counts failures); the merge takes a repeated error as one.
-			u = Update{Source: f.cfg.Name, Err: err, Took: took}
-			lastRev = ""
-		} else {
-			if res.Revision == lastRev && !first {
-				return true
-			}
-			lastRev = res.Revision
-		}
-		first = false
-		return send(ctx, out, u)
-	}
-	if !read() {
+	if !r.read(ctx) {
 		return
 	}
 	for {
@@ -117,7 +86,7 @@ func (f *File) Run(ctx context.Context, out chan<- Update) {
 			}
 			return
 		case <-tick.C:
-			if !read() {
+			if !r.read(ctx) {
 				return
 			}
 		case e := <-events:
@@ -130,13 +99,62 @@ func (f *File) Run(ctx context.Context, out chan<- Update) {
 			fire = debounceT.C
 		case <-fire:
 			fire = nil
-			if !read() {
+			if !r.read(ctx) {
 				return
 			}
 		case err := <-errs:
 			f.log.Warn("fsnotify error", "error", err)
 		}
 	}
+}
+
+// watcher is the source's fsnotify watcher and its channels; without
+// fsnotify, it is nil and so are the channels (the source polls only).
+func (f *File) watcher() (*fsnotify.Watcher, <-chan fsnotify.Event, <-chan error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		f.log.Warn("fsnotify unavailable; polling only", "error", err)
+		return nil, nil, nil
+	}
+	return w, w.Events, w.Errors
+}
+
+// fileReader is one Run's reads: what the last one sent.
+type fileReader struct {
+	f   *File
+	w   *fsnotify.Watcher // nil: polling only
+	out chan<- Update
+	// lastRev is the revision last sent ("" after an error); first is
+	// true until the first read is sent.
+	lastRev string
+	first   bool
+}
+
+// read watches the source's folders again, reads the tree and sends the
+// update unless it holds the revision sent last. It returns false when ctx
+// ended before the update was taken.
+func (r *fileReader) read(ctx context.Context) bool {
+	f := r.f
+	if r.w != nil {
+		f.watch(r.w)
+	}
+	start := time.Now()
+	res, err := ReadTree(f.base, f.paths, f.cfg.Name)
+	took := time.Since(start)
+	u := Update{Source: f.cfg.Name, Revision: res.Revision, Files: res.Files, Manifests: res.Manifests, Took: took}
+	if err != nil {
+		// Every failed read is sent (hostlet_source_errors_total
+		// counts failures); the merge takes a repeated error as one.
+		u = Update{Source: f.cfg.Name, Err: err, Took: took}
+		r.lastRev = ""
+	} else {
+		if res.Revision == r.lastRev && !r.first {
+			return true
+		}
+		r.lastRev = res.Revision
+	}
+	r.first = false
+	return send(ctx, r.out, u)
 }
 
 // watch adds every folder of the source (and the parent of a file path, so
