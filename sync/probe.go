@@ -12,7 +12,7 @@ import (
 	gosync "sync"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/ctxtime"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
@@ -34,7 +34,7 @@ type prober struct {
 	rt          Execer
 	log         *slog.Logger
 	onUnhealthy unhealthyFunc
-	now         func() time.Time
+	clock       clock.Clock
 
 	mu      gosync.Mutex
 	workers map[string]*probeWorker // by container ID
@@ -51,8 +51,8 @@ type probeWorker struct {
 	healthy bool
 }
 
-func newProber(rt Execer, log *slog.Logger, f unhealthyFunc, now func() time.Time) *prober {
-	return &prober{rt: rt, log: log, onUnhealthy: f, now: now, workers: map[string]*probeWorker{}}
+func newProber(rt Execer, log *slog.Logger, f unhealthyFunc, clk clock.Clock) *prober {
+	return &prober{rt: rt, log: log, onUnhealthy: f, clock: clock.Or(clk), workers: map[string]*probeWorker{}}
 }
 
 // healthy reports the container's probe state; a container without a
@@ -170,7 +170,7 @@ func (p *prober) stopAll() {
 func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 	defer close(w.done)
 	pr := t.probe
-	if !ctxtime.Sleep(ctx, time.Duration(pr.InitialDelaySeconds)*time.Second) {
+	if !clock.Sleep(ctx, p.clock, time.Duration(pr.InitialDelaySeconds)*time.Second) {
 		return
 	}
 	period := time.Duration(pr.PeriodSeconds) * time.Second
@@ -194,11 +194,11 @@ func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 			p.onUnhealthy(ctx, t.pod, t.slot, t.id, err.Error(), t.grace)
 			failures = 0
 			// Give the restarted container its initial delay again.
-			if !ctxtime.Sleep(ctx, time.Duration(pr.InitialDelaySeconds)*time.Second) {
+			if !clock.Sleep(ctx, p.clock, time.Duration(pr.InitialDelaySeconds)*time.Second) {
 				return
 			}
 		}
-		if !ctxtime.Sleep(ctx, period) {
+		if !clock.Sleep(ctx, p.clock, period) {
 			return
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -85,7 +86,7 @@ func TestHTTPProbeStaysInThePod(t *testing.T) {
 		{name: "a name is refused", target: httpTarget(podIP, "localhost", podPort, "/healthz"),
 			wantErr: `probe host "localhost" is not the pod's address ` + podIP},
 	}
-	p := newProber(nil, slog.New(slog.DiscardHandler), nil, time.Now)
+	p := newProber(nil, slog.New(slog.DiscardHandler), nil, clock.Real{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod0, other0 := podHits.Load(), otherHits.Load()
@@ -114,7 +115,7 @@ func TestHTTPProbeRedirectLoop(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	ip, port := splitHostPort(t, srv)
-	p := newProber(nil, slog.New(slog.DiscardHandler), nil, time.Now)
+	p := newProber(nil, slog.New(slog.DiscardHandler), nil, clock.Real{})
 	err := p.check(context.Background(), httpTarget(ip, "", port, "/"), 5*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
 		t.Errorf("check: %v, want stopped after 10 redirects", err)

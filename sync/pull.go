@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -28,6 +29,7 @@ type puller struct {
 	log     *slog.Logger
 	// finished is told when a pull ends (the Syncer's Trigger).
 	finished func()
+	clock    clock.Clock
 
 	mu    gosync.Mutex
 	pulls map[string]*pull // by image reference
@@ -47,12 +49,12 @@ type pull struct {
 	offered bool
 }
 
-func newPuller(rt ImageEnsurer, timeout time.Duration, concurrency int, log *slog.Logger, finished func()) *puller {
+func newPuller(rt ImageEnsurer, timeout time.Duration, concurrency int, log *slog.Logger, finished func(), clk clock.Clock) *puller {
 	if timeout <= 0 {
 		timeout = DefaultPullTimeout
 	}
 	return &puller{
-		rt: rt, timeout: timeout, sem: make(chan struct{}, max(concurrency, 1)), log: log, finished: finished,
+		rt: rt, timeout: timeout, sem: make(chan struct{}, max(concurrency, 1)), log: log, finished: finished, clock: clock.Or(clk),
 		pulls: map[string]*pull{}, changed: make(chan struct{}),
 	}
 }
@@ -124,7 +126,7 @@ func (p *puller) run(ctx context.Context, ref, policy string) error {
 	case <-ctx.Done():
 		return fmt.Errorf("pull image %s: %w", ref, ctx.Err())
 	}
-	start := time.Now()
+	start := p.clock.Now()
 	tctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	err := p.rt.EnsureImage(tctx, ref, policy)
@@ -132,7 +134,7 @@ func (p *puller) run(ctx context.Context, ref, policy string) error {
 		return fmt.Errorf("pull image %s: %w after %s (sync.pullTimeout): %w", ref, errPullTimeout, p.timeout, hruntime.ErrImagePull)
 	}
 	if err == nil {
-		p.log.Debug("pulled image", "image", ref, "duration", time.Since(start).Round(time.Millisecond))
+		p.log.Debug("pulled image", "image", ref, "duration", p.clock.Since(start).Round(time.Millisecond))
 	}
 	return err
 }

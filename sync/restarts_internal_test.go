@@ -56,7 +56,7 @@ func TestRestartsFileDamaged(t *testing.T) {
 			}
 			s.restarts.add("web", "app", 1)
 			s.saveRestarts()
-			rs, err := loadRestarts(dir)
+			rs, err := loadRestarts(dir, nil)
 			if err != nil || rs.damaged != nil || rs.count("web", "app") != 1 {
 				t.Errorf("after a save: %v, damaged %+v, count %d; want a good file counting 1", err, rs.damaged, rs.count("web", "app"))
 			}
@@ -72,7 +72,7 @@ func TestRestartsFileDamaged(t *testing.T) {
 // good, clears it.
 func TestRestartsSaveFails(t *testing.T) {
 	dir := t.TempDir()
-	rs, err := loadRestarts(dir)
+	rs, err := loadRestarts(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func writeRestartsFile(t *testing.T, path, data string) {
 // order; an older snapshot never overwrites a newer one on disk.
 func TestRestartsLaterSnapshotWins(t *testing.T) {
 	dir := t.TempDir()
-	rs, err := loadRestarts(dir)
+	rs, err := loadRestarts(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestRestartsLaterSnapshotWins(t *testing.T) {
 	if err := rs.write(older); err != nil {
 		t.Fatal(err)
 	}
-	again, err := loadRestarts(dir)
+	again, err := loadRestarts(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

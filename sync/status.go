@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/validate"
@@ -113,9 +114,11 @@ func (s *Syncer) setStarted(pod, slot string, t time.Time) {
 	}
 }
 
-func (ps *podState) crash(slot string, t time.Time) {
+// crash records a crash of slot at t, or at now when the event carried no
+// time.
+func (ps *podState) crash(slot string, t, now time.Time) {
 	if t.IsZero() {
-		t = time.Now()
+		t = now
 	}
 	ps.crashes[slot] = append(ps.crashes[slot], t)
 	if n := len(ps.crashes[slot]); n > 10 {
@@ -167,7 +170,7 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 	for _, c := range actual {
 		byPod[c.Pod()] = append(byPod[c.Pod()], c)
 	}
-	now := s.now()
+	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keep := map[string]bool{}
@@ -311,6 +314,8 @@ type restartStore struct {
 	writeMu gosync.Mutex
 	written uint64
 	retry   atomic.Bool
+	// clock dates the file's problems.
+	clock clock.Clock
 }
 
 // RestartsFile is the file under stateDir holding the restart counts.
@@ -333,8 +338,8 @@ func slotKey(pod, slot string) string { return pod + "/" + slot }
 // (atomicfile.Damaged), the counts start from zero (the engine's own
 // counts are added from the next list on), and the problem is kept for
 // TrackStateFiles.
-func loadRestarts(stateDir string) (*restartStore, error) {
-	rs := &restartStore{Slots: map[string]*slotRestarts{}}
+func loadRestarts(stateDir string, clk clock.Clock) (*restartStore, error) {
+	rs := &restartStore{Slots: map[string]*slotRestarts{}, clock: clock.Or(clk)}
 	if stateDir == "" {
 		return rs, nil
 	}
@@ -348,7 +353,7 @@ func loadRestarts(stateDir string) (*restartStore, error) {
 		err = decodeRestarts(b, rs)
 	}
 	if err != nil {
-		p := atomicfile.Damaged(stateDir, rs.path, err, time.Now())
+		p := atomicfile.Damaged(stateDir, rs.path, err, rs.clock.Now())
 		rs.damaged = &p
 		rs.Slots = map[string]*slotRestarts{}
 		// Write a good file at the next save.
@@ -493,7 +498,7 @@ func (rs *restartStore) write(snap *restartSnapshot) error {
 	}
 	if err := atomicfile.WriteFile(rs.path, snap.data, 0o600); err != nil {
 		rs.retry.Store(true)
-		rs.problems.Report(atomicfile.WriteProblem(rs.stateDir, rs.path, err, time.Now()))
+		rs.problems.Report(atomicfile.WriteProblem(rs.stateDir, rs.path, err, rs.clock.Now()))
 		return fmt.Errorf("save restart counts: %w", err)
 	}
 	rs.written = snap.seq

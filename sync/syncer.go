@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/events"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/validate"
@@ -70,8 +71,9 @@ type Options struct {
 	Prune       bool
 	// StateDir holds restarts.json; "" keeps restart counts in memory only.
 	StateDir string
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is what the Syncer reads time from (its interval, backoff,
+	// probe periods, status and event times); nil means clock.Real.
+	Clock clock.Clock
 	// OnSync, when set, is told the duration and outcome of every sync.
 	OnSync func(d time.Duration, err error)
 	// EnvHasher hides env values in status, labels and reasons; nil loads
@@ -90,7 +92,7 @@ type Syncer struct {
 	opts   Options
 	log    *slog.Logger
 	events *events.Log
-	now    func() time.Time
+	clock  clock.Clock
 	wake   chan struct{}
 	prober *prober
 	// pulls runs image pulls outside the sync.
@@ -134,16 +136,14 @@ type SyncInfo struct {
 
 // New returns a Syncer. Nothing runs until Run or SyncOnce.
 func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Syncer, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Clock = clock.Or(opts.Clock)
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
 	}
 	if opts.PullTimeout <= 0 {
 		opts.PullTimeout = DefaultPullTimeout
 	}
-	rs, err := loadRestarts(opts.StateDir)
+	rs, err := loadRestarts(opts.StateDir, opts.Clock)
 	if err != nil {
 		return nil, err
 	}
@@ -151,12 +151,12 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 	if opts.EnvHasher == nil {
 		if opts.StateDir == "" {
 			opts.EnvHasher = RandomEnvHasher()
-		} else if opts.EnvHasher, keyDamaged, err = loadEnvHasher(opts.StateDir, log, opts.Now()); err != nil {
+		} else if opts.EnvHasher, keyDamaged, err = loadEnvHasher(opts.StateDir, log, opts.Clock.Now()); err != nil {
 			return nil, err
 		}
 	}
 	s := &Syncer{
-		rt: rt, opts: opts, log: log, events: ev, now: opts.Now,
+		rt: rt, opts: opts, log: log, events: ev, clock: opts.Clock,
 		wake:       make(chan struct{}, 1),
 		pods:       map[string]*podState{},
 		recover:    map[string]bool{},
@@ -164,11 +164,11 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 		backoff:    map[string]*backoff{},
 		failures:   map[string]uint64{},
 		restarts:   rs,
-		started:    opts.Now(),
+		started:    opts.Clock.Now(),
 		keyDamaged: keyDamaged,
 	}
-	s.prober = newProber(rt, log, s.onUnhealthy, opts.Now)
-	s.pulls = newPuller(rt, opts.PullTimeout, opts.Concurrency, log, s.Trigger)
+	s.prober = newProber(rt, log, s.onUnhealthy, opts.Clock)
+	s.pulls = newPuller(rt, opts.PullTimeout, opts.Concurrency, log, s.Trigger, opts.Clock)
 	return s, nil
 }
 
@@ -207,13 +207,13 @@ func (s *Syncer) Run(ctx context.Context) error {
 		<-pumped
 		s.Close()
 	}()
-	t := time.NewTicker(s.opts.Interval)
+	t := s.clock.NewTicker(s.opts.Interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		case <-s.wake:
 		case e, ok := <-evs:
 			if !ok {
@@ -267,7 +267,7 @@ const maxPullWaits = 3
 // sync runs one sync and, with waitPulls, waits for the pulls it started
 // and syncs again; it records the outcome once.
 func (s *Syncer) sync(ctx context.Context, waitPulls bool) error {
-	start := s.now()
+	start := s.clock.Now()
 	s.mu.Lock()
 	s.running = start
 	s.mu.Unlock()
@@ -286,7 +286,7 @@ func (s *Syncer) sync(ctx context.Context, waitPulls bool) error {
 	}
 	err := joinErrors(errs)
 
-	end := s.now()
+	end := s.clock.Now()
 	s.mu.Lock()
 	s.running = time.Time{}
 	s.lastSync = SyncInfo{Start: start, Duration: end.Sub(start), DurMs: end.Sub(start).Milliseconds()}
@@ -480,7 +480,7 @@ func (s *Syncer) record(results []Result) {
 
 // recordLocked is record's work; the caller holds mu.
 func (s *Syncer) recordLocked(results []Result) {
-	now := s.now()
+	now := s.clock.Now()
 	for _, r := range results {
 		if len(r.Pulling) > 0 && r.Err == nil {
 			// Nothing done yet (notePulls): backoff and marks stay. A
@@ -545,7 +545,7 @@ func (s *Syncer) recordLocked(results []Result) {
 // notePulls marks the pods whose images are being pulled (Pending,
 // reason Pulling) and unmarks every other pod.
 func (s *Syncer) notePulls(results []Result) {
-	now := s.now()
+	now := s.clock.Now()
 	pulling := map[string]Result{}
 	for _, r := range results {
 		if len(r.Pulling) > 0 && r.Err == nil {
@@ -604,7 +604,7 @@ func (s *Syncer) backingOff(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.backoff[id]
-	return b != nil && s.now().Before(b.next)
+	return b != nil && s.clock.Now().Before(b.next)
 }
 
 // handleEvent updates restart counts and recovery marks from an engine
@@ -638,7 +638,7 @@ func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 		ps := s.podStateLocked(pod)
 		restarts := shouldRun(policy, hruntime.Container{State: hruntime.StateExited, ExitCode: e.ExitCode}) && policy != ""
 		if restarts {
-			ps.crash(slot, e.Time)
+			ps.crash(slot, e.Time, s.clock.Now())
 			s.restarts.engineRestart(pod, slot, e.ContainerID)
 		}
 		s.mu.Unlock()
@@ -671,7 +671,7 @@ const ownStopTTL = 10 * time.Minute
 // so that its die event is not taken for a crash: not counted as a restart,
 // not a crash-loop step, and for an infra container no network recovery.
 func (s *Syncer) markOwnStop(id string) {
-	now := s.now()
+	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, t := range s.ownStops {
@@ -743,7 +743,7 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 		s.Trigger()
 		return
 	}
-	now := s.now()
+	now := s.clock.Now()
 	s.mu.Lock()
 	s.restarts.add(pod, slot, 1)
 	s.podStateLocked(pod).lastAction = &LastAction{Action: string(ActionRestart), Container: slot, Reason: "liveness probe failed: " + why, Time: now}
@@ -767,7 +767,7 @@ func (s *Syncer) Healthy(window time.Duration) bool {
 	if !s.running.IsZero() && s.running.After(last) {
 		last = s.running
 	}
-	return s.now().Sub(last) <= window
+	return s.clock.Now().Sub(last) <= window
 }
 
 // backoff doubles the wait after each failure of a pod, from 10 s to 5 min.
