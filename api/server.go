@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -47,7 +48,10 @@ type Options struct {
 	// HealthWindow: /healthz fails when no sync finished or started within it.
 	HealthWindow time.Duration
 	Machine      Machine
-	Now          func() time.Time
+	// Clock gives the status document's and /stats' time; nil means
+	// clock.Real. (A webhook's read deadline is the connection's, on the
+	// real clock.)
+	Clock clock.Clock
 	// WebhookConcurrency caps the POST /sync requests, signed but without
 	// the bearer token, whose bodies are read at once (optional; 0 means
 	// DefaultWebhookConcurrency).
@@ -94,9 +98,7 @@ type Server struct {
 
 // New returns the API server's handler.
 func New(opts Options, s Syncer, src SourceStates, ev *events.Log, log *slog.Logger) *Server {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Clock = clock.Or(opts.Clock)
 	if opts.WebhookConcurrency <= 0 {
 		opts.WebhookConcurrency = DefaultWebhookConcurrency
 	}
@@ -403,7 +405,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) Document() Document {
 	rep := s.syncer.Report()
 	doc := Document{
-		Hostname: s.opts.Hostname, Version: s.opts.Version, Time: s.opts.Now().UTC(),
+		Hostname: s.opts.Hostname, Version: s.opts.Version, Time: s.opts.Clock.Now().UTC(),
 		LastSync: rep.LastSync, Pods: rep.Pods, Rejected: rep.Rejected, Machine: s.opts.Machine,
 	}
 	if s.sources != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -65,8 +66,8 @@ func sampleReport() hsync.Report {
 
 func newServer(t *testing.T, opts api.Options, s api.Syncer) *api.Server {
 	t.Helper()
-	if opts.Now == nil {
-		opts.Now = func() time.Time { return testNow }
+	if opts.Clock == nil {
+		opts.Clock = clock.NewFake(testNow)
 	}
 	src := func() []sources.Status {
 		return []sources.Status{{Name: "fleet", Type: "git", Revision: "3f2a9c1", LastSuccess: testNow, Manifests: 2}}

@@ -94,7 +94,7 @@ func (s *Server) HandleStats(containers StatsReader, machine MachineReader) {
 
 // procMachine reads the host's figures from /proc.
 func (s *Server) procMachine() hruntime.Machine {
-	m := hruntime.Machine{Time: s.opts.Now().UTC(), Cores: goruntime.NumCPU()}
+	m := hruntime.Machine{Time: s.opts.Clock.Now().UTC(), Cores: goruntime.NumCPU()}
 	m.MemoryBytes, m.MemoryAvailableBytes = ReadMeminfo()
 	return m
 }
