@@ -16,6 +16,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/events"
 )
 
@@ -38,6 +39,10 @@ type Options struct {
 	Document func() any
 	// Events are written as they are recorded.
 	Events *events.Log
+	// Clock times the interval, the status rewrite, the events' lease
+	// renewal and the liveness key's value; nil means clock.Real. Each
+	// etcd call's own timeout is a context deadline, on the real clock.
+	Clock clock.Clock
 }
 
 // Reporter writes status, liveness and events to etcd.
@@ -50,6 +55,7 @@ type Reporter struct {
 
 // New returns a reporter writing through cli.
 func New(cli *clientv3.Client, opts Options, log *slog.Logger) *Reporter {
+	opts.Clock = clock.Or(opts.Clock)
 	return &Reporter{cli: cli, opts: opts, log: log.With("component", "etcd-reporter"), wake: make(chan struct{}, 1)}
 }
 
@@ -76,7 +82,7 @@ func LeaseTTL(interval time.Duration) time.Duration {
 func (r *Reporter) Run(ctx context.Context) {
 	evs, cancel := r.opts.Events.Subscribe(1)
 	defer cancel()
-	t := time.NewTicker(r.opts.Interval)
+	t := r.opts.Clock.NewTicker(r.opts.Interval)
 	defer t.Stop()
 	st := &state{}
 	defer r.revoke(st)
@@ -89,7 +95,7 @@ func (r *Reporter) Run(ctx context.Context) {
 			r.report(ctx, st)
 		case <-r.wake:
 			r.report(ctx, st)
-		case <-t.C:
+		case <-t.C():
 			r.report(ctx, st)
 		}
 	}
@@ -147,13 +153,13 @@ func (r *Reporter) report(ctx context.Context, st *state) {
 		return
 	}
 	cmp := stripTime(doc)
-	if !st.written || !bytes.Equal(cmp, st.lastDoc) || time.Since(st.lastWrite) >= r.opts.Interval {
+	if !st.written || !bytes.Equal(cmp, st.lastDoc) || r.opts.Clock.Since(st.lastWrite) >= r.opts.Interval {
 		st.statusErr = r.op(ctx, func(c context.Context) error { _, err := r.cli.Put(c, statusKey, string(doc)); return err })
 		if st.statusErr != nil {
 			st.written = false
 			r.log.Debug("write status", "error", st.statusErr)
 		} else {
-			st.lastDoc, st.lastWrite, st.written = cmp, time.Now(), true
+			st.lastDoc, st.lastWrite, st.written = cmp, r.opts.Clock.Now(), true
 		}
 	}
 	r.flushEvents(ctx, st, eventsPrefix)
@@ -173,7 +179,7 @@ func (r *Reporter) alive(ctx context.Context, st *state, key string) {
 		if err != nil {
 			return err
 		}
-		if _, err := r.cli.Put(c, key, time.Now().UTC().Format(time.RFC3339), clientv3.WithLease(l.ID)); err != nil {
+		if _, err := r.cli.Put(c, key, r.opts.Clock.Now().UTC().Format(time.RFC3339), clientv3.WithLease(l.ID)); err != nil {
 			return err
 		}
 		st.aliveLease = l.ID
@@ -196,11 +202,11 @@ func (r *Reporter) flushEvents(ctx context.Context, st *state, prefix string) {
 	if len(pending) == 0 {
 		return
 	}
-	if st.eventLease == 0 || time.Since(st.eventGrant) > time.Hour {
+	if st.eventLease == 0 || r.opts.Clock.Since(st.eventGrant) > time.Hour {
 		err := r.op(ctx, func(c context.Context) error {
 			l, err := r.cli.Grant(c, int64(EventTTL.Seconds()))
 			if err == nil {
-				st.eventLease, st.eventGrant = l.ID, time.Now()
+				st.eventLease, st.eventGrant = l.ID, r.opts.Clock.Now()
 			}
 			return err
 		})

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/reporter"
@@ -387,4 +388,39 @@ func TestReportOnce(t *testing.T) {
 	if err := r.ReportOnce(ctx2); err == nil {
 		t.Error("ReportOnce with etcd down returned no error")
 	}
+}
+
+// TestUnchangedStatusRewrittenOnTheClock: an unchanged status is written
+// again once Interval has passed on the reporter's clock, and the liveness
+// key holds the clock's time. The clock is a fake moved by hand: the test
+// waits for etcd, never for the interval.
+func TestUnchangedStatusRewrittenOnTheClock(t *testing.T) {
+	srv := etcdtest.Start(t)
+	cli := srv.Client(t)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := clock.NewFake(t0)
+	statusKey, aliveKey, _ := reporter.Keys("/p", "h1")
+	run(t, cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Hour, Document: (&doc{}).get, Events: events.NewLog(10), Clock: clk})
+	var rev int64
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+		r := get(t, cli, statusKey)
+		if len(r.Kvs) == 0 {
+			return false, "no status key"
+		}
+		rev = r.Kvs[0].ModRevision
+		return true, ""
+	})
+	if r := get(t, cli, aliveKey); len(r.Kvs) != 1 || string(r.Kvs[0].Value) != t0.Format(time.RFC3339) {
+		t.Errorf("liveness key %v, want the clock's time %s", r.Kvs, t0.Format(time.RFC3339))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := clk.WaitForTimers(ctx, 1); err != nil {
+		t.Fatalf("the reporter set no ticker: %v", err)
+	}
+	clk.Advance(time.Hour)
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+		r := get(t, cli, statusKey)
+		return len(r.Kvs) == 1 && r.Kvs[0].ModRevision > rev, "the unchanged status was not written again after an interval on the clock"
+	})
 }
