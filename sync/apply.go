@@ -41,7 +41,8 @@ type Volumes interface {
 	ListVolumes(ctx context.Context) ([]string, error)
 }
 
-// Runtime is everything the reconciler uses of the engine.
+// Runtime is what applying a plan uses of the engine: the union of its
+// three roles (no interface of its own).
 type Runtime interface {
 	Engine
 	ImageEnsurer

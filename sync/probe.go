@@ -20,6 +20,11 @@ import (
 // unhealthyFunc restarts a container whose probe failed.
 type unhealthyFunc func(ctx context.Context, pod, slot, id, why string, grace time.Duration)
 
+// Execer runs a command in a container (exec liveness probes).
+type Execer interface {
+	Exec(ctx context.Context, id string, cmd []string) (int, error)
+}
+
 // prober runs one goroutine per probed container, keyed by container ID
 // and probe settings; update starts and stops them to match the pods.
 //

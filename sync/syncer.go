@@ -34,12 +34,12 @@ type EventSource interface {
 	Events(ctx context.Context) <-chan hruntime.Event
 }
 
-// Execer runs a command in a container (exec liveness probes).
-type Execer interface {
-	Exec(ctx context.Context, id string, cmd []string) (int, error)
-}
-
-// FullRuntime is everything a running Syncer uses.
+// FullRuntime is everything a running Syncer uses of the engine: no
+// interface of its own, the union of the roles, each declared (at most five
+// methods) beside what uses it: Engine, ImageEnsurer and Volumes (applying
+// a plan, apply.go; ImageEnsurer also the puller, pull.go), Inspector and
+// EventSource (the syncer, here), Execer (the prober, probe.go). The
+// runtime package declares none: *runtime.Docker satisfies them.
 type FullRuntime interface {
 	Runtime
 	Inspector
