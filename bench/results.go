@@ -513,117 +513,161 @@ func workers(p int) string {
 // markdown renders the figures as the tables of docs/performance.md.
 func (r *results) markdown() string {
 	var b strings.Builder
-	cell := map[key]summaryRow{}
-	for _, s := range r.Summary {
-		cell[key{s.Shape, s.Variant, s.Parallelism, s.N, s.Step}] = s
-	}
-	fmtCell := func(k key) string {
-		s, ok := cell[k]
-		if !ok {
-			return "–"
-		}
-		if len(s.Samples) == 1 {
-			return fmt.Sprintf("%.2f", s.Median)
-		}
-		return fmt.Sprintf("%.2f (%.2f–%.2f)", s.Median, s.Min, s.Max)
-	}
 	pars := r.Config.FloorParallelism
 	fmt.Fprintf(&b, "Seconds, median (min–max) of %d repetition(s). The floor is measured at %s pods at once; the ratios are to the fastest of them in the row (×workers); more workers than pods run as one per pod (\"as\").\n\n",
 		r.Config.Reps, joinInts(pars))
+	cells := r.cells()
 	for _, shape := range r.Config.Shapes {
-		compose := false
-		for _, s := range r.Summary {
-			compose = compose || (s.Shape == shape && s.Variant == vCompose)
+		r.writeShape(&b, shape, cells)
+	}
+	r.writeUsage(&b)
+	r.writeChecks(&b)
+	fmt.Fprintf(&b, "Load average at start %.2f %.2f %.2f, at end %.2f %.2f %.2f", r.Load.Start[0], r.Load.Start[1], r.Load.Start[2], r.Load.End[0], r.Load.End[1], r.Load.End[2])
+	if r.Load.Quiet != nil && !*r.Load.Quiet {
+		b.WriteString(" (the machine never got quiet: measured anyway)")
+	}
+	b.WriteString(".\n")
+	return b.String()
+}
+
+// summaryCells are the summary rows by shape, variant, parallelism, N and
+// step.
+type summaryCells map[key]summaryRow
+
+func (r *results) cells() summaryCells {
+	cell := summaryCells{}
+	for _, s := range r.Summary {
+		cell[key{s.Shape, s.Variant, s.Parallelism, s.N, s.Step}] = s
+	}
+	return cell
+}
+
+// format is a cell's median (and its range, over more than one sample),
+// or "–" when it was not measured.
+func (c summaryCells) format(k key) string {
+	s, ok := c[k]
+	if !ok {
+		return "–"
+	}
+	if len(s.Samples) == 1 {
+		return fmt.Sprintf("%.2f", s.Median)
+	}
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", s.Median, s.Min, s.Max)
+}
+
+// writeShape writes the table of one shape: a row per N and step, the
+// floor at each parallelism, hostlet's variants and their ratios (the
+// compose columns only when the compose loop ran for it).
+func (r *results) writeShape(b *strings.Builder, shape string, cells summaryCells) {
+	pars := r.Config.FloorParallelism
+	compose := false
+	for _, s := range r.Summary {
+		compose = compose || (s.Shape == shape && s.Variant == vCompose)
+	}
+	fmt.Fprintf(b, "%s:\n\n| N | step |", cmp.Or(shapeTitles[shape], shape))
+	for _, p := range pars {
+		fmt.Fprintf(b, " floor (API, %s) |", workers(p))
+	}
+	b.WriteString(" fastest floor | hostlet, webhook | hostlet, 1 s poll |")
+	if compose {
+		b.WriteString(" compose loop |")
+	}
+	b.WriteString(" webhook ÷ floor | poll ÷ floor |")
+	if compose {
+		b.WriteString(" webhook ÷ compose | poll ÷ compose |")
+	}
+	cols := 7 + len(pars)
+	if compose {
+		cols += 3
+	}
+	b.WriteString("\n|---:|---|" + strings.Repeat("---:|", cols-2) + "\n")
+	for _, rr := range r.Ratios {
+		if rr.Shape != shape {
+			continue
 		}
-		fmt.Fprintf(&b, "%s:\n\n| N | step |", cmp.Or(shapeTitles[shape], shape))
-		for _, p := range pars {
-			fmt.Fprintf(&b, " floor (API, %s) |", workers(p))
+		fmt.Fprintf(b, "| %d | %s |", rr.N, rr.Step)
+		writeFloorCells(b, pars, shape, rr, cells)
+		fastest := "–"
+		if rr.FloorSeconds > 0 {
+			fastest = fmt.Sprintf("%.2f (×%d)", rr.FloorSeconds, rr.FloorParallelism)
 		}
-		b.WriteString(" fastest floor | hostlet, webhook | hostlet, 1 s poll |")
+		fmt.Fprintf(b, " %s | %s | %s |", fastest, cells.format(key{shape, vWebhook, 0, rr.N, rr.Step}), cells.format(key{shape, vPoll, 0, rr.N, rr.Step}))
 		if compose {
-			b.WriteString(" compose loop |")
+			fmt.Fprintf(b, " %s |", cells.format(key{shape, vCompose, 0, rr.N, rr.Step}))
 		}
-		b.WriteString(" webhook ÷ floor | poll ÷ floor |")
+		fmt.Fprintf(b, " %s | %s |", fmtRatio(rr.WebhookOverFloor), fmtRatio(rr.PollOverFloor))
 		if compose {
-			b.WriteString(" webhook ÷ compose | poll ÷ compose |")
-		}
-		cols := 7 + len(pars)
-		if compose {
-			cols += 3
-		}
-		b.WriteString("\n|---:|---|" + strings.Repeat("---:|", cols-2) + "\n")
-		for _, rr := range r.Ratios {
-			if rr.Shape != shape {
-				continue
-			}
-			fmt.Fprintf(&b, "| %d | %s |", rr.N, rr.Step)
-			for ci, p := range pars {
-				w, as := min(p, rr.N), 0
-				for _, q := range pars[:ci] {
-					if min(q, rr.N) == w {
-						as = q
-						break
-					}
-				}
-				if as > 0 {
-					fmt.Fprintf(&b, " as %d |", as)
-				} else {
-					fmt.Fprintf(&b, " %s |", fmtCell(key{shape, vFloor, w, rr.N, rr.Step}))
-				}
-			}
-			fastest := "–"
-			if rr.FloorSeconds > 0 {
-				fastest = fmt.Sprintf("%.2f (×%d)", rr.FloorSeconds, rr.FloorParallelism)
-			}
-			fmt.Fprintf(&b, " %s | %s | %s |", fastest, fmtCell(key{shape, vWebhook, 0, rr.N, rr.Step}), fmtCell(key{shape, vPoll, 0, rr.N, rr.Step}))
-			if compose {
-				fmt.Fprintf(&b, " %s |", fmtCell(key{shape, vCompose, 0, rr.N, rr.Step}))
-			}
-			fmt.Fprintf(&b, " %s | %s |", fmtRatio(rr.WebhookOverFloor), fmtRatio(rr.PollOverFloor))
-			if compose {
-				fmt.Fprintf(&b, " %s | %s |", fmtRatio(rr.WebhookOverCompo), fmtRatio(rr.PollOverCompose))
-			}
-			b.WriteString("\n")
+			fmt.Fprintf(b, " %s | %s |", fmtRatio(rr.WebhookOverCompo), fmtRatio(rr.PollOverCompose))
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString("\n")
+}
+
+// writeFloorCells writes a row's floor at each parallelism: a parallelism
+// that runs as an earlier one (more workers than pods) is "as" that one.
+func writeFloorCells(b *strings.Builder, pars []int, shape string, rr ratioRow, cells summaryCells) {
+	for ci, p := range pars {
+		w, as := min(p, rr.N), 0
+		for _, q := range pars[:ci] {
+			if min(q, rr.N) == w {
+				as = q
+				break
+			}
+		}
+		if as > 0 {
+			fmt.Fprintf(b, " as %d |", as)
+		} else {
+			fmt.Fprintf(b, " %s |", cells.format(key{shape, vFloor, w, rr.N, rr.Step}))
+		}
+	}
+}
+
+// writeUsage writes the load during the timed steps, hostlet's own CPU
+// and memory, the idle table and the API calls per no-op sync.
+func (r *results) writeUsage(b *strings.Builder) {
 	var loads []float64
 	for _, rr := range r.Runs {
 		loads = append(loads, rr.Load1)
 	}
 	if len(loads) > 0 {
 		med, lo, hi := stats(loads)
-		fmt.Fprintf(&b, "1-minute load average at the end of the timed steps: median %.2f, min %.2f, max %.2f (2 CPUs).\n", med, lo, hi)
+		fmt.Fprintf(b, "1-minute load average at the end of the timed steps: median %.2f, min %.2f, max %.2f (2 CPUs).\n", med, lo, hi)
 	}
 	b.WriteString("\n")
 	if r.Hostlet.Processes > 0 {
-		fmt.Fprintf(&b, "hostlet over the timed blocks (%d processes, one per variant, shape, N and repetition): peak RSS (VmHWM) %.1f MiB, %.2f CPU-seconds in all",
+		fmt.Fprintf(b, "hostlet over the timed blocks (%d processes, one per variant, shape, N and repetition): peak RSS (VmHWM) %.1f MiB, %.2f CPU-seconds in all",
 			r.Hostlet.Processes, mib(r.Hostlet.PeakRSSBytes), r.Hostlet.CPUSeconds)
 		for _, v := range slices.Sorted(maps.Keys(r.Hostlet.ByVariant)) {
 			u := r.Hostlet.ByVariant[v]
-			fmt.Fprintf(&b, "; %s %.2f CPU-s, peak %.1f MiB", v, u.CPUSeconds, mib(u.HWMBytes))
+			fmt.Fprintf(b, "; %s %.2f CPU-s, peak %.1f MiB", v, u.CPUSeconds, mib(u.HWMBytes))
 		}
 		b.WriteString(".\n\n")
 	}
 	if len(r.Idle) > 0 {
 		b.WriteString("| idle, pods running | window | CPU-s per minute | RSS (anon + file) | touched in the window | VmHWM | syncs |\n|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, i := range r.Idle {
-			fmt.Fprintf(&b, "| %d pods, %s | %.0f s | %.3f | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %d |\n", i.Pods, i.Config, i.WindowSeconds, i.CPUSecondsPerMinute,
+			fmt.Fprintf(b, "| %d pods, %s | %.0f s | %.3f | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %d |\n", i.Pods, i.Config, i.WindowSeconds, i.CPUSecondsPerMinute,
 				mib(i.RSSBytes), mib(i.RSSAnonBytes), mib(i.RSSFileBytes), mib(i.TouchedBytes), mib(i.HWMBytes), i.Syncs)
 		}
 		b.WriteString("\n")
 	}
 	if a := r.APICalls; a != nil {
-		fmt.Fprintf(&b, "Docker API calls per no-op sync (%d pods, sync.interval 1s, %d syncs in %.0f s through the counting proxy): **%.2f** — %s. At start-up (before the window): %s.\n\n",
+		fmt.Fprintf(b, "Docker API calls per no-op sync (%d pods, sync.interval 1s, %d syncs in %.0f s through the counting proxy): **%.2f** — %s. At start-up (before the window): %s.\n\n",
 			a.Pods, a.Syncs, a.WindowSeconds, a.PerSync, formatCounts(a.ByEndpoint), formatCounts(a.StartupCalls))
 	}
+}
+
+// writeChecks writes the checks and the targets, each with whether it
+// was met.
+func (r *results) writeChecks(b *strings.Builder) {
 	if len(r.Checks) > 0 {
 		for _, c := range r.Checks {
 			mark := "ok"
 			if !c.OK {
 				mark = "FAILED"
 			}
-			fmt.Fprintf(&b, "- check %s: %s (%s)\n", c.Name, mark, c.Detail)
+			fmt.Fprintf(b, "- check %s: %s (%s)\n", c.Name, mark, c.Detail)
 		}
 		b.WriteString("\n")
 	}
@@ -634,16 +678,10 @@ func (r *results) markdown() string {
 			if !t.Met {
 				met = "**no**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", t.Target, t.Value, met)
+			fmt.Fprintf(b, "| %s | %s | %s |\n", t.Target, t.Value, met)
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Load average at start %.2f %.2f %.2f, at end %.2f %.2f %.2f", r.Load.Start[0], r.Load.Start[1], r.Load.Start[2], r.Load.End[0], r.Load.End[1], r.Load.End[2])
-	if r.Load.Quiet != nil && !*r.Load.Quiet {
-		b.WriteString(" (the machine never got quiet: measured anyway)")
-	}
-	b.WriteString(".\n")
-	return b.String()
 }
 
 func joinInts(xs []int) string {
