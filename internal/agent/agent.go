@@ -193,6 +193,7 @@ func (a *agent) buildAPI() error {
 	a.met = metrics.New(a.opts.Version, a.opts.Commit, a.syncer.Report, sourceStates)
 	a.met.StateFiles(a.stateProblems)
 	a.met.EngineEventsDropped(a.syncer.EventsDropped)
+	a.met.PodFailures(a.syncer.Failures)
 	a.routes()
 	if a.etcd != nil {
 		a.rep = reporter.New(a.etcd, reporter.Options{
