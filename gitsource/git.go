@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
@@ -46,6 +47,7 @@ type Source struct {
 	log     *slog.Logger
 	baseLog *slog.Logger
 	trigger chan struct{}
+	clock   clock.Clock
 
 	lastCommit string
 	lastErr    string
@@ -61,7 +63,16 @@ func New(cfg config.Source, stateDir string, log *slog.Logger) *Source {
 		log:     log.With("source", cfg.Name, "url", redact.URL(cfg.URL)),
 		baseLog: log,
 		trigger: make(chan struct{}, 1),
+		clock:   clock.Real{},
 	}
+}
+
+// WithClock makes the source poll on c (nil: clock.Real) and returns it;
+// call it before Run. A fetch's timeout (cfg.Timeout) stays a context
+// deadline.
+func (s *Source) WithClock(c clock.Clock) *Source {
+	s.clock = clock.Or(c)
+	return s
 }
 
 // Name implements sources.Source.
@@ -80,7 +91,7 @@ func (s *Source) Trigger() {
 
 // Run implements sources.Source.
 func (s *Source) Run(ctx context.Context, out chan<- sources.Update) {
-	t := time.NewTicker(s.cfg.Interval)
+	t := s.clock.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	for {
 		if u, ok := s.Poll(ctx); ok {
@@ -93,7 +104,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Update) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		case <-s.trigger:
 		}
 	}
@@ -105,7 +116,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Update) {
 // take a repeated error as one, and only a new error is logged); a poll
 // that finds the same commit does no other work.
 func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
-	start := time.Now()
+	start := s.clock.Now()
 	u, err := s.pollTimeout(ctx)
 	if ctx.Err() != nil {
 		return sources.Update{}, false
@@ -115,7 +126,7 @@ func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
 			s.lastErr = msg
 			s.log.Warn("git source error; keeping the last good set", "error", msg)
 		}
-		return sources.Update{Source: s.cfg.Name, Err: err, Took: time.Since(start)}, true
+		return sources.Update{Source: s.cfg.Name, Err: err, Took: s.clock.Since(start)}, true
 	}
 	hadErr := s.lastErr != ""
 	s.lastErr = ""
@@ -123,8 +134,8 @@ func (s *Source) Poll(ctx context.Context) (sources.Update, bool) {
 		return sources.Update{}, false
 	}
 	s.lastCommit = u.Revision
-	u.Took = time.Since(start)
-	s.log.Info("git source at new commit", "commit", u.Revision, "manifests", len(u.Manifests), "took", time.Since(start).Round(time.Millisecond))
+	u.Took = s.clock.Since(start)
+	s.log.Info("git source at new commit", "commit", u.Revision, "manifests", len(u.Manifests), "took", u.Took.Round(time.Millisecond))
 	return u, true
 }
 

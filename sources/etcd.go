@@ -12,8 +12,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/ctxtime"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -35,11 +35,20 @@ type Etcd struct {
 	kv     EtcdKV
 	log    *slog.Logger
 	prefix bool
+	clock  clock.Clock
 }
 
 // NewEtcd returns the etcd source for cfg, reading through kv.
 func NewEtcd(cfg config.Source, kv EtcdKV, log *slog.Logger) *Etcd {
-	return &Etcd{cfg: cfg, kv: kv, log: log.With("source", cfg.Name), prefix: strings.HasSuffix(cfg.Key, "/")}
+	return &Etcd{cfg: cfg, kv: kv, log: log.With("source", cfg.Name), prefix: strings.HasSuffix(cfg.Key, "/"), clock: clock.Real{}}
+}
+
+// WithClock makes the source time its reads, retries and liveness checks
+// on c (nil: clock.Real) and returns it; call it before Run. Each etcd
+// call's timeout (cfg.Timeout) stays a context deadline.
+func (e *Etcd) WithClock(c clock.Clock) *Etcd {
+	e.clock = clock.Or(c)
+	return e
 }
 
 // Name implements Source.
@@ -82,9 +91,9 @@ func (e *Etcd) Run(ctx context.Context, out chan<- Update) {
 		sent    bool
 	)
 	for ctx.Err() == nil {
-		start := time.Now()
+		start := e.clock.Now()
 		set, err := e.get(ctx)
-		took := time.Since(start)
+		took := e.clock.Since(start)
 		if ctx.Err() != nil {
 			return
 		}
@@ -95,7 +104,7 @@ func (e *Etcd) Run(ctx context.Context, out chan<- Update) {
 			if !send(ctx, out, Update{Source: e.cfg.Name, Err: err, Took: took}) {
 				return
 			}
-			if !ctxtime.Sleep(ctx, backoff) {
+			if !clock.Sleep(ctx, e.clock, backoff) {
 				return
 			}
 			backoff = min(2*backoff, maxBackoff)
@@ -135,14 +144,14 @@ func (e *Etcd) waitForChange(ctx context.Context, from int64) {
 	if every <= 0 {
 		every = defaultLiveness
 	}
-	alive := time.NewTicker(every)
+	alive := e.clock.NewTicker(every)
 	defer alive.Stop()
 	watch := e.kv.Watch(wctx, e.cfg.Key, opts...)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-alive.C:
+		case <-alive.C():
 			if err := e.ping(ctx); err != nil {
 				e.log.Warn("etcd does not answer while watching; reading again", "error", err)
 				return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
 )
@@ -30,18 +31,26 @@ type File struct {
 	typ   string
 	base  string
 	paths []string
+	clock clock.Clock
 }
 
 // NewFile returns the file source for cfg.
 func NewFile(cfg config.Source, log *slog.Logger) *File {
-	return &File{cfg: cfg, log: log.With("source", cfg.Name), typ: config.TypeFile, paths: cfg.AllPaths()}
+	return &File{cfg: cfg, log: log.With("source", cfg.Name), typ: config.TypeFile, paths: cfg.AllPaths(), clock: clock.Real{}}
 }
 
 // NewFolder returns a source of cfg's type that reads paths inside the
 // local folder dir instead of its configured location (`--source
 // NAME=DIR`); files are named relative to dir.
 func NewFolder(cfg config.Source, dir string, paths []string, log *slog.Logger) *File {
-	return &File{cfg: cfg, log: log.With("source", cfg.Name), typ: cfg.Type, base: dir, paths: paths}
+	return &File{cfg: cfg, log: log.With("source", cfg.Name), typ: cfg.Type, base: dir, paths: paths, clock: clock.Real{}}
+}
+
+// WithClock makes the source poll and debounce on c (nil: clock.Real)
+// and returns it; call it before Run.
+func (f *File) WithClock(c clock.Clock) *File {
+	f.clock = clock.Or(c)
+	return f
 }
 
 // Name implements Source.
@@ -68,10 +77,10 @@ func (f *File) Run(ctx context.Context, out chan<- Update) {
 	if w != nil {
 		defer w.Close()
 	}
-	tick := time.NewTicker(f.cfg.Interval)
+	tick := f.clock.NewTicker(f.cfg.Interval)
 	defer tick.Stop()
 	var (
-		debounceT *time.Timer
+		debounceT clock.Timer
 		fire      <-chan time.Time
 		r         = fileReader{f: f, w: w, out: out, first: true}
 	)
@@ -85,18 +94,18 @@ func (f *File) Run(ctx context.Context, out chan<- Update) {
 				debounceT.Stop()
 			}
 			return
-		case <-tick.C:
+		case <-tick.C():
 			if !r.read(ctx) {
 				return
 			}
 		case e := <-events:
 			f.log.Debug("file event", "path", e.Name, "op", e.Op.String())
 			if debounceT == nil {
-				debounceT = time.NewTimer(debounce)
+				debounceT = f.clock.NewTimer(debounce)
 			} else {
 				debounceT.Reset(debounce)
 			}
-			fire = debounceT.C
+			fire = debounceT.C()
 		case <-fire:
 			fire = nil
 			if !r.read(ctx) {
@@ -138,9 +147,9 @@ func (r *fileReader) read(ctx context.Context) bool {
 	if r.w != nil {
 		f.watch(r.w)
 	}
-	start := time.Now()
+	start := f.clock.Now()
 	res, err := ReadTree(f.base, f.paths, f.cfg.Name)
-	took := time.Since(start)
+	took := f.clock.Since(start)
 	u := Update{Source: f.cfg.Name, Revision: res.Revision, Files: res.Files, Manifests: res.Manifests, Took: took}
 	if err != nil {
 		// Every failed read is sent (hostlet_source_errors_total

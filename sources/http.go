@@ -12,8 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
@@ -43,13 +43,23 @@ type HTTP struct {
 	lastRev  string
 	lastSet  []manifest.Sourced
 	haveLast bool
+
+	clock clock.Clock
 }
 
 // NewHTTP returns the HTTP source for cfg.
 func NewHTTP(cfg config.Source, log *slog.Logger) *HTTP {
-	h := &HTTP{cfg: cfg, log: log.With("source", cfg.Name), trigger: make(chan struct{}, 1), display: redact.URL(cfg.URL)}
+	h := &HTTP{cfg: cfg, log: log.With("source", cfg.Name), trigger: make(chan struct{}, 1), display: redact.URL(cfg.URL), clock: clock.Real{}}
 	h.url, h.user, h.password, h.hasAuth = redact.Split(cfg.URL)
 	h.client = &http.Client{Timeout: cfg.Timeout, CheckRedirect: h.checkRedirect}
+	return h
+}
+
+// WithClock makes the source poll on c (nil: clock.Real) and returns it;
+// call it before Run. A request's timeout (cfg.Timeout) stays the
+// client's, on the real clock.
+func (h *HTTP) WithClock(c clock.Clock) *HTTP {
+	h.clock = clock.Or(c)
 	return h
 }
 
@@ -96,7 +106,7 @@ func (h *HTTP) Read(ctx context.Context) (manifest.Snapshot, error) {
 
 // Run implements Source.
 func (h *HTTP) Run(ctx context.Context, out chan<- Update) {
-	t := time.NewTicker(h.cfg.Interval)
+	t := h.clock.NewTicker(h.cfg.Interval)
 	defer t.Stop()
 	for {
 		u, changed := h.poll(ctx)
@@ -109,7 +119,7 @@ func (h *HTTP) Run(ctx context.Context, out chan<- Update) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		case <-h.trigger:
 		}
 	}
@@ -118,9 +128,9 @@ func (h *HTTP) Run(ctx context.Context, out chan<- Update) {
 // poll fetches once. It reports whether the update is worth sending: a new
 // set, a new error, or an unchanged set (so the merge records the success).
 func (h *HTTP) poll(ctx context.Context) (Update, bool) {
-	start := time.Now()
+	start := h.clock.Now()
 	snap, notModified, err := h.fetch(ctx)
-	took := time.Since(start)
+	took := h.clock.Since(start)
 	if err != nil {
 		// Every failure is sent (hostlet_source_errors_total counts
 		// failures); the merge takes a repeated error as one.

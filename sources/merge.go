@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources/desired"
@@ -88,7 +89,9 @@ type MergeOptions struct {
 	// Problems receives the saved sets that could not be read or written
 	// (optional).
 	Problems *atomicfile.Problems
-	Now      func() time.Time
+	// Clock dates every source's last success and the saved sets'
+	// problems; nil means clock.Real.
+	Clock clock.Clock
 }
 
 // Merger keeps every source's last good set, keyed by source, merges them
@@ -145,12 +148,10 @@ type SourceInfo struct{ Name, Type string }
 // own); that source does not count as delivered, so nothing is pruned on
 // its account until it delivers again.
 func NewMerger(srcs []SourceInfo, opts MergeOptions, log *slog.Logger) (*Merger, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Clock = clock.Or(opts.Clock)
 	m := &Merger{opts: opts, log: log, byKey: map[string]*sourceState{}}
 	if opts.StateDir != "" {
-		store, err := OpenStore(opts.StateDir, opts.Problems, opts.Now, log)
+		store, err := OpenStore(opts.StateDir, opts.Problems, opts.Clock, log)
 		if err != nil {
 			return nil, err
 		}
@@ -277,7 +278,7 @@ func (m *Merger) apply(u Update) (bool, Applied) {
 		return changed, Applied{Err: err}
 	}
 	if st.set.Delivered && st.err == "" && st.set.Revision == u.Revision && u.Revision != "" {
-		st.lastSuccess = m.opts.Now()
+		st.lastSuccess = m.opts.Clock.Now()
 		merged := m.compute()
 		m.publish(merged)
 		m.saveDirty()
@@ -291,7 +292,7 @@ func (m *Merger) apply(u Update) (bool, Applied) {
 func (m *Merger) take(st *sourceState, next desired.Source, u Update) (bool, Applied) {
 	undo := m.snapshot(st)
 	st.set, st.err, st.unloaded = next, "", false
-	st.lastSuccess = m.opts.Now()
+	st.lastSuccess = m.opts.Clock.Now()
 	st.dirty, st.setDirty = true, true
 	// The merge records which versions were accepted (the last good
 	// versions), and those are persisted with the set.

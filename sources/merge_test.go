@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -313,14 +314,14 @@ func TestMergerManifestWithoutID(t *testing.T) {
 
 // TestMergerTimes: LastSuccess moves with each good read, not with errors.
 func TestMergerTimes(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	m, err := NewMerger([]SourceInfo{{Name: "a", Type: "file"}}, MergeOptions{Now: func() time.Time { return now }}, testLogger(t))
+	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	m, err := NewMerger([]SourceInfo{{Name: "a", Type: "file"}}, MergeOptions{Clock: clk}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.Apply(Update{Source: "a", Revision: "1", Manifests: decoded(t, "a", podYAML("x", "1"))})
-	t1 := now
-	now = now.Add(time.Minute)
+	t1 := clk.Now()
+	clk.Advance(time.Minute)
 	m.Apply(Update{Source: "a", Err: errors.New("down")})
 	if got := m.State().Sources[0].LastSuccess; !got.Equal(t1) {
 		t.Errorf("lastSuccess after an error %s, want %s", got, t1)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources/desired"
 )
@@ -34,7 +35,7 @@ type savedSet struct {
 type Store struct {
 	dir      string
 	problems *atomicfile.Problems
-	now      func() time.Time
+	clock    clock.Clock
 	log      *slog.Logger
 	sealer   *sealer
 }
@@ -42,12 +43,13 @@ type Store struct {
 // OpenStore returns the store under stateDir, loading (or making) its
 // state key. problems receives the files that cannot be read or written
 // (optional).
-func OpenStore(stateDir string, problems *atomicfile.Problems, now func() time.Time, log *slog.Logger) (*Store, error) {
-	sl, err := loadSealer(stateDir, problems, now(), log)
+func OpenStore(stateDir string, problems *atomicfile.Problems, clk clock.Clock, log *slog.Logger) (*Store, error) {
+	clk = clock.Or(clk)
+	sl, err := loadSealer(stateDir, problems, clk.Now(), log)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{dir: stateDir, problems: problems, now: now, log: log, sealer: sl}, nil
+	return &Store{dir: stateDir, problems: problems, clock: clk, log: log, sealer: sl}, nil
 }
 
 func (s *Store) path(name string) string {
@@ -72,7 +74,7 @@ func (s *Store) Load(name string) (set savedSet, found, legacy bool, damaged str
 		err = decodeSaved(b, name, &set)
 	}
 	if err != nil {
-		p := atomicfile.Damaged(s.dir, path, err, s.now())
+		p := atomicfile.Damaged(s.dir, path, err, s.clock.Now())
 		s.problems.Report(p)
 		damaged = "saved set unreadable: " + p.Error
 		if p.KeptAs != "" {
@@ -113,7 +115,7 @@ func (s *Store) Save(set savedSet) error {
 		return err
 	}
 	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
-		p := atomicfile.WriteProblem(s.dir, path, err, s.now())
+		p := atomicfile.WriteProblem(s.dir, path, err, s.clock.Now())
 		if s.problems.Report(p) {
 			s.log.Warn("cannot save last good set", "source", set.Name, "file", p.File, "error", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 
 	"github.com/hostlet/hostlet/gitsource"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/validate"
@@ -29,6 +30,9 @@ type Deps struct {
 	// its configured location (`--source NAME=DIR`): a git source's paths
 	// inside a checkout, any other source's whole folder.
 	Dirs map[string]string
+	// Clock is what the sources poll, retry and time their reads on; nil
+	// means clock.Real.
+	Clock clock.Clock
 }
 
 // New returns the source for c.
@@ -39,19 +43,21 @@ func New(c config.Source, d Deps) (sources.Source, error) {
 	}
 	if dir := d.Dirs[c.Name]; dir != "" {
 		if c.Type == config.TypeGit {
-			return gitsource.NewCheckout(c, dir, log), nil
+			ch := gitsource.NewCheckout(c, dir, log)
+			ch.WithClock(d.Clock)
+			return ch, nil
 		}
-		return sources.NewFolder(c, dir, []string{"."}, log), nil
+		return sources.NewFolder(c, dir, []string{"."}, log).WithClock(d.Clock), nil
 	}
 	switch c.Type {
 	case config.TypeFile:
-		return sources.NewFile(c, log), nil
+		return sources.NewFile(c, log).WithClock(d.Clock), nil
 	case config.TypeHTTP:
-		return sources.NewHTTP(c, log), nil
+		return sources.NewHTTP(c, log).WithClock(d.Clock), nil
 	case config.TypeGit:
-		return gitsource.New(c, d.StateDir, log), nil
+		return gitsource.New(c, d.StateDir, log).WithClock(d.Clock), nil
 	case config.TypeEtcd:
-		return sources.NewEtcd(c, d.Etcd, log), nil
+		return sources.NewEtcd(c, d.Etcd, log).WithClock(d.Clock), nil
 	case config.TypePush:
 		return sources.NewPush(c, d.Validate, log), nil
 	}
