@@ -10,6 +10,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/textcap"
 )
 
@@ -49,13 +50,22 @@ type Log struct {
 	n     int
 	bytes int // eventBytes of the n events
 	seq   uint64
-	now   func() time.Time
+	clock clock.Clock
 	subs  map[chan Event]struct{}
 }
 
 // NewLog returns a log keeping the last size events (and at most MaxBytes).
 func NewLog(size int) *Log {
-	return &Log{buf: make([]Event, max(size, 1)), now: time.Now, subs: map[chan Event]struct{}{}}
+	return &Log{buf: make([]Event, max(size, 1)), clock: clock.Real{}, subs: map[chan Event]struct{}{}}
+}
+
+// WithClock makes the log date the events recorded without a time on c
+// (nil: clock.Real) and returns it.
+func (l *Log) WithClock(c clock.Clock) *Log {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.clock = clock.Or(c)
+	return l
 }
 
 // Record adds an event, setting its time when unset and cutting its text
@@ -72,7 +82,7 @@ func (l *Log) Record(e Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e.Time.IsZero() {
-		e.Time = l.now()
+		e.Time = l.clock.Now()
 	}
 	l.seq++
 	e.Seq = l.seq

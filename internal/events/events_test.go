@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/clock"
 )
 
 func TestLogKeepsNewestInOrder(t *testing.T) {
@@ -161,5 +164,21 @@ func TestEventCarriesAllSixKeys(t *testing.T) {
 		if len(keys) != 6 {
 			t.Errorf("%s: %d keys, want 6", b, len(keys))
 		}
+	}
+}
+
+// TestRecordDatesOnTheClock: an event recorded without a time gets the
+// log's clock's, one with a time keeps it.
+func TestRecordDatesOnTheClock(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := clock.NewFake(t0)
+	l := NewLog(10).WithClock(clk)
+	l.Record(Event{Type: Create})
+	clk.Advance(time.Minute)
+	given := t0.Add(time.Hour)
+	l.Record(Event{Type: Create, Time: given})
+	got := l.List()
+	if len(got) != 2 || !got[0].Time.Equal(t0) || !got[1].Time.Equal(given) {
+		t.Errorf("event times %v, want the clock's %v and the given %v", got, t0, given)
 	}
 }
