@@ -17,6 +17,7 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/metrics"
@@ -61,7 +62,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		return err
 	}
 	defer rt.Close()
-	a := &agent{cfg: cfg, opts: opts, log: log, rt: rt, ev: events.NewLog(1000)}
+	// The one clock every component reads time from.
+	clk := clock.Real{}
+	a := &agent{cfg: cfg, opts: opts, log: log, clock: clk, rt: rt, ev: events.NewLog(1000).WithClock(clk)}
 	if a.infraImage, err = infraImage(ctx, rt, cfg.Docker.InfraImage, opts.Binary); err != nil {
 		return err
 	}
@@ -95,6 +98,7 @@ type agent struct {
 	opts Options
 	log  *slog.Logger
 
+	clock      clock.Clock // the one clock, given to every component
 	rt         *hruntime.Docker
 	ev         *events.Log
 	infraImage string
@@ -134,7 +138,7 @@ func infraImage(ctx context.Context, rt imageLoader, configured, binary string) 
 // the push source among them (its handler serves POST /manifests) and the
 // Merger of their sets.
 func (a *agent) buildSources() error {
-	srcs, err := configured.All(a.cfg, configured.Deps{StateDir: a.cfg.StateDir, Etcd: a.etcd, Validate: a.vopts, Log: a.log})
+	srcs, err := configured.All(a.cfg, configured.Deps{StateDir: a.cfg.StateDir, Etcd: a.etcd, Validate: a.vopts, Log: a.log, Clock: a.clock})
 	if err != nil {
 		return err
 	}
@@ -147,7 +151,7 @@ func (a *agent) buildSources() error {
 		infos = append(infos, sources.SourceInfo{Name: s.Name(), Type: s.Type()})
 	}
 	a.stateProblems = &atomicfile.Problems{}
-	a.merger, err = sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: a.cfg.Sync.AllowEmpty, Validate: a.vopts, StateDir: a.cfg.StateDir, Problems: a.stateProblems}, a.log)
+	a.merger, err = sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: a.cfg.Sync.AllowEmpty, Validate: a.vopts, StateDir: a.cfg.StateDir, Problems: a.stateProblems, Clock: a.clock}, a.log)
 	return err
 }
 
@@ -165,7 +169,7 @@ func (a *agent) buildSyncer() error {
 		},
 		Instance: cfg.Instance, InfraImage: a.infraImage, InfraCommand: a.opts.InfraCommand,
 		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, PullTimeout: cfg.Sync.PullTimeout, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
-		HostPaths: a.vopts,
+		HostPaths: a.vopts, Clock: a.clock,
 	}, a.log, a.ev)
 	if err != nil {
 		return err
@@ -188,7 +192,7 @@ func (a *agent) buildAPI() error {
 	a.srv = api.New(api.Options{
 		Hostname: cfg.Hostname, Version: a.opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
 		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(),
-		EnvHasher: a.syncer.EnvHasher(), StateErrors: a.stateProblems.List,
+		EnvHasher: a.syncer.EnvHasher(), StateErrors: a.stateProblems.List, Clock: a.clock,
 	}, a.syncer, sourceStates, a.ev, a.log)
 	a.met = metrics.New(a.opts.Version, a.opts.Commit, a.syncer.Report, sourceStates)
 	a.met.StateFiles(a.stateProblems)
@@ -198,7 +202,7 @@ func (a *agent) buildAPI() error {
 	if a.etcd != nil {
 		a.rep = reporter.New(a.etcd, reporter.Options{
 			Prefix: cfg.Etcd.Prefix, Hostname: cfg.Hostname, Interval: cfg.Sync.Interval,
-			Document: func() any { return a.srv.Document() }, Events: a.ev,
+			Document: func() any { return a.srv.Document() }, Events: a.ev, Clock: a.clock,
 		}, a.log)
 	}
 	return nil
