@@ -15,18 +15,38 @@ import (
 // behind the counting proxy, the Docker API calls per no-op sync. Each
 // restart must adopt the pods without restarting any of them.
 func (e *env) idlePhase(ctx context.Context, n int) error {
-	instance := e.runID + "-idle"
-	r := e.repos["idle"]
-	base := hostletConfig{
-		instance: instance, stateDir: filepath.Join(e.dir, "state", instance),
-		gitURL: e.git.url(r.name), gitInterval: time.Hour, syncInterval: 10 * time.Second,
-		infraImage: e.pause, tokenFile: e.tokFile,
+	instance, r := e.runID+"-idle", e.repos["idle"]
+	ip := &idlePods{
+		n: n, instance: instance, r: r, label: "io.hostlet.instance=" + instance,
+		base: hostletConfig{
+			instance: instance, stateDir: filepath.Join(e.dir, "state", instance),
+			gitURL: e.git.url(r.name), gitInterval: time.Hour, syncInterval: 10 * time.Second,
+			infraImage: e.pause, tokenFile: e.tokFile,
+		},
 	}
-	label := "io.hostlet.instance=" + instance
-	to := e.o.stepTimeout
+	if err := e.idleDeploy(ctx, ip); err != nil {
+		return err
+	}
+	if err := e.idleRestartPolling(ctx, ip); err != nil {
+		return err
+	}
+	return e.idleCountCalls(ctx, ip)
+}
 
-	// 1. Deploy with the webhook config and measure it idle.
-	logf("idle: deploying %d pods", n)
+// idlePods are the pods idlePhase deploys and what its steps share.
+type idlePods struct {
+	n        int
+	instance string
+	r        *repo
+	base     hostletConfig // the webhook config
+	label    string        // of the instance's containers
+	ids      []string      // the pods' containers, sorted, once deployed
+}
+
+// idleDeploy deploys the pods with the webhook config and measures that
+// hostlet idle (step 1 of idlePhase).
+func (e *env) idleDeploy(ctx context.Context, ip *idlePods) error {
+	logf("idle: deploying %d pods", ip.n)
 	if err := copyFresh(e.bin, e.bin); err != nil {
 		return err
 	}
@@ -38,60 +58,61 @@ func (e *env) idlePhase(ctx context.Context, n int) error {
 		}
 		pprof = fmt.Sprintf("127.0.0.1:%d", pp[0])
 	}
-	h, err := startHostlet(e.bin, e.dir, instance+"-a", base, e.token, pprof)
+	h, err := startHostlet(e.bin, e.dir, ip.instance+"-a", ip.base, e.token, pprof)
 	if err != nil {
 		return err
 	}
 	defer h.stop(15 * time.Second)
-	head, err := r.head(ctx)
+	head, err := ip.r.head(ctx)
 	if err != nil {
 		return err
 	}
 	if err := h.waitRevision(ctx, head, time.Minute); err != nil {
 		return err
 	}
-	ports, err := freePorts(n)
+	ports, err := freePorts(ip.n)
 	if err != nil {
 		return err
 	}
-	if err := r.commit(ctx, "idle pods", podFiles(e.runID, e.image, e.o.grace, shapeSingle, ports, "v1")); err != nil {
+	if err := ip.r.commit(ctx, "idle pods", podFiles(e.runID, e.image, e.o.grace, shapeSingle, ports, "v1")); err != nil {
 		return err
 	}
-	if err := r.push(ctx); err != nil {
+	if err := ip.r.push(ctx); err != nil {
 		return err
 	}
 	if err := h.syncNow(ctx); err != nil {
 		return err
 	}
-	if _, err := waitAnswer(ctx, ports, "v1", to); err != nil {
+	if _, err := waitAnswer(ctx, ports, "v1", e.o.stepTimeout); err != nil {
 		return err
 	}
-	ids, err := containerIDs(ctx, e.cli, label)
-	if err != nil {
+	if ip.ids, err = containerIDs(ctx, e.cli, ip.label); err != nil {
 		return err
 	}
-	slices.Sort(ids)
-	rec, err := e.measureIdle(ctx, h, "webhook config: git interval 1h, sync.interval 10s (the process that deployed the pods)", n, e.o.profile)
+	slices.Sort(ip.ids)
+	rec, err := e.measureIdle(ctx, h, "webhook config: git interval 1h, sync.interval 10s (the process that deployed the pods)", ip.n, e.o.profile)
 	if err != nil {
 		return err
 	}
 	e.res.Idle = append(e.res.Idle, rec)
-	if _, err := h.stopHostlet(); err != nil {
-		return err
-	}
+	_, err = h.stopHostlet()
+	return err
+}
 
-	// 2. Restart with a 1 s git poll: adopts, measure idle.
-	poll := base
+// idleRestartPolling restarts with a 1 s git poll, which adopts the pods,
+// and measures it idle (step 2 of idlePhase).
+func (e *env) idleRestartPolling(ctx context.Context, ip *idlePods) error {
+	poll := ip.base
 	poll.gitInterval = time.Second
-	h, err = startHostlet(e.bin, e.dir, instance+"-b", poll, e.token, "")
+	h, err := startHostlet(e.bin, e.dir, ip.instance+"-b", poll, e.token, "")
 	if err != nil {
 		return err
 	}
 	defer h.stop(15 * time.Second)
-	if err := h.waitRevision(ctx, mustHead(ctx, r), time.Minute); err != nil {
+	if err := h.waitRevision(ctx, mustHead(ctx, ip.r), time.Minute); err != nil {
 		return err
 	}
-	rec, err = e.measureIdle(ctx, h, "poll config: git interval 1s, sync.interval 10s (restarted; adopted the pods)", n, false)
+	rec, err := e.measureIdle(ctx, h, "poll config: git interval 1s, sync.interval 10s (restarted; adopted the pods)", ip.n, false)
 	if err != nil {
 		return err
 	}
@@ -99,30 +120,58 @@ func (e *env) idlePhase(ctx context.Context, n int) error {
 	if _, err := h.stopHostlet(); err != nil {
 		return err
 	}
-	if err := e.checkSameContainers(ctx, label, ids, "restart with the poll config"); err != nil {
-		return err
-	}
+	return e.checkSameContainers(ctx, ip.label, ip.ids, "restart with the poll config")
+}
 
-	// 3. Restart behind the counting proxy with sync.interval 1s.
+// idleCountCalls restarts behind the counting proxy with sync.interval 1s,
+// counts the Docker API calls per no-op sync, then removes the pods
+// through that hostlet (not timed): steps 3 and 4 of idlePhase.
+func (e *env) idleCountCalls(ctx context.Context, ip *idlePods) error {
 	proxy, err := startCountingProxy(filepath.Join(e.dir, "docker.sock"), dockerSocket(e.cli.DaemonHost()))
 	if err != nil {
 		return err
 	}
 	defer proxy.close()
-	count := base
+	count := ip.base
 	count.syncInterval = time.Second
 	count.dockerHost = "unix://" + filepath.Join(e.dir, "docker.sock")
-	h, err = startHostlet(e.bin, e.dir, instance+"-c", count, e.token, "")
+	h, err := startHostlet(e.bin, e.dir, ip.instance+"-c", count, e.token, "")
 	if err != nil {
 		return err
 	}
 	defer h.stop(15 * time.Second)
-	if err := h.waitRevision(ctx, mustHead(ctx, r), time.Minute); err != nil {
+	if err := h.waitRevision(ctx, mustHead(ctx, ip.r), time.Minute); err != nil {
 		return err
 	}
+	if e.res.APICalls, err = e.countNoopCalls(ctx, proxy, h, ip.n); err != nil {
+		return err
+	}
+	if err := e.checkSameContainers(ctx, ip.label, ip.ids, "restart behind the counting proxy"); err != nil {
+		return err
+	}
+
+	if err := ip.r.commit(ctx, "idle: remove", podFiles(e.runID, e.image, e.o.grace, shapeSingle, nil, "")); err != nil {
+		return err
+	}
+	if err := ip.r.push(ctx); err != nil {
+		return err
+	}
+	if err := h.syncNow(ctx); err != nil {
+		return err
+	}
+	if _, err := waitNoContainers(ctx, e.cli, ip.label, e.o.stepTimeout); err != nil {
+		return err
+	}
+	_, err = h.stopHostlet()
+	return err
+}
+
+// countNoopCalls counts the Docker API calls through proxy over
+// e.o.countSyncs no-op syncs of h (n pods), after at least three syncs.
+func (e *env) countNoopCalls(ctx context.Context, proxy *countingProxy, h *hostlet, n int) (*apiCalls, error) {
 	startup, _ := proxy.snapshot()
 	if _, err := h.waitSyncs(ctx, 3, time.Minute); err != nil {
-		return err
+		return nil, err
 	}
 	// Both ends of the window sit just after a sync: wait for its list
 	// call, give it 300 ms to finish, then read counts and syncs.
@@ -141,15 +190,15 @@ func (e *env) idlePhase(ctx context.Context, n int) error {
 	}
 	c0, s0, err := align()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t0 := time.Now()
 	if _, err := h.waitSyncs(ctx, s0+e.o.countSyncs, time.Duration(e.o.countSyncs)*10*time.Second+time.Minute); err != nil {
-		return err
+		return nil, err
 	}
 	c1, s1, err := align()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	calls := diffCounts(c0, c1)
 	total := 0
@@ -163,27 +212,8 @@ func (e *env) idlePhase(ctx context.Context, n int) error {
 	if ac.Syncs > 0 {
 		ac.PerSync = float64(total) / float64(ac.Syncs)
 	}
-	e.res.APICalls = ac
 	logf("idle: %d Docker API calls in %d no-op syncs (%.2f per sync): %v", total, ac.Syncs, ac.PerSync, calls)
-	if err := e.checkSameContainers(ctx, label, ids, "restart behind the counting proxy"); err != nil {
-		return err
-	}
-
-	// 4. Remove the pods through hostlet (not timed).
-	if err := r.commit(ctx, "idle: remove", podFiles(e.runID, e.image, e.o.grace, shapeSingle, nil, "")); err != nil {
-		return err
-	}
-	if err := r.push(ctx); err != nil {
-		return err
-	}
-	if err := h.syncNow(ctx); err != nil {
-		return err
-	}
-	if _, err := waitNoContainers(ctx, e.cli, label, to); err != nil {
-		return err
-	}
-	_, err = h.stopHostlet()
-	return err
+	return ac, nil
 }
 
 func mustHead(ctx context.Context, r *repo) string {

@@ -197,33 +197,48 @@ func parseFlags(args []string) (*options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.smoke {
-		if !set["n"] {
-			*ns = "2"
-		}
-		if !set["reps"] {
-			o.reps = 1
-		}
-		if !set["idle"] {
-			o.idle = 5 * time.Second
-		}
-		if !set["settle"] {
-			o.settle = 2 * time.Second
-		}
-		if !set["count-syncs"] {
-			o.countSyncs = 3
-		}
-		if !set["wait-quiet"] {
-			o.waitQuiet = false
-		}
+		smokeDefaults(&o, set, ns)
 	} else if o.out == "" && o.render == "" {
 		o.out = defaultOut("bench/results", time.Now().UTC())
 	}
-	var err error
-	if o.ns, err = intList("-n", *ns, 500); err != nil {
+	if err := o.parseLists(set, *ns, *floorPar, *shapes, *variants); err != nil {
 		return nil, err
 	}
-	if o.floorPar, err = intList("-floor-par", *floorPar, 64); err != nil {
-		return nil, err
+	return &o, nil
+}
+
+// smokeDefaults are -smoke's defaults of the flags not given (set): N=2,
+// one repetition, short idle and count windows, no quiet wait.
+func smokeDefaults(o *options, set map[string]bool, ns *string) {
+	if !set["n"] {
+		*ns = "2"
+	}
+	if !set["reps"] {
+		o.reps = 1
+	}
+	if !set["idle"] {
+		o.idle = 5 * time.Second
+	}
+	if !set["settle"] {
+		o.settle = 2 * time.Second
+	}
+	if !set["count-syncs"] {
+		o.countSyncs = 3
+	}
+	if !set["wait-quiet"] {
+		o.waitQuiet = false
+	}
+}
+
+// parseLists parses the list flags (-n, -floor-par, -shapes, -variants)
+// and checks the numbers.
+func (o *options) parseLists(set map[string]bool, ns, floorPar, shapes, variants string) error {
+	var err error
+	if o.ns, err = intList("-n", ns, 500); err != nil {
+		return err
+	}
+	if o.floorPar, err = intList("-floor-par", floorPar, 64); err != nil {
+		return err
 	}
 	slices.Sort(o.floorPar)
 	o.floorPar = slices.Compact(o.floorPar)
@@ -231,36 +246,36 @@ func parseFlags(args []string) (*options, error) {
 		o.idlePods = slices.Max(o.ns)
 	}
 	if o.idlePods < 1 || o.idlePods > 500 {
-		return nil, errors.New("-idle-pods must be in 1..500")
+		return errors.New("-idle-pods must be in 1..500")
 	}
-	for _, sh := range strings.Split(*shapes, ",") {
+	for _, sh := range strings.Split(shapes, ",") {
 		sh = strings.TrimSpace(sh)
 		if !slices.Contains(allShapes, sh) {
-			return nil, fmt.Errorf("-shapes: unknown shape %q (known: %s)", sh, strings.Join(allShapes, ", "))
+			return fmt.Errorf("-shapes: unknown shape %q (known: %s)", sh, strings.Join(allShapes, ", "))
 		}
 		if !slices.Contains(o.shapes, sh) {
 			o.shapes = append(o.shapes, sh)
 		}
 	}
 	if o.reps < 1 {
-		return nil, errors.New("-reps must be at least 1")
+		return errors.New("-reps must be at least 1")
 	}
 	if o.grace < 1 {
-		return nil, errors.New("-grace must be at least 1")
+		return errors.New("-grace must be at least 1")
 	}
 	o.variants = map[string]bool{}
-	for _, v := range strings.Split(*variants, ",") {
+	for _, v := range strings.Split(variants, ",") {
 		v = strings.TrimSpace(v)
 		ok := false
 		for _, a := range allVariants {
 			ok = ok || a == v
 		}
 		if !ok {
-			return nil, fmt.Errorf("-variants: unknown variant %q (known: %s)", v, strings.Join(allVariants, ", "))
+			return fmt.Errorf("-variants: unknown variant %q (known: %s)", v, strings.Join(allVariants, ", "))
 		}
 		o.variants[v] = true
 	}
-	return &o, nil
+	return nil
 }
 
 // intList parses a comma-separated list of integers in 1..most.
