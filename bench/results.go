@@ -376,6 +376,15 @@ const goalRatio = 1.05
 // targets compares the figures with the issues' targets.
 func (r *results) targets() {
 	r.Targets = nil
+	r.goalTargets()
+	r.floorTargets()
+	r.composeTargets()
+	r.usageTargets()
+}
+
+// goalTargets: hostlet (webhook) within goalRatio of the fastest floor at
+// every step, per shape and N.
+func (r *results) goalTargets() {
 	for _, shape := range r.Config.Shapes {
 		for _, n := range r.Config.Ns {
 			var wh, po []string
@@ -403,6 +412,11 @@ func (r *results) targets() {
 			})
 		}
 	}
+}
+
+// floorTargets: hostlet (webhook) within 1.15 of the floor, single pods,
+// N=10 and N=50 (every N of a run that has neither).
+func (r *results) floorTargets() {
 	ns := []int{}
 	for _, n := range r.Config.Ns {
 		if n == 10 || n == 50 {
@@ -423,6 +437,10 @@ func (r *results) targets() {
 			Met:    rr.WebhookOverFloor <= 1.15,
 		})
 	}
+}
+
+// composeTargets: hostlet faster than the compose loop, where it ran.
+func (r *results) composeTargets() {
 	for _, rr := range r.Ratios {
 		if rr.PollOverCompose == 0 && rr.WebhookOverCompo == 0 {
 			continue
@@ -433,6 +451,11 @@ func (r *results) targets() {
 			Met:    rr.PollOverCompose > 0 && rr.PollOverCompose < 1,
 		})
 	}
+}
+
+// usageTargets: one Docker API call per no-op sync, and the idle CPU and
+// RSS of the first idle measurement.
+func (r *results) usageTargets() {
 	if a := r.APICalls; a != nil {
 		r.Targets = append(r.Targets, targetResult{
 			Target: "exactly 1 Docker API call per no-op sync",

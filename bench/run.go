@@ -74,37 +74,50 @@ func run(ctx context.Context, o *options) (err error) {
 	}
 
 	if o.waitQuiet {
-		logf("waiting for the machine to be quiet (1-min load < %.2f for %s, at most %s)", o.quietLoad, o.quietFor, o.quietMax)
-		quiet, samples, err := waitQuiet(ctx, o.quietLoad, o.quietFor, o.quietMax)
-		if err != nil {
+		if err := e.waitQuiet(ctx); err != nil {
 			return err
-		}
-		e.res.Load.Quiet = &quiet
-		e.res.Load.QuietSamples = samples
-		if !quiet {
-			logf("the machine never got quiet: measuring anyway")
 		}
 	}
 	e.res.Load.Start, _ = loadAvg()
 	e.res.Started = time.Now().UTC()
 	// A run that fails half-way still writes what it measured.
-	defer func() {
-		if err == nil || o.out == "" || len(e.res.Runs) == 0 {
-			return
-		}
-		e.res.Error = err.Error()
-		e.res.Load.End, _ = loadAvg()
-		e.res.Finished = time.Now().UTC()
-		e.res.summarize()
-		partial := strings.TrimSuffix(o.out, ".json") + ".partial.json"
-		if werr := e.res.write(partial); werr == nil {
-			logf("partial results written to %s", partial)
-		}
-	}()
+	defer func() { e.writePartial(err) }()
 
 	if err := e.warmUp(ctx); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
+	if err := e.timedBlocks(ctx); err != nil {
+		return err
+	}
+	if o.variants[vWebhook] || o.variants[vPoll] {
+		if err := e.idlePhase(ctx, o.idlePods); err != nil {
+			return fmt.Errorf("idle phase: %w", err)
+		}
+	}
+	return e.finish()
+}
+
+// waitQuiet waits until the machine is quiet (or -quiet-max passed) and
+// records how that went.
+func (e *env) waitQuiet(ctx context.Context) error {
+	o := e.o
+	logf("waiting for the machine to be quiet (1-min load < %.2f for %s, at most %s)", o.quietLoad, o.quietFor, o.quietMax)
+	quiet, samples, err := waitQuiet(ctx, o.quietLoad, o.quietFor, o.quietMax)
+	if err != nil {
+		return err
+	}
+	e.res.Load.Quiet = &quiet
+	e.res.Load.QuietSamples = samples
+	if !quiet {
+		logf("the machine never got quiet: measuring anyway")
+	}
+	return nil
+}
+
+// timedBlocks runs every timed block: per N and shape, each repetition's
+// blocks in a rotated order, 2 s apart.
+func (e *env) timedBlocks(ctx context.Context) error {
+	o := e.o
 	for _, n := range o.ns {
 		for _, shape := range o.shapes {
 			blocks := blocksOf(o, shape, n)
@@ -120,25 +133,42 @@ func run(ctx context.Context, o *options) (err error) {
 			}
 		}
 	}
-	if o.variants[vWebhook] || o.variants[vPoll] {
-		if err := e.idlePhase(ctx, o.idlePods); err != nil {
-			return fmt.Errorf("idle phase: %w", err)
-		}
-	}
+	return nil
+}
+
+// finish summarizes the run, prints its tables and writes its results
+// (-out); failed checks are its error.
+func (e *env) finish() error {
 	e.res.Load.End, _ = loadAvg()
 	e.res.Finished = time.Now().UTC()
 	e.res.summarize()
 	fmt.Println(e.res.markdown())
-	if o.out != "" {
-		if err := e.res.write(o.out); err != nil {
+	if e.o.out != "" {
+		if err := e.res.write(e.o.out); err != nil {
 			return err
 		}
-		logf("results written to %s", o.out)
+		logf("results written to %s", e.o.out)
 	}
 	if bad := e.res.failedChecks(); len(bad) > 0 {
 		return fmt.Errorf("checks failed: %s", strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// writePartial writes what a run that failed with err measured (to -out's
+// .partial.json), if it measured anything.
+func (e *env) writePartial(err error) {
+	if err == nil || e.o.out == "" || len(e.res.Runs) == 0 {
+		return
+	}
+	e.res.Error = err.Error()
+	e.res.Load.End, _ = loadAvg()
+	e.res.Finished = time.Now().UTC()
+	e.res.summarize()
+	partial := strings.TrimSuffix(e.o.out, ".json") + ".partial.json"
+	if werr := e.res.write(partial); werr == nil {
+		logf("partial results written to %s", partial)
+	}
 }
 
 func selected(o *options) []string {
@@ -433,17 +463,8 @@ func (e *env) checkShape(ctx context.Context, variant, label, shape string, n in
 }
 
 func (e *env) hostletBlock(ctx context.Context, variant, shape string, n, rep int) error {
-	short := map[string]string{vWebhook: "wh", vPoll: "poll"}[variant]
-	instance := fmt.Sprintf("%s-%s-%s-n%d-r%d", e.runID, short, shape, n, rep)
+	instance, cfg := e.blockConfig(variant, shape, n, rep)
 	r := e.repos[variant]
-	cfg := hostletConfig{
-		instance: instance, stateDir: filepath.Join(e.dir, "state", instance),
-		gitURL: e.git.url(r.name), gitInterval: time.Second, syncInterval: 10 * time.Second,
-		infraImage: e.pause, tokenFile: e.tokFile,
-	}
-	if variant == vWebhook {
-		cfg.gitInterval = time.Hour
-	}
 	pprof := ""
 	profiling := e.o.profile && variant == vWebhook && shape == e.o.shapes[0] && n == slices.Max(e.o.ns) && rep == 0
 	if profiling {
@@ -474,11 +495,6 @@ func (e *env) hostletBlock(ctx context.Context, variant, shape string, n, rep in
 	if err != nil {
 		return err
 	}
-	to := e.o.stepTimeout
-	var op func(context.Context) error
-	if variant == vWebhook {
-		op = h.syncNow
-	}
 	var profDone chan error
 	if profiling {
 		// A CPU profile over the whole block (create, update, remove).
@@ -487,6 +503,53 @@ func (e *env) hostletBlock(ctx context.Context, variant, shape string, n, rep in
 		go func() {
 			profDone <- h.profile(ctx, "profile", secs, filepath.Join(e.dir, fmt.Sprintf("cpu-webhook-%s-n%d.pprof", shape, n)))
 		}()
+	}
+	if err := e.hostletSteps(ctx, h, r, variant, shape, instance, ports, n, rep); err != nil {
+		return err
+	}
+	if profiling {
+		if err := h.profile(ctx, "heap", 0, filepath.Join(e.dir, fmt.Sprintf("heap-webhook-%s-n%d.pprof", shape, n))); err != nil {
+			logf("heap profile: %v", err)
+		}
+		if err := <-profDone; err != nil {
+			logf("cpu profile: %v", err)
+		}
+	}
+	u, err := h.stopHostlet()
+	stopped = true
+	if err != nil {
+		return fmt.Errorf("read hostlet usage: %w", err)
+	}
+	e.res.Processes = append(e.res.Processes, procRecord{Variant: variant, Shape: shape, N: n, Rep: rep + 1, usage: u})
+	logf("  hostlet process: %.2f CPU-s, peak RSS %.1f MiB", u.CPUSeconds, mib(u.HWMBytes))
+	return nil
+}
+
+// blockConfig is the instance and config of a hostlet block's hostlet:
+// a 1 s git poll, or (webhook) 1 h and POST /sync after every push.
+func (e *env) blockConfig(variant, shape string, n, rep int) (string, hostletConfig) {
+	short := map[string]string{vWebhook: "wh", vPoll: "poll"}[variant]
+	instance := fmt.Sprintf("%s-%s-%s-n%d-r%d", e.runID, short, shape, n, rep)
+	cfg := hostletConfig{
+		instance: instance, stateDir: filepath.Join(e.dir, "state", instance),
+		gitURL: e.git.url(e.repos[variant].name), gitInterval: time.Second, syncInterval: 10 * time.Second,
+		infraImage: e.pause, tokenFile: e.tokFile,
+	}
+	if variant == vWebhook {
+		cfg.gitInterval = time.Hour
+	}
+	return instance, cfg
+}
+
+// hostletSteps times a block's steps (create, update, remove) with hostlet
+// h: each commits and pushes the step's files, then (webhook) asks h to
+// sync, and waits for the pods to answer (or be gone). The created pods'
+// containers are checked against the shape.
+func (e *env) hostletSteps(ctx context.Context, h *hostlet, r *repo, variant, shape, instance string, ports []int, n, rep int) error {
+	to := e.o.stepTimeout
+	var op func(context.Context) error
+	if variant == vWebhook {
+		op = h.syncNow
 	}
 	steps := []struct {
 		name  string
@@ -520,21 +583,6 @@ func (e *env) hostletBlock(ctx context.Context, variant, shape string, n, rep in
 			}
 		}
 	}
-	if profiling {
-		if err := h.profile(ctx, "heap", 0, filepath.Join(e.dir, fmt.Sprintf("heap-webhook-%s-n%d.pprof", shape, n))); err != nil {
-			logf("heap profile: %v", err)
-		}
-		if err := <-profDone; err != nil {
-			logf("cpu profile: %v", err)
-		}
-	}
-	u, err := h.stopHostlet()
-	stopped = true
-	if err != nil {
-		return fmt.Errorf("read hostlet usage: %w", err)
-	}
-	e.res.Processes = append(e.res.Processes, procRecord{Variant: variant, Shape: shape, N: n, Rep: rep + 1, usage: u})
-	logf("  hostlet process: %.2f CPU-s, peak RSS %.1f MiB", u.CPUSeconds, mib(u.HWMBytes))
 	return nil
 }
 
