@@ -5,14 +5,12 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
@@ -44,7 +42,7 @@ type sealer struct {
 // (their sources count as not delivered until they deliver again).
 func loadSealer(stateDir string, problems *atomicfile.Problems, now time.Time, log *slog.Logger) (*sealer, error) {
 	path := filepath.Join(stateDir, StateKeyFile)
-	key, err := readStateKey(path)
+	key, err := atomicfile.ReadKey(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if sealedSetsIn(stateDir) {
 			// Lost, not new: say so, rather than blame only the sets.
@@ -58,15 +56,8 @@ func loadSealer(stateDir string, problems *atomicfile.Problems, now time.Time, l
 		log.Warn("state key unusable; moved aside and replaced by a new key (saved sets sealed with it cannot be read)", "file", p.File, "keptAs", p.KeptAs, "error", p.Error)
 	}
 	if key == nil {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, fmt.Errorf("make the state key: %w", err)
-		}
-		if err := os.MkdirAll(stateDir, 0o700); err != nil {
-			return nil, fmt.Errorf("create the state key: %w", err)
-		}
-		if err := atomicfile.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
-			return nil, fmt.Errorf("create the state key %s: %w", path, err)
+		if key, err = atomicfile.NewKey(path); err != nil {
+			return nil, fmt.Errorf("state key: %w", err)
 		}
 	}
 	return newSealer(key)
@@ -82,19 +73,6 @@ func newSealer(key []byte) (*sealer, error) {
 		return nil, fmt.Errorf("state key: %w", err)
 	}
 	return &sealer{aead: aead}, nil
-}
-
-// readStateKey reads a key file: exactly 64 hex digits and a newline.
-func readStateKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(key) != 32 {
-		return nil, errors.New("does not hold a key of 64 hex digits")
-	}
-	return key, nil
 }
 
 // seal returns the sealed form of a saved set of source name.

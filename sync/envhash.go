@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -126,7 +125,7 @@ func LoadEnvHasher(stateDir string, log *slog.Logger) (*EnvHasher, error) {
 // key file (nil when there was none).
 func loadEnvHasher(stateDir string, log *slog.Logger, now time.Time) (*EnvHasher, *atomicfile.Problem, error) {
 	path := filepath.Join(stateDir, EnvKeyFile)
-	key, err := readEnvKey(path)
+	key, err := atomicfile.ReadKey(path)
 	if err == nil {
 		return NewEnvHasher(key), nil, nil
 	}
@@ -137,9 +136,8 @@ func loadEnvHasher(stateDir string, log *slog.Logger, now time.Time) (*EnvHasher
 			"file", p.File, "keptAs", p.KeptAs, "error", p.Error)
 		damaged = &p
 	}
-	key = randomKey()
-	if err := atomicfile.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
-		return nil, damaged, fmt.Errorf("create the env hash key: %w", err)
+	if key, err = atomicfile.NewKey(path); err != nil {
+		return nil, damaged, fmt.Errorf("env hash key: %w", err)
 	}
 	return NewEnvHasher(key), damaged, nil
 }
@@ -148,21 +146,10 @@ func loadEnvHasher(stateDir string, log *slog.Logger, now time.Time) (*EnvHasher
 // or changing it: for `hostlet diff` on the host, whose reasons then
 // compare env values with what the running hostlet recorded.
 func ReadEnvHasher(stateDir string) (*EnvHasher, error) {
-	key, err := readEnvKey(filepath.Join(stateDir, EnvKeyFile))
+	path := filepath.Join(stateDir, EnvKeyFile)
+	key, err := atomicfile.ReadKey(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("env hash key %s: %w", path, err)
 	}
 	return NewEnvHasher(key), nil
-}
-
-func readEnvKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(key) != envKeySize {
-		return nil, fmt.Errorf("env hash key %s: not %d hex-encoded bytes", path, envKeySize)
-	}
-	return key, nil
 }

@@ -65,25 +65,7 @@ func call(t *testing.T, method, url string, header http.Header, body string) (in
 }
 
 func tryCall(method, url string, header http.Header, body string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, "", fmt.Errorf("%s %s: read body: %w", method, url, err)
-	}
-	return resp.StatusCode, string(b), nil
+	return testkit.Request(method, url, header, body, 10*time.Second)
 }
 
 // getOK does a GET that must answer 200 and returns the body.

@@ -44,11 +44,20 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
 // HTTP does one request with a 2 s timeout and returns the status and body;
 // a convenience for WaitFor conditions.
 func HTTP(method, url, body string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	return Request(method, url, nil, body, 2*time.Second)
+}
+
+// Request does one request with header (may be nil) and body, bounded by
+// timeout, and returns the status and body.
+func Request(method, url string, header http.Header, body string, timeout time.Duration) (int, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, "", fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
