@@ -2,20 +2,18 @@ package sources
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/validate"
 )
 
@@ -135,65 +133,20 @@ func TestMergerDamagedSavedSet(t *testing.T) {
 	}
 }
 
-// mountTmpfs mounts a tmpfs of size bytes on dir until the test ends (the
-// tests run as root).
-func mountTmpfs(t *testing.T, dir string, size int) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0700", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount a tmpfs on %s (the test needs root): %v: %s", dir, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
-
-// fillDisk writes to dir until its filesystem is full; the returned
-// function frees the space.
-func fillDisk(t *testing.T, dir string) func() {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for n := 4096; n > 0; n /= 2 {
-		for {
-			if _, err := f.Write(buf[:n]); err != nil {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatalf("fill %s: %v", dir, err)
-				}
-				break
-			}
-		}
-	}
-	return func() {
-		if err := os.Remove(path); err != nil {
-			t.Fatalf("free %s: %v", dir, err)
-		}
-	}
-}
-
 // TestMergerPushNotSaved: an update with a Reply whose set cannot be saved
 // (a full disk, or any write error) is refused with ErrNotSaved and not
 // applied: the set before stays in effect and on disk, the problem is in
 // Problems. Once the disk has room the same push is taken.
 func TestMergerPushNotSaved(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	mountTmpfs(t, dir, 64<<10)
+	testkit.MountTmpfs(t, dir, 64<<10)
 	var problems atomicfile.Problems
 	m := newMerger(t, MergeOptions{StateDir: dir, Problems: &problems}, "local", "push")
 	m.Apply(Update{Source: "local", Revision: "l1", Manifests: decoded(t, "local", podYAML("web", "1"))})
 	if _, a := applyReply(m, Update{Source: "push", Revision: "p1", Manifests: decoded(t, "push", podYAML("one", "1"))}); a.Err != nil {
 		t.Fatal(a.Err)
 	}
-	free := fillDisk(t, dir)
+	free := testkit.FillDisk(t, dir)
 
 	changed, a := applyReply(m, Update{Source: "push", Revision: "p2", Manifests: decoded(t, "push", podYAML("two", "2"))})
 	if !errors.Is(a.Err, ErrNotSaved) || !IsNoSpace(a.Err) || changed {
@@ -240,11 +193,11 @@ func TestMergerPushNotSaved(t *testing.T) {
 // delivered instead of delivering a set it no longer holds.
 func TestMergerOtherSourceNotSaved(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	mountTmpfs(t, dir, 64<<10)
+	testkit.MountTmpfs(t, dir, 64<<10)
 	var problems atomicfile.Problems
 	m := newMerger(t, MergeOptions{StateDir: dir, Problems: &problems}, "local")
 	m.Apply(Update{Source: "local", Revision: "l1", Manifests: decoded(t, "local", podYAML("old", "1"))})
-	free := fillDisk(t, dir)
+	free := testkit.FillDisk(t, dir)
 	defer free()
 	if !m.Apply(Update{Source: "local", Revision: "l2", Manifests: decoded(t, "local", podYAML("new", "2"))}) {
 		t.Error("the new set was not taken")
@@ -301,7 +254,7 @@ func TestMergerNotDeliveredNotice(t *testing.T) {
 // stateDir (nothing applied), 409 for an empty set the merge refuses.
 func TestPushHandlerAnswersFromMerge(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	mountTmpfs(t, dir, 64<<10)
+	testkit.MountTmpfs(t, dir, 64<<10)
 	local := filepath.Join(t.TempDir(), "local")
 	writeFile(t, filepath.Join(local, "web.yaml"), podYAML("web", "local"))
 	p := NewPush(config.Source{Name: "push", Type: config.TypePush}, validate.Options{}, testLogger(t))
@@ -315,7 +268,7 @@ func TestPushHandlerAnswersFromMerge(t *testing.T) {
 		t.Errorf("push of a duplicate: %d %+v, want 200 accepting api, rejecting web", r.code, r.body)
 	}
 
-	free := fillDisk(t, dir)
+	free := testkit.FillDisk(t, dir)
 	r = post(t, srv.URL, "", strings.NewReader(podListYAML("2", "db")))
 	if r.code != http.StatusInsufficientStorage || !strings.Contains(r.body.Error, "no space") || len(r.body.Accepted) != 0 {
 		t.Errorf("push on a full disk: %d %+v, want 507", r.code, r.body)

@@ -2,21 +2,19 @@ package agent_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -103,54 +101,6 @@ func TestPushSurvivesCorruptStateFile(t *testing.T) {
 	}
 }
 
-// mountTmpfs mounts a tmpfs of size bytes on dir until the test ends.
-func mountTmpfs(t *testing.T, dir string, size int) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0700", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount a tmpfs on %s (the test needs root): %v: %s", dir, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
-
-// fill writes to dir until its filesystem is full and returns a function
-// that frees the space again.
-func fill(t *testing.T, dir string) func() {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("fill %s: %v", dir, err)
-			}
-			break
-		}
-	}
-	// A last small write may still fit in the last page: fill it too.
-	for {
-		if _, err := f.Write(buf[:1]); err != nil {
-			break
-		}
-	}
-	return func() {
-		if err := os.Remove(path); err != nil {
-			t.Errorf("free %s: %v", dir, err)
-		}
-	}
-}
-
 // TestPushFullDisk: stateDir on a full tmpfs: a push that cannot be saved
 // is refused with a 5xx and not applied (the running set stays), and after
 // a restart the pods pushed before still run, unchanged.
@@ -158,7 +108,7 @@ func TestPushFullDisk(t *testing.T) {
 	e := newEnv(t)
 	// A tmpfs (root can mount one here): a real ENOSPC, as a full disk
 	// gives.
-	mountTmpfs(t, e.stateDir, 256<<10)
+	testkit.MountTmpfs(t, e.stateDir, 256<<10)
 	tf, token := tokenFile(t)
 	cfg := e.config(t, fmt.Sprintf("tokenFile: %s\nsources:\n  - {name: push, type: push}\n", tf))
 	a := e.start(t, cfg)
@@ -166,7 +116,7 @@ func TestPushFullDisk(t *testing.T) {
 		t.Fatalf("push: %d %+v", code, reply)
 	}
 	before := e.waitPods(t, 60*time.Second, "one")
-	fill(t, e.stateDir)
+	testkit.FillDisk(t, e.stateDir)
 
 	code, reply := push(t, a.Addr, token, e.podList("2", "two"))
 	t.Logf("push on a full disk: %d %+v", code, reply)

@@ -4,34 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// mountTmpfs mounts a tmpfs of size bytes on a new folder until the test
-// ends (the tests run as root).
-func mountTmpfs(t *testing.T, size int) string {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0700", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount a tmpfs on %s (the test needs root): %v: %s", dir, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
+	"github.com/hostlet/hostlet/internal/testkit"
+)
 
 // TestWriteFileFullDisk: on a full filesystem WriteFile fails, says so,
 // leaves the old content and no temp file.
 func TestWriteFileFullDisk(t *testing.T) {
-	dir := mountTmpfs(t, 64<<10)
+	dir := t.TempDir()
+	testkit.MountTmpfs(t, dir, 64<<10)
 	p := filepath.Join(dir, "state.json")
 	if err := WriteFile(p, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)

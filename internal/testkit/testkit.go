@@ -6,12 +6,17 @@ package testkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -117,3 +122,48 @@ var handedOut = struct {
 	mu    sync.Mutex
 	ports map[int]bool
 }{ports: map[int]bool{}}
+
+// MountTmpfs mounts a tmpfs of size bytes on dir (created if needed) until
+// the test ends: a filesystem the test can fill. It needs root.
+func MountTmpfs(t testing.TB, dir string, size int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0700", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount a tmpfs on %s (the test needs root): %v: %s", dir, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+}
+
+// FillDisk writes to dir until its filesystem is full, to the last byte,
+// and returns a function that frees the space again.
+func FillDisk(t testing.TB, dir string) func() {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for n := len(buf); n > 0; n /= 2 {
+		for {
+			if _, err := f.Write(buf[:n]); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatalf("fill %s: %v", dir, err)
+				}
+				break
+			}
+		}
+	}
+	return func() {
+		if err := os.Remove(path); err != nil {
+			t.Errorf("free %s: %v", dir, err)
+		}
+	}
+}
