@@ -34,6 +34,7 @@ import (
 	info "github.com/google/cadvisor/info/v1"
 
 	"github.com/hostlet/hostlet/internal/redact"
+	"github.com/hostlet/hostlet/internal/textcap"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -70,6 +71,8 @@ func New(rawURL string) *Reader {
 	r.base = strings.TrimRight(r.base, "/")
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DisableKeepAlives = true
+	// The status line and headers of an answer are bounded like its body.
+	tr.MaxResponseHeaderBytes = maxHeader
 	r.client = &http.Client{Transport: tr}
 	return r
 }
@@ -206,16 +209,20 @@ func isTimeout(err error) bool {
 	return errors.As(err, &t) && t.Timeout()
 }
 
-// firstLine is the first line of a text answer, at most 200 bytes.
+// firstLine is the first line of a text answer, at most 200 bytes (cut at
+// a character boundary).
 func firstLine(b []byte) string {
 	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
+	return textcap.Truncate(s, 200)
 }
 
-// errorf is an error naming the cAdvisor, its credentials hidden.
+// maxHeader bounds an answer's status line and headers.
+const maxHeader = 64 << 10
+
+// errorf is an error naming the cAdvisor, its credentials hidden, its text
+// at most textcap.DetailBytes (whatever answers on the configured address
+// chooses what the status line, the error or the body says).
 func (r *Reader) errorf(format string, args ...any) error {
-	return redact.Error(fmt.Errorf("cadvisor %s: "+format, append([]any{r.display}, args...)...), r.raw)
+	err := redact.Error(fmt.Errorf("cadvisor %s: "+format, append([]any{r.display}, args...)...), r.raw)
+	return errors.New(textcap.Truncate(err.Error(), textcap.DetailBytes))
 }
