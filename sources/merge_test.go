@@ -354,3 +354,27 @@ func TestMergerNewManifestNeverTakesRunningPodDown(t *testing.T) {
 		wantList(t, "accepted again", accepted(m.State()), []string{"shop=1@r1"})
 	}
 }
+
+// TestMergerStandInsFromOneFile: two pods whose last good versions were
+// both the first manifest of the same file (at different revisions) are
+// both kept when both new versions are rejected: stand-ins are weighed per
+// pod, not per file and index (an earlier merge weighed only the first of
+// them, and the other pod would have been pruned).
+func TestMergerStandInsFromOneFile(t *testing.T) {
+	m := newMerger(t, MergeOptions{}, "fleet")
+	m.Apply(Update{Source: "fleet", Revision: "r1", Manifests: decoded(t, "fleet", podYAML("w", "1"))})
+	// r2: z takes 00.yaml; w moves to 01.yaml and is invalid there.
+	m.Apply(Update{Source: "fleet", Revision: "r2", Manifests: decoded(t, "fleet", podYAML("z", "1"), invalidPodYAML("w"))})
+	got := accepted(m.State())
+	slices.Sort(got)
+	wantList(t, "accepted at r2", got, []string{"w=1@r1", "z=1@r2"})
+	// r3: both invalid; both last good versions came from 00.yaml, index 0.
+	m.Apply(Update{Source: "fleet", Revision: "r3", Manifests: decoded(t, "fleet", invalidPodYAML("z"), invalidPodYAML("w"))})
+	st := m.State()
+	got = accepted(st)
+	slices.Sort(got)
+	wantList(t, "accepted at r3", got, []string{"w=1@r1", "z=1@r2"})
+	rj := rejected(st)
+	slices.Sort(rj)
+	wantList(t, "rejected at r3", rj, []string{"fleet/w", "fleet/z"})
+}
