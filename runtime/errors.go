@@ -41,14 +41,20 @@ func IsStaleTask(err error) bool { return errors.Is(err, ErrStaleTask) }
 // is known only by the engine's text, which names the container's own ID
 // with "already exists" in its forms over the releases (`task <id>: already
 // exists`, `container "<id>": already exists`, `container with id exists:
-// <id>`, `.../<id>: file exists`, `id already in use`); no other "already
-// exists" (a network endpoint's name, a port) counts.
+// <id>`, `.../<id>: file exists`), or by containerd's bare `id already in
+// use` for the task of the container being started; no other "already
+// exists" (a network endpoint's name, a port, an address in use) counts.
 func startError(id string, err error) error {
 	t := translate(err)
 	if t == nil || errors.Is(t, ErrUnavailable) || len(id) != 64 {
 		return t
 	}
 	msg := err.Error()
+	// containerd's own answer to creating a task whose ID (the container's)
+	// it still holds names no ID: the start request names the container.
+	if strings.HasSuffix(msg, ": id already in use") || msg == "id already in use" {
+		return classify(t, ErrStaleTask)
+	}
 	if !strings.Contains(msg, id) {
 		return t
 	}

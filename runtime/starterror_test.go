@@ -24,6 +24,8 @@ func TestStartErrorStaleTask(t *testing.T) {
 		{name: "container exists", err: cerrdefs.ErrAlreadyExists.WithMessage(`container "` + id + `": already exists`), stale: true},
 		{name: "runc id exists", err: errors.New("OCI runtime create failed: container with id exists: " + id + ": unknown"), stale: true},
 		{name: "shim bundle exists", err: errors.New("failed to create task for container: failed to start shim: mkdir /run/containerd/io.containerd.runtime.v2.task/moby/" + id + ": file exists"), stale: true},
+		{name: "task id in use", err: errors.New("Error response from daemon: id already in use"), stale: true},
+		{name: "address in use", err: errors.New("Error response from daemon: driver failed programming external connectivity: listen tcp4 127.0.0.1:8080: bind: address already in use")},
 		{name: "another task exists", err: errors.New("failed to create task for container: task " + other + ": already exists")},
 		{name: "endpoint name exists", err: errors.New("failed to create task for container: endpoint with name hostlet_tasks_web already exists in network bridge")},
 		{name: "engine going down", err: errors.New("Error response from daemon: transport is closing: unavailable")},

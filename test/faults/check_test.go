@@ -56,6 +56,12 @@ type verdict struct {
 	// removed are stable pods (desired, unchanged) one of whose containers
 	// was destroyed.
 	removed []string
+	// anew are stable containers hostlet removed and created anew because
+	// the engine could no longer start them (a stale task an engine
+	// restart left: its recreate event names the container's own ID and
+	// says "did not start", or the pod's infra container was created anew
+	// for that reason); the pod is not lost, and they are counted apart.
+	anew []string
 	// hostlet says why hostlet does not count as settled ("" when it does).
 	hostlet string
 }
@@ -127,12 +133,23 @@ func (s *suite) check(ctx context.Context, e expect) verdict {
 	if since.IsZero() {
 		since = e.from
 	}
+	var recreated []hostletEvent
 	for cid := range s.w.destroyed(since) {
-		if pod, ok := e.stable[cid]; ok {
-			removed[pod] = true
+		pod, ok := e.stable[cid]
+		if !ok {
+			continue
 		}
+		if recreated == nil {
+			recreated = s.h.recreatedAnew(ctx, since)
+		}
+		if createdAnew(recreated, pod, cid) {
+			v.anew = append(v.anew, pod+"("+cid[:12]+")")
+			continue
+		}
+		removed[pod] = true
 	}
 	v.removed = slices.Sorted(maps.Keys(removed))
+	sort.Strings(v.anew)
 	sort.Strings(v.dup)
 	sort.Strings(v.orphans)
 	v.hostlet = s.hostletProblem(ctx, e)
@@ -195,6 +212,10 @@ func (s *suite) wait(inj *injection, what string, e expect) bool {
 	for _, id := range v.removed {
 		inj.lost[id] = true
 	}
+	inj.anew = max(inj.anew, len(v.anew))
+	if len(v.anew) > 0 {
+		s.t.Logf("  %s: created anew (the engine could not start them again): %s", what, strings.Join(v.anew, ", "))
+	}
 	if !v.settled() {
 		inj.unconverged = true
 		for _, id := range v.missing {
@@ -247,6 +268,7 @@ func (s *suite) stable(except map[string]bool) map[string]string {
 type injection struct {
 	class       string
 	lost        map[string]bool
+	anew        int
 	dup         int
 	orphans     int
 	unconverged bool
@@ -271,6 +293,7 @@ func (inj *injection) ok() bool { return len(inj.failures) == 0 }
 type classResult struct {
 	name                                     string
 	injected, lost, dup, orphans, unconverge int
+	anew                                     int
 	failed                                   int
 	maxConverge                              time.Duration
 	failures                                 []string
@@ -279,6 +302,7 @@ type classResult struct {
 func (r *classResult) record(inj *injection) {
 	r.injected++
 	r.lost += len(inj.lost)
+	r.anew += inj.anew
 	r.dup += inj.dup
 	r.orphans += inj.orphans
 	if inj.unconverged {
@@ -296,6 +320,7 @@ func (r *classResult) record(inj *injection) {
 func (r *classResult) add(o *classResult) {
 	r.injected += o.injected
 	r.lost += o.lost
+	r.anew += o.anew
 	r.dup += o.dup
 	r.orphans += o.orphans
 	r.unconverge += o.unconverge
@@ -310,8 +335,8 @@ func (r *classResult) summary() string {
 	if !r.ok() {
 		verdict = "FAIL"
 	}
-	return fmt.Sprintf("injected=%d lost=%d dup=%d orphans=%d unconverged=%d failed=%d maxConverge=%.1fs %s",
-		r.injected, r.lost, r.dup, r.orphans, r.unconverge, r.failed, r.maxConverge.Seconds(), verdict)
+	return fmt.Sprintf("injected=%d lost=%d anew=%d dup=%d orphans=%d unconverged=%d failed=%d maxConverge=%.1fs %s",
+		r.injected, r.lost, r.anew, r.dup, r.orphans, r.unconverge, r.failed, r.maxConverge.Seconds(), verdict)
 }
 
 func (r *classResult) line() string { return fmt.Sprintf("%-20s %s", r.name, r.summary()) }
@@ -340,4 +365,32 @@ func (s *suite) stateFiles() []string {
 		return nil
 	})
 	return out
+}
+
+// hostletEvent is one of hostlet's events (GET /events).
+type hostletEvent struct {
+	Time      time.Time `json:"time"`
+	Type      string    `json:"type"`
+	Pod       string    `json:"pod"`
+	Container string    `json:"container"`
+	Reason    string    `json:"reason"`
+}
+
+// createdAnew reports whether hostlet's events say it created container
+// cid of pod anew because the engine could not start it again: a recreate
+// whose reason names cid and says it did not start, or the pod's infra
+// container created anew (its app containers move with it).
+func createdAnew(evs []hostletEvent, pod, cid string) bool {
+	for _, ev := range evs {
+		if ev.Pod != pod {
+			continue
+		}
+		if strings.Contains(ev.Reason, "did not start") && strings.Contains(ev.Reason, cid) {
+			return true
+		}
+		if strings.Contains(ev.Reason, "infra container created anew") {
+			return true
+		}
+	}
+	return false
 }

@@ -183,6 +183,32 @@ func (h *hostlet) status(ctx context.Context) (statusDoc, error) {
 	return d, nil
 }
 
+// recreatedAnew returns hostlet's create events since since (best effort:
+// none when the API does not answer); createdAnew picks the ones that
+// created a container anew.
+func (h *hostlet) recreatedAnew(ctx context.Context, since time.Time) []hostletEvent {
+	out := []hostletEvent{}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.api+"/events", nil)
+	if err != nil {
+		return out
+	}
+	resp, err := apiClient.Do(req)
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	var evs []hostletEvent
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&evs) != nil {
+		return out
+	}
+	for _, ev := range evs {
+		if ev.Type == "create" && !ev.Time.Before(since.Add(-time.Second)) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // syncNow asks hostlet to read every source and sync now (the webhook);
 // best effort: hostlet may be down.
 func (h *hostlet) syncNow() {
