@@ -330,6 +330,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		s.refreshInfra(ctx, actual, recoverPods)
 	}
 	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher})
+	s.forgetConvergedBackoff(plan)
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
 		Skip: s.backingOff, EnvHasher: s.opts.EnvHasher,
@@ -598,6 +599,20 @@ func eventType(a Action) string {
 		return events.Remove
 	}
 	return string(a)
+}
+
+// forgetConvergedBackoff ends the backoff of every pod the plan leaves as
+// it is: the pod runs as desired (the engine's restart policy brought it
+// back), so an earlier failure of hostlet's no longer counts, and the next
+// failure waits 10 s again rather than twice the last wait.
+func (s *Syncer) forgetConvergedBackoff(plan Plan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pp := range plan.Pods {
+		if s.backoff[pp.ID] != nil && !pp.Remove() && !pp.infraWait && pp.Unchanged() {
+			delete(s.backoff, pp.ID)
+		}
+	}
 }
 
 func (s *Syncer) backingOff(id string) bool {
