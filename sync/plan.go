@@ -313,6 +313,9 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 // removals are the changes that remove the slots no longer in the
 // manifest (in name order) and the extra containers of a slot.
 func removals(gone map[string]*hruntime.Container, extras []hruntime.Container) []Change {
+	if len(gone) == 0 && len(extras) == 0 {
+		return nil // the common case: nothing to sort or allocate
+	}
 	var out []Change
 	for _, name := range slices.Sorted(maps.Keys(gone)) {
 		out = append(out, Change{Container: name, Action: ActionRemove, Reasons: []string{"container removed from the manifest"}, Current: gone[name]})
