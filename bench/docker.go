@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +24,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/hostlet/hostlet/internal/imagebuild"
+	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
 // runLabel marks every container the run creates, whoever creates it (the
@@ -118,35 +118,8 @@ func loadPauseImage(ctx context.Context, cli *client.Client, bin, ref string) er
 
 // loadImage loads the image tar read from r and checks that ref is there.
 func loadImage(ctx context.Context, cli *client.Client, ref string, r io.Reader) error {
-	resp, err := cli.ImageLoad(ctx, r, client.ImageLoadWithQuiet(true))
-	if err != nil {
+	if err := hruntime.LoadArchive(ctx, cli, r); err != nil {
 		return fmt.Errorf("load image %s: %w", ref, err)
-	}
-	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var m struct {
-			Error       string `json:"error"`
-			ErrorDetail *struct {
-				Message string `json:"message"`
-			} `json:"errorDetail"`
-		}
-		err := dec.Decode(&m)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if !resp.JSON {
-				break
-			}
-			return fmt.Errorf("load image %s: read response: %w", ref, err)
-		}
-		if m.ErrorDetail != nil && m.ErrorDetail.Message != "" {
-			return fmt.Errorf("load image %s: %s", ref, m.ErrorDetail.Message)
-		}
-		if m.Error != "" {
-			return fmt.Errorf("load image %s: %s", ref, m.Error)
-		}
 	}
 	if _, err := cli.ImageInspect(ctx, ref); err != nil {
 		return fmt.Errorf("image %s not there after load: %w", ref, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 const (
@@ -47,7 +48,7 @@ func BenchmarkNoChangeFetch(b *testing.B) {
 	}
 	srv := gittest.Serve(b, r.Root, httpUser, httpPassword)
 	pw := filepath.Join(b.TempDir(), "password")
-	writeFile(b, pw, httpPassword)
+	testkit.WriteFile(b, pw, httpPassword)
 	b.Logf("setup: %d files, %d commits in %s", benchFiles, benchCommits, time.Since(t0).Round(time.Millisecond))
 
 	// The floor: one plain GET of info/refs (what a no-change poll must

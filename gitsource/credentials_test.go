@@ -15,6 +15,7 @@ import (
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // secretForms are the spellings a credential may take in a URL, a log line
@@ -156,7 +157,7 @@ func TestCacheWithCredentialsInRemoteIsRewritten(t *testing.T) {
 		t.Fatal("the simulated old cache does not hold the password")
 	}
 	marker := filepath.Join(f.cacheDir(), "objects", "kept-marker")
-	writeFile(t, marker, "the cache was not cloned again")
+	testkit.WriteFile(t, marker, "the cache was not cloned again")
 
 	c2 := r.Change("second", map[string]string{"manifests/a.yaml": podYAML("a", "2")})
 	f2 := &fixture{t: t, repo: r, srv: srv, cfg: f.cfg, stateDir: f.stateDir}

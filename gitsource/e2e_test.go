@@ -62,11 +62,11 @@ func newE2E(t *testing.T, overHTTP bool) *e2e {
 		stateDir: filepath.Join(t.TempDir(), "state"), dir: t.TempDir(), token: "e2e-token-4711",
 		docker: dockertest.Client(t),
 	}
-	writeFile(t, filepath.Join(e.dir, "token"), e.token+"\n")
+	testkit.WriteFile(t, filepath.Join(e.dir, "token"), e.token+"\n")
 	if overHTTP {
 		e.srv = gittest.Serve(t, e.repo.Root, httpUser, httpPassword)
 		e.pwFile = filepath.Join(e.dir, "password")
-		writeFile(t, e.pwFile, httpPassword+"\n")
+		testkit.WriteFile(t, e.pwFile, httpPassword+"\n")
 	}
 	return e
 }
@@ -98,7 +98,7 @@ sources:
     interval: %s
 `, e.instance, e.stateDir, testkit.FreePort(e.t), filepath.Join(e.dir, "token"), e.image, url, sourceInterval) + auth
 	path := filepath.Join(e.dir, "hostlet.yaml")
-	writeFile(e.t, path, yaml)
+	testkit.WriteFile(e.t, path, yaml)
 	cfg, err := config.Load(path)
 	if err != nil {
 		e.t.Fatalf("config.Load:\n%s\n%v", yaml, err)
@@ -404,7 +404,7 @@ func TestGitE2EWrongPasswordServerDownAndRestart(t *testing.T) {
 	e.waitStatus(c1, "", "a", "b")
 
 	// The password file now holds a wrong password; a commit deletes b.
-	writeFile(t, e.pwFile, "wrong-password-31337\n")
+	testkit.WriteFile(t, e.pwFile, "wrong-password-31337\n")
 	c2 := e.repo.Change("delete b", nil, "manifests/b.yaml")
 	e.postSync()
 	e.waitStatus(c1, "authentication failed", "a", "b")
@@ -413,7 +413,7 @@ func TestGitE2EWrongPasswordServerDownAndRestart(t *testing.T) {
 	e.sameContainers(good)
 
 	// Fixed: the commit applies, b goes.
-	writeFile(t, e.pwFile, httpPassword+"\n")
+	testkit.WriteFile(t, e.pwFile, httpPassword+"\n")
 	e.postSync()
 	good = e.waitContainers(map[string]want{"a": {"1", c1}})
 	e.waitStatus(c2, "", "a")

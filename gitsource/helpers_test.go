@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -91,7 +91,7 @@ func newFixture(t *testing.T, overHTTP bool) *fixture {
 		f.srv = gittest.Serve(t, f.repo.Root, httpUser, httpPassword)
 		f.cfg = gitConfig(f.srv.RepoURL(f.repo))
 		pw := filepath.Join(t.TempDir(), "password")
-		writeFile(t, pw, httpPassword+"\n")
+		testkit.WriteFile(t, pw, httpPassword+"\n")
 		f.cfg.Auth = config.Auth{Username: httpUser, PasswordFile: pw}
 	} else {
 		f.cfg = gitConfig(f.repo.FileURL())
@@ -228,16 +228,6 @@ func podsOf(u sources.Update) []string {
 		out = append(out, m.Manifest.ID+"="+m.Manifest.Labels["v"])
 	}
 	return out
-}
-
-func writeFile(t testing.TB, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // cacheDir is where the source caches its repository.

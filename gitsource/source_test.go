@@ -15,6 +15,7 @@ import (
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -67,7 +68,7 @@ func TestWrongPasswordIsAuthErrorAndPrunesNothing(t *testing.T) {
 
 	// The password changes on the host (a rotated token, a typo) while a
 	// commit deletes b: nothing may be pruned.
-	writeFile(t, f.cfg.Auth.PasswordFile, "not-the-password\n")
+	testkit.WriteFile(t, f.cfg.Auth.PasswordFile, "not-the-password\n")
 	f.repo.Change("drop b", nil, "manifests/b.yaml")
 	err := f.mustError()
 	if !errors.Is(err, gitsource.ErrAuth) {
@@ -82,7 +83,7 @@ func TestWrongPasswordIsAuthErrorAndPrunesNothing(t *testing.T) {
 	f.state(c1, "authentication failed", "a=1", "b=1")
 
 	// Fixed: the new commit arrives and the error clears.
-	writeFile(t, f.cfg.Auth.PasswordFile, httpPassword+"\n")
+	testkit.WriteFile(t, f.cfg.Auth.PasswordFile, httpPassword+"\n")
 	c3 := f.repo.Head()
 	f.mustUpdate(c3, "a=1")
 	f.state(c3, "", "a=1")
@@ -245,7 +246,7 @@ func TestHostnamePaths(t *testing.T) {
 		t.Run(host, func(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "hostlet.yaml")
-			writeFile(t, file, "hostname: "+host+"\nstateDir: "+filepath.Join(dir, "state")+"\n"+
+			testkit.WriteFile(t, file, "hostname: "+host+"\nstateDir: "+filepath.Join(dir, "state")+"\n"+
 				"sources:\n  - name: fleet\n    type: git\n    url: "+r.FileURL()+"\n    ref: main\n    interval: 1h\n"+
 				"    paths: [common, \"hosts/{{.Hostname}}\"]\n")
 			cfg, err := config.Load(file)
@@ -340,7 +341,7 @@ func TestSignatureChecksNeedAKeyring(t *testing.T) {
 	}
 
 	// A garbage keyring verifies nothing either.
-	writeFile(t, f.cfg.Verify.KeyringFile, "not a keyring")
+	testkit.WriteFile(t, f.cfg.Verify.KeyringFile, "not a keyring")
 	if err := f.mustError(); !errors.Is(err, gitsource.ErrSignature) && !strings.Contains(err.Error(), "keyring") {
 		t.Fatalf("error %v with a garbage keyring", err)
 	}
@@ -491,7 +492,7 @@ func TestCorruptCacheRecovers(t *testing.T) {
 				for i := 12; i < len(b)-20; i++ { // keep the header and the checksum
 					b[i] = 0xff
 				}
-				writeFile(t, p, string(b))
+				testkit.WriteFile(t, p, string(b))
 			}
 		}},
 		{"pack folder replaced by a file", func(t *testing.T, f *fixture) {
@@ -499,7 +500,7 @@ func TestCorruptCacheRecovers(t *testing.T) {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, dir, "junk") // the fetch cannot write its pack
+			testkit.WriteFile(t, dir, "junk") // the fetch cannot write its pack
 		}},
 	}
 	for _, d := range damages {
@@ -565,10 +566,10 @@ func TestHalfWrittenCacheRecovers(t *testing.T) {
 			}
 		}},
 		{"garbage config", func(t *testing.T, dir string) {
-			writeFile(t, filepath.Join(dir, "config"), "[[[ not a git config \x00\x01")
+			testkit.WriteFile(t, filepath.Join(dir, "config"), "[[[ not a git config \x00\x01")
 		}},
 		{"empty config", func(t *testing.T, dir string) {
-			writeFile(t, filepath.Join(dir, "config"), "")
+			testkit.WriteFile(t, filepath.Join(dir, "config"), "")
 		}},
 		{"objects deleted", func(t *testing.T, dir string) {
 			if err := os.RemoveAll(filepath.Join(dir, "objects")); err != nil {
@@ -587,7 +588,7 @@ func TestHalfWrittenCacheRecovers(t *testing.T) {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, dir, "junk")
+			testkit.WriteFile(t, dir, "junk")
 		}},
 	}
 	for _, d := range damages {
@@ -760,15 +761,15 @@ func TestSecretsNeverInLogsOrErrors(t *testing.T) {
 	t.Run("passwordFile", func(t *testing.T) {
 		f := &fixture{t: t, repo: r, srv: srv, cfg: gitConfig(srv.RepoURL(r)), stateDir: t.TempDir()}
 		f.cfg.Auth = config.Auth{Username: "ops", PasswordFile: filepath.Join(t.TempDir(), "pw")}
-		writeFile(t, f.cfg.Auth.PasswordFile, pw+"\n")
+		testkit.WriteFile(t, f.cfg.Auth.PasswordFile, pw+"\n")
 		f.start().mustUpdate(c1, "a=1")
 		var errs []error
-		writeFile(t, f.cfg.Auth.PasswordFile, wrong)
+		testkit.WriteFile(t, f.cfg.Auth.PasswordFile, wrong)
 		errs = append(errs, f.mustError())
 		if !errors.Is(errs[0], gitsource.ErrAuth) {
 			t.Fatalf("wrong password: %v", errs[0])
 		}
-		writeFile(t, f.cfg.Auth.PasswordFile, pw)
+		testkit.WriteFile(t, f.cfg.Auth.PasswordFile, pw)
 		f.mustUpdate(c1, "a=1")
 		srv.Stop()
 		errs = append(errs, f.mustError())

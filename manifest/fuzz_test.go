@@ -2,38 +2,19 @@ package manifest_test
 
 import (
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 )
 
 // addSeeds adds every file under the given folders to f's seed corpus.
 func addSeeds(f *testing.F, dirs ...string) {
 	f.Helper()
-	n := 0
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			f.Add(data)
-			n++
-			return nil
-		})
-		if err != nil {
-			f.Fatal(err)
-		}
-	}
-	if n == 0 {
-		f.Fatalf("no seeds in %v", dirs)
+	for _, data := range testkit.Corpus(f, 1, dirs...) {
+		f.Add(data)
 	}
 }
 

@@ -282,7 +282,19 @@ func matchRegistry(key string, hosts []string) bool {
 // LoadImage loads a docker-archive tar (as `docker load` does) and returns
 // any error the engine reports inside its response stream.
 func (d *Docker) LoadImage(ctx context.Context, tar io.Reader) error {
-	resp, err := d.cli.ImageLoad(ctx, tar, client.ImageLoadWithQuiet(true))
+	return LoadArchive(ctx, d.cli, tar)
+}
+
+// ImageLoader is what LoadArchive uses of an engine client.
+type ImageLoader interface {
+	ImageLoad(ctx context.Context, input io.Reader, opts ...client.ImageLoadOption) (image.LoadResponse, error)
+}
+
+// LoadArchive loads a docker-archive tar through cli (as `docker load`
+// does) and returns any error the engine reports inside its response
+// stream. Tools and tests that hold a bare engine client use it too.
+func LoadArchive(ctx context.Context, cli ImageLoader, tar io.Reader) error {
+	resp, err := cli.ImageLoad(ctx, tar, client.ImageLoadWithQuiet(true))
 	if err != nil {
 		return fmt.Errorf("load image archive: %w", translate(err))
 	}

@@ -61,7 +61,7 @@ func TestFileDeliversSetAndRevision(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for p, data := range tt.files {
-				writeFile(t, filepath.Join(dir, p), data)
+				testkit.WriteFile(t, filepath.Join(dir, p), data)
 			}
 			var paths []string
 			for _, p := range tt.paths {
@@ -98,18 +98,24 @@ func TestFileChangeSeenByFsnotify(t *testing.T) {
 		after  []string
 	}{
 		{
-			name:   "write in place",
-			setup:  func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "1")) },
-			change: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "2")) },
+			name: "write in place",
+			setup: func(t *testing.T, dir string) {
+				testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "1"))
+			},
+			change: func(t *testing.T, dir string) {
+				testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "2"))
+			},
 			before: []string{"web=1"},
 			after:  []string{"web=2"},
 		},
 		{
-			name:  "editor write: temp file then rename over",
-			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "1")) },
+			name: "editor write: temp file then rename over",
+			setup: func(t *testing.T, dir string) {
+				testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "1"))
+			},
 			change: func(t *testing.T, dir string) {
 				tmp := filepath.Join(dir, ".web.yaml.swp")
-				writeFile(t, tmp, podYAML("web", "2"))
+				testkit.WriteFile(t, tmp, podYAML("web", "2"))
 				if err := os.Rename(tmp, filepath.Join(dir, "web.yaml")); err != nil {
 					t.Fatal(err)
 				}
@@ -118,10 +124,12 @@ func TestFileChangeSeenByFsnotify(t *testing.T) {
 			after:  []string{"web=2"},
 		},
 		{
-			name:  "file created in a new subfolder",
-			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "1")) },
+			name: "file created in a new subfolder",
+			setup: func(t *testing.T, dir string) {
+				testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "1"))
+			},
 			change: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "new", "deeper", "api.yaml"), podYAML("api", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "new", "deeper", "api.yaml"), podYAML("api", "1"))
 			},
 			before: []string{"web=1"},
 			after:  []string{"api=1", "web=1"},
@@ -129,8 +137,8 @@ func TestFileChangeSeenByFsnotify(t *testing.T) {
 		{
 			name: "file removed",
 			setup: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "a.yaml"), podYAML("a", "1"))
-				writeFile(t, filepath.Join(dir, "b.yaml"), podYAML("b", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "a.yaml"), podYAML("a", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "b.yaml"), podYAML("b", "1"))
 			},
 			change: func(t *testing.T, dir string) {
 				if err := os.Remove(filepath.Join(dir, "a.yaml")); err != nil {
@@ -144,11 +152,11 @@ func TestFileChangeSeenByFsnotify(t *testing.T) {
 			name: "single-file source replaced by rename",
 			root: "web.yaml",
 			setup: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), podYAML("web", "1"))
 			},
 			change: func(t *testing.T, dir string) {
 				tmp := filepath.Join(dir, "web.yaml.new")
-				writeFile(t, tmp, podYAML("web", "2"))
+				testkit.WriteFile(t, tmp, podYAML("web", "2"))
 				if err := os.Rename(tmp, filepath.Join(dir, "web.yaml")); err != nil {
 					t.Fatal(err)
 				}
@@ -160,13 +168,13 @@ func TestFileChangeSeenByFsnotify(t *testing.T) {
 			name: "source path is a symlink to a folder",
 			root: "current",
 			setup: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "release-1", "web.yaml"), podYAML("web", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "release-1", "web.yaml"), podYAML("web", "1"))
 				if err := os.Symlink("release-1", filepath.Join(dir, "current")); err != nil {
 					t.Fatal(err)
 				}
 			},
 			change: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "release-1", "sub", "api.yaml"), podYAML("api", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "release-1", "sub", "api.yaml"), podYAML("api", "1"))
 			},
 			before: []string{"web=1"},
 			after:  []string{"api=1", "web=1"}, // sub/api.yaml sorts before web.yaml
@@ -209,8 +217,8 @@ func TestFileFailureKeepsLastGoodSet(t *testing.T) {
 			name: "YAML error in one file of ten",
 			breakIt: func(t *testing.T, dir string) func() {
 				p := filepath.Join(dir, "pod-05.yaml")
-				writeFile(t, p, "version: v1beta1\nid: pod-05\ncontainers: [\n")
-				return func() { writeFile(t, p, podYAML("pod-05", "1")) }
+				testkit.WriteFile(t, p, "version: v1beta1\nid: pod-05\ncontainers: [\n")
+				return func() { testkit.WriteFile(t, p, podYAML("pod-05", "1")) }
 			},
 			errLike: "pod-05.yaml",
 		},
@@ -288,8 +296,8 @@ func TestFileFailureKeepsLastGoodSet(t *testing.T) {
 			name: "invalid new version of a manifest is no read error",
 			breakIt: func(t *testing.T, dir string) func() {
 				p := filepath.Join(dir, "pod-03.yaml")
-				writeFile(t, p, "version: v1beta1\nid: pod-03\nlabels: {v: \"2\"}\ncontainers:\n  - name: app\n    image: example.org/app:1\n    bogus: field\n")
-				return func() { writeFile(t, p, podYAML("pod-03", "1")) }
+				testkit.WriteFile(t, p, "version: v1beta1\nid: pod-03\nlabels: {v: \"2\"}\ncontainers:\n  - name: app\n    image: example.org/app:1\n    bogus: field\n")
+				return func() { testkit.WriteFile(t, p, podYAML("pod-03", "1")) }
 			},
 		},
 	}
@@ -299,7 +307,7 @@ func TestFileFailureKeepsLastGoodSet(t *testing.T) {
 			var want []string
 			for i := range 10 {
 				id := fmt.Sprintf("pod-%02d", i)
-				writeFile(t, filepath.Join(dir, id+".yaml"), podYAML(id, "1"))
+				testkit.WriteFile(t, filepath.Join(dir, id+".yaml"), podYAML(id, "1"))
 				want = append(want, id+"=1")
 			}
 			h := startSources(t, MergeOptions{}, fileSource(t, "local", dir))
@@ -357,7 +365,7 @@ func TestFileEmptyTree(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, elsewhere := t.TempDir(), t.TempDir()
 			root := filepath.Join(dir, "checkout")
-			writeFile(t, filepath.Join(root, "hosts", "web-1", "web.yaml"), podYAML("web", "1"))
+			testkit.WriteFile(t, filepath.Join(root, "hosts", "web-1", "web.yaml"), podYAML("web", "1"))
 			h := startSources(t, MergeOptions{AllowEmpty: tt.allowEmpty}, fileSource(t, "local", root))
 			st := h.waitSet(t, 5*time.Second, []string{"web=1"}, "")
 			rev := st.Sources[0].Revision

@@ -8,11 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -23,6 +21,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -31,26 +30,8 @@ import (
 // (validate/testdata, manifest/testdata) to f's seeds, through add.
 func addManifestSeeds(f *testing.F, add func(data []byte)) {
 	f.Helper()
-	n := 0
-	for _, dir := range []string{filepath.Join("..", "validate", "testdata"), filepath.Join("..", "manifest", "testdata")} {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			add(data)
-			n++
-			return nil
-		})
-		if err != nil {
-			f.Fatal(err)
-		}
-	}
-	if n < 50 {
-		f.Fatalf("only %d seeds", n)
+	for _, data := range testkit.Corpus(f, 50, filepath.Join("..", "validate", "testdata"), filepath.Join("..", "manifest", "testdata")) {
+		add(data)
 	}
 	add([]byte(podListYAML("1", "a", "b")))
 	add([]byte("[]"))

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	gosync "sync"
@@ -42,16 +40,6 @@ func invalidPodYAML(id string) string {
 // portPodYAML binds host port 8080.
 func portPodYAML(id, v string, hostPort int) string {
 	return fmt.Sprintf("version: v1beta1\nid: %s\nlabels: {v: %q}\ncontainers:\n  - name: app\n    image: example.org/app:1\n    ports: [{containerPort: 80, hostPort: %d}]\n", id, v, hostPort)
-}
-
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // harness runs sources into a Merger, recording every update, until the

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 const sealedEnvValue = "s3cret-env-value-7f1c"
@@ -39,17 +40,17 @@ func TestSavedSetsSealed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(dir, "sources", "push.json"), string(b))
+			testkit.WriteFile(t, filepath.Join(dir, "sources", "push.json"), string(b))
 		}},
 		{name: "key damaged", problem: StateKeyFile, damage: func(t *testing.T, dir string) {
-			writeFile(t, filepath.Join(dir, StateKeyFile), "not a key\n")
+			testkit.WriteFile(t, filepath.Join(dir, StateKeyFile), "not a key\n")
 		}},
 		{name: "key with CRLF", loaded: true, damage: func(t *testing.T, dir string) {
 			b, err := os.ReadFile(filepath.Join(dir, StateKeyFile))
 			if err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(dir, StateKeyFile), strings.TrimSpace(string(b))+"\r\n")
+			testkit.WriteFile(t, filepath.Join(dir, StateKeyFile), strings.TrimSpace(string(b))+"\r\n")
 		}},
 		{name: "key lost", problem: StateKeyFile, damage: func(t *testing.T, dir string) {
 			if err := os.Remove(filepath.Join(dir, StateKeyFile)); err != nil {
@@ -61,7 +62,7 @@ func TestSavedSetsSealed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(dir, "sources", "push.json"), string(b))
+			testkit.WriteFile(t, filepath.Join(dir, "sources", "push.json"), string(b))
 		}},
 	}
 	for _, tt := range tests {

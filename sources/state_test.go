@@ -17,43 +17,19 @@ import (
 	"github.com/hostlet/hostlet/validate"
 )
 
-// damages are the ways a saved set gets damaged: by a crash, a bad disk,
-// an operator. "unreadable" puts a folder in the file's place: the tests
-// run as root, whom file modes do not stop.
-var damages = []struct {
-	name string
-	do   func(t *testing.T, path string)
-}{
-	{name: "truncated", do: func(t *testing.T, path string) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeFile(t, path, string(b[:len(b)/2]))
-	}},
-	{name: "empty", do: func(t *testing.T, path string) { writeFile(t, path, "") }},
-	{name: "garbage", do: func(t *testing.T, path string) { writeFile(t, path, "\x00\x17garbage{]") }},
-	{name: "null", do: func(t *testing.T, path string) { writeFile(t, path, "null") }},
-	{name: "another source's set", do: func(t *testing.T, path string) { writeFile(t, path, `{"name":"other","manifests":[]}`) }},
-	{name: "manifest without id", do: func(t *testing.T, path string) {
-		writeFile(t, path, `{"name":"push","revision":"p1","manifests":[{"Manifest":{"version":"v1beta1"}}]}`)
-	}},
-	{name: "unreadable", do: func(t *testing.T, path string) {
-		if err := os.Remove(path); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(path, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}},
-	{name: "symlink loop", do: func(t *testing.T, path string) {
-		if err := os.Remove(path); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(filepath.Base(path), path); err != nil {
-			t.Fatal(err)
-		}
-	}},
+// damages are the ways a saved set gets damaged (testkit.Damages: by a
+// crash, a bad disk, an operator), and sets that decode but are not this
+// source's or not whole.
+func damages() []testkit.Damage {
+	return append(testkit.Damages(),
+		testkit.Damage{Name: "null", Do: func(t testing.TB, path string) { testkit.WriteFile(t, path, "null") }},
+		testkit.Damage{Name: "another source's set", Do: func(t testing.TB, path string) {
+			testkit.WriteFile(t, path, `{"name":"other","manifests":[]}`)
+		}},
+		testkit.Damage{Name: "manifest without id", Do: func(t testing.TB, path string) {
+			testkit.WriteFile(t, path, `{"name":"push","revision":"p1","manifests":[{"Manifest":{"version":"v1beta1"}}]}`)
+		}},
+	)
 }
 
 // applyReply applies u with a Reply and returns the answer.
@@ -76,8 +52,8 @@ func applyReply(m *Merger, u Update) (bool, Applied) {
 // problem is in the source's notice and in Problems. A fresh set clears
 // the notice.
 func TestMergerDamagedSavedSet(t *testing.T) {
-	for _, d := range damages {
-		t.Run(d.name, func(t *testing.T) {
+	for _, d := range damages() {
+		t.Run(d.Name, func(t *testing.T) {
 			dir := t.TempDir()
 			m := newMerger(t, MergeOptions{StateDir: dir}, "local", "push")
 			m.Apply(Update{Source: "local", Revision: "l1", Manifests: decoded(t, "local", podYAML("web", "1"))})
@@ -85,7 +61,7 @@ func TestMergerDamagedSavedSet(t *testing.T) {
 				t.Fatal(a.Err)
 			}
 			path := filepath.Join(dir, "sources", "push.json")
-			d.do(t, path)
+			d.Do(t, path)
 
 			var problems atomicfile.Problems
 			m2 := newMerger(t, MergeOptions{StateDir: dir, Problems: &problems}, "local", "push")
@@ -180,7 +156,7 @@ func TestMergerPushNotSaved(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "sources")); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "sources"), "")
+	testkit.WriteFile(t, filepath.Join(dir, "sources"), "")
 	if _, a := applyReply(m, Update{Source: "push", Revision: "p3", Manifests: decoded(t, "push", podYAML("three", "3"))}); !errors.Is(a.Err, ErrNotSaved) || IsNoSpace(a.Err) {
 		t.Errorf("push with sources/ a file: %v, want ErrNotSaved, not no space", a.Err)
 	}
@@ -256,7 +232,7 @@ func TestPushHandlerAnswersFromMerge(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	testkit.MountTmpfs(t, dir, 64<<10)
 	local := filepath.Join(t.TempDir(), "local")
-	writeFile(t, filepath.Join(local, "web.yaml"), podYAML("web", "local"))
+	testkit.WriteFile(t, filepath.Join(local, "web.yaml"), podYAML("web", "local"))
 	p := NewPush(config.Source{Name: "push", Type: config.TypePush}, validate.Options{}, testLogger(t))
 	srv := httptest.NewServer(p.Handler(func(*http.Request) bool { return true }))
 	t.Cleanup(srv.Close)

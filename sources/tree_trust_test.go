@@ -39,7 +39,7 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 			name: "relative link to a file outside",
 			setup: func(t *testing.T, dir, outside string) string {
 				root := filepath.Join(dir, "src")
-				writeFile(t, filepath.Join(root, "web.yaml"), podYAML("web", "1"))
+				testkit.WriteFile(t, filepath.Join(root, "web.yaml"), podYAML("web", "1"))
 				symlink(t, filepath.Join("..", "..", filepath.Base(outside), "secret.yaml"), filepath.Join(root, "stolen.yaml"))
 				return root
 			},
@@ -49,7 +49,7 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 			name: "absolute link to a file outside, in a subfolder",
 			setup: func(t *testing.T, dir, outside string) string {
 				root := filepath.Join(dir, "src")
-				writeFile(t, filepath.Join(root, "web.yaml"), podYAML("web", "1"))
+				testkit.WriteFile(t, filepath.Join(root, "web.yaml"), podYAML("web", "1"))
 				symlink(t, filepath.Join(outside, "secret.yaml"), filepath.Join(root, "sub", "stolen.yaml"))
 				return root
 			},
@@ -59,7 +59,7 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 			name: "chain of links ending outside",
 			setup: func(t *testing.T, dir, outside string) string {
 				root := filepath.Join(dir, "src")
-				writeFile(t, filepath.Join(root, "web.yaml"), podYAML("web", "1"))
+				testkit.WriteFile(t, filepath.Join(root, "web.yaml"), podYAML("web", "1"))
 				symlink(t, filepath.Join(outside, "secret.yaml"), filepath.Join(root, ".hidden-hop"))
 				symlink(t, ".hidden-hop", filepath.Join(root, "stolen.yaml"))
 				return root
@@ -69,9 +69,9 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 		{
 			name: "symlinked source folder with a link out of its target",
 			setup: func(t *testing.T, dir, outside string) string {
-				writeFile(t, filepath.Join(dir, "release-1", "web.yaml"), podYAML("web", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "release-1", "web.yaml"), podYAML("web", "1"))
 				// Outside the resolved root release-1, though inside dir.
-				writeFile(t, filepath.Join(dir, "other", "api.yaml"), podYAML("api", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "other", "api.yaml"), podYAML("api", "1"))
 				symlink(t, filepath.Join("..", "other", "api.yaml"), filepath.Join(dir, "release-1", "api.yaml"))
 				symlink(t, "release-1", filepath.Join(dir, "current"))
 				return filepath.Join(dir, "current")
@@ -82,8 +82,8 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 			name: "links inside the root keep working",
 			setup: func(t *testing.T, dir, outside string) string {
 				root := filepath.Join(dir, "src")
-				writeFile(t, filepath.Join(root, "shared", "web.yaml.txt"), podYAML("web", "1"))
-				writeFile(t, filepath.Join(root, "shared", "api.yaml.txt"), podYAML("api", "1"))
+				testkit.WriteFile(t, filepath.Join(root, "shared", "web.yaml.txt"), podYAML("web", "1"))
+				testkit.WriteFile(t, filepath.Join(root, "shared", "api.yaml.txt"), podYAML("api", "1"))
 				symlink(t, filepath.Join("shared", "web.yaml.txt"), filepath.Join(root, "web.yaml"))
 				symlink(t, filepath.Join(root, "shared", "api.yaml.txt"), filepath.Join(root, "api.yaml"))
 				return root
@@ -93,9 +93,9 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 		{
 			name: "symlinked source folder with links inside its target",
 			setup: func(t *testing.T, dir, outside string) string {
-				writeFile(t, filepath.Join(dir, "release-1", "pods", "web.yaml.txt"), podYAML("web", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "release-1", "pods", "web.yaml.txt"), podYAML("web", "1"))
 				symlink(t, filepath.Join("pods", "web.yaml.txt"), filepath.Join(dir, "release-1", "web.yaml"))
-				writeFile(t, filepath.Join(dir, "release-1", "api.yaml.txt"), podYAML("api", "1"))
+				testkit.WriteFile(t, filepath.Join(dir, "release-1", "api.yaml.txt"), podYAML("api", "1"))
 				symlink(t, filepath.Join(dir, "current", "api.yaml.txt"), filepath.Join(dir, "release-1", "api.yaml"))
 				symlink(t, "release-1", filepath.Join(dir, "current"))
 				return filepath.Join(dir, "current")
@@ -107,7 +107,7 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 		for form, secret := range secretFiles {
 			t.Run(tt.name+"/"+form, func(t *testing.T) {
 				dir, outside, stateDir := t.TempDir(), t.TempDir(), t.TempDir()
-				writeFile(t, filepath.Join(outside, "secret.yaml"), secret)
+				testkit.WriteFile(t, filepath.Join(outside, "secret.yaml"), secret)
 				if err := os.Chmod(filepath.Join(outside, "secret.yaml"), 0o600); err != nil {
 					t.Fatal(err)
 				}

@@ -136,6 +136,22 @@ func (e *env) containers() map[string]hruntime.Container {
 	return out
 }
 
+// volumes lists the instance's volumes.
+func (e *env) volumes() []*volume.Volume {
+	e.t.Helper()
+	vols, err := e.cli.VolumeList(e.ctx, volume.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []*volume.Volume
+	for _, v := range vols.Volumes {
+		if v.Labels[hruntime.LabelInstance] == e.inst {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func ids(cs map[string]hruntime.Container) map[string]string {
 	out := map[string]string{}
 	for k, c := range cs {
@@ -312,17 +328,11 @@ func TestPodNetworkEnvVolumes(t *testing.T) {
 	if err != nil || code != 500 || !strings.Contains(body, "read-only file system") {
 		t.Errorf("write to the read-only mount: %d %q %v, want 500 read-only file system", code, body, err)
 	}
-	vols, err := e.cli.VolumeList(e.ctx, volume.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ours []string
-	for _, v := range vols.Volumes {
-		if v.Labels[hruntime.LabelInstance] == e.inst {
-			ours = append(ours, v.Name)
-			if v.Labels[hruntime.LabelPod] != "web" || v.Labels[hruntime.LabelVolume] != "shared" || v.Labels[hruntime.LabelManaged] != "true" {
-				t.Errorf("volume %s labels %v", v.Name, v.Labels)
-			}
+	for _, v := range e.volumes() {
+		ours = append(ours, v.Name)
+		if v.Labels[hruntime.LabelPod] != "web" || v.Labels[hruntime.LabelVolume] != "shared" || v.Labels[hruntime.LabelManaged] != "true" {
+			t.Errorf("volume %s labels %v", v.Name, v.Labels)
 		}
 	}
 	if len(ours) != 1 {
@@ -568,15 +578,9 @@ func TestRemoveManifestLeavesForeignContainers(t *testing.T) {
 		t.Fatalf("containers = %v, want keep/app and gone's three", ids(before))
 	}
 	ourVolumes := func() []string {
-		vols, err := e.cli.VolumeList(e.ctx, volume.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var names []string
-		for _, v := range vols.Volumes {
-			if v.Labels[hruntime.LabelInstance] == e.inst {
-				names = append(names, v.Name)
-			}
+		for _, v := range e.volumes() {
+			names = append(names, v.Name)
 		}
 		return names
 	}

@@ -1,13 +1,12 @@
 package validate_test
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -18,26 +17,8 @@ import (
 // be deterministic, and every manifest must be accepted or rejected once:
 // b's all rejected, as a declared every id first.
 func FuzzDecodeValidate(f *testing.F) {
-	n := 0
-	for _, dir := range []string{"testdata", filepath.Join("..", "manifest", "testdata")} {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			f.Add(data)
-			n++
-			return nil
-		})
-		if err != nil {
-			f.Fatal(err)
-		}
-	}
-	if n < 50 {
-		f.Fatalf("only %d seeds", n)
+	for _, data := range testkit.Corpus(f, 50, "testdata", filepath.Join("..", "manifest", "testdata")) {
+		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ms, err := manifest.Decode(data, manifest.Origin{Source: "a", File: "f.yaml"})

@@ -275,15 +275,7 @@ containers:
 
 // podYAML is a one-container pod running the test image's pause process.
 func podYAML(id, image string) string {
-	return fmt.Sprintf(`version: v1beta1
-id: %s
-terminationGracePeriodSeconds: 1
-containers:
-  - name: app
-    image: %s
-    imagePullPolicy: Never
-    command: [/demo, pause]
-`, id, image)
+	return dockertest.PausePod(id, image, "")
 }
 
 // converged reports whether doc shows exactly the given pods, each Running

@@ -64,15 +64,7 @@ func TestStatusCommand(t *testing.T) {
 	instance := dockertest.Instance(t)
 	etcd := etcdtest.Start(t)
 	dir := t.TempDir()
-	writeFile(t, dir, "manifests/web.yaml", fmt.Sprintf(`version: v1beta1
-id: web
-terminationGracePeriodSeconds: 1
-containers:
-  - name: app
-    image: %s
-    imagePullPolicy: Never
-    command: [/demo, pause]
-`, image))
+	writeFile(t, dir, "manifests/web.yaml", dockertest.PausePod("web", image, ""))
 	listen := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	hostCfg := writeFile(t, dir, "web-1.yaml", fmt.Sprintf(`hostname: web-1
 instance: %s

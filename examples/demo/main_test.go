@@ -1,14 +1,13 @@
 package main
 
 import (
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 func TestHandlers(t *testing.T) {
@@ -21,20 +20,11 @@ func TestHandlers(t *testing.T) {
 
 	do := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader(body))
+		code, b, err := testkit.HTTP(method, srv.URL+path, body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(b)
+		return code, b
 	}
 	host, _ := os.Hostname()
 	file := filepath.Join(dir, "f")

@@ -26,19 +26,10 @@ import (
 // probedPod is a pod of the test image whose container has an exec
 // liveness probe run every second from the start.
 func (e *env) probedPod(id string) string {
-	return fmt.Sprintf(`version: v1beta1
-id: %s
-terminationGracePeriodSeconds: 1
-containers:
-  - name: app
-    image: %s
-    imagePullPolicy: Never
-    command: [/demo, pause]
-    livenessProbe:
-      type: exec
-      exec: {command: [/demo, probe-ok]}
-      periodSeconds: 1
-`, id, e.image)
+	return dockertest.PausePod(id, e.image, `livenessProbe:
+  type: exec
+  exec: {command: [/demo, probe-ok]}
+  periodSeconds: 1`)
 }
 
 // verifyNoGoroutine fails t when a goroutine that was not running when
@@ -61,7 +52,7 @@ func verifyNoGoroutine(t *testing.T, ignore goleak.Option) {
 func TestOnceLeavesNoGoroutine(t *testing.T) {
 	e := newEnv(t)
 	local := filepath.Join(e.dir, "local")
-	writeFile(t, filepath.Join(local, "web.yaml"), e.probedPod("web"))
+	testkit.WriteFile(t, filepath.Join(local, "web.yaml"), e.probedPod("web"))
 	cfg := e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", local))
 	opts := agenttest.Options(nil)
 	opts.Once = true
@@ -82,7 +73,7 @@ func TestOnceLeavesNoGoroutine(t *testing.T) {
 func TestStoppedAgentLeavesNoGoroutine(t *testing.T) {
 	e := newEnv(t)
 	local := filepath.Join(e.dir, "local")
-	writeFile(t, filepath.Join(local, "web.yaml"), e.probedPod("web"))
+	testkit.WriteFile(t, filepath.Join(local, "web.yaml"), e.probedPod("web"))
 	cfg := e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", local))
 
 	ignore := goleak.IgnoreCurrent()

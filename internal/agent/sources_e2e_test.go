@@ -15,6 +15,7 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/etcdtest"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
 )
@@ -29,7 +30,7 @@ func TestAllowEmptyGuard(t *testing.T) {
 			e := newEnv(t)
 			checkout := filepath.Join(e.dir, "checkout")
 			for _, id := range []string{"web", "api"} {
-				writeFile(t, filepath.Join(checkout, "hosts", "test-host", id+".yaml"), e.pod(id, "1"))
+				testkit.WriteFile(t, filepath.Join(checkout, "hosts", "test-host", id+".yaml"), e.pod(id, "1"))
 			}
 			cfg := e.config(t, fmt.Sprintf("  allowEmpty: %v\nsources:\n  - {name: fleet, type: file, path: %s, interval: 1s}\n", allowEmpty, checkout))
 			a := e.start(t, cfg)
@@ -64,16 +65,6 @@ func TestAllowEmptyGuard(t *testing.T) {
 				t.Errorf("containers changed after the empty read:\nbefore %+v\nafter  %+v", before, after)
 			}
 		})
-	}
-}
-
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -280,7 +271,7 @@ func push(t *testing.T, addr, token, body string) (int, sources.PushResponse) {
 func TestDuplicateIDAcrossSources(t *testing.T) {
 	e := newEnv(t)
 	dir := filepath.Join(e.dir, "manifests")
-	writeFile(t, filepath.Join(dir, "web.yaml"), e.pod("web", "file"))
+	testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), e.pod("web", "file"))
 	etcd := etcdtest.Start(t)
 	key := "/registry/hosts/test-host/"
 	cli := etcd.Client(t)

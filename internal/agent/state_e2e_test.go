@@ -18,44 +18,17 @@ import (
 	"github.com/hostlet/hostlet/sources"
 )
 
-// corruptions damage a state file the ways a crash, a bad disk or an
-// operator do: cut short, emptied, replaced by garbage, made unreadable
-// (a folder in its place: the tests run as root, whom file modes do not
-// stop).
-var corruptions = []struct {
-	name string
-	do   func(t *testing.T, path string)
-}{
-	{name: "truncated", do: func(t *testing.T, path string) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeFile(t, path, string(b[:len(b)/2]))
-	}},
-	{name: "empty", do: func(t *testing.T, path string) { writeFile(t, path, "") }},
-	{name: "garbage", do: func(t *testing.T, path string) { writeFile(t, path, "\x00\x17garbage{]\n") }},
-	{name: "unreadable", do: func(t *testing.T, path string) {
-		if err := os.Remove(path); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(path, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}},
-}
-
 // TestPushSurvivesCorruptStateFile: pods pushed, hostlet stopped, the
 // push source's saved set damaged, hostlet started again beside a file
 // source that delivers at once: the pushed pods keep running (the push
 // source has not delivered, so nothing is pruned on its account).
 func TestPushSurvivesCorruptStateFile(t *testing.T) {
-	for _, c := range corruptions {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range testkit.Damages() {
+		t.Run(c.Name, func(t *testing.T) {
 			e := newEnv(t)
 			tf, token := tokenFile(t)
 			local := filepath.Join(e.dir, "local")
-			writeFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "1"))
+			testkit.WriteFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "1"))
 			cfg := e.config(t, fmt.Sprintf("tokenFile: %s\nsources:\n  - {name: local, type: file, path: %s}\n  - {name: push, type: push}\n", tf, local))
 			a := e.start(t, cfg)
 			if code, reply := push(t, a.Addr, token, e.podList("1", "pushed", "pushed2")); code != 200 {
@@ -64,7 +37,7 @@ func TestPushSurvivesCorruptStateFile(t *testing.T) {
 			before := e.waitPods(t, 60*time.Second, "pushed", "pushed2", "web")
 			a.Stop()
 
-			c.do(t, filepath.Join(e.stateDir, "sources", "push.json"))
+			c.Do(t, filepath.Join(e.stateDir, "sources", "push.json"))
 			restart := time.Now()
 			b := e.start(t, cfg)
 			doc := b.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
@@ -155,14 +128,14 @@ func TestPushFullDisk(t *testing.T) {
 
 // TestRestartsFileCorrupt: a damaged restarts.json does not stop hostlet.
 func TestRestartsFileCorrupt(t *testing.T) {
-	for _, c := range corruptions {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range testkit.Damages() {
+		t.Run(c.Name, func(t *testing.T) {
 			e := newEnv(t)
 			local := filepath.Join(e.dir, "local")
-			writeFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "1"))
+			testkit.WriteFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "1"))
 			cfg := e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", local))
-			writeFile(t, filepath.Join(e.stateDir, "restarts.json"), `{"slots":{"web/app":{"count":3,"containerID":"x","engineCount":0}}}`)
-			c.do(t, filepath.Join(e.stateDir, "restarts.json"))
+			testkit.WriteFile(t, filepath.Join(e.stateDir, "restarts.json"), `{"slots":{"web/app":{"count":3,"containerID":"x","engineCount":0}}}`)
+			c.Do(t, filepath.Join(e.stateDir, "restarts.json"))
 			a := e.start(t, cfg)
 			e.waitPods(t, 60*time.Second, "web")
 			doc := a.WaitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
@@ -188,7 +161,7 @@ func TestPushMergeRejected(t *testing.T) {
 	e := newEnv(t)
 	tf, token := tokenFile(t)
 	local := filepath.Join(e.dir, "local")
-	writeFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "local"))
+	testkit.WriteFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "local"))
 	cfg := e.config(t, fmt.Sprintf("tokenFile: %s\nsources:\n  - {name: local, type: file, path: %s}\n  - {name: push, type: push}\n", tf, local))
 	a := e.start(t, cfg)
 	e.waitPods(t, 60*time.Second, "web")
@@ -224,8 +197,8 @@ func TestPushMergeRejected(t *testing.T) {
 func TestSourceNeverDelivers(t *testing.T) {
 	e := newEnv(t)
 	local := filepath.Join(e.dir, "local")
-	writeFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "1"))
-	writeFile(t, filepath.Join(local, "old.yaml"), e.pod("old", "1"))
+	testkit.WriteFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "1"))
+	testkit.WriteFile(t, filepath.Join(local, "old.yaml"), e.pod("old", "1"))
 	first := e.start(t, e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", local)))
 	e.waitPods(t, 60*time.Second, "old", "web")
 	first.Stop()

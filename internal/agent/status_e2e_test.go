@@ -381,12 +381,12 @@ func TestStatusDocument(t *testing.T) {
 	e := newEnv(t)
 	webPort := testkit.FreePort(t)
 	local := filepath.Join(e.dir, "local")
-	writeFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "1")+fmt.Sprintf("    ports: [{containerPort: 80, hostPort: %d, hostIP: 127.0.0.1}]\n", webPort))
-	writeFile(t, filepath.Join(local, "worker.yaml"), e.pod("worker", "1"))
+	testkit.WriteFile(t, filepath.Join(local, "web.yaml"), e.pod("web", "1")+fmt.Sprintf("    ports: [{containerPort: 80, hostPort: %d, hostIP: 127.0.0.1}]\n", webPort))
+	testkit.WriteFile(t, filepath.Join(local, "worker.yaml"), e.pod("worker", "1"))
 	// Loses the host port to web (web.yaml sorts first).
-	writeFile(t, filepath.Join(local, "zcopy.yaml"), e.pod("web-copy", "1")+fmt.Sprintf("    ports: [{containerPort: 81, hostPort: %d, hostIP: 127.0.0.1}]\n", webPort))
-	writeFile(t, filepath.Join(local, "bad.yaml"), strings.Replace(e.pod("bad", "1"), "terminationGracePeriodSeconds: 1", "restartPolicy: Sometimes", 1))
-	writeFile(t, filepath.Join(local, "ghost.yaml"), strings.Replace(e.pod("ghost", "1"), "image: "+e.image, "image: hostlet-test-absent:nope", 1))
+	testkit.WriteFile(t, filepath.Join(local, "zcopy.yaml"), e.pod("web-copy", "1")+fmt.Sprintf("    ports: [{containerPort: 81, hostPort: %d, hostIP: 127.0.0.1}]\n", webPort))
+	testkit.WriteFile(t, filepath.Join(local, "bad.yaml"), strings.Replace(e.pod("bad", "1"), "terminationGracePeriodSeconds: 1", "restartPolicy: Sometimes", 1))
+	testkit.WriteFile(t, filepath.Join(local, "ghost.yaml"), strings.Replace(e.pod("ghost", "1"), "image: "+e.image, "image: hostlet-test-absent:nope", 1))
 
 	var served atomic.Int32
 	cmdb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -398,7 +398,7 @@ func TestStatusDocument(t *testing.T) {
 	}))
 	t.Cleanup(cmdb.Close)
 	extra := filepath.Join(e.dir, "extra.yaml")
-	writeFile(t, extra, e.pod("db", "1"))
+	testkit.WriteFile(t, extra, e.pod("db", "1"))
 
 	cfg := e.config(t, fmt.Sprintf(`sources:
   - {name: local, type: file, path: %s}
@@ -425,7 +425,7 @@ func TestStatusDocument(t *testing.T) {
 	// Break the extra file: its source reports the error, keeps its last
 	// success time and its pod.
 	broken := time.Now()
-	writeFile(t, extra, "version: v1beta1\nid: db\ncontainers: [\n  - {name: app\n")
+	testkit.WriteFile(t, extra, "version: v1beta1\nid: db\ncontainers: [\n  - {name: app\n")
 	doc = a.WaitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
 		s := findSource(d, "extra")
 		for _, p := range d.Pods {
@@ -531,7 +531,7 @@ func TestStatusEtcd(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	cli := etcd.Client(t)
 	dir := filepath.Join(e.dir, "manifests")
-	writeFile(t, filepath.Join(dir, "pods.yaml"), e.podList("1", "web", "worker"))
+	testkit.WriteFile(t, filepath.Join(dir, "pods.yaml"), e.podList("1", "web", "worker"))
 	cfg := e.config(t, fmt.Sprintf(`etcd:
   endpoints: [%s]
   prefix: /fleet
@@ -634,7 +634,7 @@ func TestStatusEtcdOutage(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	cli := etcd.Client(t)
 	dir := filepath.Join(e.dir, "manifests")
-	writeFile(t, filepath.Join(dir, "web.yaml"), e.pod("web", "1"))
+	testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), e.pod("web", "1"))
 	cfg := e.config(t, fmt.Sprintf(`etcd:
   endpoints: [%s]
 sources:
@@ -670,7 +670,7 @@ sources:
 	}
 
 	// A change during the outage is applied at once.
-	writeFile(t, filepath.Join(dir, "late.yaml"), e.pod("late", "1"))
+	testkit.WriteFile(t, filepath.Join(dir, "late.yaml"), e.pod("late", "1"))
 	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
 		return phases(d)["late"] == "Running", fmt.Sprintf("phases %v", phases(d))
 	})
@@ -695,7 +695,7 @@ sources:
 func TestStatusMetrics(t *testing.T) {
 	e := newEnv(t)
 	dir := filepath.Join(e.dir, "manifests")
-	writeFile(t, filepath.Join(dir, "web.yaml"), e.pod("web", "1"))
+	testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), e.pod("web", "1"))
 	cfg := e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", dir))
 	a := e.start(t, cfg)
 	doc := a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
@@ -733,7 +733,7 @@ func TestStatusMetrics(t *testing.T) {
 
 	// One more pod: Running goes from 1 to 2, and the revision moves.
 	port := testkit.FreePort(t)
-	writeFile(t, filepath.Join(dir, "crashy.yaml"), e.demoPod("crashy", port, ""))
+	testkit.WriteFile(t, filepath.Join(dir, "crashy.yaml"), e.demoPod("crashy", port, ""))
 	var rev1 string
 	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
 		mfs = scrape(t, a.Addr)
@@ -786,7 +786,7 @@ func TestStatusStats(t *testing.T) {
 	e := newEnv(t)
 	dir := filepath.Join(e.dir, "manifests")
 	port := testkit.FreePort(t)
-	writeFile(t, filepath.Join(dir, "mem.yaml"), e.demoPod("mem", port, ""))
+	testkit.WriteFile(t, filepath.Join(dir, "mem.yaml"), e.demoPod("mem", port, ""))
 	cfg := e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", dir))
 	a := e.start(t, cfg)
 	doc := a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
@@ -852,7 +852,7 @@ func TestStatusSecretNeverShown(t *testing.T) {
 	manifest := func(value string) string {
 		return e.pod("web", "1") + fmt.Sprintf("    env:\n      - {name: SECRET, value: %q}\n      - {name: MODE, value: prod}\n", value)
 	}
-	writeFile(t, filepath.Join(dir, "web.yaml"), manifest(secret))
+	testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), manifest(secret))
 	cfg := e.config(t, fmt.Sprintf(`etcd:
   endpoints: [%s]
 sources:
@@ -908,7 +908,7 @@ sources:
 	// A new value: the container is recreated, the reason names the
 	// variable, not the values.
 	changed := time.Now()
-	writeFile(t, filepath.Join(dir, "web.yaml"), manifest(secret2))
+	testkit.WriteFile(t, filepath.Join(dir, "web.yaml"), manifest(secret2))
 	doc = a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
 		p, _ := findPod(d, "web")
 		ok := p.Phase == "Running" && len(p.Containers) == 1 && p.Containers[0].ContainerID != id1 && p.LastAction != nil && p.LastAction.Time.After(changed)

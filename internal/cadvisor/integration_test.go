@@ -138,16 +138,7 @@ func TestStatsFromCAdvisor(t *testing.T) {
 	image := dockertest.TestImage(t)
 	dir := t.TempDir()
 	const limit = 128 << 20
-	pod := fmt.Sprintf(`version: v1beta1
-id: mem
-terminationGracePeriodSeconds: 1
-containers:
-  - name: app
-    image: %s
-    imagePullPolicy: Never
-    command: [/demo, pause]
-    memory: %d
-`, image, limit)
+	pod := dockertest.PausePod("mem", image, fmt.Sprintf("memory: %d", limit))
 	if err := os.WriteFile(filepath.Join(dir, "mem.yaml"), []byte(pod), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -91,17 +91,24 @@ func TestFakeTimer(t *testing.T) {
 				if s.want < 0 {
 					continue // left in the channel on purpose
 				}
-				v, ok := received(tm.C())
-				switch {
-				case s.want == 0 && ok:
-					t.Errorf("step %d: received %v, want nothing", i, v.Sub(t0))
-				case s.want != 0 && !ok:
-					t.Errorf("step %d: received nothing, want %v", i, s.want)
-				case s.want != 0 && !v.Equal(t0.Add(s.want)):
-					t.Errorf("step %d: received %v, want %v", i, v.Sub(t0), s.want)
-				}
+				checkReceived(t, i, tm.C(), s.want)
 			}
 		})
+	}
+}
+
+// checkReceived checks what step i finds on c: nothing when want is 0,
+// else the time t0+want.
+func checkReceived(t *testing.T, i int, c <-chan time.Time, want time.Duration) {
+	t.Helper()
+	v, ok := received(c)
+	switch {
+	case want == 0 && ok:
+		t.Errorf("step %d: received %v, want nothing", i, v.Sub(t0))
+	case want != 0 && !ok:
+		t.Errorf("step %d: received nothing, want %v", i, want)
+	case want != 0 && !v.Equal(t0.Add(want)):
+		t.Errorf("step %d: received %v, want %v", i, v.Sub(t0), want)
 	}
 }
 
@@ -159,15 +166,7 @@ func TestFakeTicker(t *testing.T) {
 				default:
 					f.Advance(s.advance)
 				}
-				v, ok := received(tk.C())
-				switch {
-				case s.want == 0 && ok:
-					t.Errorf("step %d: received %v, want nothing", i, v.Sub(t0))
-				case s.want != 0 && !ok:
-					t.Errorf("step %d: received nothing, want %v", i, s.want)
-				case s.want != 0 && !v.Equal(t0.Add(s.want)):
-					t.Errorf("step %d: received %v, want %v", i, v.Sub(t0), s.want)
-				}
+				checkReceived(t, i, tk.C(), s.want)
 			}
 		})
 	}

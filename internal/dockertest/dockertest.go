@@ -25,7 +25,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -344,24 +343,8 @@ func loadTestImage(binary string) (string, error) {
 	defer cli.Close()
 	// Remember it for Main before the engine may have it.
 	perBinary.image = ref
-	resp, err := cli.ImageLoad(ctx, &archive, client.ImageLoadWithQuiet(true))
-	if err != nil {
+	if err := hruntime.LoadArchive(ctx, cli, &archive); err != nil {
 		return "", fmt.Errorf("load %s: %w", ref, err)
-	}
-	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var msg struct {
-			Error string `json:"error"`
-		}
-		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return "", fmt.Errorf("load %s: read response: %w", ref, err)
-		}
-		if msg.Error != "" {
-			return "", fmt.Errorf("load %s: %s", ref, msg.Error)
-		}
 	}
 	if _, err := cli.ImageInspect(ctx, ref); err != nil {
 		return ref, fmt.Errorf("load %s: image not there after load: %w", ref, err)
@@ -373,4 +356,17 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return hex.EncodeToString(b)
+}
+
+// PausePod is the manifest of pod id with one container, "app", running
+// image's pause process (a TestImage; never pulled, 1 s to stop). extra
+// holds more fields of that container, one per line, unindented (e.g.
+// "memory: 64Mi"); "" adds none.
+func PausePod(id, image, extra string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "version: v1beta1\nid: %s\nterminationGracePeriodSeconds: 1\ncontainers:\n  - name: app\n    image: %s\n    imagePullPolicy: Never\n    command: [/demo, pause]\n", id, image)
+	for line := range strings.Lines(extra) {
+		b.WriteString("    " + strings.TrimSuffix(line, "\n") + "\n")
+	}
+	return b.String()
 }

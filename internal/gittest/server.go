@@ -3,7 +3,6 @@ package gittest
 import (
 	"crypto/subtle"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -13,7 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // Server serves the bare repositories under a folder over git's smart HTTP
@@ -126,24 +126,9 @@ func (s *Server) Start() {
 	if s.srv != nil {
 		return
 	}
-	addr := s.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	var (
-		ln  net.Listener
-		err error
-	)
-	// The port of a server just stopped may take a moment to be free.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		ln, err = net.Listen("tcp", addr)
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	ln, err := testkit.Listen(s.addr)
 	if err != nil {
-		s.t.Fatalf("gittest: listen on %s: %v", addr, err)
+		s.t.Fatalf("gittest: listen on %q: %v", s.addr, err)
 	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	_ = srv.Listener.Close()

@@ -48,26 +48,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // stop waits for Run to return.
 func run(t *testing.T, cli *clientv3.Client, opts reporter.Options) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	r := reporter.New(cli, opts, quiet())
-	go func() {
-		defer close(done)
-		r.Run(ctx)
-	}()
-	var once gosync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				t.Error("reporter.Run did not return within 20s of cancel")
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return running(t, reporter.New(cli, opts, quiet()))
 }
 
 func get(t *testing.T, cli *clientv3.Client, key string, opts ...clientv3.OpOption) *clientv3.GetResponse {
@@ -243,16 +224,7 @@ func TestStatusFollowsDocument(t *testing.T) {
 	d.set("web")
 	statusKey, _, _ := reporter.Keys("/p", "h1")
 	r := reporter.New(cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Hour, Document: d.get, Events: events.NewLog(10)}, quiet())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.Run(ctx)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	defer running(t, r)()
 	pods := func() string {
 		resp := get(t, cli, statusKey)
 		if len(resp.Kvs) == 0 {
@@ -283,16 +255,7 @@ func TestEtcdDownNeverBlocks(t *testing.T) {
 	ev := events.NewLog(100)
 	statusKey, aliveKey, prefix := reporter.Keys("/p", "h1")
 	r := reporter.New(cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Second, Document: d.get, Events: ev}, quiet())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.Run(ctx)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	defer running(t, r)()
 	testkit.WaitFor(t, 10*time.Second, func() (bool, string) { return len(get(t, cli, statusKey).Kvs) == 1, "no status key" })
 
 	srv.Stop()
@@ -423,4 +386,29 @@ func TestUnchangedStatusRewrittenOnTheClock(t *testing.T) {
 		r := get(t, cli, statusKey)
 		return len(r.Kvs) == 1 && r.Kvs[0].ModRevision > rev, "the unchanged status was not written again after an interval on the clock"
 	})
+}
+
+// running runs r until the returned stop is called (or the test ends);
+// stop waits for Run to return.
+func running(t *testing.T, r *reporter.Reporter) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Run(ctx)
+	}()
+	var once gosync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Error("reporter.Run did not return within 20s of cancel")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }

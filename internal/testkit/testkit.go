@@ -167,3 +167,19 @@ func FillDisk(t testing.TB, dir string) func() {
 		}
 	}
 }
+
+// Listen listens on addr ("" for a new port on 127.0.0.1), trying again
+// for up to 10 s while the address is taken: the port of a server just
+// stopped may take a moment to be free.
+func Listen(addr string) (net.Listener, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(pollEvery)
+	}
+}

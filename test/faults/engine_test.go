@@ -6,10 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -315,24 +313,8 @@ func loadImage(ctx context.Context, cli *client.Client, ref, bin string) error {
 	if err := imagebuild.Write(&archive, ref, []imagebuild.File{f}, []string{"/demo"}, nil); err != nil {
 		return err
 	}
-	resp, err := cli.ImageLoad(ctx, &archive, client.ImageLoadWithQuiet(true))
-	if err != nil {
+	if err := hruntime.LoadArchive(ctx, cli, &archive); err != nil {
 		return fmt.Errorf("load image %s: %w", ref, err)
-	}
-	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var msg struct {
-			Error string `json:"error"`
-		}
-		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return fmt.Errorf("load image %s: read response: %w", ref, err)
-		}
-		if msg.Error != "" {
-			return fmt.Errorf("load image %s: %s", ref, msg.Error)
-		}
 	}
 	if _, err := cli.ImageInspect(ctx, ref); err != nil {
 		return fmt.Errorf("image %s not there after load: %w", ref, err)

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // Source names, in config order (the order conflicts would be decided in;
@@ -129,22 +129,9 @@ func (h *httpSource) start() error {
 	if h.srv != nil {
 		return nil
 	}
-	addr := h.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	var (
-		ln  net.Listener
-		err error
-	)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if ln, err = net.Listen("tcp", addr); err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	ln, err := testkit.Listen(h.addr)
 	if err != nil {
-		return fmt.Errorf("http source: listen on %s: %w", addr, err)
+		return fmt.Errorf("http source: listen on %q: %w", h.addr, err)
 	}
 	h.addr = ln.Addr().String()
 	h.srv = &http.Server{Handler: http.HandlerFunc(h.serve), ReadHeaderTimeout: 5 * time.Second}
