@@ -195,7 +195,12 @@ func (r *Reader) call(ctx context.Context, endpoint, query string, out any) erro
 		return r.errorf("%s %s: answer larger than %d bytes", method, path, maxBody)
 	}
 	if resp.StatusCode != http.StatusOK {
-		// cAdvisor answers a failure with its error's text.
+		// cAdvisor answers a failure with its error's text; whatever
+		// answers may echo the password, which is quoted only where
+		// errorf can hide it.
+		if r.password != "" && !redact.Hides(r.password) {
+			return r.errorf("%s %s: %s (answer not shown: the password is too short to hide in it)", method, path, resp.Status)
+		}
 		return r.errorf("%s %s: %s: %s", method, path, resp.Status, firstLine(data))
 	}
 	if err := json.Unmarshal(data, out); err != nil {

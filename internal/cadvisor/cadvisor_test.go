@@ -210,6 +210,37 @@ func TestPathPrefixAndCredentials(t *testing.T) {
 	}
 }
 
+// TestPasswordEchoedNeverShown: whatever answers on the configured address
+// may echo the password in a failure's body; the error shows the answer
+// with the password hidden, or, for a password too short to hide
+// wherever it occurs, not at all.
+func TestPasswordEchoedNeverShown(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, p, _ := r.BasicAuth()
+		http.Error(w, "denied for password "+p, http.StatusUnauthorized)
+	}))
+	t.Cleanup(echo.Close)
+	tests := []struct {
+		password string
+		want     string
+	}{
+		{password: "q7", want: "401 Unauthorized (answer not shown: the password is too short to hide in it)"},
+		{password: "Zx", want: "401 Unauthorized (answer not shown"},
+		{password: "pw-3e9a1c", want: "401 Unauthorized: denied for password REDACTED"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.password, func(t *testing.T) {
+			_, err := New(strings.Replace(echo.URL, "http://", "http://ops:"+tc.password+"@", 1)).Machine(context.Background())
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if strings.Contains(err.Error(), tc.password) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q: want %q and no %q", err, tc.want, tc.password)
+			}
+		})
+	}
+}
+
 // TestErrors: every failure is an error naming the cAdvisor and what it
 // asked, promptly; none hangs.
 func TestErrors(t *testing.T) {

@@ -16,6 +16,12 @@ const Placeholder = "REDACTED"
 // message and are hidden where they appear inside URLs.
 const minScrubLen = 4
 
+// Hides reports whether Text hides cred wherever it occurs in a message
+// (it is at least minScrubLen bytes long). A caller about to quote text
+// that an outside party chose, and that may echo a shorter credential,
+// leaves that text out instead.
+func Hides(cred string) bool { return len(cred) >= minScrubLen }
+
 // authority finds the userinfo of a URL written as scheme://userinfo@host
 // anywhere in a text: everything between "://" and the last "@" before the
 // host's end (a "/", "?", "#", white space or a quote).
