@@ -22,6 +22,8 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/nat"
+
+	"github.com/hostlet/hostlet/internal/clock"
 )
 
 // Docker is the container engine on the Docker Engine API. It only ever lists
@@ -39,24 +41,34 @@ type Docker struct {
 	pulls pullGroup
 	// eventBackoffMax caps the wait between event stream reconnects.
 	eventBackoffMax time.Duration
+	// clock times every wait and duration of this Docker.
+	clock clock.Clock
+}
+
+// Option configures a Docker made by New.
+type Option func(*Docker)
+
+// WithClock makes d wait and measure on c (clock.Real when not given).
+func WithClock(c clock.Clock) Option {
+	return func(d *Docker) { d.clock = clock.Or(c) }
 }
 
 // New connects to the Docker engine at host ("" means $DOCKER_HOST, else the
 // local socket), negotiating the API version, and pings it once: an
 // unreachable engine is an error here, not on first use. instance scopes
 // every list and label this Docker uses. log may be nil.
-func New(ctx context.Context, host, instance string, log *slog.Logger) (*Docker, error) {
+func New(ctx context.Context, host, instance string, log *slog.Logger, opts ...Option) (*Docker, error) {
 	if instance == "" {
 		return nil, errors.New("create docker runtime: instance must not be empty")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	copts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if host != "" {
-		opts = append(opts, client.WithHost(host))
+		copts = append(copts, client.WithHost(host))
 	}
-	cli, err := client.NewClientWithOpts(opts...)
+	cli, err := client.NewClientWithOpts(copts...)
 	if err != nil {
 		return nil, fmt.Errorf("create docker client for host %q: %w", host, err)
 	}
@@ -75,13 +87,18 @@ func New(ctx context.Context, host, instance string, log *slog.Logger) (*Docker,
 	}
 	log = log.With("component", "docker", "instance", instance)
 	log.Debug("connected to docker engine", "host", cli.DaemonHost(), "api", cli.ClientVersion())
-	return &Docker{
+	d := &Docker{
 		cli:             cli,
 		instance:        instance,
 		log:             log,
 		configDir:       configDir,
 		eventBackoffMax: 5 * time.Second,
-	}, nil
+		clock:           clock.Real{},
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	return d, nil
 }
 
 // Close releases the client's connections.
@@ -404,12 +421,8 @@ func (d *Docker) Remove(ctx context.Context, id string) error {
 			break
 		}
 		d.log.Debug("container removal refused; retrying", "id", id, "error", err, "retry_in", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, d.clock, wait) {
 			return fmt.Errorf("remove container %s: %w (gave up: %w)", id, err, ctx.Err())
-		case <-t.C:
 		}
 	}
 	return fmt.Errorf("remove container %s: %w", id, err)
@@ -457,12 +470,8 @@ func (d *Docker) Exec(ctx context.Context, id string, cmd []string) (int, error)
 		if !ins.Running {
 			return ins.ExitCode, nil
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, d.clock, wait) {
 			return -1, fmt.Errorf("exec %q in container %s: %w", cmd[0], id, ctx.Err())
-		case <-t.C:
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
+
+	"github.com/hostlet/hostlet/internal/clock"
 )
 
 // Events streams this instance's container events until ctx ends, then
@@ -37,7 +39,7 @@ func (d *Docker) watchEvents(ctx context.Context, out chan<- Event) {
 	backoff := minBackoff
 	var resume time.Time // replay from here on reconnect
 	for {
-		started := time.Now()
+		started := d.clock.Now()
 		if resume.IsZero() {
 			resume = started
 		}
@@ -45,16 +47,12 @@ func (d *Docker) watchEvents(ctx context.Context, out chan<- Event) {
 		if ctx.Err() != nil {
 			return
 		}
-		if delivered || time.Since(started) > 10*time.Second {
+		if delivered || d.clock.Since(started) > 10*time.Second {
 			backoff = minBackoff
 		}
 		d.log.Warn("docker event stream broke; reconnecting", "error", err, "retry_in", backoff)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, d.clock, backoff) {
 			return
-		case <-t.C:
 		}
 		backoff = min(2*backoff, d.eventBackoffMax)
 	}

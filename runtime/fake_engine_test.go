@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/registry"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/testkit"
 )
 
@@ -149,6 +150,50 @@ func TestEventsReconnect(t *testing.T) {
 		}
 	}
 	waitNoGoroutine(t, "runtime.(*Docker).watchEvents", "client.(*Client).Events")
+}
+
+// TestEventsReconnectWaitsOnTheClock: after a broken stream the next
+// subscription waits its backoff on the Docker's clock, not on the wall's.
+func TestEventsReconnectWaitsOnTheClock(t *testing.T) {
+	f, d := newFakeEngine(t)
+	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	WithClock(clk)(d)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ch := d.Events(ctx)
+	conns := func() int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.eventConns
+	}
+	for want := 1; want <= 2; want++ {
+		select {
+		case ev := <-ch:
+			if ev.ContainerID != fmt.Sprintf("c%d", want) {
+				t.Fatalf("event %d = %+v", want, ev)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("event %d not delivered", want)
+		}
+		// The stream broke after its one event: the reconnect waits.
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := clk.WaitForTimers(wctx, 1); err != nil {
+			t.Fatalf("no backoff timer on the clock after stream %d: %v", want, err)
+		}
+		wcancel()
+		if n := conns(); n != want {
+			t.Fatalf("%d subscriptions before the clock moved, want %d", n, want)
+		}
+		clk.Advance(100 * time.Millisecond) // the first backoff, as the stream delivered
+	}
+	select {
+	case ev := <-ch:
+		if ev.ContainerID != "c3" {
+			t.Fatalf("event 3 = %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("event 3 not delivered after the clock moved")
+	}
 }
 
 func TestPullSharedAndStreamError(t *testing.T) {

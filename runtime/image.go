@@ -161,7 +161,7 @@ func (d *Docker) doPull(ctx context.Context, named reference.Named) error {
 		// Anonymous pulls may still work; say why credentials were not used.
 		d.log.Warn("registry credentials not used", "image", ref, "error", err)
 	}
-	start := time.Now()
+	start := d.clock.Now()
 	d.log.Info("pulling image", "image", ref)
 	rc, err := d.cli.ImagePull(ctx, named.String(), image.PullOptions{RegistryAuth: auth})
 	if err != nil {
@@ -171,7 +171,7 @@ func (d *Docker) doPull(ctx context.Context, named reference.Named) error {
 	if err := readJSONStream(rc); err != nil {
 		return fmt.Errorf("pull image %s: %w", ref, classify(err, ErrImagePull))
 	}
-	d.log.Info("pulled image", "image", ref, "duration", time.Since(start).Round(time.Millisecond))
+	d.log.Info("pulled image", "image", ref, "duration", d.clock.Since(start).Round(time.Millisecond))
 	return nil
 }
 

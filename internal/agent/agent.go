@@ -15,6 +15,8 @@ import (
 	gosync "sync"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/clock"
@@ -27,7 +29,6 @@ import (
 	"github.com/hostlet/hostlet/sources/configured"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Options are what the agent needs besides the config.
@@ -57,13 +58,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create stateDir: %w", err)
 	}
-	rt, err := hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, log)
+	// The one clock every component reads time from.
+	clk := clock.Real{}
+	rt, err := hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, log, hruntime.WithClock(clk))
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	// The one clock every component reads time from.
-	clk := clock.Real{}
 	a := &agent{cfg: cfg, opts: opts, log: log, clock: clk, rt: rt, ev: events.NewLog(1000).WithClock(clk)}
 	if a.infraImage, err = infraImage(ctx, rt, cfg.Docker.InfraImage, opts.Binary); err != nil {
 		return err
