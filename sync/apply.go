@@ -228,7 +228,7 @@ type podApplication struct {
 func (a *applier) newPodApplication(pp PodPlan) *podApplication {
 	ap := &podApplication{
 		applier: a, pp: pp, pod: pp.Desired, m: pp.Desired.Manifest,
-		grace: time.Duration(pp.Desired.Manifest.TerminationGracePeriodSeconds) * time.Second,
+		grace: manifest.Seconds(pp.Desired.Manifest.TerminationGracePeriodSeconds),
 		apps:  map[string]Change{}, infraAt: -1, res: Result{ID: pp.ID, Plan: pp},
 	}
 	// A slot's own change comes first; a later change of the same slot

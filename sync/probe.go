@@ -115,7 +115,7 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 					podIP = ip
 				}
 				want[c.ID] = probeTarget{pod: m.ID, slot: mc.Name, id: c.ID, ip: podIP, probe: *mc.LivenessProbe, ports: mc.Ports,
-					grace: time.Duration(m.TerminationGracePeriodSeconds) * time.Second}
+					grace: manifest.Seconds(m.TerminationGracePeriodSeconds)}
 			}
 		}
 	}
@@ -175,11 +175,13 @@ func (p *prober) stopAll() {
 func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 	defer close(w.done)
 	pr := t.probe
-	if !clock.Sleep(ctx, p.clock, time.Duration(pr.InitialDelaySeconds)*time.Second) {
+	if !clock.Sleep(ctx, p.clock, manifest.Seconds(pr.InitialDelaySeconds)) {
 		return
 	}
-	period := time.Duration(pr.PeriodSeconds) * time.Second
-	timeout := time.Duration(pr.TimeoutSeconds) * time.Second
+	// At least a second each, as in Kubernetes: a zero period would spin
+	// and a zero timeout would fail every check before it starts.
+	period := max(manifest.Seconds(pr.PeriodSeconds), time.Second)
+	timeout := max(manifest.Seconds(pr.TimeoutSeconds), time.Second)
 	failures := 0
 	for {
 		err := p.check(ctx, t, timeout)
@@ -199,7 +201,7 @@ func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 			p.onUnhealthy(ctx, t.pod, t.slot, t.id, err.Error(), t.grace)
 			failures = 0
 			// Give the restarted container its initial delay again.
-			if !clock.Sleep(ctx, p.clock, time.Duration(pr.InitialDelaySeconds)*time.Second) {
+			if !clock.Sleep(ctx, p.clock, manifest.Seconds(pr.InitialDelaySeconds)) {
 				return
 			}
 		}

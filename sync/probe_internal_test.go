@@ -124,3 +124,66 @@ func TestHTTPProbeRedirectLoop(t *testing.T) {
 		t.Errorf("the pod got %d requests, want 10", got)
 	}
 }
+
+// countingExec is an Execer whose command always succeeds, counting the
+// calls; it runs on the worker's goroutine, so the count is exact whenever
+// the worker waits.
+type countingExec struct{ n atomic.Int64 }
+
+func (e *countingExec) Exec(context.Context, string, []string) (int, error) {
+	e.n.Add(1)
+	return 0, nil
+}
+
+// TestProbePeriodPastTheLimitDoesNotSpin: a probe whose seconds would wrap
+// a time.Duration (validation refuses them; this is the prober's own guard
+// for a value that never went through it) checks once and then waits, on
+// the clock, instead of checking its container in a tight loop.
+func TestProbePeriodPastTheLimitDoesNotSpin(t *testing.T) {
+	tests := []struct {
+		name            string
+		initial, period int64
+		advance         time.Duration
+		first, after    int64 // checks when the worker first waits, and after advance
+	}{
+		// 9223372037 s is past the int64 nanoseconds of a time.Duration:
+		// unguarded it wraps to about -8.4e18 ns, a wait that returns at once.
+		{name: "period wraps", period: 9223372037, advance: 24 * time.Hour, first: 1, after: 1},
+		{name: "negative period waits a second", period: -1, advance: time.Second, first: 1, after: 2},
+		{name: "initial delay wraps", initial: 9223372037, period: 10, advance: 24 * time.Hour, first: 0, after: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			exec := &countingExec{}
+			clk := clock.NewFake(time.Unix(0, 0))
+			p := newProber(exec, slog.New(slog.DiscardHandler), func(context.Context, string, string, string, string, time.Duration) {
+				t.Error("container reported unhealthy")
+			}, clk)
+			ctx, cancel := context.WithCancel(t.Context())
+			w := &probeWorker{cancel: cancel, done: make(chan struct{}), healthy: true}
+			target := probeTarget{pod: "web", slot: "app", id: "c1", probe: manifest.Probe{
+				Type: manifest.ProbeExec, Exec: &manifest.Exec{Command: []string{"true"}},
+				InitialDelaySeconds: tc.initial, PeriodSeconds: tc.period, TimeoutSeconds: 1, FailureThreshold: 3}}
+			go p.run(ctx, w, target)
+			t.Cleanup(func() { cancel(); <-w.done })
+
+			wait := func() {
+				t.Helper()
+				wctx, wcancel := context.WithTimeout(t.Context(), 10*time.Second)
+				defer wcancel()
+				if err := clk.WaitForTimers(wctx, 1); err != nil {
+					t.Fatalf("the worker never waited on the clock (%d checks): %v", exec.n.Load(), err)
+				}
+			}
+			wait()
+			if got := exec.n.Load(); got != tc.first {
+				t.Errorf("%d checks before the first wait, want %d", got, tc.first)
+			}
+			clk.Advance(tc.advance)
+			wait()
+			if got := exec.n.Load(); got != tc.after {
+				t.Errorf("%d checks after %v, want %d", got, tc.advance, tc.after)
+			}
+		})
+	}
+}

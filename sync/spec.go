@@ -123,7 +123,7 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 		Memory:        c.Memory,
 		CPUShares:     c.CPU,
 		RestartPolicy: dockerRestartPolicy(m.RestartPolicy),
-		StopTimeout:   time.Duration(m.TerminationGracePeriodSeconds) * time.Second,
+		StopTimeout:   manifest.Seconds(m.TerminationGracePeriodSeconds),
 	}
 	for _, e := range c.Env {
 		spec.Env = append(spec.Env, e.Name+"="+e.Value)

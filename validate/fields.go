@@ -81,7 +81,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		c.add("id", "%q %s", m.ID, msg)
 	}
 	c.enum("restartPolicy", m.RestartPolicy, restartEnum)
-	c.nonNegative("terminationGracePeriodSeconds", m.TerminationGracePeriodSeconds)
+	c.seconds("terminationGracePeriodSeconds", m.TerminationGracePeriodSeconds)
 	for _, k := range sortedKeys(m.Labels) {
 		if strings.HasPrefix(k, ReservedLabelPrefix) {
 			c.add(fmt.Sprintf("labels[%q]", k), "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
@@ -254,10 +254,10 @@ func (c *checker) probe(f string, p *manifest.Probe, portNames map[string]bool) 
 	default:
 		c.add(f+".type", "%q is not one of %s", p.Type, strings.Join(probeEnum, ", "))
 	}
-	c.nonNegative(f+".initialDelaySeconds", p.InitialDelaySeconds)
-	c.nonNegative(f+".periodSeconds", p.PeriodSeconds)
-	c.nonNegative(f+".timeoutSeconds", p.TimeoutSeconds)
-	c.nonNegative(f+".failureThreshold", p.FailureThreshold)
+	c.seconds(f+".initialDelaySeconds", p.InitialDelaySeconds)
+	c.seconds(f+".periodSeconds", p.PeriodSeconds)
+	c.seconds(f+".timeoutSeconds", p.TimeoutSeconds)
+	c.seconds(f+".failureThreshold", p.FailureThreshold)
 }
 
 // probeHost accepts an address that can be the pod's own IP. Which one is
@@ -458,6 +458,16 @@ func resolvePath(p string) (string, error) {
 func (c *checker) enum(f, v string, allowed []string) {
 	if v != "" && !contains(allowed, v) {
 		c.add(f, "%q is not one of %s", v, strings.Join(allowed, ", "))
+	}
+}
+
+// seconds checks a count of seconds (or a probe's failure threshold): not
+// negative and at most manifest.MaxSeconds, so that no wait made from it
+// wraps around.
+func (c *checker) seconds(f string, v int64) {
+	c.nonNegative(f, v)
+	if v > manifest.MaxSeconds {
+		c.add(f, "%d is over the limit of %d", v, manifest.MaxSeconds)
 	}
 }
 
