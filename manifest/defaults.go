@@ -77,6 +77,7 @@ func (m Manifest) Clone() Manifest {
 	out.Containers = make([]Container, len(m.Containers))
 	for i, c := range m.Containers {
 		c.Command = append([]string(nil), c.Command...)
+		c.Args = append([]string(nil), c.Args...)
 		c.Env = append([]EnvVar(nil), c.Env...)
 		c.Ports = append([]Port(nil), c.Ports...)
 		c.VolumeMounts = append([]VolumeMount(nil), c.VolumeMounts...)

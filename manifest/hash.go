@@ -21,8 +21,11 @@ const HashVersion = "v1"
 // field order and JSON names are frozen: golden values in testdata pin them.
 // Probes, pull policy and the grace period are deliberately absent.
 type hashedContainer struct {
-	Image         string            `json:"image"`
-	Command       []string          `json:"command"`
+	Image   string   `json:"image"`
+	Command []string `json:"command"`
+	// Args is left out when empty, so every hash made before it existed
+	// stays the same.
+	Args          []string          `json:"args,omitempty"`
 	WorkingDir    string            `json:"workingDir"`
 	Env           []EnvVar          `json:"env"`
 	Ports         []hashedPort      `json:"ports"`
@@ -68,6 +71,7 @@ func ContainerHash(m Manifest, i int) string {
 	h := hashedContainer{
 		Image:         normalImage(c.Image),
 		Command:       nonNil(c.Command),
+		Args:          c.Args,
 		WorkingDir:    cleanPath(c.WorkingDir),
 		Env:           sortedEnv(c.Env),
 		Ports:         sortedPorts(c.Ports),

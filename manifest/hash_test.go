@@ -122,6 +122,17 @@ version: 'v1beta1'
 {"name":"sidecar","image":"example.org/shop/sidecar:2","volumeMounts":[{"name":"other","mountPath":"/other"}]}]}`,
 		},
 		{
+			name: "empty args, as before args existed",
+			text: `{"version":"v1beta1","id":"web","labels":{"tier":"frontend","team":"shop"},
+"volumes":[{"name":"data"},{"name":"logs","hostPath":"/srv/web/logs"},{"name":"other","hostPath":"/srv/other"}],
+"containers":[{"name":"app","image":"example.org/shop/web:1.4.2","command":["/web","--port=8080"],"args":[],"workingDir":"/app",
+"env":[{"name":"MODE","value":"prod"},{"name":"LEVEL","value":"info"},{"name":"TOKEN","value":"s3cret"}],
+"ports":[{"name":"http","containerPort":8080,"hostPort":8080,"hostIP":"127.0.0.1"},{"name":"stats","containerPort":8125,"protocol":"UDP"}],
+"volumeMounts":[{"name":"data","mountPath":"/data"},{"name":"logs","mountPath":"/var/log/web","readOnly":true}],
+"memory":67108864,"cpu":512,"livenessProbe":{"type":"http","httpGet":{"path":"/healthz","port":"http"}}},
+{"name":"sidecar","image":"example.org/shop/sidecar:2","args":[],"volumeMounts":[{"name":"other","mountPath":"/other"}]}]}`,
+		},
+		{
 			name: "env, ports and mounts reordered",
 			text: strings.NewReplacer(
 				"      - {name: MODE, value: prod}\n      - {name: LEVEL, value: info}\n      - {name: TOKEN, value: s3cret}\n",
@@ -267,6 +278,10 @@ func TestHashChanges(t *testing.T) {
 			m.Containers[0].Command = append(m.Containers[0].Command, "-v")
 		}, want: app},
 		{name: "command removed", change: func(m *manifest.Manifest) { m.Containers[0].Command = nil }, want: app},
+		{name: "args added", change: func(m *manifest.Manifest) { m.Containers[0].Args = []string{"-v"} }, want: app},
+		{name: "command moved to args", change: func(m *manifest.Manifest) {
+			m.Containers[0].Args, m.Containers[0].Command = m.Containers[0].Command, nil
+		}, want: app},
 		{name: "command split differently", change: func(m *manifest.Manifest) { m.Containers[0].Command = []string{"/web --port=8080"} }, want: app},
 		{name: "env name 0", change: func(m *manifest.Manifest) { m.Containers[0].Env[0].Name = "MODE2" }, want: app},
 		{name: "env name 1", change: func(m *manifest.Manifest) { m.Containers[0].Env[1].Name = "LVL" }, want: app},

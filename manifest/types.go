@@ -59,14 +59,18 @@ type Volume struct {
 
 // Container is one container of a pod.
 type Container struct {
-	Name            string        `json:"name"`
-	Image           string        `json:"image"`
-	ImagePullPolicy string        `json:"imagePullPolicy,omitempty"`
-	Command         []string      `json:"command,omitempty"`
-	WorkingDir      string        `json:"workingDir,omitempty"`
-	Env             []EnvVar      `json:"env,omitempty"`
-	Ports           []Port        `json:"ports,omitempty"`
-	VolumeMounts    []VolumeMount `json:"volumeMounts,omitempty"`
+	Name            string `json:"name"`
+	Image           string `json:"image"`
+	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
+	// Command replaces the image's ENTRYPOINT (and drops its CMD), as in
+	// Kubernetes; Args replaces the CMD, after Command or the image's
+	// ENTRYPOINT.
+	Command      []string      `json:"command,omitempty"`
+	Args         []string      `json:"args,omitempty"`
+	WorkingDir   string        `json:"workingDir,omitempty"`
+	Env          []EnvVar      `json:"env,omitempty"`
+	Ports        []Port        `json:"ports,omitempty"`
+	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
 	// Memory is a limit in bytes; 0 means none.
 	Memory int64 `json:"memory,omitempty"`
 	// CPU is relative CPU shares; 0 means the default.

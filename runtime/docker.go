@@ -269,6 +269,9 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		cfg.Entrypoint = spec.Command
 		cfg.Cmd = nil
 	}
+	if len(spec.Args) > 0 {
+		cfg.Cmd = spec.Args
+	}
 	if spec.StopTimeout > 0 {
 		secs := int(math.Ceil(spec.StopTimeout.Seconds()))
 		cfg.StopTimeout = &secs

@@ -114,7 +114,19 @@ func TestDockerConfig(t *testing.T) {
 		t.Errorf("mounts = %+v", hc.Mounts)
 	}
 
+	spec.Args = []string{"-v", "serve"}
+	if cfg, _, err := dockerConfig(spec); err != nil {
+		t.Fatal(err)
+	} else if !reflect.DeepEqual([]string(cfg.Entrypoint), spec.Command) || !reflect.DeepEqual([]string(cfg.Cmd), spec.Args) {
+		t.Errorf("command and args -> Entrypoint %v Cmd %v; want Entrypoint = command, Cmd = args", cfg.Entrypoint, cfg.Cmd)
+	}
 	spec.Command = nil
+	if cfg, _, err := dockerConfig(spec); err != nil {
+		t.Fatal(err)
+	} else if cfg.Entrypoint != nil || !reflect.DeepEqual([]string(cfg.Cmd), spec.Args) {
+		t.Errorf("args alone -> Entrypoint %v Cmd %v; want the image's entrypoint, Cmd = args", cfg.Entrypoint, cfg.Cmd)
+	}
+	spec.Args = nil
 	spec.NetworkMode = "container:abc"
 	spec.StopTimeout = 0
 	cfg, hc, err = dockerConfig(spec)

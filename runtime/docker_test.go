@@ -200,6 +200,28 @@ func TestMissingContainer(t *testing.T) {
 	}
 }
 
+// TestArgsKeepTheImageEntrypoint: args alone replace the image's CMD and
+// run after its ENTRYPOINT (/demo), as Kubernetes' args do.
+func TestArgsKeepTheImageEntrypoint(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	port := testkit.FreePort(t)
+	s := spec(t, d, "args", "app")
+	s.Args = []string{"-listen", ":9091"}
+	s.Env = []string{"MESSAGE=args"}
+	s.Ports = []hruntime.Port{{ContainerPort: 9091, HostPort: port, Protocol: "TCP", HostIP: "127.0.0.1"}}
+	id := mustRun(t, ctx, d, s)
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", port), "", "MESSAGE=args")
+	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(raw.Config.Entrypoint, " ") + " | " + strings.Join(raw.Config.Cmd, " "); got != "/demo | -listen :9091" {
+		t.Errorf("entrypoint | cmd = %q, want %q", got, "/demo | -listen :9091")
+	}
+}
+
 func TestPortsAndResources(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)

@@ -119,9 +119,12 @@ const (
 
 // ContainerSpec is everything needed to create one container.
 type ContainerSpec struct {
-	Name       string
-	Image      string
+	Name  string
+	Image string
+	// Command replaces the image's entrypoint (and its cmd); Args, when
+	// set, replaces the cmd.
 	Command    []string
+	Args       []string
 	Env        []string
 	WorkingDir string
 	Labels     map[string]string

@@ -118,6 +118,7 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 		Name:          containerName(instance, m.ID, c.Name, hash),
 		Image:         c.Image,
 		Command:       c.Command,
+		Args:          c.Args,
 		WorkingDir:    c.WorkingDir,
 		Labels:        labels,
 		Memory:        c.Memory,
@@ -200,6 +201,7 @@ func runtimePorts(ports []manifest.Port) []hruntime.Port {
 type specSummary struct {
 	Image         string            `json:"image"`
 	Command       []string          `json:"command,omitempty"`
+	Args          []string          `json:"args,omitempty"`
 	WorkingDir    string            `json:"workingDir,omitempty"`
 	Env           map[string]string `json:"env,omitempty"`
 	Ports         []string          `json:"ports,omitempty"`
@@ -215,6 +217,7 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 	s := specSummary{
 		Image:         c.Image,
 		Command:       c.Command,
+		Args:          c.Args,
 		WorkingDir:    c.WorkingDir,
 		Memory:        c.Memory,
 		CPU:           c.CPU,
@@ -284,6 +287,9 @@ func changeReasons(old, new specSummary) []string {
 	}
 	if !equalStrings(old.Command, new.Command) {
 		r = append(r, "command changed")
+	}
+	if !equalStrings(old.Args, new.Args) {
+		r = append(r, "args changed")
 	}
 	if old.WorkingDir != new.WorkingDir {
 		r = append(r, fmt.Sprintf("workingDir %q -> %q", old.WorkingDir, new.WorkingDir))
