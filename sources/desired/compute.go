@@ -150,7 +150,10 @@ func dropWonStandIns(srcs []Source, good Versions, rejected []validate.Rejection
 	for _, rj := range rejected {
 		k := key{rj.Source, rj.ID}
 		if src, ok := byName[rj.Source]; ok && standIn[k] && won[k] {
-			if cur, ok := declared(src, rj.ID); ok && reflect.DeepEqual(cur.Manifest, good[rj.Source][rj.ID].Manifest) {
+			// A manifest with decode errors is never its running version,
+			// even where the fields it has are the same (a Compose key
+			// hostlet refuses leaves no field behind).
+			if cur, ok := declared(src, rj.ID); ok && len(cur.Errors) == 0 && reflect.DeepEqual(cur.Manifest, good[rj.Source][rj.ID].Manifest) {
 				continue
 			}
 		}

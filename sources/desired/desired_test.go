@@ -30,6 +30,12 @@ func invalid(src, id, v string) manifest.Sourced {
 	return s
 }
 
+// withError is s with a decode error.
+func withError(s manifest.Sourced, detail string) manifest.Sourced {
+	s.Errors = append(s.Errors, &manifest.Error{Origin: s.Origin, Detail: detail})
+	return s
+}
+
 // delivered is a delivered source at revision rev holding ms.
 func delivered(name, rev string, ms ...manifest.Sourced) Source {
 	return Source{Snapshot: manifest.Snapshot{Name: name, Type: "file", Revision: rev, Manifests: ms}, Delivered: true}
@@ -104,6 +110,15 @@ func TestCompute(t *testing.T) {
 			accepted: was(nil, "a1", pod("a", "web", "1")),
 			want:     []string{"a/web=1@a1 (stand-in)"},
 			rejected: []string{"a/web"},
+		},
+		{
+			// A Compose key hostlet refuses leaves the fields as they were.
+			name:      "a new version whose only change is a decode error is reported",
+			sources:   []Source{delivered("a", "a2", withError(pod("a", "web", "1"), "services.web.privileged: not supported by hostlet yet"))},
+			accepted:  was(nil, "a1", pod("a", "web", "1")),
+			want:      []string{"a/web=1@a1 (stand-in)"},
+			rejected:  []string{"a/web"},
+			reasonHas: "services.web.privileged",
 		},
 		{
 			name:     "an invalid new version without an accepted one: nothing runs",
