@@ -21,8 +21,11 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 all: build
 
+# bin/hostlet-compose renders Compose projects for hostlet (docs/compose.md),
+# which finds it beside itself.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/hostlet ./cmd/hostlet
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/hostlet-compose ./cmd/hostlet-compose
 
 deps:
 	@scripts/ensure-deps.sh
@@ -76,6 +79,7 @@ FUZZTIME ?= 3m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeValidate$$' -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz '^FuzzHash$$' -fuzztime $(FUZZTIME) ./manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzCompose$$' -fuzztime $(FUZZTIME) ./manifest/compose
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/config
 	$(GO) test -run '^$$' -fuzz '^FuzzSyncSignature$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test -run '^$$' -fuzz '^FuzzLoopbackHost$$' -fuzztime $(FUZZTIME) ./api

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -34,7 +35,7 @@ func (e *CheckoutError) Unwrap() error { return e.err }
 // A *CheckoutError means dir is no checkout or rev no revision of it; any
 // other error is the source's (a manifest that does not decode), returned
 // with everything that did decode.
-func ReadAt(dir, rev string, s config.Source) (manifest.Snapshot, error) {
+func ReadAt(ctx context.Context, dir, rev string, s config.Source, r *project.Renderer) (manifest.Snapshot, error) {
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return manifest.Snapshot{}, &CheckoutError{fmt.Errorf("--source %s=%s: not a git checkout, and --against ref: needs one", s.Name, dir)}
@@ -74,7 +75,7 @@ func ReadAt(dir, rev string, s config.Source) (manifest.Snapshot, error) {
 			return snap, nil
 		}
 	}
-	snap.Manifests, snap.Files, err = ReadCommit(commit, paths, s.Name)
+	snap.Manifests, snap.Files, err = ReadCommit(ctx, commit, paths, s.Name, r)
 	return snap, err
 }
 
@@ -114,8 +115,9 @@ func CheckoutHead(dir string) string {
 // checkout. It also reads other revisions of that checkout (ReadAt).
 type Checkout struct {
 	*sources.File
-	cfg config.Source
-	dir string
+	cfg     config.Source
+	dir     string
+	compose *project.Renderer
 }
 
 // NewCheckout returns the git source cfg read from the checkout dir.
@@ -136,7 +138,15 @@ func (c *Checkout) Read(ctx context.Context) (manifest.Snapshot, error) {
 	return snap, err
 }
 
+// WithCompose sets the renderer of the Compose projects the source holds,
+// in the checkout and at other revisions, and returns it.
+func (c *Checkout) WithCompose(r *project.Renderer) *Checkout {
+	c.compose = r
+	c.File.WithCompose(r)
+	return c
+}
+
 // ReadAt reads the source at revision rev of the checkout (see ReadAt).
-func (c *Checkout) ReadAt(rev string) (manifest.Snapshot, error) {
-	return ReadAt(c.dir, rev, c.cfg)
+func (c *Checkout) ReadAt(ctx context.Context, rev string) (manifest.Snapshot, error) {
+	return ReadAt(ctx, c.dir, rev, c.cfg, c.compose)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -48,6 +49,8 @@ type Source struct {
 	baseLog *slog.Logger
 	trigger chan struct{}
 	clock   clock.Clock
+	// compose renders the Compose projects the source holds.
+	compose *project.Renderer
 
 	lastCommit string
 	lastErr    string
@@ -72,6 +75,13 @@ func New(cfg config.Source, stateDir string, log *slog.Logger) *Source {
 // deadline.
 func (s *Source) WithClock(c clock.Clock) *Source {
 	s.clock = clock.Or(c)
+	return s
+}
+
+// WithCompose sets the renderer of the Compose projects the source holds
+// (nil: a project is an error) and returns it; call it before Run.
+func (s *Source) WithCompose(r *project.Renderer) *Source {
+	s.compose = r
 	return s
 }
 
@@ -202,7 +212,7 @@ func (s *Source) load(ctx context.Context, auth transport.AuthMethod, target plu
 			return sources.Update{}, err
 		}
 	}
-	ms, files, err := ReadCommit(commit, s.cfg.AllPaths(), s.cfg.Name)
+	ms, files, err := ReadCommit(ctx, commit, s.cfg.AllPaths(), s.cfg.Name, s.compose)
 	if isObjectError(err) {
 		return sources.Update{}, &cacheError{fmt.Errorf("source %s: %w", s.cfg.Name, err)}
 	}
@@ -404,7 +414,7 @@ func (s *Source) Read(ctx context.Context) (manifest.Snapshot, error) {
 		return snap, fmt.Errorf("source %s: temporary git cache: %w", s.cfg.Name, err)
 	}
 	defer os.RemoveAll(tmp)
-	once := New(s.cfg, tmp, s.baseLog)
+	once := New(s.cfg, tmp, s.baseLog).WithCompose(s.compose)
 	u, err := once.pollTimeout(ctx)
 	snap.Revision, snap.Files, snap.Manifests = u.Revision, u.Files, u.Manifests
 	return snap, err
@@ -418,6 +428,6 @@ func ReadOnce(ctx context.Context, cfg config.Source, log *slog.Logger) (manifes
 // ReadAt implements reading at another revision for `hostlet diff
 // --against ref:REV`: a source without a checkout cannot be read there,
 // and says so before anything is fetched.
-func (s *Source) ReadAt(rev string) (manifest.Snapshot, error) {
+func (s *Source) ReadAt(_ context.Context, rev string) (manifest.Snapshot, error) {
 	return manifest.Snapshot{}, &CheckoutError{fmt.Errorf("--against ref:%s: git source %s needs --source %s=DIR (a checkout of %s)", rev, s.cfg.Name, s.cfg.Name, redact.URL(s.cfg.URL))}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
 )
 
 // EtcdKV is what the etcd source needs of a client (clientv3.Client
@@ -36,6 +37,15 @@ type Etcd struct {
 	log    *slog.Logger
 	prefix bool
 	clock  clock.Clock
+	// compose renders the Compose files the source holds.
+	compose *project.Renderer
+}
+
+// WithCompose sets the renderer of the Compose files the source holds
+// (nil: such a value is an error) and returns it; call it before Run.
+func (e *Etcd) WithCompose(r *project.Renderer) *Etcd {
+	e.compose = r
+	return e
 }
 
 // NewEtcd returns the etcd source for cfg, reading through kv.
@@ -228,7 +238,7 @@ func (e *Etcd) get(ctx context.Context) (etcdSet, error) {
 		if len(strings.TrimSpace(string(kv.Value))) == 0 {
 			continue
 		}
-		ms, err := manifest.Decode(kv.Value, manifest.Origin{Source: e.cfg.Name, File: string(kv.Key)})
+		ms, err := decodeBody(ctx, kv.Value, manifest.Origin{Source: e.cfg.Name, File: string(kv.Key)}, e.compose)
 		if err != nil {
 			return set, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
 )
 
 // debounce collects a burst of file events (an editor's write-rename-chmod)
@@ -32,6 +33,8 @@ type File struct {
 	base  string
 	paths []string
 	clock clock.Clock
+	// compose renders the Compose projects the source holds.
+	compose *project.Renderer
 }
 
 // NewFile returns the file source for cfg.
@@ -53,6 +56,13 @@ func (f *File) WithClock(c clock.Clock) *File {
 	return f
 }
 
+// WithCompose sets the renderer of the Compose projects the source holds
+// (nil: a project is an error) and returns it; call it before Run.
+func (f *File) WithCompose(r *project.Renderer) *File {
+	f.compose = r
+	return f
+}
+
 // Name implements Source.
 func (f *File) Name() string { return f.cfg.Name }
 
@@ -63,7 +73,7 @@ func (f *File) Type() string { return f.typ }
 // `hostlet diff`. Decode errors come back alongside the manifests that did
 // decode.
 func (f *File) Read(ctx context.Context) (manifest.Snapshot, error) {
-	snap, err := ReadTree(f.base, f.paths, f.cfg.Name)
+	snap, err := ReadTree(ctx, f.base, f.paths, f.cfg.Name, f.compose)
 	snap.Type = f.typ
 	if cerr := ctx.Err(); cerr != nil {
 		return snap, cerr
@@ -148,7 +158,7 @@ func (r *fileReader) read(ctx context.Context) bool {
 		f.watch(r.w)
 	}
 	start := f.clock.Now()
-	res, err := ReadTree(f.base, f.paths, f.cfg.Name)
+	res, err := ReadTree(ctx, f.base, f.paths, f.cfg.Name, f.compose)
 	took := f.clock.Since(start)
 	u := Update{Source: f.cfg.Name, Revision: res.Revision, Files: res.Files, Manifests: res.Manifests, Took: took}
 	if err != nil {

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestFileDeliversSetAndRevision(t *testing.T) {
 			for _, p := range tt.paths {
 				paths = append(paths, filepath.Join(dir, p))
 			}
-			res, err := ReadTree("", paths, "local")
+			res, err := ReadTree(context.Background(), "", paths, "local", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +190,7 @@ func TestFileChangeSeenByFsnotify(t *testing.T) {
 			st := h.waitSet(t, 5*time.Second, tt.before, "")
 			rev := st.Sources[0].Revision
 			tt.change(t, dir)
-			res, err := ReadTree("", []string{root}, "local")
+			res, err := ReadTree(context.Background(), "", []string{root}, "local", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

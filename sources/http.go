@@ -17,6 +17,7 @@ import (
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
 )
 
 // HTTP polls one URL every interval for one manifest or a list. A 304 to
@@ -39,6 +40,7 @@ type HTTP struct {
 	user, password string
 	hasAuth        bool
 
+	compose  *project.Renderer
 	etag     string
 	lastRev  string
 	lastSet  []manifest.Sourced
@@ -52,6 +54,13 @@ func NewHTTP(cfg config.Source, log *slog.Logger) *HTTP {
 	h := &HTTP{cfg: cfg, log: log.With("source", cfg.Name), trigger: make(chan struct{}, 1), display: redact.URL(cfg.URL), clock: clock.Real{}}
 	h.url, h.user, h.password, h.hasAuth = redact.Split(cfg.URL)
 	h.client = &http.Client{Timeout: cfg.Timeout, CheckRedirect: h.checkRedirect}
+	return h
+}
+
+// WithCompose sets the renderer of a Compose file the source delivers
+// (nil: such a body is an error) and returns it; call it before Run.
+func (h *HTTP) WithCompose(c *project.Renderer) *HTTP {
+	h.compose = c
 	return h
 }
 
@@ -186,7 +195,7 @@ func (h *HTTP) fetch(ctx context.Context) (snap manifest.Snapshot, notModified b
 		}
 		return snap, false, fmt.Errorf("GET %s: read body: %w", h.display, err)
 	}
-	ms, err := manifest.Decode(body, manifest.Origin{Source: h.cfg.Name})
+	ms, err := decodeBody(ctx, body, manifest.Origin{Source: h.cfg.Name}, h.compose)
 	if err != nil {
 		return snap, false, err
 	}

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ func TestReadTreeTooLargeIsErrTooLarge(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ReadTree(dir, []string{"."}, "local")
+	_, err = ReadTree(context.Background(), dir, []string{"."}, "local", nil)
 	if !errors.Is(err, manifest.ErrTooLarge) {
 		t.Fatalf("ReadTree: %v; errors.Is(err, manifest.ErrTooLarge) = false", err)
 	}

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
 )
 
 // manifestExts are the file endings read from a folder.
@@ -23,7 +25,10 @@ var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 // ReadTree reads paths (files or folders, relative to base when base is not
 // "") as one source named source. Folders are walked in sorted order; hidden
 // files and folders are skipped; only .yaml, .yml and .json files are read.
-// Origins name files relative to base (or as given when base is "").
+// A folder holding a Compose file (compose.yaml, ...) is a Compose project,
+// read with host's settings: everything below it is the project's data,
+// never native manifests. Origins name files relative to base (or as given
+// when base is "").
 //
 // A path that does not exist, an unreadable file or a symlink loop is an
 // error. Below a folder, a file whose resolved path leaves the folder (its
@@ -32,7 +37,9 @@ var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 // file outside must not show its lines in an error. Decode errors of individual files are returned as a
 // *multierror.Error of *manifest.Error together with everything that did
 // decode; callers that need an atomic set must treat any error as failure.
-func ReadTree(base string, paths []string, source string) (manifest.Snapshot, error) {
+//
+// Projects are rendered by r (nil: a project is an error saying so).
+func ReadTree(ctx context.Context, base string, paths []string, source string, r *project.Renderer) (manifest.Snapshot, error) {
 	var (
 		res   = manifest.Snapshot{Name: source}
 		errs  *multierror.Error
@@ -59,6 +66,15 @@ func ReadTree(base string, paths []string, source string) (manifest.Snapshot, er
 	}()
 	for _, f := range files {
 		name := display(base, f.name)
+		if f.project {
+			ms, files, err := readProject(ctx, r, roots, f, project.Options{Source: source, Dir: name, Name: folderName(f.name)}, h)
+			res.Files += files
+			res.Manifests = append(res.Manifests, ms...)
+			if err != nil {
+				errs = multierror.Append(errs, err)
+			}
+			continue
+		}
 		origin := manifest.Origin{Source: source, File: name}
 		data, err := f.read(roots)
 		if err != nil {
@@ -100,13 +116,35 @@ func display(base, p string) string {
 // the folder it was found in.
 var errOutsideRoot = errors.New("resolves outside the source root")
 
-// treeFile is one manifest file found by listFiles.
+// treeFile is one manifest file or Compose project found by listFiles.
 type treeFile struct {
-	// name is the file's path below the source path as given.
+	// name is the file's (the project folder's) path below the source
+	// path as given.
 	name string
 	// root is the source folder with every symlink resolved, and rel the
-	// file's path below it; root is "" for a source path that is a file.
+	// file's (project folder's) path below it; root is "" for a source
+	// path that is a file.
 	root, rel string
+	// project marks a Compose project's folder.
+	project bool
+}
+
+// folderName is the name of folder dir, "." and ".." resolved.
+func folderName(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return filepath.Base(abs)
+	}
+	return filepath.Base(dir)
+}
+
+// isProject reports whether folder dir holds a Compose file.
+func isProject(dir string) bool {
+	for _, n := range project.ProjectFiles {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // read reads the file. A file below a folder is opened through an os.Root
@@ -152,6 +190,15 @@ func listFiles(p string) ([]treeFile, error) {
 		return nil, fmt.Errorf("%s: %w", "stat", unwrapPath(err))
 	}
 	if !fi.IsDir() {
+		if project.IsProjectFile(filepath.Base(p)) {
+			// A Compose file named as the path: its folder is the project.
+			dir := filepath.Dir(p)
+			root, err := filepath.EvalSymlinks(dir)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", "resolve symlink", unwrapPath(err))
+			}
+			return []treeFile{{name: dir, root: root, rel: ".", project: true}}, nil
+		}
 		return []treeFile{{name: p}}, nil
 	}
 	root, err := filepath.EvalSymlinks(p)
@@ -170,7 +217,15 @@ func listFiles(p string) ([]treeFile, error) {
 			return nil
 		}
 		if d.IsDir() {
-			return nil
+			if !isProject(path) {
+				return nil
+			}
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			out = append(out, treeFile{name: filepath.Join(p, rel), root: root, rel: rel, project: true})
+			return filepath.SkipDir
 		}
 		if !manifestExts[strings.ToLower(filepath.Ext(d.Name()))] {
 			return nil

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -113,7 +114,7 @@ func TestFileSourceRefusesLinksOutsideRoot(t *testing.T) {
 				}
 				root := tt.setup(t, dir, outside)
 
-				res, err := ReadTree("", []string{root}, "local")
+				res, err := ReadTree(context.Background(), "", []string{root}, "local", nil)
 				if tt.wantErr != "" {
 					if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 						t.Fatalf("ReadTree error = %v, want one containing %q", err, tt.wantErr)

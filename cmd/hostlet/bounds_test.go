@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func TestSourceErrorBoundedEverywhere(t *testing.T) {
 				cfg := &config.Config{Log: config.LogOptions{Level: "info", Format: format}}
 				log := newLogger(&logs, cfg)
 
-				res, err := sources.ReadTree("", []string{dir}, "local")
+				res, err := sources.ReadTree(context.Background(), "", []string{dir}, "local", nil)
 				m, err2 := sources.NewMerger([]sources.SourceInfo{{Name: "local", Type: config.TypeFile}}, sources.MergeOptions{}, log)
 				if err2 != nil {
 					t.Fatal(err2)

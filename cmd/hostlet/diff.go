@@ -212,7 +212,7 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	if mode == "ref" {
 		// Before anything is read: a git source without a checkout would
 		// otherwise be fetched from its URL first.
-		if err := checkReadableAt(srcs, rev, overrides); err != nil {
+		if err := checkReadableAt(ctx, srcs, rev, overrides); err != nil {
 			return fail(err)
 		}
 	}
@@ -231,7 +231,7 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	case "status":
 		actual, err = statusContainers(ctx, cfg)
 	case "ref":
-		actual, err = refContainers(cfg, rev, srcs, reads, vopts, env)
+		actual, err = refContainers(ctx, cfg, rev, srcs, reads, vopts, env)
 	}
 	if err != nil {
 		return fail(err)
@@ -434,16 +434,16 @@ func statusContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Conta
 type readableAt interface {
 	// ReadAt reads the source at rev; a *gitsource.CheckoutError when it
 	// cannot be read there at all.
-	ReadAt(rev string) (manifest.Snapshot, error)
+	ReadAt(ctx context.Context, rev string) (manifest.Snapshot, error)
 }
 
 // checkReadableAt fails when a source that is read at rev has no checkout
 // (--source): a git source without one answers ReadAt at once, without
 // fetching anything.
-func checkReadableAt(srcs []sources.Source, rev string, overrides map[string]string) error {
+func checkReadableAt(ctx context.Context, srcs []sources.Source, rev string, overrides map[string]string) error {
 	for _, s := range srcs {
 		if ra, ok := s.(readableAt); ok && overrides[s.Name()] == "" {
-			if _, err := ra.ReadAt(rev); err != nil {
+			if _, err := ra.ReadAt(ctx, rev); err != nil {
 				return err
 			}
 		}
@@ -454,7 +454,7 @@ func checkReadableAt(srcs []sources.Source, rev string, overrides map[string]str
 // refContainers simulates the containers the sources would have made at
 // git revision rev: git sources read from their checkout at rev, other
 // sources as they are now (current).
-func refContainers(cfg *config.Config, rev string, srcs []sources.Source, current []sourceRead, vopts validate.Options, env *hsync.EnvHasher) ([]hruntime.Container, error) {
+func refContainers(ctx context.Context, cfg *config.Config, rev string, srcs []sources.Source, current []sourceRead, vopts validate.Options, env *hsync.EnvHasher) ([]hruntime.Container, error) {
 	var reads, atRev []sourceRead
 	for i, s := range srcs {
 		ra, ok := s.(readableAt)
@@ -463,7 +463,7 @@ func refContainers(cfg *config.Config, rev string, srcs []sources.Source, curren
 			reads = append(reads, current[i])
 			continue
 		}
-		snap, err := ra.ReadAt(rev)
+		snap, err := ra.ReadAt(ctx, rev)
 		if ce := (*gitsource.CheckoutError)(nil); errors.As(err, &ce) {
 			return nil, err
 		}

@@ -154,7 +154,7 @@ sources:
 	repo, _, _ := strings.Cut(image, ":")
 	writeFile(t, edited, "pair.yaml", pairYAML(repo+":v2", image, liveSecretNew))
 	writeFile(t, edited, "extra.yaml", podYAML("extra", image))
-	tree, err := sources.ReadTree(edited, []string{"."}, "local")
+	tree, err := sources.ReadTree(context.Background(), edited, []string{"."}, "local", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

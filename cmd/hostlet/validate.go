@@ -15,6 +15,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
 	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/sources/configured"
 	"github.com/hostlet/hostlet/sources/desired"
@@ -65,7 +66,7 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 					return fmt.Errorf("--source applies to configured sources; do not combine it with PATH arguments")
 				}
 				for _, a := range args {
-					reads = append(reads, readPathSource(a))
+					reads = append(reads, readPathSource(cmd.Context(), a, configured.Renderer(cfg)))
 				}
 			} else {
 				if reads, err = readConfiguredSources(cmd.Context(), cfg, overrides); err != nil {
@@ -103,12 +104,12 @@ type sourceRead struct {
 
 // readPathSource reads a PATH argument as one source named after it. Files
 // inside a folder are named relative to it; a file argument is the source.
-func readPathSource(path string) sourceRead {
+func readPathSource(ctx context.Context, path string, r *project.Renderer) sourceRead {
 	base, paths := "", []string{path}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		base, paths = path, []string{"."}
 	}
-	snap, err := sources.ReadTree(base, paths, path)
+	snap, err := sources.ReadTree(ctx, base, paths, path, r)
 	snap.Type = config.TypeFile
 	if base == "" {
 		for i := range snap.Manifests {
@@ -132,7 +133,7 @@ func openSources(cfg *config.Config, overrides map[string]string) (srcs []source
 			return nil, nil, fmt.Errorf("--source %s: no source named %q in %s", name, name, configName(cfg))
 		}
 	}
-	deps := configured.Deps{Dirs: overrides}
+	deps := configured.Deps{Dirs: overrides, Compose: configured.Renderer(cfg)}
 	close = func() {}
 	if len(cfg.Etcd.Endpoints) > 0 {
 		etcd, err := sources.DialEtcd(cfg.Etcd.Endpoints)

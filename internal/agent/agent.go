@@ -139,7 +139,7 @@ func infraImage(ctx context.Context, rt imageLoader, configured, binary string) 
 // the push source among them (its handler serves POST /manifests) and the
 // Merger of their sets.
 func (a *agent) buildSources() error {
-	srcs, err := configured.All(a.cfg, configured.Deps{StateDir: a.cfg.StateDir, Etcd: a.etcd, Validate: a.vopts, Log: a.log, Clock: a.clock})
+	srcs, err := configured.All(a.cfg, configured.Deps{StateDir: a.cfg.StateDir, Etcd: a.etcd, Validate: a.vopts, Log: a.log, Clock: a.clock, Compose: configured.Renderer(a.cfg)})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/hostlet/hostlet/internal/redact"
 )
@@ -42,9 +43,22 @@ type Config struct {
 	Sources       []Source   `mapstructure:"sources"`
 	Log           LogOptions `mapstructure:"log"`
 	Stats         Stats      `mapstructure:"stats"`
+	Compose       Compose    `mapstructure:"compose"`
 
 	// File is the config file that was read, "" when none was found.
 	File string `mapstructure:"-"`
+}
+
+// Compose holds the host's settings for Compose projects.
+type Compose struct {
+	// Env are per-host interpolation values; they win over a project's
+	// .env. hostlet's own environment is never read.
+	Env map[string]string `mapstructure:"env"`
+	// Profiles are the active profiles.
+	Profiles []string `mapstructure:"profiles"`
+	// Helper is the hostlet-compose executable that renders projects;
+	// "" finds it beside the hostlet executable, else on PATH.
+	Helper string `mapstructure:"helper"`
 }
 
 // Docker configures the engine connection.
@@ -181,10 +195,36 @@ func Load(path string) (*Config, error) {
 		return nil, withFile(file, err)
 	}
 	c.File = file
+	if err := c.composeEnvCase(file); err != nil {
+		return nil, withFile(file, err)
+	}
 	if err := c.complete(); err != nil {
 		return nil, withFile(file, err)
 	}
 	return c, nil
+}
+
+// composeEnvCase reads compose.env from the file again: viper folds map
+// keys to lower case, and variable names are case-sensitive (TAG and tag
+// are two variables).
+func (c *Config) composeEnvCase(file string) error {
+	if file == "" || len(c.Compose.Env) == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var raw struct {
+		Compose struct {
+			Env map[string]string `yaml:"env"`
+		} `yaml:"compose"`
+	}
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("compose.env: %w", err)
+	}
+	c.Compose.Env = raw.Compose.Env
+	return nil
 }
 
 // withFile names the config file in err, and hides the userinfo of every

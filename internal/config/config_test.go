@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,24 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("error %q does not name the file %s", err, p)
 			}
 		})
+	}
+}
+
+// compose.env keeps the case of its names (viper folds map keys): TAG and
+// tag are two variables.
+func TestComposeEnvKeepsCase(t *testing.T) {
+	p := writeConfig(t, `
+compose:
+  env: {TAG: "1.4", tag: lower, Mixed_Case: 3}
+  profiles: [debug]
+`)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"TAG": "1.4", "tag": "lower", "Mixed_Case": "3"}
+	if !reflect.DeepEqual(c.Compose.Env, want) || !reflect.DeepEqual(c.Compose.Profiles, []string{"debug"}) {
+		t.Errorf("compose = %+v, want env %v and profiles [debug]", c.Compose, want)
 	}
 }
 

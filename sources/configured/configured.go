@@ -12,6 +12,7 @@ import (
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/manifest/project"
 	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -33,6 +34,9 @@ type Deps struct {
 	// Clock is what the sources poll, retry and time their reads on; nil
 	// means clock.Real.
 	Clock clock.Clock
+	// Compose renders the Compose projects sources hold; nil makes a
+	// project an error.
+	Compose *project.Renderer
 }
 
 // New returns the source for c.
@@ -45,23 +49,32 @@ func New(c config.Source, d Deps) (sources.Source, error) {
 		if c.Type == config.TypeGit {
 			ch := gitsource.NewCheckout(c, dir, log)
 			ch.WithClock(d.Clock)
-			return ch, nil
+			return ch.WithCompose(d.Compose), nil
 		}
-		return sources.NewFolder(c, dir, []string{"."}, log).WithClock(d.Clock), nil
+		return sources.NewFolder(c, dir, []string{"."}, log).WithClock(d.Clock).WithCompose(d.Compose), nil
 	}
 	switch c.Type {
 	case config.TypeFile:
-		return sources.NewFile(c, log).WithClock(d.Clock), nil
+		return sources.NewFile(c, log).WithClock(d.Clock).WithCompose(d.Compose), nil
 	case config.TypeHTTP:
-		return sources.NewHTTP(c, log).WithClock(d.Clock), nil
+		return sources.NewHTTP(c, log).WithClock(d.Clock).WithCompose(d.Compose), nil
 	case config.TypeGit:
-		return gitsource.New(c, d.StateDir, log).WithClock(d.Clock), nil
+		return gitsource.New(c, d.StateDir, log).WithClock(d.Clock).WithCompose(d.Compose), nil
 	case config.TypeEtcd:
-		return sources.NewEtcd(c, d.Etcd, log).WithClock(d.Clock), nil
+		return sources.NewEtcd(c, d.Etcd, log).WithClock(d.Clock).WithCompose(d.Compose), nil
 	case config.TypePush:
 		return sources.NewPush(c, d.Validate, log), nil
 	}
 	return nil, fmt.Errorf("source %s: type %s is not supported by this version yet", c.Name, c.Type)
+}
+
+// Renderer returns the renderer of the Compose projects cfg's sources
+// hold, with the host's compose settings.
+func Renderer(cfg *config.Config) *project.Renderer {
+	if cfg == nil {
+		return project.NewRenderer("", project.Host{})
+	}
+	return project.NewRenderer(cfg.Compose.Helper, project.Host{Env: cfg.Compose.Env, Profiles: cfg.Compose.Profiles})
 }
 
 // All returns the sources of cfg, in config order.

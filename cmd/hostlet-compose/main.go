@@ -1,0 +1,46 @@
+// Command hostlet-compose renders one Docker Compose project into hostlet
+// pods: it reads a project bundle (manifest/project.Bundle, JSON) on
+// stdin and writes the pods and errors (project.Response, JSON) on
+// stdout. It reads no file, no network and no environment of its own;
+// hostlet runs it for every project whose files or settings changed, so
+// that compose-go and its schema compiler stay out of the agent's memory.
+//
+// Exit status: 0 with an answer (a project with errors included), 1 when
+// the input is not a bundle.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hostlet/hostlet/manifest/compose"
+	"github.com/hostlet/hostlet/manifest/project"
+)
+
+// maxInput bounds the bundle read: the project's files and their names.
+const maxInput = 2*project.MaxBytes + 1<<20
+
+func main() {
+	if err := run(context.Background(), os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "hostlet-compose:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, in io.Reader, out io.Writer) error {
+	data, err := io.ReadAll(io.LimitReader(in, maxInput+1))
+	if err != nil {
+		return fmt.Errorf("read the bundle: %w", err)
+	}
+	if len(data) > maxInput {
+		return fmt.Errorf("a bundle over %d bytes", maxInput)
+	}
+	var b project.Bundle
+	if err := json.Unmarshal(data, &b); err != nil {
+		return fmt.Errorf("the input is not a project bundle: %w", err)
+	}
+	return json.NewEncoder(out).Encode(compose.Render(ctx, b))
+}

@@ -1,0 +1,340 @@
+package compose
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/dotenv"
+	"github.com/compose-spec/compose-go/v2/loader"
+	"github.com/compose-spec/compose-go/v2/template"
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/hashicorp/go-multierror"
+	yaml3 "go.yaml.in/yaml/v3"
+
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
+)
+
+// Files reads the files of one project folder at one revision of its
+// source. Names are slash-separated and relative to the project folder; a
+// file that is not there is an error wrapping fs.ErrNotExist. Any file, a
+// link or a name leaving the folder included, is the implementation's to
+// refuse: Load only asks for names that fs.ValidPath accepts.
+type Files interface {
+	ReadFile(name string) ([]byte, error)
+}
+
+// MaxReplicas bounds deploy.replicas and scale: each replica is a pod.
+const MaxReplicas = 100
+
+// EnvFile is the project's interpolation file, beside the Compose file.
+const EnvFile = ".env"
+
+// Options are the host's settings and the project's place in its source.
+type Options = project.Options
+
+// Host are the host config's Compose settings.
+type Host = project.Host
+
+// Load reads the project in files and returns its services as pods, in
+// service-name order (replicas in order). The error, if any, is a
+// *multierror.Error of *manifest.Error: every problem of the project at
+// once. Problems of one service (a key hostlet does not apply, a variable
+// without a value) are in that pod's Errors; problems of the project as a
+// whole (a file that does not load, a top-level key refused) are returned
+// without pods.
+func Load(ctx context.Context, files Files, opts Options) ([]manifest.Sourced, error) {
+	main, err := findOne(files, project.ProjectFiles)
+	if err != nil {
+		return nil, projectError(opts, "", err.Error())
+	}
+	if main.name == "" {
+		return nil, projectError(opts, "", fmt.Sprintf("no Compose file (one of %s)", strings.Join(project.ProjectFiles, ", ")))
+	}
+	override, err := findOne(files, project.OverrideFiles)
+	if err != nil {
+		return nil, projectError(opts, main.name, err.Error())
+	}
+	cfgFiles := []projectFile{main}
+	if override.name != "" {
+		cfgFiles = append(cfgFiles, override)
+	}
+	env, err := projectEnv(files, opts.Env)
+	if err != nil {
+		return nil, projectError(opts, EnvFile, err.Error())
+	}
+	return load(ctx, files, opts, cfgFiles, env)
+}
+
+// Render renders a bundle: what the hostlet-compose helper answers.
+func Render(ctx context.Context, b project.Bundle) project.Response {
+	var (
+		pods []manifest.Sourced
+		err  error
+	)
+	if b.Body != nil {
+		pods, err = LoadBytes(ctx, b.Body, b.Options)
+	} else {
+		pods, err = Load(ctx, &b, b.Options)
+	}
+	resp := project.Response{Manifests: pods}
+	if resp.Manifests == nil {
+		resp.Manifests = []manifest.Sourced{}
+	}
+	var merr *multierror.Error
+	if errors.As(err, &merr) {
+		for _, e := range merr.Errors {
+			var me *manifest.Error
+			if errors.As(e, &me) {
+				resp.Errors = append(resp.Errors, me)
+			} else {
+				resp.Errors = append(resp.Errors, &manifest.Error{Origin: manifest.Origin{Source: b.Options.Source, File: b.Options.Dir}, Detail: e.Error()})
+			}
+		}
+	}
+	return resp
+}
+
+// LoadBytes reads a project delivered as one body (HTTP, etcd): no .env,
+// no files beside it; env_file and bind mounts of relative paths are
+// errors.
+func LoadBytes(ctx context.Context, data []byte, opts Options) ([]manifest.Sourced, error) {
+	env := map[string]string{}
+	for k, v := range opts.Env {
+		env[k] = v
+	}
+	return load(ctx, noFiles{}, opts, []projectFile{{name: "", data: data}}, env)
+}
+
+type noFiles struct{}
+
+func (noFiles) ReadFile(name string) ([]byte, error) {
+	return nil, fmt.Errorf("%s: a project delivered as one body has no files beside it: %w", name, fs.ErrNotExist)
+}
+
+type projectFile struct {
+	name string
+	data []byte
+}
+
+// findOne reads the one file of names that exists; none is the zero value,
+// more than one an error.
+func findOne(files Files, names []string) (projectFile, error) {
+	var found []projectFile
+	for _, n := range names {
+		data, err := files.ReadFile(n)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return projectFile{}, fmt.Errorf("%s: %w", n, err)
+		}
+		found = append(found, projectFile{name: n, data: data})
+	}
+	switch len(found) {
+	case 0:
+		return projectFile{}, nil
+	case 1:
+		return found[0], nil
+	}
+	return projectFile{}, fmt.Errorf("both %s and %s are here: keep one", found[0].name, found[1].name)
+}
+
+// projectEnv is the interpolation environment: the project's .env, then
+// the host's compose.env over it.
+func projectEnv(files Files, host map[string]string) (map[string]string, error) {
+	env := map[string]string{}
+	data, err := files.ReadFile(EnvFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		vars, err := dotenv.ParseWithLookup(bytes.NewReader(data), lookupIn(host))
+		if err != nil {
+			return nil, dotenvError(err)
+		}
+		for k, v := range vars {
+			env[k] = v
+		}
+	}
+	for k, v := range host {
+		env[k] = v
+	}
+	return env, nil
+}
+
+func lookupIn(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+var dotenvLineRE = regexp.MustCompile(`\bline (\d+)\b`)
+
+// dotenvError says which line of an env file does not parse, and nothing
+// of its text: the parser quotes the value, which may be a secret.
+func dotenvError(err error) error {
+	if m := dotenvLineRE.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("line %s: not valid env-file syntax (KEY=VALUE)", m[1])
+	}
+	return errors.New("not valid env-file syntax (KEY=VALUE)")
+}
+
+func projectError(opts Options, file, detail string) error {
+	return &multierror.Error{Errors: []error{&manifest.Error{Origin: origin(opts, file, 0), Detail: detail}}}
+}
+
+func origin(opts Options, file string, index int) manifest.Origin {
+	return manifest.Origin{Source: opts.Source, File: displayPath(opts.Dir, file), Index: index}
+}
+
+func displayPath(dir, file string) string {
+	switch {
+	case dir == "" || dir == ".":
+		return file
+	case file == "":
+		return dir
+	}
+	return path.Join(dir, file)
+}
+
+// load runs compose-go on the project's files (their contents: it reads
+// nothing itself) and translates the services.
+func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile, env map[string]string) ([]manifest.Sourced, error) {
+	first := cfgFiles[0].name
+	var errs []error
+	details := types.ConfigDetails{WorkingDir: "/" + projectFolder(opts), Environment: env}
+	for _, f := range cfgFiles {
+		for _, msg := range preScan(f.data) {
+			errs = append(errs, &manifest.Error{Origin: origin(opts, f.name, 0), Detail: msg})
+		}
+		details.ConfigFiles = append(details.ConfigFiles, types.ConfigFile{Filename: displayPath(opts.Dir, f.name), Content: f.data})
+	}
+	if len(errs) > 0 {
+		return nil, &multierror.Error{Errors: errs}
+	}
+	var findings []loader.UnsupportedAttribute
+	proj, err := loader.LoadWithContext(ctx, details, func(o *loader.Options) {
+		o.SkipResolveEnvironment = true
+		o.SkipResolveLabels = true
+		o.SkipInclude = true
+		o.ResolvePaths = false
+		o.Profiles = opts.Profiles
+		o.SetProjectName(loader.NormalizeProjectName(projectFolder(opts)), false)
+		o.Interpolate.Substitute = strictSubstitute
+		o.UnsupportedAttributesCheck = &loader.UnsupportedAttributesCheck{
+			Supported: supportedPaths,
+			Report:    func(f []loader.UnsupportedAttribute) { findings = f },
+		}
+	})
+	if err != nil {
+		return nil, loadErrors(opts, first, details.ConfigFiles[0].Filename, err)
+	}
+	p := &translator{files: files, opts: opts, origin: origin(opts, first, 0), env: env, project: proj}
+	return p.pods(findings)
+}
+
+// projectFolder is the name the project takes when its file sets none.
+func projectFolder(opts Options) string {
+	if opts.Name != "" {
+		return opts.Name
+	}
+	if opts.Dir != "" && opts.Dir != "." {
+		return path.Base(opts.Dir)
+	}
+	return opts.Source
+}
+
+// loadErrors splits compose-go's error (joined errors, one per line) into
+// one *manifest.Error each.
+func loadErrors(opts Options, file, shown string, err error) error {
+	var errs []error
+	for _, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		line = strings.TrimSpace(strings.TrimPrefix(line, "validating "+shown+": "))
+		e := &manifest.Error{Origin: origin(opts, file, 0), Detail: line}
+		if key, ok := strings.CutSuffix(line, " false schema"); ok {
+			// The schema's words for a key it does not know.
+			e.Field, e.Detail = key, "not a Compose key (keys of your own start with x-)"
+		}
+		errs = append(errs, e)
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return &multierror.Error{Errors: errs}
+}
+
+// preScan refuses what would make compose-go read files itself: include
+// and extends of another file. A file that is not YAML is left to
+// compose-go to report.
+func preScan(data []byte) []string {
+	var top struct {
+		Include  any                       `yaml:"include"`
+		Services map[string]map[string]any `yaml:"services"`
+	}
+	if err := yaml3.Unmarshal(data, &top); err != nil {
+		return nil
+	}
+	var out []string
+	if top.Include != nil {
+		out = append(out, "include: not supported yet (put the included services in this project, or make the included folder a project of its own)")
+	}
+	names := make([]string, 0, len(top.Services))
+	for n := range top.Services {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if ext, ok := top.Services[n]["extends"].(map[string]any); ok {
+			if _, ok := ext["file"]; ok {
+				out = append(out, fmt.Sprintf("services.%s.extends.file: extending a service of another file is not supported yet (extends within this file is)", n))
+			}
+		}
+	}
+	return out
+}
+
+// strictSubstitute interpolates one value strictly: a variable with
+// neither a value nor a default is an error naming it, never an empty
+// string.
+func strictSubstitute(s string, m template.Mapping) (string, error) {
+	out, err := template.SubstituteWithOptions(s, m, template.WithoutLogging, template.WithReplacementFunction(strictReplace))
+	var invalid *template.InvalidTemplateError
+	if errors.As(err, &invalid) {
+		// Its text quotes the whole value, which may be a secret.
+		return "", errors.New("invalid interpolation: a $ not followed by a variable name (write $$ for a literal $)")
+	}
+	return out, err
+}
+
+func strictReplace(sub string, m template.Mapping, cfg *template.Config) (string, error) {
+	v, applied, err := template.DefaultReplacementAppliedFunc(sub, m, cfg)
+	if err != nil {
+		return "", err
+	}
+	if !applied {
+		return "", fmt.Errorf("variable %s is not set (set it in the project's .env or the host config's compose.env, or give a default: ${%s:-value})", varName(sub), varName(sub))
+	}
+	return v, nil
+}
+
+// varName is the variable of a $NAME or ${NAME...} reference.
+func varName(sub string) string {
+	s := strings.TrimPrefix(sub, "$")
+	s = strings.TrimPrefix(s, "{")
+	if i := strings.IndexAny(s, ":-?+}"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

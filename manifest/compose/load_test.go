@@ -1,0 +1,491 @@
+package compose_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/compose"
+	"github.com/hostlet/hostlet/manifest/project"
+)
+
+// mapFiles is a project folder in memory.
+type mapFiles map[string]string
+
+func (m mapFiles) ReadFile(name string) ([]byte, error) {
+	if !fs.ValidPath(name) {
+		return nil, fmt.Errorf("%s: invalid name", name)
+	}
+	s, ok := m[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
+	return []byte(s), nil
+}
+
+func load(t *testing.T, files mapFiles, opts compose.Options) ([]manifest.Sourced, []string) {
+	t.Helper()
+	if opts.Source == "" {
+		opts.Source = "apps"
+	}
+	if opts.Dir == "" {
+		opts.Dir = "shop"
+	}
+	pods, err := compose.Load(context.Background(), files, opts)
+	return pods, errorTexts(t, pods, err)
+}
+
+// errorTexts are the project's errors and its pods' errors, as shown.
+func errorTexts(t *testing.T, pods []manifest.Sourced, err error) []string {
+	t.Helper()
+	var out []string
+	if err != nil {
+		var merr *multierror.Error
+		if !errors.As(err, &merr) {
+			t.Fatalf("error is %T, not a *multierror.Error: %v", err, err)
+		}
+		for _, e := range merr.Errors {
+			var me *manifest.Error
+			if !errors.As(e, &me) {
+				t.Fatalf("error is %T, not a *manifest.Error: %v", e, e)
+			}
+			out = append(out, me.Error())
+		}
+	}
+	for _, p := range pods {
+		for _, e := range p.Errors {
+			out = append(out, e.Error())
+		}
+	}
+	return out
+}
+
+func TestLoadTranslatesServices(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  web:
+    image: nginx:1.27
+    entrypoint: ["/docker-entrypoint.sh"]
+    command: nginx -g "daemon off;"
+    environment:
+      MODE: prod
+      EMPTY: ""
+    ports:
+      - "8080:80"
+      - "127.0.0.1:8443:443/tcp"
+      - target: 53
+        published: "5353"
+        protocol: udp
+    expose: ["9000", "80"]
+    labels:
+      team: shop
+    working_dir: /srv
+    restart: unless-stopped
+    stop_grace_period: 1m30s
+    mem_limit: 64m
+    cpu_shares: 512
+    volumes:
+      - /var/log/shop:/logs:ro
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	if len(pods) != 1 {
+		t.Fatalf("got %d pods, want 1", len(pods))
+	}
+	got := pods[0]
+	want := manifest.Manifest{
+		Version:                       manifest.Version,
+		ID:                            "shop-web",
+		RestartPolicy:                 manifest.RestartAlways,
+		TerminationGracePeriodSeconds: 90,
+		Labels: map[string]string{
+			compose.LabelProject: "shop", compose.LabelService: "web", compose.LabelContainerNumber: "1", compose.LabelOneoff: "False",
+			"team": "shop",
+		},
+		Volumes: []manifest.Volume{{Name: "bind-0", HostPath: "/var/log/shop"}},
+		Containers: []manifest.Container{{
+			Name:            "web",
+			Image:           "nginx:1.27",
+			ImagePullPolicy: manifest.PullIfNotPresent,
+			Command:         []string{"/docker-entrypoint.sh"},
+			Args:            []string{"nginx", "-g", "daemon off;"},
+			WorkingDir:      "/srv",
+			Env:             []manifest.EnvVar{{Name: "EMPTY", Value: ""}, {Name: "MODE", Value: "prod"}},
+			Ports: []manifest.Port{
+				{ContainerPort: 80, HostPort: 8080, Protocol: "TCP"},
+				{ContainerPort: 443, HostPort: 8443, Protocol: "TCP", HostIP: "127.0.0.1"},
+				{ContainerPort: 53, HostPort: 5353, Protocol: "UDP"},
+				{ContainerPort: 9000, Protocol: "TCP"},
+			},
+			VolumeMounts: []manifest.VolumeMount{{Name: "bind-0", MountPath: "/logs", ReadOnly: true}},
+			Memory:       64 << 20,
+			CPU:          512,
+		}},
+	}
+	if !reflect.DeepEqual(got.Manifest, want) {
+		t.Errorf("manifest:\n got %+v\nwant %+v", got.Manifest, want)
+	}
+	if want := (manifest.Origin{Source: "apps", File: "shop/compose.yaml"}); got.Origin != want {
+		t.Errorf("origin %+v, want %+v", got.Origin, want)
+	}
+}
+
+func TestLoadNamesAndReplicas(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+name: My_Shop
+services:
+  api_v2:
+    image: busybox
+    deploy:
+      replicas: 3
+  zero:
+    image: busybox
+    scale: 0
+  db:
+    image: busybox
+    restart: "no"
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	var ids []string
+	for _, p := range pods {
+		ids = append(ids, fmt.Sprintf("%s/%s/%s/%d", p.Manifest.ID, p.Manifest.Containers[0].Name, p.Manifest.Labels[compose.LabelContainerNumber], p.Origin.Index))
+	}
+	want := []string{"my-shop-api-v2-1/api-v2/1/0", "my-shop-api-v2-2/api-v2/2/1", "my-shop-api-v2-3/api-v2/3/2", "my-shop-db/db/1/3"}
+	if !reflect.DeepEqual(ids, want) {
+		t.Errorf("pods %q, want %q", ids, want)
+	}
+	if p := pods[3].Manifest; p.RestartPolicy != manifest.RestartNever || p.Labels[compose.LabelProject] != "my_shop" {
+		t.Errorf("db: restart %q, project label %q", p.RestartPolicy, p.Labels[compose.LabelProject])
+	}
+}
+
+func TestLoadInterpolation(t *testing.T) {
+	const file = `
+services:
+  web:
+    image: "busybox:${TAG}"
+    environment:
+      GREETING: "${HELLO:-hi}"
+      FROM_ENV:
+      LITERAL: "cost: $$5"
+`
+	tests := []struct {
+		name     string
+		dotenv   string
+		host     map[string]string
+		wantImg  string
+		wantEnv  map[string]string
+		wantErrs []string
+	}{
+		{
+			name:    "from .env",
+			dotenv:  "TAG=1.36\nFROM_ENV=dot\n",
+			wantImg: "busybox:1.36",
+			wantEnv: map[string]string{"GREETING": "hi", "FROM_ENV": "dot", "LITERAL": "cost: $5"},
+		},
+		{
+			name:    "host compose.env wins over .env",
+			dotenv:  "TAG=1.36\nFROM_ENV=dot\n",
+			host:    map[string]string{"TAG": "1.37", "HELLO": "hello", "FROM_ENV": "host"},
+			wantImg: "busybox:1.37",
+			wantEnv: map[string]string{"GREETING": "hello", "FROM_ENV": "host", "LITERAL": "cost: $5"},
+		},
+		{
+			name: "a variable without value or default is an error naming it",
+			wantErrs: []string{
+				`apps:shop/compose.yaml: error while interpolating services.web.image: variable TAG is not set (set it in the project's .env or the host config's compose.env, or give a default: ${TAG:-value})`,
+			},
+		},
+		{
+			name:   "an environment entry without a value and nothing to take it from",
+			dotenv: "TAG=1\n",
+			wantErrs: []string{
+				`apps:shop/compose.yaml: services.web.environment.FROM_ENV: FROM_ENV has no value here and is not set in the project's .env or the host config's compose.env`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("TAG", "from-hostlet-process") // never read
+			files := mapFiles{"compose.yaml": file}
+			if tt.dotenv != "" {
+				files[".env"] = tt.dotenv
+			}
+			pods, errs := load(t, files, compose.Options{Host: compose.Host{Env: tt.host}})
+			if !reflect.DeepEqual(errs, tt.wantErrs) {
+				t.Fatalf("errors:\n got %q\nwant %q", errs, tt.wantErrs)
+			}
+			if tt.wantErrs != nil {
+				return
+			}
+			c := pods[0].Manifest.Containers[0]
+			if c.Image != tt.wantImg {
+				t.Errorf("image %q, want %q", c.Image, tt.wantImg)
+			}
+			env := map[string]string{}
+			for _, e := range c.Env {
+				env[e.Name] = e.Value
+			}
+			if !reflect.DeepEqual(env, tt.wantEnv) {
+				t.Errorf("env %v, want %v", env, tt.wantEnv)
+			}
+		})
+	}
+}
+
+func TestLoadEnvFiles(t *testing.T) {
+	tests := []struct {
+		name     string
+		envFile  string
+		files    mapFiles
+		wantEnv  []manifest.EnvVar
+		wantErrs []string
+	}{
+		{
+			name:    "relative file, environment wins",
+			envFile: "[conf/app.env]",
+			files:   mapFiles{"conf/app.env": "A=from-file\nB=${BASE}/b\n", ".env": "BASE=/srv\n"},
+			wantEnv: []manifest.EnvVar{{Name: "A", Value: "override"}, {Name: "B", Value: "/srv/b"}},
+		},
+		{
+			name:    "optional and missing",
+			envFile: "[{path: missing.env, required: false}]",
+			wantEnv: []manifest.EnvVar{{Name: "A", Value: "override"}},
+		},
+		{
+			name:     "required and missing",
+			envFile:  "[missing.env]",
+			wantErrs: []string{`apps:shop/compose.yaml: services.web.env_file[0]: missing.env: missing.env: file does not exist`},
+		},
+		{
+			name:     "a host path",
+			envFile:  "[/etc/shadow]",
+			wantErrs: []string{`apps:shop/compose.yaml: services.web.env_file[0]: /etc/shadow: must be a file of the project (a relative path), not a host path`},
+		},
+		{
+			name:     "leaving the project",
+			envFile:  "[../other/.env]",
+			wantErrs: []string{`apps:shop/compose.yaml: services.web.env_file[0]: ../other/.env: leaves the project folder`},
+		},
+		{
+			// The parser names the line where it gave up: the quote opened
+			// on line 2 runs to the end.
+			name:     "a syntax error does not quote the line",
+			envFile:  "[bad.env]",
+			files:    mapFiles{"bad.env": "A=1\nPASSWORD=\"hunter2-secret\n"},
+			wantErrs: []string{`apps:shop/compose.yaml: services.web.env_file[0]: bad.env: line 3: not valid env-file syntax (KEY=VALUE)`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    env_file: " + tt.envFile + "\n    environment:\n      A: override\n"}
+			for k, v := range tt.files {
+				files[k] = v
+			}
+			pods, errs := load(t, files, compose.Options{})
+			if !reflect.DeepEqual(errs, tt.wantErrs) {
+				t.Fatalf("errors:\n got %q\nwant %q", errs, tt.wantErrs)
+			}
+			if tt.wantErrs == nil && !reflect.DeepEqual(pods[0].Manifest.Containers[0].Env, tt.wantEnv) {
+				t.Errorf("env %v, want %v", pods[0].Manifest.Containers[0].Env, tt.wantEnv)
+			}
+			for _, e := range errs {
+				if strings.Contains(e, "hunter2") {
+					t.Errorf("an error shows a value: %s", e)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadRefusesByName(t *testing.T) {
+	tests := []struct {
+		name     string
+		files    mapFiles
+		wantPods int
+		wantErrs []string
+	}{
+		{
+			name: "service keys not applied",
+			files: mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    cap_add: [NET_ADMIN]
+    container_name: web
+    privileged: true
+    x-note: extensions are fine
+`},
+			wantPods: 1,
+			wantErrs: []string{
+				`apps:shop/compose.yaml: services.web.cap_add: not supported by hostlet yet`,
+				`apps:shop/compose.yaml: services.web.container_name: hostlet names containers itself (by pod id), so replicas and recreates never collide: remove it`,
+				`apps:shop/compose.yaml: services.web.privileged: not supported by hostlet yet`,
+			},
+		},
+		{
+			name: "build",
+			files: mapFiles{"compose.yaml": `
+services:
+  web:
+    build: ./web
+`},
+			wantPods: 1,
+			wantErrs: []string{`apps:shop/compose.yaml: services.web.build: building images is not supported yet: give an image built elsewhere`},
+		},
+		{
+			name: "a key of an inactive profile is not refused",
+			files: mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+  debug:
+    image: busybox
+    profiles: [debug]
+    privileged: true
+`},
+			wantPods: 1,
+		},
+		{
+			name: "top-level volumes",
+			files: mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+volumes:
+  data: {}
+`},
+			wantErrs: []string{`apps:shop/compose.yaml: volumes: named volumes are not supported yet (bind mounts of absolute host paths are)`},
+		},
+		{
+			name: "include and extends of another file",
+			files: mapFiles{"compose.yaml": `
+include: [../other/compose.yaml]
+services:
+  web:
+    extends: {file: /etc/compose.yaml, service: web}
+`},
+			wantErrs: []string{
+				`apps:shop/compose.yaml: include: not supported yet (put the included services in this project, or make the included folder a project of its own)`,
+				`apps:shop/compose.yaml: services.web.extends.file: extending a service of another file is not supported yet (extends within this file is)`,
+			},
+		},
+		{
+			name:     "two project files",
+			files:    mapFiles{"compose.yaml": "services: {}\n", "docker-compose.yml": "services: {}\n"},
+			wantErrs: []string{`apps:shop: both compose.yaml and docker-compose.yml are here: keep one`},
+		},
+		{
+			name: "a value that does not interpolate is not quoted",
+			files: mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    environment:
+      PASSWORD: "hunter2${"
+`},
+			wantErrs: []string{`apps:shop/compose.yaml: error while interpolating services.web.environment.PASSWORD: invalid interpolation: a $ not followed by a variable name (write $$ for a literal $)`},
+		},
+		{
+			name: "schema error names file and key",
+			files: mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    restart_policy: always
+`},
+			wantErrs: []string{`apps:shop/compose.yaml: services.web.restart_policy: not a Compose key (keys of your own start with x-)`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pods, errs := load(t, tt.files, compose.Options{})
+			if len(pods) != tt.wantPods {
+				t.Errorf("got %d pods, want %d", len(pods), tt.wantPods)
+			}
+			if !reflect.DeepEqual(errs, tt.wantErrs) {
+				t.Errorf("errors:\n got %q\nwant %q", errs, tt.wantErrs)
+			}
+		})
+	}
+}
+
+func TestLoadOverrideAndExtends(t *testing.T) {
+	files := mapFiles{
+		"compose.yaml": `
+services:
+  base:
+    image: busybox
+    profiles: [never]
+    environment: {A: "1"}
+  web:
+    extends: base
+    environment: {B: "2"}
+`,
+		"compose.override.yaml": `
+services:
+  web:
+    image: busybox:1.36
+    profiles: !reset []
+`,
+	}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	if len(pods) != 1 {
+		t.Fatalf("got %d pods, want 1 (base is in an inactive profile)", len(pods))
+	}
+	c := pods[0].Manifest.Containers[0]
+	if c.Image != "busybox:1.36" || len(c.Env) != 2 {
+		t.Errorf("web: image %q env %v, want busybox:1.36 and A, B", c.Image, c.Env)
+	}
+}
+
+func TestLoadProfiles(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  web: {image: busybox}
+  debug: {image: busybox, profiles: [debug]}
+`}
+	for _, tt := range []struct {
+		profiles []string
+		want     int
+	}{{nil, 1}, {[]string{"debug"}, 2}, {[]string{"*"}, 2}} {
+		pods, errs := load(t, files, compose.Options{Host: compose.Host{Profiles: tt.profiles}})
+		if len(errs) > 0 || len(pods) != tt.want {
+			t.Errorf("profiles %q: %d pods (errors %q), want %d", tt.profiles, len(pods), errs, tt.want)
+		}
+	}
+}
+
+func TestLoadBytes(t *testing.T) {
+	body := []byte("name: edge\nservices:\n  proxy:\n    image: busybox\n    env_file: [app.env]\n")
+	if !project.LooksLikeCompose(body) {
+		t.Fatal("a Compose body is not recognised")
+	}
+	if project.LooksLikeCompose([]byte("version: v1beta1\nid: web\ncontainers: []\n")) {
+		t.Fatal("a native manifest is taken for Compose")
+	}
+	pods, err := compose.LoadBytes(context.Background(), body, compose.Options{Source: "edge-http"})
+	errs := errorTexts(t, pods, err)
+	want := []string{`edge-http: services.proxy.env_file[0]: app.env: app.env: a project delivered as one body has no files beside it: file does not exist`}
+	if !reflect.DeepEqual(errs, want) {
+		t.Errorf("errors:\n got %q\nwant %q", errs, want)
+	}
+	if len(pods) != 1 || pods[0].Manifest.ID != "edge-proxy" {
+		t.Errorf("pods %+v", pods)
+	}
+}

@@ -1,0 +1,475 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/compose-spec/compose-go/v2/dotenv"
+	"github.com/compose-spec/compose-go/v2/loader"
+	"github.com/compose-spec/compose-go/v2/tree"
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// Labels hostlet puts on a Compose service's containers, the ones docker
+// compose ps and logs find them by.
+const (
+	LabelProject         = "com.docker.compose.project"
+	LabelService         = "com.docker.compose.service"
+	LabelContainerNumber = "com.docker.compose.container-number"
+	LabelOneoff          = "com.docker.compose.oneoff"
+	labelPrefix          = "com.docker.compose."
+)
+
+// supportedPaths are the Compose attributes hostlet applies, in
+// compose-go's canonical form (long syntax). Every other attribute of a
+// project is refused by name; x- extensions are not attributes.
+var supportedPaths = paths(
+	"name",
+	"services", "services.*",
+	"services.*.image",
+	"services.*.command", "services.*.command.[]",
+	"services.*.entrypoint", "services.*.entrypoint.[]",
+	"services.*.environment", "services.*.environment.*",
+	"services.*.env_file", "services.*.env_file.[]", "services.*.env_file.[].path", "services.*.env_file.[].required", "services.*.env_file.[].format",
+	"services.*.ports", "services.*.ports.[]", "services.*.ports.[].target", "services.*.ports.[].published", "services.*.ports.[].protocol", "services.*.ports.[].host_ip", "services.*.ports.[].mode", "services.*.ports.[].name", "services.*.ports.[].app_protocol",
+	"services.*.expose", "services.*.expose.[]",
+	"services.*.labels", "services.*.labels.*",
+	"services.*.working_dir",
+	"services.*.restart",
+	"services.*.stop_grace_period",
+	"services.*.mem_limit",
+	"services.*.cpu_shares",
+	"services.*.pull_policy",
+	"services.*.scale",
+	"services.*.profiles", "services.*.profiles.[]",
+	"services.*.deploy", "services.*.deploy.replicas", "services.*.deploy.resources", "services.*.deploy.resources.limits", "services.*.deploy.resources.limits.memory",
+	"services.*.volumes", "services.*.volumes.[]", "services.*.volumes.[].type", "services.*.volumes.[].source", "services.*.volumes.[].target", "services.*.volumes.[].read_only", "services.*.volumes.[].bind", "services.*.volumes.[].bind.create_host_path",
+)
+
+func paths(ps ...string) []tree.Path {
+	out := make([]tree.Path, len(ps))
+	for i, p := range ps {
+		out[i] = tree.Path(p)
+	}
+	return out
+}
+
+// why says why an attribute is refused, where more can be said than "not
+// supported yet".
+var why = map[string]string{
+	"build":          "building images is not supported yet: give an image built elsewhere",
+	"container_name": "hostlet names containers itself (by pod id), so replicas and recreates never collide: remove it",
+	"depends_on":     "start ordering is not supported yet",
+	"healthcheck":    "healthchecks are not supported yet",
+	"networks":       "networks other than the project's default are not supported yet",
+	"volumes":        "named volumes are not supported yet (bind mounts of absolute host paths are)",
+	"configs":        "configs are not supported yet",
+	"secrets":        "secrets are not supported yet",
+}
+
+// translator turns a loaded project into pods.
+type translator struct {
+	files   Files
+	opts    Options
+	origin  manifest.Origin
+	env     map[string]string
+	project *types.Project
+}
+
+// pods translates every active service; findings are the attributes
+// hostlet does not apply.
+func (t *translator) pods(findings []loader.UnsupportedAttribute) ([]manifest.Sourced, error) {
+	refused := map[string][]*manifest.Error{}
+	var projectErrs []error
+	for _, f := range findings {
+		parts := f.Path.Parts()
+		if len(parts) >= 3 && parts[0] == "services" {
+			svc := parts[1]
+			if _, active := t.project.Services[svc]; active {
+				refused[svc] = append(refused[svc], t.errorf(f.Path.String(), "%s", reason(parts[2:])))
+			}
+			continue
+		}
+		projectErrs = append(projectErrs, t.errorf(f.Path.String(), "%s", reason(parts)))
+	}
+	if len(projectErrs) > 0 {
+		return nil, &multierror.Error{Errors: projectErrs}
+	}
+	names := make([]string, 0, len(t.project.Services))
+	for n := range t.project.Services {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []manifest.Sourced
+	for _, n := range names {
+		out = append(out, t.service(n, t.project.Services[n], refused[n], len(out))...)
+	}
+	return out, nil
+}
+
+func reason(parts []string) string {
+	if w, ok := why[parts[0]]; ok {
+		return w
+	}
+	return "not supported by hostlet yet"
+}
+
+func (t *translator) errorf(field, format string, args ...any) *manifest.Error {
+	return manifest.Errorf(t.origin, "", field, format, args...)
+}
+
+// PodID is the pod id of a service's replica (0 when the service has one):
+// <project>-<service>[-<i>], lower case, '_' mapped to '-'.
+func PodID(project, service string, replica int) string {
+	id := strings.ToLower(project + "-" + service)
+	id = strings.ReplaceAll(id, "_", "-")
+	if replica > 0 {
+		id += "-" + strconv.Itoa(replica)
+	}
+	return id
+}
+
+// containerName is the service name as a DNS label.
+func containerName(service string) string {
+	n := strings.ToLower(service)
+	n = strings.NewReplacer("_", "-", ".", "-").Replace(n)
+	return strings.Trim(n, "-")
+}
+
+// service translates one service into its pods (one per replica).
+func (t *translator) service(name string, s types.ServiceConfig, refused []*manifest.Error, index int) []manifest.Sourced {
+	c := &serviceConv{t: t, name: name, field: "services." + name, errs: refused}
+	m := c.manifest(s)
+	replicas := s.GetScale()
+	switch {
+	case replicas < 0:
+		c.add("deploy.replicas", "%d is negative", replicas)
+		replicas = 1
+	case replicas > MaxReplicas:
+		c.add("deploy.replicas", "%d is over the limit of %d", replicas, MaxReplicas)
+		replicas = 1
+	}
+	var out []manifest.Sourced
+	for i := 1; i <= replicas; i++ {
+		r := m.Clone()
+		n := 0
+		if replicas > 1 {
+			n = i
+		}
+		r.ID = PodID(t.project.Name, name, n)
+		r.Labels[LabelContainerNumber] = strconv.Itoa(i)
+		o := t.origin
+		o.Index = index + i - 1
+		errs := make([]*manifest.Error, len(c.errs))
+		for j, e := range c.errs {
+			e := *e
+			e.Origin = o
+			errs[j] = &e
+		}
+		out = append(out, manifest.Sourced{Origin: o, Manifest: r, Errors: errs})
+	}
+	return out
+}
+
+// serviceConv collects one service's translation and its errors.
+type serviceConv struct {
+	t     *translator
+	name  string
+	field string
+	errs  []*manifest.Error
+}
+
+func (c *serviceConv) add(key, format string, args ...any) {
+	c.errs = append(c.errs, c.t.errorf(c.field+"."+key, format, args...))
+}
+
+func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
+	ct := manifest.Container{
+		Name:       containerName(c.name),
+		Image:      s.Image,
+		Command:    []string(s.Entrypoint),
+		Args:       []string(s.Command),
+		WorkingDir: s.WorkingDir,
+		CPU:        s.CPUShares,
+	}
+	if s.Image == "" && s.Build == nil {
+		c.add("image", "required")
+	}
+	ct.ImagePullPolicy = c.pullPolicy(s.PullPolicy)
+	ct.Env = c.environment(s)
+	ct.Ports = c.ports(s)
+	ct.Memory = c.memory(s)
+	m := manifest.Manifest{
+		Version:                       manifest.Version,
+		RestartPolicy:                 c.restart(s.Restart),
+		TerminationGracePeriodSeconds: c.grace(s.StopGracePeriod),
+		Labels:                        c.labels(s.Labels),
+	}
+	m.Volumes, ct.VolumeMounts = c.volumes(s.Volumes)
+	c.networks(s)
+	m.Containers = []manifest.Container{ct}
+	return m
+}
+
+func (c *serviceConv) pullPolicy(p string) string {
+	switch p {
+	case "", types.PullPolicyMissing, types.PullPolicyIfNotPresent:
+		return manifest.PullIfNotPresent
+	case types.PullPolicyAlways:
+		return manifest.PullAlways
+	case types.PullPolicyNever:
+		return manifest.PullNever
+	case types.PullPolicyBuild:
+		c.add("pull_policy", "build: building images is not supported yet")
+	default:
+		c.add("pull_policy", "%q is not supported (always, never, missing or if_not_present)", p)
+	}
+	return ""
+}
+
+// restart maps Compose's restart onto the pod's policy; Compose's default
+// is no.
+func (c *serviceConv) restart(r string) string {
+	switch {
+	case r == "" || r == types.RestartPolicyNo:
+		return manifest.RestartNever
+	case r == types.RestartPolicyAlways || r == types.RestartPolicyUnlessStopped:
+		return manifest.RestartAlways
+	case r == types.RestartPolicyOnFailure:
+		return manifest.RestartOnFailure
+	case strings.HasPrefix(r, types.RestartPolicyOnFailure+":"):
+		c.add("restart", "%q: a retry limit is not supported (hostlet retries with a backoff); use on-failure", r)
+		return manifest.RestartOnFailure
+	}
+	c.add("restart", "%q is not one of no, always, on-failure, unless-stopped", r)
+	return ""
+}
+
+func (c *serviceConv) grace(d *types.Duration) int64 {
+	if d == nil {
+		return 0
+	}
+	if *d < 0 {
+		c.add("stop_grace_period", "%s is negative", time.Duration(*d))
+		return 0
+	}
+	secs := math.Ceil(time.Duration(*d).Seconds())
+	if secs > manifest.MaxSeconds {
+		c.add("stop_grace_period", "%s is over the limit of %d seconds", time.Duration(*d), manifest.MaxSeconds)
+		return 0
+	}
+	if secs == 0 {
+		// 0 would mean the default (10 s) to a pod; Compose means at once.
+		secs = 1
+	}
+	return int64(secs)
+}
+
+func (c *serviceConv) memory(s types.ServiceConfig) int64 {
+	mem := int64(s.MemLimit)
+	if s.Deploy != nil && s.Deploy.Resources.Limits != nil {
+		if l := int64(s.Deploy.Resources.Limits.MemoryBytes); l != 0 {
+			if mem != 0 && mem != l {
+				c.add("deploy.resources.limits.memory", "%d differs from mem_limit %d: give one", l, mem)
+			}
+			mem = l
+		}
+	}
+	return mem
+}
+
+func (c *serviceConv) labels(l types.Labels) map[string]string {
+	out := map[string]string{
+		LabelProject: c.t.project.Name,
+		LabelService: c.name,
+		LabelOneoff:  "False",
+	}
+	for k, v := range l {
+		if strings.HasPrefix(k, labelPrefix) {
+			c.add("labels."+k, "the prefix %q is Compose's own; hostlet sets these labels", labelPrefix)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// environment is env_file then environment over it, sorted by name.
+// Values never appear in an error.
+func (c *serviceConv) environment(s types.ServiceConfig) []manifest.EnvVar {
+	vars := map[string]string{}
+	for i, ef := range s.EnvFiles {
+		c.envFile(fmt.Sprintf("env_file[%d]", i), ef, vars)
+	}
+	for k, v := range s.Environment {
+		if v == nil {
+			val, ok := c.t.env[k]
+			if !ok {
+				c.add("environment."+k, "%s has no value here and is not set in the project's .env or the host config's compose.env", k)
+				continue
+			}
+			vars[k] = val
+			continue
+		}
+		vars[k] = *v
+	}
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make([]manifest.EnvVar, 0, len(names))
+	for _, k := range names {
+		out = append(out, manifest.EnvVar{Name: k, Value: vars[k]})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func (c *serviceConv) envFile(key string, ef types.EnvFile, vars map[string]string) {
+	name, err := projectPath(ef.Path)
+	if err != nil {
+		c.add(key, "%s: %v", ef.Path, err)
+		return
+	}
+	data, err := c.t.files.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) && !bool(ef.Required) {
+		return
+	}
+	if err != nil {
+		c.add(key, "%s: %v", ef.Path, err)
+		return
+	}
+	format := ef.Format
+	got := map[string]string{}
+	if err := dotenv.ParseWithFormat(strings.NewReader(string(data)), name, got, lookupIn(c.t.env), format); err != nil {
+		c.add(key, "%s: %v", ef.Path, dotenvError(err))
+		return
+	}
+	for k, v := range got {
+		vars[k] = v
+	}
+}
+
+// projectPath is a relative path of the project as a Files name.
+func projectPath(p string) (string, error) {
+	if path.IsAbs(p) {
+		return "", errors.New("must be a file of the project (a relative path), not a host path")
+	}
+	clean := path.Clean(p)
+	if !fs.ValidPath(clean) {
+		return "", errors.New("leaves the project folder")
+	}
+	return clean, nil
+}
+
+func (c *serviceConv) ports(s types.ServiceConfig) []manifest.Port {
+	var out []manifest.Port
+	seen := map[string]bool{}
+	for i, p := range s.Ports {
+		key := fmt.Sprintf("ports[%d]", i)
+		proto := strings.ToUpper(p.Protocol)
+		if proto == "" {
+			proto = "TCP"
+		}
+		if proto != "TCP" && proto != "UDP" {
+			c.add(key+".protocol", "%q is not supported (tcp or udp)", p.Protocol)
+			continue
+		}
+		if p.Published == "" {
+			c.add(key+".published", "a port without a host port is published on a random one; give the host port (hostlet checks host ports for conflicts), or use expose")
+			continue
+		}
+		host, err := strconv.Atoi(p.Published)
+		if err != nil || host < 1 || host > 65535 {
+			c.add(key+".published", "%q is not one host port in 1..65535 (a range for one container port is not supported)", p.Published)
+			continue
+		}
+		seen[fmt.Sprintf("%d/%s", p.Target, proto)] = true
+		out = append(out, manifest.Port{ContainerPort: int(p.Target), HostPort: host, Protocol: proto, HostIP: p.HostIP})
+	}
+	for i, e := range s.Expose {
+		port, proto, _ := strings.Cut(e, "/")
+		proto = strings.ToUpper(proto)
+		if proto == "" {
+			proto = "TCP"
+		}
+		first, last, err := portRange(port)
+		if err != nil || (proto != "TCP" && proto != "UDP") {
+			c.add(fmt.Sprintf("expose[%d]", i), "%q is not a port, a port range or port/protocol (tcp or udp)", e)
+			continue
+		}
+		for n := first; n <= last; n++ {
+			if k := fmt.Sprintf("%d/%s", n, proto); !seen[k] {
+				seen[k] = true
+				out = append(out, manifest.Port{ContainerPort: n, Protocol: proto})
+			}
+		}
+	}
+	return out
+}
+
+// portRange parses "3000" or "3000-3005".
+func portRange(s string) (int, int, error) {
+	a, b, isRange := strings.Cut(s, "-")
+	first, err := strconv.Atoi(a)
+	if err != nil || first < 1 || first > 65535 {
+		return 0, 0, errors.New("not a port")
+	}
+	if !isRange {
+		return first, first, nil
+	}
+	last, err := strconv.Atoi(b)
+	if err != nil || last < first || last > 65535 || last-first > 1000 {
+		return 0, 0, errors.New("not a port range")
+	}
+	return first, last, nil
+}
+
+// volumes maps bind mounts of absolute host paths onto hostPath volumes;
+// the host config's hostPathAllow applies to them as to any pod's.
+func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume, []manifest.VolumeMount) {
+	var (
+		vols   []manifest.Volume
+		mounts []manifest.VolumeMount
+	)
+	for i, v := range vs {
+		key := fmt.Sprintf("volumes[%d]", i)
+		switch {
+		case v.Type != types.VolumeTypeBind:
+			c.add(key, "%s volumes are not supported yet (bind mounts of absolute host paths are)", v.Type)
+			continue
+		case !path.IsAbs(v.Source):
+			c.add(key+".source", "%s: bind mounts of project files are not supported yet (absolute host paths are)", v.Source)
+			continue
+		}
+		name := fmt.Sprintf("bind-%d", i)
+		vols = append(vols, manifest.Volume{Name: name, HostPath: v.Source})
+		mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: v.ReadOnly})
+	}
+	return vols, mounts
+}
+
+// networks accepts the project's implicit default network only.
+func (c *serviceConv) networks(s types.ServiceConfig) {
+	for n, cfg := range s.Networks {
+		if n != "default" || cfg != nil {
+			c.add("networks."+n, "%s", why["networks"])
+		}
+	}
+	if s.NetworkMode != "" {
+		c.add("network_mode", "not supported yet")
+	}
+}

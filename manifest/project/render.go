@@ -1,0 +1,202 @@
+package project
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	gosync "sync"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// HelperName is the helper's executable name.
+const HelperName = "hostlet-compose"
+
+// Bounds of one render.
+const (
+	renderTimeout = 60 * time.Second
+	maxResponse   = 64 << 20
+	// cacheSize bounds the renders kept (one per project and settings).
+	cacheSize = 256
+)
+
+// ErrNoHelper is the error of a render without the helper.
+var ErrNoHelper = errors.New(HelperName + " not found")
+
+// Renderer renders projects with the helper, once per distinct bundle: a
+// project whose files and settings did not change since its last render
+// is not rendered again. It is safe for concurrent use.
+type Renderer struct {
+	// Helper is the helper's path; "" finds it beside the running
+	// executable, else on PATH.
+	Helper string
+	// Host are the host's settings, applied to every project.
+	Host Host
+
+	mu    gosync.Mutex
+	cache map[[32]byte]Response
+	order [][32]byte
+}
+
+// NewRenderer returns a renderer with the host's settings; helper "" finds
+// the helper beside the running executable, else on PATH.
+func NewRenderer(helper string, host Host) *Renderer {
+	return &Renderer{Helper: helper, Host: host}
+}
+
+// Render renders b (its Host set from the renderer's) into pods. The error,
+// if any, is a *multierror.Error of *manifest.Error: the project's
+// problems as a whole; each pod carries its service's problems.
+func (r *Renderer) Render(ctx context.Context, b Bundle) ([]manifest.Sourced, error) {
+	b.Options.Host = r.Host
+	req, err := json.Marshal(b)
+	if err != nil {
+		return nil, r.fail(b, fmt.Errorf("encode the project: %w", err))
+	}
+	key := sha256.Sum256(req)
+	resp, ok := r.cached(key)
+	if !ok {
+		if resp, err = r.run(ctx, req); err != nil {
+			return nil, r.fail(b, err)
+		}
+		r.store(key, resp)
+	}
+	return result(resp)
+}
+
+// result is a response as Load returns it: fresh copies, so a caller
+// cannot change the cache.
+func result(resp Response) ([]manifest.Sourced, error) {
+	var copied Response
+	data, _ := json.Marshal(resp)
+	if err := json.Unmarshal(data, &copied); err != nil {
+		return nil, err
+	}
+	if len(copied.Errors) == 0 {
+		return copied.Manifests, nil
+	}
+	errs := &multierror.Error{}
+	for _, e := range copied.Errors {
+		errs.Errors = append(errs.Errors, e)
+	}
+	return copied.Manifests, errs
+}
+
+// fail is a render failure as the project's one error.
+func (r *Renderer) fail(b Bundle, err error) error {
+	file := b.Options.Dir
+	if file == "" || file == "." {
+		file = ""
+	}
+	return &multierror.Error{Errors: []error{&manifest.Error{
+		Origin: manifest.Origin{Source: b.Options.Source, File: file},
+		Detail: "render the Compose project: " + err.Error(),
+		Err:    err,
+	}}}
+}
+
+func (r *Renderer) cached(key [32]byte) (Response, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	resp, ok := r.cache[key]
+	return resp, ok
+}
+
+func (r *Renderer) store(key [32]byte, resp Response) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cache == nil {
+		r.cache = map[[32]byte]Response{}
+	}
+	if _, ok := r.cache[key]; ok {
+		return
+	}
+	if len(r.order) >= cacheSize {
+		delete(r.cache, r.order[0])
+		r.order = r.order[1:]
+	}
+	r.cache[key] = resp
+	r.order = append(r.order, key)
+}
+
+// run runs the helper on one request.
+func (r *Renderer) run(ctx context.Context, req []byte) (Response, error) {
+	helper, err := r.helper()
+	if err != nil {
+		return Response{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, renderTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, helper)
+	cmd.Stdin = bytes.NewReader(req)
+	// The helper reads nothing but its input: no environment of ours.
+	cmd.Env = []string{}
+	out := &limitedBuffer{max: maxResponse}
+	var stderr limitedBuffer
+	stderr.max = 4096
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return Response{}, fmt.Errorf("%s: %w", HelperName, ctx.Err())
+		}
+		if msg := bytes.TrimSpace(stderr.buf.Bytes()); len(msg) > 0 {
+			return Response{}, fmt.Errorf("%s: %w: %s", HelperName, err, msg)
+		}
+		return Response{}, fmt.Errorf("%s: %w", HelperName, err)
+	}
+	if out.over {
+		return Response{}, fmt.Errorf("%s: an answer over %d bytes", HelperName, maxResponse)
+	}
+	var resp Response
+	if err := json.Unmarshal(out.buf.Bytes(), &resp); err != nil {
+		return Response{}, fmt.Errorf("%s: its answer does not decode: %w", HelperName, err)
+	}
+	return resp, nil
+}
+
+// helper finds the helper's executable.
+func (r *Renderer) helper() (string, error) {
+	if r.Helper != "" {
+		return r.Helper, nil
+	}
+	var tried []string
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), HelperName)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+		tried = append(tried, "beside "+exe)
+	}
+	if p, err := exec.LookPath(HelperName); err == nil {
+		return p, nil
+	}
+	tried = append(tried, "on PATH")
+	return "", fmt.Errorf("%w (looked %v; make build builds it into bin/, or set compose.helper)", ErrNoHelper, tried)
+}
+
+// limitedBuffer keeps at most max bytes and notes that more came.
+type limitedBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.buf.Len(); len(p) > room {
+		l.over = true
+		if room > 0 {
+			l.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return l.buf.Write(p)
+}

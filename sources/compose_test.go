@@ -1,0 +1,108 @@
+package sources
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hostlet/hostlet/internal/composetest"
+	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
+	"github.com/hostlet/hostlet/validate"
+)
+
+// A folder holding compose.yaml is a Compose project: its services are
+// pods beside the native manifests, nothing below it is read as a
+// manifest, and every file it reads is part of the revision.
+func TestReadTreeComposeProject(t *testing.T) {
+	dir := t.TempDir()
+	testkit.WriteFile(t, filepath.Join(dir, "native.yaml"), "version: v1beta1\nid: native\ncontainers: [{name: app, image: busybox}]\n")
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "compose.yaml"), "services:\n  web:\n    image: busybox:${TAG}\n    env_file: [conf/web.env]\n")
+	testkit.WriteFile(t, filepath.Join(dir, "shop", ".env"), "TAG=1.36\n")
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "conf", "web.env"), "MODE=prod\n")
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "conf", "data.yaml"), "not: a manifest\n")
+	ctx := context.Background()
+	r := composetest.Renderer(t, project.Host{})
+	read := func() (ids []string, rev string, errs []string) {
+		t.Helper()
+		snap, err := ReadTree(ctx, dir, []string{"."}, "local", r)
+		for _, e := range validate.Flatten(err) {
+			errs = append(errs, e.Error())
+		}
+		for _, m := range snap.Manifests {
+			ids = append(ids, m.Manifest.ID+"@"+m.Origin.File+"="+m.Manifest.Containers[0].Image)
+			for _, e := range m.Errors {
+				errs = append(errs, e.Error())
+			}
+		}
+		return ids, snap.Revision, errs
+	}
+	ids, rev1, errs := read()
+	want := []string{"native@native.yaml=busybox", "shop-web@shop/compose.yaml=busybox:1.36"}
+	if len(errs) > 0 || !reflect.DeepEqual(ids, want) {
+		t.Fatalf("pods %q errors %q, want %q and none", ids, errs, want)
+	}
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "conf", "web.env"), "MODE=staging\n")
+	if _, rev2, _ := read(); rev2 == rev1 {
+		t.Errorf("revision %s unchanged after an env_file changed", rev2)
+	}
+
+	// A link out of the project is refused, and its target never shown.
+	secret := filepath.Join(t.TempDir(), "secret.env")
+	testkit.WriteFile(t, secret, "PASSWORD=hunter2\n")
+	if err := os.Remove(filepath.Join(dir, "shop", "conf", "web.env")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "shop", "conf", "web.env")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errs = read()
+	if len(errs) != 1 || !strings.Contains(errs[0], "local:shop/compose.yaml: services.web.env_file[0]: conf/web.env: ") || strings.Contains(errs[0], "hunter2") {
+		t.Fatalf("errors %q, want one naming the env_file and not its content", errs)
+	}
+}
+
+// A project at the root of the path takes the folder's name.
+func TestReadTreeProjectAtTheRoot(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "My.Shop")
+	testkit.WriteFile(t, filepath.Join(dir, "docker-compose.yml"), "services:\n  web: {image: busybox}\n")
+	r := composetest.Renderer(t, project.Host{})
+	for _, paths := range [][]string{{"."}, {"docker-compose.yml"}} {
+		snap, err := ReadTree(context.Background(), dir, paths, "local", r)
+		if err != nil || len(snap.Manifests) != 1 || snap.Manifests[0].Manifest.ID != "myshop-web" || snap.Manifests[0].Origin.File != "docker-compose.yml" {
+			t.Errorf("paths %q: %+v, %v; want pod myshop-web from docker-compose.yml", paths, snap.Manifests, err)
+		}
+	}
+}
+
+// One body (HTTP, etcd) with a top-level services key is a Compose
+// project named by its name key, else by the etcd key or the source.
+func TestDecodeBodyCompose(t *testing.T) {
+	tests := []struct {
+		name   string
+		body   string
+		origin manifest.Origin
+		want   string
+	}{
+		{"etcd key", "services:\n  web: {image: busybox}\n", manifest.Origin{Source: "fleet", File: "/hostlet/hosts/h1/shop.yaml"}, "shop-web@fleet:/hostlet/hosts/h1/shop.yaml"},
+		{"http body", "services:\n  web: {image: busybox}\n", manifest.Origin{Source: "edge"}, "edge-web@edge"},
+		{"name key", "name: blog\nservices:\n  web: {image: busybox}\n", manifest.Origin{Source: "edge"}, "blog-web@edge"},
+		{"native", "version: v1beta1\nid: web\ncontainers: [{name: app, image: busybox}]\n", manifest.Origin{Source: "edge"}, "web@edge"},
+	}
+	r := composetest.Renderer(t, project.Host{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ms, err := decodeBody(context.Background(), []byte(tt.body), tt.origin, r)
+			if err != nil || len(ms) != 1 {
+				t.Fatalf("%d manifests, error %v", len(ms), err)
+			}
+			if got := ms[0].Manifest.ID + "@" + ms[0].Origin.String(); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

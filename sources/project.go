@@ -1,0 +1,95 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
+)
+
+// errNoRenderer is the error of a project read without a renderer.
+var errNoRenderer = errors.New("Compose projects are not read here (no renderer)")
+
+// readProject bundles the project folder f and renders it with r; every
+// file bundled goes into the tree's revision hash h. It returns the pods,
+// the number of files read and the project's errors.
+func readProject(ctx context.Context, r *project.Renderer, roots map[string]*os.Root, f treeFile, opts project.Options, h io.Writer) ([]manifest.Sourced, int, error) {
+	b, err := bundleFolder(roots, f)
+	b.Options = opts
+	if err == nil && r == nil {
+		err = errNoRenderer
+	}
+	if err != nil {
+		return nil, len(b.Files), &multierror.Error{Errors: []error{&manifest.Error{Origin: manifest.Origin{Source: opts.Source, File: opts.Dir}, Detail: err.Error(), Err: err}}}
+	}
+	names := make([]string, 0, len(b.Files))
+	for n := range b.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fl := b.Files[n]
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", path.Join(opts.Dir, n), len(fl.Data), fl.Err)
+		h.Write(fl.Data)
+	}
+	ms, err := r.Render(ctx, b)
+	return ms, len(b.Files), err
+}
+
+// bundleFolder reads every file below the project folder f (hidden files
+// included, hidden folders not) through the os.Root of the source folder,
+// with the limits of a manifest file: a link leaving the folder, or
+// anything but a regular file, is bundled as its error, never opened.
+func bundleFolder(roots map[string]*os.Root, f treeFile) (project.Bundle, error) {
+	var b project.Bundle
+	r := roots[f.root]
+	if r == nil {
+		var err error
+		if r, err = os.OpenRoot(f.root); err != nil {
+			return b, err
+		}
+		roots[f.root] = r
+	}
+	dir := filepath.Join(f.root, f.rel)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, readErr := readInRoot(r, filepath.Join(f.rel, rel))
+		return b.Add(filepath.ToSlash(rel), data, readErr)
+	})
+	return b, err
+}
+
+// readInRoot reads the file name of root r: no link out of it, regular
+// files only, none over manifest.MaxSize.
+func readInRoot(r *os.Root, name string) ([]byte, error) {
+	file, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer file.Close()
+	return readOpened(file)
+}
