@@ -74,6 +74,13 @@ func (m Manifest) Clone() Manifest {
 		}
 	}
 	out.Volumes = append([]Volume(nil), m.Volumes...)
+	if m.Networks != nil {
+		out.Networks = make([]Network, len(m.Networks))
+		for i, n := range m.Networks {
+			n.Aliases = append([]string(nil), n.Aliases...)
+			out.Networks[i] = n
+		}
+	}
 	out.Containers = make([]Container, len(m.Containers))
 	for i, c := range m.Containers {
 		c.Command = append([]string(nil), c.Command...)

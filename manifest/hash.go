@@ -34,6 +34,18 @@ type hashedContainer struct {
 	CPU           int64             `json:"cpu"`
 	RestartPolicy string            `json:"restartPolicy"`
 	Labels        map[string]string `json:"labels"`
+	// Networks are the pod's, in the hash of the container that holds the
+	// pod's network namespace (the only container of a pod without an
+	// infra container); left out when there are none.
+	Networks []hashedNetwork `json:"networks,omitempty"`
+}
+
+// hashedNetwork is a network the pod joins; its aliases in order.
+type hashedNetwork struct {
+	Name     string   `json:"name"`
+	Aliases  []string `json:"aliases,omitempty"`
+	External bool     `json:"external,omitempty"`
+	Internal bool     `json:"internal,omitempty"`
 }
 
 type hashedMount struct {
@@ -41,14 +53,19 @@ type hashedMount struct {
 	HostPath  string `json:"hostPath"`
 	MountPath string `json:"mountPath"`
 	ReadOnly  bool   `json:"readOnly"`
+	// DockerVolume and External are left out when unset, so every hash
+	// made before they existed stays the same.
+	DockerVolume string `json:"dockerVolume,omitempty"`
+	External     bool   `json:"external,omitempty"`
 }
 
 // hashedInfra is what needs a new infra container: the pod's published
 // ports and its labels. The infra image is not part of it, so a new hostlet
 // with a new pause image never restarts a pod.
 type hashedInfra struct {
-	Ports  []hashedPort      `json:"ports"`
-	Labels map[string]string `json:"labels"`
+	Ports    []hashedPort      `json:"ports"`
+	Labels   map[string]string `json:"labels"`
+	Networks []hashedNetwork   `json:"networks,omitempty"`
 }
 
 // hashedPort leaves out the port's name: renaming a port needs no new
@@ -81,9 +98,12 @@ func ContainerHash(m Manifest, i int) string {
 		RestartPolicy: d.RestartPolicy,
 		Labels:        nonNilMap(d.Labels),
 	}
+	if len(d.Containers) == 1 {
+		h.Networks = hashedNetworks(d.Networks)
+	}
 	for _, vm := range c.VolumeMounts {
 		v, _ := d.Volume(vm.Name)
-		h.Mounts = append(h.Mounts, hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly})
+		h.Mounts = append(h.Mounts, hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External})
 	}
 	sort.Slice(h.Mounts, func(a, b int) bool { return h.Mounts[a].MountPath < h.Mounts[b].MountPath })
 	return sum(h)
@@ -96,7 +116,22 @@ func InfraHash(m Manifest) string {
 	for _, c := range d.Containers {
 		ports = append(ports, c.Ports...)
 	}
-	return sum(hashedInfra{Ports: sortedPorts(ports), Labels: nonNilMap(d.Labels)})
+	return sum(hashedInfra{Ports: sortedPorts(ports), Labels: nonNilMap(d.Labels), Networks: hashedNetworks(d.Networks)})
+}
+
+// hashedNetworks are the pod's networks as hashed: in order (the first is
+// joined at creation), aliases sorted; nil for none.
+func hashedNetworks(ns []Network) []hashedNetwork {
+	if len(ns) == 0 {
+		return nil
+	}
+	out := make([]hashedNetwork, len(ns))
+	for i, n := range ns {
+		aliases := append([]string(nil), n.Aliases...)
+		sort.Strings(aliases)
+		out[i] = hashedNetwork{Name: n.Name, Aliases: aliases, External: n.External, Internal: n.Internal}
+	}
+	return out
 }
 
 func sum(v any) string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -402,8 +403,8 @@ func TestHashGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 12 {
-		t.Fatalf("found %d golden manifests, want 12", len(files))
+	if len(files) != 14 {
+		t.Fatalf("found %d golden manifests, want 14", len(files))
 	}
 	var got []string
 	for _, f := range files {
@@ -418,31 +419,6 @@ func TestHashGolden(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s %s %s", name, c.Name, manifest.ContainerHash(m, i)))
 		}
 	}
-	path := filepath.Join("testdata", "golden", "hashes.txt")
-	if *update {
-		if err := os.WriteFile(path, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if !slices.Equal(got, want) {
-		for i := range max(len(got), len(want)) {
-			var g, w string
-			if i < len(got) {
-				g = got[i]
-			}
-			if i < len(want) {
-				w = want[i]
-			}
-			if g != w {
-				t.Errorf("line %d:\n got %s\nwant %s", i+1, g, w)
-			}
-		}
-		t.Errorf("the spec hash changed: upgraded hostlets would recreate every container (see the comment on this test)")
-	}
+	testkit.GoldenLines(t, filepath.Join("testdata", "golden", "hashes.txt"), got, *update,
+		"the spec hash changed: upgraded hostlets would recreate every container (see the comment on this test)")
 }

@@ -46,15 +46,41 @@ type Manifest struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Volumes the containers may mount.
 	Volumes []Volume `json:"volumes,omitempty"`
+	// Networks the pod joins, the first one at creation; none: Docker's
+	// default bridge. Containers of other pods on a network reach the pod
+	// by its aliases.
+	Networks []Network `json:"networks,omitempty"`
 	// Containers: at least one.
 	Containers []Container `json:"containers"`
 }
 
-// Volume is a named volume of a pod. Without HostPath it is an empty
-// directory owned by the pod.
+// Volume is a named volume of a pod: a host path, a Docker volume of its
+// own name, or, with neither, an empty directory owned by the pod (removed
+// with it).
 type Volume struct {
 	Name     string `json:"name"`
 	HostPath string `json:"hostPath,omitempty"`
+	// DockerVolume is a named Docker volume that outlives the pod: hostlet
+	// creates it (labelled as its own) on first use and never removes it
+	// implicitly (`hostlet volumes rm`); several pods may mount it.
+	DockerVolume string `json:"dockerVolume,omitempty"`
+	// External: DockerVolume is made outside hostlet and must exist.
+	External bool `json:"external,omitempty"`
+}
+
+// Network is a user-defined Docker network a pod joins.
+type Network struct {
+	// Name is the Docker network's name.
+	Name string `json:"name"`
+	// Aliases are the pod's names on the network (DNS labels).
+	Aliases []string `json:"aliases,omitempty"`
+	// External: the network is made outside hostlet; hostlet needs it to
+	// exist and never creates or removes it. Otherwise hostlet creates it
+	// (a bridge, labelled as its own) on first use and removes it once no
+	// pod of it is left.
+	External bool `json:"external,omitempty"`
+	// Internal: a network hostlet creates without outside connectivity.
+	Internal bool `json:"internal,omitempty"`
 }
 
 // Container is one container of a pod.

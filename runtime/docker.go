@@ -15,11 +15,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/nat"
 
@@ -43,6 +45,8 @@ type Docker struct {
 	eventBackoffMax time.Duration
 	// clock times every wait and duration of this Docker.
 	clock clock.Clock
+	// networkMu serialises EnsureNetwork.
+	networkMu gosync.Mutex
 }
 
 // Option configures a Docker made by New.
@@ -246,9 +250,23 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("create container %q: %w", spec.Name, err)
 	}
-	resp, err := d.cli.ContainerCreate(ctx, cfg, hostCfg, nil, nil, spec.Name)
+	var netCfg *network.NetworkingConfig
+	if len(spec.Networks) > 0 {
+		first := spec.Networks[0]
+		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{first.Name: {Aliases: first.Aliases}}}
+	}
+	resp, err := d.cli.ContainerCreate(ctx, cfg, hostCfg, netCfg, nil, spec.Name)
 	if err != nil {
 		return "", fmt.Errorf("create container %q from image %s: %w", spec.Name, spec.Image, translate(err))
+	}
+	if len(spec.Networks) > 1 {
+		if err := d.connectNetworks(ctx, resp.ID, spec.Networks[1:]); err != nil {
+			// Not left half-joined, to be started as it is by a later sync.
+			if rmErr := d.cli.ContainerRemove(ctx, resp.ID, container.RemoveOptions{Force: true}); rmErr != nil {
+				err = fmt.Errorf("%w (and remove it: %w)", err, translate(rmErr))
+			}
+			return "", fmt.Errorf("create container %q: %w", spec.Name, err)
+		}
 	}
 	for _, w := range resp.Warnings {
 		d.log.Warn("engine warning on container create", "container", spec.Name, "warning", w)
@@ -280,8 +298,12 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 	if err != nil {
 		return nil, nil, err
 	}
+	mode := spec.NetworkMode
+	if mode == "" && len(spec.Networks) > 0 {
+		mode = spec.Networks[0].Name
+	}
 	hostCfg := &container.HostConfig{
-		NetworkMode:   container.NetworkMode(spec.NetworkMode),
+		NetworkMode:   container.NetworkMode(mode),
 		RestartPolicy: restart,
 		Resources: container.Resources{
 			Memory:    spec.Memory,

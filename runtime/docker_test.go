@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/testkit"
@@ -616,4 +621,129 @@ func TestRestartPolicyOnFailure(t *testing.T) {
 		}
 		return len(list) == 0, fmt.Sprintf("%d containers still listed after Remove: %+v", len(list), list)
 	})
+}
+
+// TestNetworks: a network hostlet makes (once, however often it is
+// ensured), one made by someone else refused unless external, an external
+// one that is not there; a container on two networks reached by its alias
+// from another container on the first; RemoveNetwork leaves what is not
+// the instance's and what is still used.
+func TestNetworks(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	cli := dockertest.Client(t)
+	own := d.Instance() + "_default"
+	second := d.Instance() + "_back"
+	foreign := d.Instance() + "_foreign"
+	for _, n := range []string{own, own, second} {
+		if err := d.EnsureNetwork(ctx, hruntime.NetworkSpec{Name: n}, map[string]string{"team": "shop"}); err != nil {
+			t.Fatalf("EnsureNetwork(%s): %v", n, err)
+		}
+	}
+	if names, err := d.ListNetworks(ctx); err != nil || !slices.Equal(names, []string{second, own}) {
+		t.Fatalf("ListNetworks: %v, %v; want %s and %s once each", names, err, second, own)
+	}
+	if _, err := cli.NetworkCreate(ctx, foreign, network.CreateOptions{Driver: "bridge"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.NetworkRemove(context.Background(), foreign) })
+	if err := d.EnsureNetwork(ctx, hruntime.NetworkSpec{Name: foreign}, nil); !hruntime.IsConflict(err) {
+		t.Errorf("EnsureNetwork of a network made by someone else: %v, want a conflict", err)
+	}
+	if err := d.EnsureNetwork(ctx, hruntime.NetworkSpec{Name: foreign, External: true}, nil); err != nil {
+		t.Errorf("EnsureNetwork of it declared external: %v", err)
+	}
+	if err := d.EnsureNetwork(ctx, hruntime.NetworkSpec{Name: d.Instance() + "_nowhere", External: true}, nil); !hruntime.IsNotFound(err) {
+		t.Errorf("EnsureNetwork of a missing external network: %v, want not found", err)
+	}
+
+	api := spec(t, d, "api", "app")
+	api.Command = []string{"/demo", "-listen", ":9092"}
+	api.Env = []string{"MESSAGE=from-api"}
+	api.Networks = []hruntime.NetworkSpec{{Name: second, Aliases: []string{"api-back"}}, {Name: own, Aliases: []string{"api"}}, {Name: foreign, External: true}}
+	apiID := mustRun(t, ctx, d, api)
+	raw, err := cli.ContainerInspect(ctx, apiID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(raw.NetworkSettings.Networks)); !slices.Equal(got, slices.Sorted(slices.Values([]string{own, second, foreign}))) {
+		t.Errorf("api is on %v, want %s, %s and %s", got, own, second, foreign)
+	}
+	port := testkit.FreePort(t)
+	web := spec(t, d, "web", "app")
+	web.Command = []string{"/demo", "-listen", ":9093"}
+	web.Networks = []hruntime.NetworkSpec{{Name: own, Aliases: []string{"web"}}}
+	web.Ports = []hruntime.Port{{ContainerPort: 9093, HostPort: port, Protocol: "TCP", HostIP: "127.0.0.1"}}
+	mustRun(t, ctx, d, web)
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://api:9092/", port), "", "MESSAGE=from-api")
+
+	if err := d.RemoveNetwork(ctx, own); !hruntime.IsConflict(err) {
+		t.Errorf("RemoveNetwork of a network in use: %v, want a conflict", err)
+	}
+	if err := d.RemoveNetwork(ctx, foreign); err != nil {
+		t.Errorf("RemoveNetwork of a network not the instance's: %v, want it left without error", err)
+	}
+	if _, err := cli.NetworkInspect(ctx, foreign, network.InspectOptions{}); err != nil {
+		t.Errorf("the foreign network is gone: %v", err)
+	}
+	if err := dockertest.RemoveInstance(ctx, cli, d.Instance()); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := d.ListNetworks(ctx); err != nil || len(names) != 0 {
+		t.Errorf("networks left after RemoveInstance: %v, %v", names, err)
+	}
+}
+
+// TestVolumeListAndRemoval: Volumes lists the instance's volumes with who mounts them;
+// RemoveOwnVolume leaves a volume in use and one not the instance's.
+func TestVolumeListAndRemoval(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	cli := dockertest.Client(t)
+	data := d.Instance() + "_data"
+	if err := d.EnsureVolume(ctx, data, map[string]string{hruntime.LabelPersistent: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CheckVolume(ctx, data); err != nil {
+		t.Errorf("CheckVolume of a volume there: %v", err)
+	}
+	if err := d.CheckVolume(ctx, d.Instance()+"_nowhere"); !hruntime.IsNotFound(err) {
+		t.Errorf("CheckVolume of a volume not there: %v, want not found", err)
+	}
+	foreign := d.Instance() + "_foreign"
+	if _, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: foreign}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.VolumeRemove(context.Background(), foreign, true) })
+	s := spec(t, d, "db", "app")
+	s.Command = []string{"/demo", "pause"}
+	s.Mounts = []hruntime.Mount{{Type: hruntime.MountVolume, Source: data, Target: "/data"}}
+	id := mustRun(t, ctx, d, s)
+	vols, err := d.Volumes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vols) != 1 || vols[0].Name != data || !vols[0].Persistent || len(vols[0].UsedBy) != 1 {
+		t.Fatalf("Volumes: %+v, want %s, persistent, used by the container", vols, data)
+	}
+	if err := d.RemoveOwnVolume(ctx, data); !hruntime.IsConflict(err) {
+		t.Errorf("RemoveOwnVolume of a volume in use: %v, want a conflict", err)
+	}
+	if err := d.RemoveOwnVolume(ctx, foreign); !hruntime.IsConflict(err) {
+		t.Errorf("RemoveOwnVolume of a volume not the instance's: %v, want a conflict", err)
+	}
+	if err := d.Stop(ctx, id, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Remove(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RemoveOwnVolume(ctx, data); err != nil {
+		t.Errorf("RemoveOwnVolume of an unused volume: %v", err)
+	}
+	if err := d.CheckVolume(ctx, data); !hruntime.IsNotFound(err) {
+		t.Errorf("the volume is still there: %v", err)
+	}
 }

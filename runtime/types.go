@@ -16,6 +16,9 @@ const (
 	LabelInstance  = "io.hostlet.instance"
 	// LabelVolume names the pod volume a Docker volume backs.
 	LabelVolume = "io.hostlet.volume"
+	// LabelPersistent marks a named Docker volume (a pod's dockerVolume):
+	// it outlives its pods and is removed only on request.
+	LabelPersistent = "io.hostlet.persistent"
 )
 
 // InfraName is the io.hostlet.container label value of a pod's infra container.
@@ -128,11 +131,15 @@ type ContainerSpec struct {
 	Env        []string
 	WorkingDir string
 	Labels     map[string]string
-	// NetworkMode is "" for the default bridge or "container:<id>" to join
-	// another container's network namespace.
+	// NetworkMode is "" for the default bridge (or the first of
+	// Networks) or "container:<id>" to join another container's network
+	// namespace.
 	NetworkMode string
-	Ports       []Port
-	Mounts      []Mount
+	// Networks are user-defined networks to join, the first at creation,
+	// the others right after; they must exist (EnsureNetwork).
+	Networks []NetworkSpec
+	Ports    []Port
+	Mounts   []Mount
 	// Memory is a limit in bytes, 0 for none.
 	Memory int64
 	// CPUShares is the relative CPU weight, 0 for the default.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/volume"
 )
 
@@ -28,6 +30,15 @@ func (d *Docker) EnsureVolume(ctx context.Context, name string, labels map[strin
 	if v.Labels[LabelManaged] != "true" || v.Labels[LabelInstance] != d.instance {
 		return fmt.Errorf("ensure volume %q: %w", name,
 			classify(fmt.Errorf("volume exists and does not belong to hostlet instance %q", d.instance), ErrConflict))
+	}
+	return nil
+}
+
+// CheckVolume reports whether the named volume is there: nil, or an
+// ErrNotFound.
+func (d *Docker) CheckVolume(ctx context.Context, name string) error {
+	if _, err := d.cli.VolumeInspect(ctx, name); err != nil {
+		return fmt.Errorf("volume %q: %w", name, translate(err))
 	}
 	return nil
 }
@@ -61,4 +72,84 @@ func (d *Docker) ListVolumes(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// VolumeInfo is one of this instance's volumes and who mounts it.
+type VolumeInfo struct {
+	Name string `json:"name"`
+	// Persistent: a pod's named Docker volume (dockerVolume), kept until
+	// removed on request; else a pod's empty-dir volume, removed with it.
+	Persistent bool `json:"persistent"`
+	// Pod is the pod an empty-dir volume belongs to.
+	Pod string `json:"pod,omitempty"`
+	// UsedBy names the containers (any state) that mount it.
+	UsedBy []string `json:"usedBy"`
+}
+
+// Volumes lists this instance's volumes, sorted, with the containers that
+// mount each: two engine calls.
+func (d *Docker) Volumes(ctx context.Context) ([]VolumeInfo, error) {
+	resp, err := d.cli.VolumeList(ctx, volume.ListOptions{Filters: d.ownFilter()})
+	if err != nil {
+		return nil, fmt.Errorf("list volumes of instance %q: %w", d.instance, translate(err))
+	}
+	users, err := d.volumeUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]VolumeInfo, 0, len(resp.Volumes))
+	for _, v := range resp.Volumes {
+		if v == nil {
+			continue
+		}
+		out = append(out, VolumeInfo{
+			Name: v.Name, Persistent: v.Labels[LabelPersistent] == "true", Pod: v.Labels[LabelPod],
+			UsedBy: append([]string{}, users[v.Name]...),
+		})
+	}
+	slices.SortFunc(out, func(a, b VolumeInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// volumeUsers maps a volume name to the names of the containers, of any
+// instance, that mount it.
+func (d *Docker) volumeUsers(ctx context.Context) (map[string][]string, error) {
+	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", translate(err))
+	}
+	users := map[string][]string{}
+	for _, c := range list {
+		name := strings.TrimPrefix(firstOr(c.Names, c.ID), "/")
+		for _, m := range c.Mounts {
+			if m.Name != "" {
+				users[m.Name] = append(users[m.Name], name)
+			}
+		}
+	}
+	return users, nil
+}
+
+func firstOr(list []string, def string) string {
+	if len(list) > 0 {
+		return list[0]
+	}
+	return def
+}
+
+// RemoveOwnVolume removes a volume of this instance on request (`hostlet
+// volumes rm`): one that is not this instance's is an ErrConflict and is
+// left; one a container mounts is an ErrConflict, as the engine answers.
+func (d *Docker) RemoveOwnVolume(ctx context.Context, name string) error {
+	v, err := d.cli.VolumeInspect(ctx, name)
+	if err != nil {
+		return fmt.Errorf("volume %q: %w", name, translate(err))
+	}
+	if v.Labels[LabelManaged] != "true" || v.Labels[LabelInstance] != d.instance {
+		return fmt.Errorf("volume %q: %w", name, classify(fmt.Errorf("not a volume of hostlet instance %q; left alone", d.instance), ErrConflict))
+	}
+	if err := d.cli.VolumeRemove(ctx, name, false); err != nil {
+		return fmt.Errorf("remove volume %q: %w", name, translate(err))
+	}
+	return nil
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Removes containers and volumes that earlier test runs left on this engine
+# Removes containers, volumes and networks that earlier test runs left on this engine
 # (a killed test run cannot clean up, and restart policies keep its
 # containers alive). Test runs use instances named "test-*"; nothing else is
 # touched. Run it before a test run, never during one.
@@ -8,4 +8,6 @@ docker ps -a --filter label=io.hostlet.managed=true --format '{{.ID}} {{.Label "
   awk '$2 ~ /^test-/ {print $1}' | xargs -r docker rm -f >/dev/null
 docker volume ls --filter label=io.hostlet.managed=true --format '{{.Name}} {{.Label "io.hostlet.instance"}}' |
   awk '$2 ~ /^test-/ {print $1}' | xargs -r docker volume rm -f >/dev/null
+docker network ls --filter label=io.hostlet.managed=true --format '{{.Name}} {{.Label "io.hostlet.instance"}}' |
+  awk '$2 ~ /^test-/ {print $1}' | xargs -r docker network rm >/dev/null
 docker images --format '{{.Repository}}:{{.Tag}}' | grep -E '^hostlet-test-' | xargs -r docker rmi -f >/dev/null 2>&1 || true

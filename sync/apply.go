@@ -34,19 +34,30 @@ type ImageEnsurer interface {
 	EnsureImage(ctx context.Context, ref, pullPolicy string) error
 }
 
-// Volumes manages the Docker volumes behind pods' empty-dir volumes.
+// Volumes manages the Docker volumes behind pods' empty-dir volumes and
+// their named Docker volumes.
 type Volumes interface {
 	EnsureVolume(ctx context.Context, name string, labels map[string]string) error
 	RemoveVolume(ctx context.Context, name string) error
 	ListVolumes(ctx context.Context) ([]string, error)
+	// CheckVolume is ErrNotFound when the volume is not there.
+	CheckVolume(ctx context.Context, name string) error
+}
+
+// Networks manages the user-defined networks pods join.
+type Networks interface {
+	EnsureNetwork(ctx context.Context, n hruntime.NetworkSpec, labels map[string]string) error
+	RemoveNetwork(ctx context.Context, name string) error
+	ListNetworks(ctx context.Context) ([]string, error)
 }
 
 // Runtime is what applying a plan uses of the engine: the union of its
-// three roles (no interface of its own).
+// four roles (no interface of its own).
 type Runtime interface {
 	Engine
 	ImageEnsurer
 	Volumes
+	Networks
 }
 
 // ApplyOptions configure Apply.
@@ -69,6 +80,12 @@ type ApplyOptions struct {
 	HostPaths validate.Options
 	// EnvHasher hashes env values for the io.hostlet.spec label.
 	EnvHasher *EnvHasher
+	// SweepNetworks removes every network of this instance that no pod
+	// of the plan uses (once the sources have delivered, after a start:
+	// a network left by a hostlet killed before it removed it). Without
+	// it only the networks of the containers the plan takes down are
+	// looked at.
+	SweepNetworks bool
 }
 
 // DefaultStopTimeout applies to containers of pods that are no longer
@@ -139,7 +156,47 @@ func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *s
 	}
 	a := &applier{rt: rt, opts: opts, log: log}
 	results := a.run(ctx, removes, a.removePod)
-	return append(results, a.run(ctx, others, a.applyPod)...)
+	results = append(results, a.run(ctx, others, a.applyPod)...)
+	a.pruneNetworks(ctx, plan)
+	return results
+}
+
+// pruneNetworks removes the networks hostlet made that no pod of the plan
+// uses any more: those of the namespace holders the plan took down (their
+// io.hostlet.networks label), or with opts.SweepNetworks every one of
+// this instance. One still in use (a container whose removal failed) is
+// left for a later sync; failures are only logged.
+func (a *applier) pruneNetworks(ctx context.Context, plan Plan) {
+	used := map[string]bool{}
+	var candidates []string
+	for _, pp := range plan.Pods {
+		if pp.Desired != nil {
+			for _, n := range pp.Desired.Manifest.Networks {
+				used[n.Name] = true
+			}
+		}
+		for _, ch := range pp.Changes {
+			if ch.Current != nil && replaces(ch.Action) && ch.Current.Labels[LabelNetworks] != "" {
+				candidates = append(candidates, strings.Split(ch.Current.Labels[LabelNetworks], ",")...)
+			}
+		}
+	}
+	if a.opts.SweepNetworks {
+		names, err := a.rt.ListNetworks(ctx)
+		if err != nil {
+			a.log.Warn("list networks", "error", err)
+		}
+		candidates = append(candidates, names...)
+	}
+	slices.Sort(candidates)
+	for _, n := range slices.Compact(candidates) {
+		if used[n] {
+			continue
+		}
+		if err := a.rt.RemoveNetwork(ctx, n); err != nil {
+			a.log.Info("network not removed yet", "network", n, "error", err)
+		}
+	}
 }
 
 type applier struct {
@@ -322,6 +379,9 @@ func (ap *podApplication) apply(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := ap.ensureNetworks(ctx); err != nil {
+		return err
+	}
 	if err := ap.startInfra(ctx); err != nil {
 		return err
 	}
@@ -395,18 +455,51 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 	return nil
 }
 
-// ensureVolumes makes the pod's empty-dir volumes exist.
+// ensureVolumes makes the pod's empty-dir volumes and named Docker
+// volumes exist (an external one must be there already).
 func (ap *podApplication) ensureVolumes(ctx context.Context) error {
 	for _, v := range ap.m.Volumes {
-		if v.HostPath != "" {
+		var err error
+		switch {
+		case v.HostPath != "":
 			continue
+		case v.External:
+			err = ap.rt.CheckVolume(ctx, v.DockerVolume)
+		case v.DockerVolume != "":
+			err = ap.rt.EnsureVolume(ctx, v.DockerVolume, map[string]string{
+				hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance, hruntime.LabelPersistent: "true",
+			})
+		default:
+			err = ap.rt.EnsureVolume(ctx, volumeName(ap.opts.Instance, ap.m.ID, v.Name), map[string]string{
+				hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance,
+				hruntime.LabelPod: ap.m.ID, hruntime.LabelVolume: v.Name,
+			})
 		}
-		labels := map[string]string{
-			hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance,
-			hruntime.LabelPod: ap.m.ID, hruntime.LabelVolume: v.Name,
-		}
-		if err := ap.rt.EnsureVolume(ctx, volumeName(ap.opts.Instance, ap.m.ID, v.Name), labels); err != nil {
+		if err != nil {
 			return inStep(errStepCreate, fmt.Errorf("volume %s: %w", v.Name, err))
+		}
+	}
+	return nil
+}
+
+// ensureNetworks makes the pod's networks exist before the container that
+// holds its network namespace (the infra container, else the only one) is
+// created.
+func (ap *podApplication) ensureNetworks(ctx context.Context) error {
+	if len(ap.m.Networks) == 0 {
+		return nil
+	}
+	holder := ap.infra.Action
+	if !ap.pod.needsInfra() {
+		holder = ap.apps[ap.m.Containers[0].Name].Action
+	}
+	if !creates(holder) {
+		return nil
+	}
+	labels := map[string]string{hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance}
+	for _, n := range runtimeNetworks(ap.m.Networks) {
+		if err := ap.rt.EnsureNetwork(ctx, n, labels); err != nil {
+			return inStep(errStepCreate, fmt.Errorf("network %s: %w", n.Name, err))
 		}
 	}
 	return nil

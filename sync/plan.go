@@ -249,7 +249,7 @@ func planInfra(p *Pod, infra *hruntime.Container, hasApps bool) infraDecision {
 		}
 	case p.needsInfra() && infra.Hash() != manifest.InfraHash(p.Manifest):
 		d.change.Action, d.change.Current = ActionRecreate, infra
-		d.change.Reasons = []string{"published ports or pod labels changed"}
+		d.change.Reasons = []string{"published ports, networks or pod labels changed"}
 		d.appsReason = "pod network: infra container recreated"
 	case p.needsInfra() && infra.State == hruntime.StateRestarting:
 		// The engine restarts the infra container by its restart policy.

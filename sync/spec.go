@@ -15,6 +15,11 @@ import (
 	"github.com/hostlet/hostlet/validate"
 )
 
+// LabelNetworks lists, on the container that holds a pod's network
+// namespace, the networks hostlet made for the pod (comma-separated; not
+// the external ones): the networks to look at once it is taken down.
+const LabelNetworks = "io.hostlet.networks"
+
 // LabelSpec carries a summary of the container's spec, env values replaced
 // by keyed hashes (EnvHasher), so a plan can say which field changed from
 // one list call. Containers made before the hashes were keyed carry
@@ -99,8 +104,9 @@ func infraSpec(instance, image string, command []string, p Pod) hruntime.Contain
 		Name:          containerName(instance, p.Manifest.ID, hruntime.InfraName, hash),
 		Image:         image,
 		Command:       command,
-		Labels:        baseLabels(instance, p, hruntime.InfraName, hash),
+		Labels:        withNetworksLabel(baseLabels(instance, p, hruntime.InfraName, hash), p.Manifest.Networks),
 		Ports:         ports,
+		Networks:      runtimeNetworks(p.Manifest.Networks),
 		RestartPolicy: hruntime.RestartAlways,
 		StopTimeout:   2 * time.Second,
 	}
@@ -133,12 +139,17 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 		spec.NetworkMode = "container:" + infraID
 	} else {
 		spec.Ports = runtimePorts(c.Ports)
+		spec.Networks = runtimeNetworks(m.Networks)
+		spec.Labels = withNetworksLabel(spec.Labels, m.Networks)
 	}
 	for _, vm := range c.VolumeMounts {
 		v, _ := m.Volume(vm.Name)
 		mt := hruntime.Mount{Type: hruntime.MountVolume, Source: volumeName(instance, m.ID, v.Name), Target: vm.MountPath, ReadOnly: vm.ReadOnly}
-		if v.HostPath != "" {
+		switch {
+		case v.HostPath != "":
 			mt.Type, mt.Source = hruntime.MountBind, v.HostPath
+		case v.DockerVolume != "":
+			mt.Source = v.DockerVolume
 		}
 		spec.Mounts = append(spec.Mounts, mt)
 	}
@@ -188,6 +199,28 @@ func resolveHostPaths(spec *hruntime.ContainerSpec, m manifest.Manifest, i int, 
 	return nil
 }
 
+// withNetworksLabel adds the LabelNetworks of the networks hostlet makes.
+func withNetworksLabel(labels map[string]string, ns []manifest.Network) map[string]string {
+	var own []string
+	for _, n := range ns {
+		if !n.External {
+			own = append(own, n.Name)
+		}
+	}
+	if len(own) > 0 {
+		labels[LabelNetworks] = strings.Join(own, ",")
+	}
+	return labels
+}
+
+func runtimeNetworks(ns []manifest.Network) []hruntime.NetworkSpec {
+	var out []hruntime.NetworkSpec
+	for _, n := range ns {
+		out = append(out, hruntime.NetworkSpec{Name: n.Name, Aliases: n.Aliases, External: n.External, Internal: n.Internal})
+	}
+	return out
+}
+
 func runtimePorts(ports []manifest.Port) []hruntime.Port {
 	var out []hruntime.Port
 	for _, p := range ports {
@@ -210,6 +243,9 @@ type specSummary struct {
 	CPU           int64             `json:"cpu,omitempty"`
 	RestartPolicy string            `json:"restartPolicy,omitempty"`
 	Labels        map[string]string `json:"labels,omitempty"`
+	// Networks are the pod's, on the container that holds its network
+	// namespace (a pod's only container): name(alias,...), in order.
+	Networks []string `json:"networks,omitempty"`
 }
 
 func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
@@ -237,8 +273,11 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 	for _, vm := range c.VolumeMounts {
 		v, _ := m.Volume(vm.Name)
 		src := "volume:" + v.Name
-		if v.HostPath != "" {
+		switch {
+		case v.HostPath != "":
 			src = v.HostPath
+		case v.DockerVolume != "":
+			src = "docker:" + v.DockerVolume
 		}
 		mode := "rw"
 		if vm.ReadOnly {
@@ -247,6 +286,24 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 		s.Mounts = append(s.Mounts, src+":"+vm.MountPath+":"+mode)
 	}
 	sort.Strings(s.Mounts)
+	if len(m.Containers) == 1 {
+		for _, n := range m.Networks {
+			s.Networks = append(s.Networks, networkString(n))
+		}
+	}
+	return s
+}
+
+func networkString(n manifest.Network) string {
+	aliases := append([]string(nil), n.Aliases...)
+	sort.Strings(aliases)
+	s := n.Name + "(" + strings.Join(aliases, ",") + ")"
+	if n.External {
+		s += " external"
+	}
+	if n.Internal {
+		s += " internal"
+	}
 	return s
 }
 
@@ -308,6 +365,9 @@ func changeReasons(old, new specSummary) []string {
 	}
 	if !equalStrings(old.Ports, new.Ports) {
 		r = append(r, fmt.Sprintf("ports [%s] -> [%s]", strings.Join(old.Ports, " "), strings.Join(new.Ports, " ")))
+	}
+	if !equalStrings(old.Networks, new.Networks) {
+		r = append(r, fmt.Sprintf("networks [%s] -> [%s]", strings.Join(old.Networks, " "), strings.Join(new.Networks, " ")))
 	}
 	if !equalStrings(old.Mounts, new.Mounts) {
 		r = append(r, fmt.Sprintf("mounts [%s] -> [%s]", strings.Join(old.Mounts, " "), strings.Join(new.Mounts, " ")))

@@ -103,6 +103,9 @@ type Syncer struct {
 
 	// syncMu serialises syncs.
 	syncMu gosync.Mutex
+	// networksSwept: a sync has looked at every network of the instance
+	// (see ApplyOptions.SweepNetworks); under syncMu.
+	networksSwept bool
 
 	mu      gosync.Mutex
 	desired Desired
@@ -335,7 +338,11 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
 		Skip: s.backingOff, EnvHasher: s.opts.EnvHasher,
 		HostPaths: s.opts.HostPaths, Images: s.pulls.check,
+		SweepNetworks: !s.networksSwept && s.opts.Prune && desired.Ready,
 	}, s.log)
+	if s.opts.Prune && desired.Ready {
+		s.networksSwept = true
+	}
 	s.notePulls(results)
 	if slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 || r.Err != nil }) {
 		s.record(results)

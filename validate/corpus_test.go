@@ -256,7 +256,7 @@ func TestGoldenManifestsValid(t *testing.T) {
 	if err := res.Err(); err != nil {
 		t.Errorf("golden manifests are invalid:\n%v", err)
 	}
-	if len(res.Accepted) != 12 {
-		t.Errorf("accepted %d manifests, want 12", len(res.Accepted))
+	if len(res.Accepted) != 14 {
+		t.Errorf("accepted %d manifests, want 14", len(res.Accepted))
 	}
 }

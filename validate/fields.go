@@ -36,10 +36,13 @@ type Options struct {
 }
 
 var (
-	dnsLabelRE   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	portNameRE   = regexp.MustCompile(`^[a-z0-9]([a-z0-9]|-[a-z0-9])*$`)
-	hasLetterRE  = regexp.MustCompile(`[a-z]`)
+	dnsLabelRE  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	portNameRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9]|-[a-z0-9])*$`)
+	hasLetterRE = regexp.MustCompile(`[a-z]`)
+	// dockerNameRE is what Docker accepts as a network name, and what a
+	// DNS alias on it may be (Compose service names included).
+	dockerNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 	restartEnum  = []string{manifest.RestartAlways, manifest.RestartOnFailure, manifest.RestartNever}
 	pullEnum     = []string{manifest.PullAlways, manifest.PullIfNotPresent, manifest.PullNever}
 	probeEnum    = []string{manifest.ProbeHTTP, manifest.ProbeTCP, manifest.ProbeExec}
@@ -95,10 +98,21 @@ func Manifest(s manifest.Sourced, opts Options) error {
 			c.add(f+".name", "duplicate volume name %q", v.Name)
 		}
 		volumes[v.Name] = true
-		if v.HostPath != "" {
+		switch {
+		case v.HostPath != "" && v.DockerVolume != "":
+			c.add(f+".dockerVolume", "a volume is a hostPath or a dockerVolume, not both")
+		case v.HostPath != "":
 			c.hostPath(f+".hostPath", v.HostPath, opts)
+		case v.DockerVolume != "":
+			if !c.dockerName(f+".dockerVolume", v.DockerVolume) && strings.HasPrefix(v.DockerVolume, "hostlet_") {
+				c.add(f+".dockerVolume", "%q: the prefix hostlet_ is kept for the volumes hostlet makes for pods", v.DockerVolume)
+			}
+		}
+		if v.External && v.DockerVolume == "" {
+			c.add(f+".external", "applies to a dockerVolume")
 		}
 	}
+	c.networks(m.Networks)
 	if len(m.Containers) == 0 {
 		c.add("containers", "at least one container is required")
 	}
@@ -469,6 +483,61 @@ func (c *checker) seconds(f string, v int64) {
 	if v > manifest.MaxSeconds {
 		c.add(f, "%d is over the limit of %d", v, manifest.MaxSeconds)
 	}
+}
+
+// Bounds of a pod's networks.
+const (
+	MaxNetworks       = 16
+	MaxAliases        = 16
+	maxDockerNameSize = 253
+)
+
+// reservedNetworks are Docker's own networks and network modes.
+var reservedNetworks = []string{"bridge", "host", "none", "default"}
+
+func (c *checker) networks(ns []manifest.Network) {
+	if len(ns) > MaxNetworks {
+		c.add("networks", "%d networks are over the limit of %d", len(ns), MaxNetworks)
+		return
+	}
+	seen := map[string]bool{}
+	for i, n := range ns {
+		f := fmt.Sprintf("networks[%d]", i)
+		switch {
+		case c.dockerName(f+".name", n.Name):
+		case contains(reservedNetworks, n.Name):
+			c.add(f+".name", "%q is Docker's own; name a network of your own", n.Name)
+		case seen[n.Name]:
+			c.add(f+".name", "duplicate network %q", n.Name)
+		}
+		seen[n.Name] = true
+		if n.External && n.Internal {
+			c.add(f+".internal", "applies to networks hostlet creates, not to an external one")
+		}
+		if len(n.Aliases) > MaxAliases {
+			c.add(f+".aliases", "%d aliases are over the limit of %d", len(n.Aliases), MaxAliases)
+			continue
+		}
+		for j, a := range n.Aliases {
+			c.dockerName(fmt.Sprintf("%s.aliases[%d]", f, j), a)
+		}
+	}
+}
+
+// dockerName checks a network name or alias and reports whether it added
+// an error.
+func (c *checker) dockerName(f, v string) bool {
+	switch {
+	case v == "":
+		c.add(f, "required")
+	case len(v) > maxDockerNameSize:
+		c.add(f, "is longer than %d characters", maxDockerNameSize)
+	case !dockerNameRE.MatchString(v):
+		c.add(f, "%q is not a Docker name (letters, digits, '_', '.' and '-', starting with a letter or digit)", v)
+	default:
+		return false
+	}
+	return true
 }
 
 func (c *checker) nonNegative(f string, v int64) {

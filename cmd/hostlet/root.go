@@ -34,6 +34,7 @@ func newRootCommand() *cobra.Command {
 		newPauseCommand(),
 		newStatusCommand(g),
 		newDiffCommand(g),
+		newVolumesCommand(g),
 	)
 	return root
 }

@@ -43,6 +43,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
@@ -166,8 +167,8 @@ func Instance(t testing.TB) string {
 	return instance
 }
 
-// RemoveInstance force-removes every container and volume labelled
-// io.hostlet.instance=instance. It retries for a while: the engine refuses
+// RemoveInstance force-removes every container, volume and network
+// labelled io.hostlet.instance=instance. It retries for a while: the engine refuses
 // some removals while a container is between states (e.g. restarting).
 func RemoveInstance(ctx context.Context, cli *client.Client, instance string) error {
 	var err error
@@ -206,6 +207,15 @@ func removeInstanceOnce(ctx context.Context, cli *client.Client, instance string
 	for _, v := range vols.Volumes {
 		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove volume %s: %w", v.Name, err))
+		}
+	}
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list networks of %s: %w", instance, err))...)
+	}
+	for _, n := range nets {
+		if err := cli.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 		}
 	}
 	return errors.Join(errs...)

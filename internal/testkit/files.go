@@ -4,6 +4,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -86,4 +88,38 @@ func Corpus(t testing.TB, min int, dirs ...string) [][]byte {
 		t.Fatalf("only %d seed files in %v, want at least %d", len(out), dirs, min)
 	}
 	return out
+}
+
+// GoldenLines compares got with the lines of the golden file path, naming
+// every line that differs, or with update rewrites the file from got. why
+// says what a difference means.
+func GoldenLines(t testing.TB, path string, got []string, update bool, why string) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if slices.Equal(got, want) {
+		return
+	}
+	for i := range max(len(got), len(want)) {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			t.Errorf("%s line %d:\n got %s\nwant %s", path, i+1, g, w)
+		}
+	}
+	t.Error(why)
 }

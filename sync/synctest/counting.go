@@ -107,10 +107,34 @@ func (c *Counting) RemoveVolume(ctx context.Context, name string) error {
 	return c.FullRuntime.RemoveVolume(ctx, name)
 }
 
+// CheckVolume counts and forwards.
+func (c *Counting) CheckVolume(ctx context.Context, name string) error {
+	c.count("CheckVolume")
+	return c.FullRuntime.CheckVolume(ctx, name)
+}
+
 // ListVolumes counts and forwards.
 func (c *Counting) ListVolumes(ctx context.Context) ([]string, error) {
 	c.count("ListVolumes")
 	return c.FullRuntime.ListVolumes(ctx)
+}
+
+// EnsureNetwork counts and forwards.
+func (c *Counting) EnsureNetwork(ctx context.Context, n hruntime.NetworkSpec, labels map[string]string) error {
+	c.count("EnsureNetwork")
+	return c.FullRuntime.EnsureNetwork(ctx, n, labels)
+}
+
+// RemoveNetwork counts and forwards.
+func (c *Counting) RemoveNetwork(ctx context.Context, name string) error {
+	c.count("RemoveNetwork")
+	return c.FullRuntime.RemoveNetwork(ctx, name)
+}
+
+// ListNetworks counts and forwards.
+func (c *Counting) ListNetworks(ctx context.Context) ([]string, error) {
+	c.count("ListNetworks")
+	return c.FullRuntime.ListNetworks(ctx)
 }
 
 // Inspect counts and forwards.

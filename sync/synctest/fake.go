@@ -45,6 +45,7 @@ type Fake struct {
 	containers map[string]*fakeContainer
 	names      map[string]string // name -> ID
 	volumes    map[string]map[string]string
+	networks   map[string]hruntime.NetworkSpec
 	images     map[string]bool
 	pullErrs   map[string]error
 	// blocked holds the images whose pulls wait, until released (BlockPull).
@@ -103,6 +104,7 @@ func NewFake() *Fake {
 		containers: map[string]*fakeContainer{},
 		names:      map[string]string{},
 		volumes:    map[string]map[string]string{},
+		networks:   map[string]hruntime.NetworkSpec{},
 		images:     map[string]bool{},
 		pullErrs:   map[string]error{},
 		blocked:    map[string]chan struct{}{},
@@ -401,12 +403,78 @@ func (f *Fake) RemoveVolume(_ context.Context, name string) error {
 	return nil
 }
 
+// CheckVolume implements hsync.Volumes.
+func (f *Fake) CheckVolume(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("CheckVolume", name)
+	if _, ok := f.volumes[name]; !ok {
+		return fmt.Errorf("volume %q: %w", name, hruntime.ErrNotFound)
+	}
+	return nil
+}
+
 // ListVolumes implements hsync.Volumes.
 func (f *Fake) ListVolumes(context.Context) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("ListVolumes", "")
 	return slices.Sorted(maps.Keys(f.volumes)), nil
+}
+
+// EnsureNetwork implements hsync.Networks: an external network must have
+// been added with AddNetwork.
+func (f *Fake) EnsureNetwork(_ context.Context, n hruntime.NetworkSpec, _ map[string]string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("EnsureNetwork", n.Name)
+	if _, ok := f.networks[n.Name]; !ok {
+		if n.External {
+			return fmt.Errorf("network %q is declared external and does not exist: %w", n.Name, hruntime.ErrNotFound)
+		}
+		f.networks[n.Name] = n
+	}
+	return nil
+}
+
+// RemoveNetwork implements hsync.Networks.
+func (f *Fake) RemoveNetwork(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("RemoveNetwork", name)
+	if n, ok := f.networks[name]; ok && !n.External {
+		delete(f.networks, name)
+	}
+	return nil
+}
+
+// ListNetworks implements hsync.Networks: the networks it made.
+func (f *Fake) ListNetworks(context.Context) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("ListNetworks", "")
+	var out []string
+	for name, n := range f.networks {
+		if !n.External {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// AddNetwork adds a network made outside hostlet (external).
+func (f *Fake) AddNetwork(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.networks[name] = hruntime.NetworkSpec{Name: name, External: true}
+}
+
+// Networks returns the names of the networks there, sorted.
+func (f *Fake) Networks() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.networks))
 }
 
 // Inspect implements hsync.Inspector.

@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	cerrdefs "github.com/containerd/errdefs"
+
+	"github.com/docker/docker/api/types/network"
+)
+
+// NetworkSpec is a user-defined network a container joins.
+type NetworkSpec struct {
+	Name string
+	// Aliases are the container's names on the network.
+	Aliases []string
+	// External: made outside hostlet; it must exist and is never created
+	// or removed.
+	External bool
+	// Internal: created without outside connectivity.
+	Internal bool
+}
+
+// EnsureNetwork makes the network exist: an external one must exist
+// (ErrNotFound otherwise); any other is created as a bridge, labelled
+// with labels, io.hostlet.managed and io.hostlet.instance, unless this
+// instance made it already. A network of that name made by someone else
+// is an ErrConflict: it is never adopted (declare it external to use it).
+func (d *Docker) EnsureNetwork(ctx context.Context, n NetworkSpec, labels map[string]string) error {
+	// The engine's duplicate check is not atomic: two pods of a project
+	// created at once would make two networks of one name, which no
+	// container can then join ("ambiguous"). One ensure at a time.
+	d.networkMu.Lock()
+	defer d.networkMu.Unlock()
+	if err := d.checkNetwork(ctx, n); err == nil || !IsNotFound(err) || n.External {
+		return err
+	}
+	l := maps.Clone(labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[LabelManaged] = "true"
+	l[LabelInstance] = d.instance
+	// The client asks the engine (API < 1.44) to refuse a duplicate name,
+	// so two pods creating one network at once make one network.
+	_, err := d.cli.NetworkCreate(ctx, n.Name, network.CreateOptions{Driver: "bridge", Internal: n.Internal, Labels: l})
+	if err == nil {
+		d.log.Debug("created network", "network", n.Name)
+		return nil
+	}
+	if err := translate(err); !IsConflict(err) {
+		return fmt.Errorf("create network %q: %w", n.Name, err)
+	}
+	return d.checkNetwork(ctx, n)
+}
+
+// checkNetwork inspects the network: ErrNotFound when it is not there, an
+// ErrConflict when it is there but not this instance's own (and not
+// declared external).
+func (d *Docker) checkNetwork(ctx context.Context, n NetworkSpec) error {
+	info, err := d.cli.NetworkInspect(ctx, n.Name, network.InspectOptions{})
+	if err != nil {
+		err = translate(err)
+		if IsNotFound(err) && n.External {
+			return fmt.Errorf("network %q is declared external and does not exist: %w", n.Name, err)
+		}
+		return fmt.Errorf("inspect network %q: %w", n.Name, err)
+	}
+	if n.External || (info.Labels[LabelManaged] == "true" && info.Labels[LabelInstance] == d.instance) {
+		return nil
+	}
+	return fmt.Errorf("network %q: %w", n.Name,
+		classify(fmt.Errorf("exists and does not belong to hostlet instance %q (declare it external to join it)", d.instance), ErrConflict))
+}
+
+// RemoveNetwork removes a network this instance made. A network that is
+// not there, or not this instance's, is left alone without error; one that
+// containers still use is an ErrConflict.
+func (d *Docker) RemoveNetwork(ctx context.Context, name string) error {
+	info, err := d.cli.NetworkInspect(ctx, name, network.InspectOptions{})
+	if err != nil {
+		if err := translate(err); !IsNotFound(err) {
+			return fmt.Errorf("inspect network %q: %w", name, err)
+		}
+		return nil
+	}
+	if info.Labels[LabelManaged] != "true" || info.Labels[LabelInstance] != d.instance {
+		return nil
+	}
+	if err := d.cli.NetworkRemove(ctx, info.ID); err != nil {
+		err = translate(err)
+		if cerrdefs.IsPermissionDenied(err) || strings.Contains(err.Error(), "active endpoints") {
+			// What the engine answers for a network containers still use.
+			err = classify(err, ErrConflict)
+		}
+		if !IsNotFound(err) {
+			return fmt.Errorf("remove network %q: %w", name, err)
+		}
+	}
+	d.log.Debug("removed network", "network", name)
+	return nil
+}
+
+// connectNetworks joins container id to every network after the first
+// (API 1.41 takes one endpoint at create).
+func (d *Docker) connectNetworks(ctx context.Context, id string, nets []NetworkSpec) error {
+	for _, n := range nets {
+		if err := d.cli.NetworkConnect(ctx, n.Name, id, &network.EndpointSettings{Aliases: n.Aliases}); err != nil {
+			return fmt.Errorf("connect to network %q: %w", n.Name, translate(err))
+		}
+	}
+	return nil
+}
+
+// ListNetworks returns the names of this instance's networks, with one
+// engine call.
+func (d *Docker) ListNetworks(ctx context.Context) ([]string, error) {
+	list, err := d.cli.NetworkList(ctx, network.ListOptions{Filters: d.ownFilter()})
+	if err != nil {
+		return nil, fmt.Errorf("list networks of instance %q: %w", d.instance, translate(err))
+	}
+	names := make([]string, 0, len(list))
+	for _, n := range list {
+		names = append(names, n.Name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
