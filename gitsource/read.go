@@ -130,7 +130,7 @@ func readProject(ctx context.Context, r *project.Renderer, f treeFile, opts proj
 		return nil, len(b.Files), projectError(opts, err)
 	}
 	if r == nil {
-		return nil, len(b.Files), projectError(opts, errors.New("Compose projects are not read here (no renderer)"))
+		return nil, len(b.Files), projectError(opts, errors.New("compose projects are not read here (no renderer)"))
 	}
 	b.Options = opts
 	ms, err := r.Render(ctx, b)

@@ -20,7 +20,7 @@ import (
 )
 
 // errNoRenderer is the error of a project read without a renderer.
-var errNoRenderer = errors.New("Compose projects are not read here (no renderer)")
+var errNoRenderer = errors.New("compose projects are not read here (no renderer)")
 
 // readProject bundles the project folder f and renders it with r; every
 // file bundled goes into the tree's revision hash h. It returns the pods,

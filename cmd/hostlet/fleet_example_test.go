@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/hostlet/hostlet/internal/composetest"
 )
 
 // exampleFleet is the bundled fleet repository, relative to this package.
@@ -125,13 +127,18 @@ func TestExamplesValidate(t *testing.T) {
 			t.Errorf("validate --config %s: exit %d\n%s%s", c, r.code, r.stdout, r.stderr)
 		}
 	}
+	// The quickstart's Compose project needs the helper, which make build
+	// puts beside hostlet; here it is built for the test.
+	helper := composetest.Helper(t)
+	t.Setenv("HOSTLET_COMPOSE_HELPER", helper)
+	withHelper := writeFile(t, t.TempDir(), "hostlet.yaml", "compose: {helper: "+helper+"}\n")
 	quick := filepath.Join("..", "..", "examples", "quickstart")
 	for _, args := range [][]string{
-		{"validate", filepath.Join(quick, "manifests")},
+		{"validate", "--config", withHelper, filepath.Join(quick, "manifests")},
 		{"validate", "--config", filepath.Join(quick, "hostlet.yaml"), "--source", "local=" + filepath.Join(quick, "manifests")},
 	} {
 		r := runCLI(t, args...)
-		if r.code != 0 || !strings.HasPrefix(r.stdout, "OK: 2 manifests in 1 sources, all valid.") {
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "OK: 4 manifests in 1 sources, all valid.") {
 			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
 	}

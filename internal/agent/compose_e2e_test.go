@@ -2,11 +2,15 @@ package agent_test
 
 import (
 	"fmt"
+
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/composetest"
@@ -14,19 +18,27 @@ import (
 	"github.com/hostlet/hostlet/manifest/compose"
 )
 
-// TestComposeProject runs a Compose project from a file source on the real
-// engine: its service is a pod with Compose's labels, interpolated from
-// .env and the host's compose.env; a new revision using a key hostlet does
-// not apply is rejected by name and the running version stays; removing
-// the project removes its containers and leaves the native pod beside it.
+// TestComposeProject runs a two-service Compose project from a file source
+// on the real engine: each service is a pod with Compose's labels,
+// interpolated from .env and the host's compose.env; web reaches api by
+// its service name on the project's network; api's named volume keeps its
+// data across a recreate of api alone; a new revision using a key hostlet
+// does not apply is rejected by name and the running version stays;
+// removing the project removes its containers and network, keeps its
+// volume and leaves the native pod beside it.
 func TestComposeProject(t *testing.T) {
 	e := newEnv(t)
 	tree := filepath.Join(e.dir, "tree")
-	port := testkit.FreePort(t)
+	port, apiPort := testkit.FreePort(t), testkit.FreePort(t)
 	testkit.WriteFile(t, filepath.Join(tree, "native.yaml"), e.pod("native", "1"))
 	project := filepath.Join(tree, "shop")
+	// The project's name is the run's own: its network is named after it
+	// on an engine other test runs share.
+	proj := e.instance
+	apiMessage := "from-api"
 	composeFile := func(extra string) string {
-		return fmt.Sprintf(`services:
+		return fmt.Sprintf(`name: %s
+services:
   web:
     image: %s
     pull_policy: never
@@ -35,16 +47,25 @@ func TestComposeProject(t *testing.T) {
     environment:
       MESSAGE: "${GREETING} from ${PLACE:-nowhere}"
     ports: ["127.0.0.1:%d:8080"]
-%s`, e.image, port, extra)
+%s  api:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    environment: {MESSAGE: %s}
+    ports: ["127.0.0.1:%d:8080"]
+    volumes: ["data:/data"]
+volumes:
+  data: {}
+`, proj, e.image, port, extra, e.image, apiMessage, apiPort)
 	}
 	testkit.WriteFile(t, filepath.Join(project, "compose.yaml"), composeFile(""))
 	testkit.WriteFile(t, filepath.Join(project, ".env"), "GREETING=hello\nPLACE=dotenv\n")
 	cfg := e.config(t, fmt.Sprintf("compose:\n  env: {PLACE: host-config}\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
 	a := e.start(t, cfg)
 
-	before := e.waitPods(t, 60*time.Second, "native", "shop-web")
-	web := before[1]
-	for k, want := range map[string]string{compose.LabelProject: "shop", compose.LabelService: "web", compose.LabelContainerNumber: "1", compose.LabelOneoff: "False"} {
+	before := e.waitPods(t, 60*time.Second, "native", proj+"-api", proj+"-web")
+	web := before[2]
+	for k, want := range map[string]string{compose.LabelProject: proj, compose.LabelService: "web", compose.LabelContainerNumber: "1", compose.LabelOneoff: "False"} {
 		if got := web.Labels[k]; got != want {
 			t.Errorf("label %s = %q, want %q", k, got, want)
 		}
@@ -54,6 +75,23 @@ func TestComposeProject(t *testing.T) {
 		code, body, err := testkit.HTTP("GET", url, "")
 		return err == nil && code == 200 && strings.Contains(body, "MESSAGE=hello from host-config"), fmt.Sprintf("GET %s: %d %q %v", url, code, body, err)
 	})
+	// web reaches api by its service name on the project's network.
+	testkit.WaitHTTP(t, 30*time.Second, "GET", url+"fetch?url=http://api:8080/", "", "MESSAGE=from-api")
+
+	// api's named volume <project>_data keeps what it holds across a
+	// recreate of api (a changed environment), and web is left as it is.
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d/", apiPort)
+	if code, body, err := testkit.HTTP("POST", apiURL+"write?path=/data/note", "kept"); err != nil || code != 200 {
+		t.Fatalf("write to the volume: %d %q %v", code, body, err)
+	}
+	apiMessage = "from-api-v2"
+	testkit.WriteFile(t, filepath.Join(project, "compose.yaml"), composeFile(""))
+	testkit.WaitHTTP(t, 60*time.Second, "GET", apiURL, "", "MESSAGE=from-api-v2")
+	testkit.WaitHTTP(t, 10*time.Second, "GET", apiURL+"read?path=/data/note", "", "kept")
+	before = e.containers(t)
+	if before[2].ID != web.ID {
+		t.Errorf("web was recreated (%s -> %s) by a change to api", web.ID, before[2].ID)
+	}
 
 	// A revision with a key hostlet does not apply: rejected by name, the
 	// running container stays.
@@ -61,7 +99,7 @@ func TestComposeProject(t *testing.T) {
 	seen := time.Now()
 	doc := a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
 		for _, r := range d.Rejected {
-			if r.ID == "shop-web" && strings.Contains(strings.Join(r.Reasons, ";"), "/shop/compose.yaml: services.web.privileged: not supported by hostlet yet") {
+			if r.ID == proj+"-web" && strings.Contains(strings.Join(r.Reasons, ";"), "/shop/compose.yaml: services.web.privileged: not supported by hostlet yet") {
 				return true, ""
 			}
 		}
@@ -75,9 +113,17 @@ func TestComposeProject(t *testing.T) {
 		t.Errorf("containers changed after a rejected revision:\nbefore %+v\nafter  %+v", before, after)
 	}
 
-	// The project removed: its containers go, the native pod stays.
+	// The project removed: its containers and its network go, its named
+	// volume stays; the native pod stays.
 	if err := os.RemoveAll(project); err != nil {
 		t.Fatal(err)
 	}
 	e.waitPods(t, 60*time.Second, "native")
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
+		_, err := e.docker.NetworkInspect(t.Context(), proj+"_default", network.InspectOptions{})
+		return cerrdefs.IsNotFound(err), fmt.Sprintf("network %s_default: inspect error %v", proj, err)
+	})
+	if _, err := e.docker.VolumeInspect(t.Context(), proj+"_data"); err != nil {
+		t.Errorf("the named volume %s_data is gone with the project: %v", proj, err)
+	}
 }

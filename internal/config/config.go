@@ -153,6 +153,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "text")
 	v.SetDefault("stats.cadvisor", "")
+	v.SetDefault("compose.helper", "")
+	v.SetDefault("compose.profiles", []string{})
 }
 
 // DefaultSearchPaths are read in order when neither --config nor

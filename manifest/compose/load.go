@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"regexp"
 	"sort"
@@ -31,8 +32,13 @@ type Files interface {
 	ReadFile(name string) ([]byte, error)
 }
 
-// MaxReplicas bounds deploy.replicas and scale: each replica is a pod.
-const MaxReplicas = 100
+// Bounds of a project: the replicas of a service (each a pod), the pods
+// of a project, the ports of a container (a range counts port by port).
+const (
+	MaxReplicas = 100
+	MaxPods     = 1000
+	MaxPorts    = 1000
+)
 
 // EnvFile is the project's interpolation file, beside the Compose file.
 const EnvFile = ".env"
@@ -178,6 +184,8 @@ func lookupIn(m map[string]string) func(string) (string, bool) {
 	}
 }
 
+var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
 var dotenvLineRE = regexp.MustCompile(`\bline (\d+)\b`)
 
 // dotenvError says which line of an env file does not parse, and nothing
@@ -207,9 +215,33 @@ func displayPath(dir, file string) string {
 	return path.Join(dir, file)
 }
 
-// load runs compose-go on the project's files (their contents: it reads
-// nothing itself) and translates the services.
+// load loads the project and takes every value it was given out of the
+// errors: an interpolated value lands in typed fields whose parsers quote
+// it (invalid hostPort: <value>), and it may be a secret.
 func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile, env map[string]string) ([]manifest.Sourced, error) {
+	given := maps.Clone(env) // compose-go adds COMPOSE_PROJECT_NAME to env
+	pods, err := loadProject(ctx, files, opts, cfgFiles, env)
+	s := newScrubber(given)
+	for _, p := range pods {
+		for _, e := range p.Errors {
+			s.scrub(e)
+		}
+	}
+	var merr *multierror.Error
+	if errors.As(err, &merr) {
+		for _, e := range merr.Errors {
+			var me *manifest.Error
+			if errors.As(e, &me) {
+				s.scrub(me)
+			}
+		}
+	}
+	return pods, err
+}
+
+// loadProject runs compose-go on the project's files (their contents: it
+// reads nothing itself) and translates the services.
+func loadProject(ctx context.Context, files Files, opts Options, cfgFiles []projectFile, env map[string]string) ([]manifest.Sourced, error) {
 	first := cfgFiles[0].name
 	var errs []error
 	details := types.ConfigDetails{WorkingDir: "/" + projectFolder(opts), Environment: env}
@@ -227,6 +259,9 @@ func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile
 		o.SkipResolveEnvironment = true
 		o.SkipResolveLabels = true
 		o.SkipInclude = true
+		// First, so that it answers for every path: compose-go's own
+		// loader of local files, appended after it, is never asked.
+		o.ResourceLoaders = []loader.ResourceLoader{refuseFiles{}}
 		o.ResolvePaths = false
 		o.Profiles = opts.Profiles
 		o.SetProjectName(loader.NormalizeProjectName(projectFolder(opts)), false)
@@ -264,6 +299,10 @@ func loadErrors(opts Options, file, shown string, err error) error {
 			continue
 		}
 		line = strings.TrimSpace(strings.TrimPrefix(line, "validating "+shown+": "))
+		// compose-go's parsers quote the value they could not read,
+		// and a unit parser only part of it (hunter2 of hunter2pw): no
+		// double-quoted text of theirs is shown.
+		line = quotedRE.ReplaceAllString(line, `"<value hidden>"`)
 		e := &manifest.Error{Origin: origin(opts, file, 0), Detail: line}
 		if key, ok := strings.CutSuffix(line, " false schema"); ok {
 			// The schema's words for a key it does not know.
@@ -275,35 +314,72 @@ func loadErrors(opts Options, file, shown string, err error) error {
 	return &multierror.Error{Errors: errs}
 }
 
-// preScan refuses what would make compose-go read files itself: include
-// and extends of another file. A file that is not YAML is left to
-// compose-go to report.
+// MaxDocuments bounds the YAML documents of one Compose file: compose-go
+// validates and merges the whole model once per document.
+const MaxDocuments = 8
+
+// preScan names, before compose-go runs, what would make it read files
+// itself (include, extends of another file) and a file of too many
+// documents. It reads every document as YAML nodes, tags left alone; a
+// file that is not YAML is left to compose-go to report. compose-go is
+// kept off the disk regardless (refuseFiles): this is for the message.
 func preScan(data []byte) []string {
-	var top struct {
-		Include  any                       `yaml:"include"`
-		Services map[string]map[string]any `yaml:"services"`
-	}
-	if err := yaml3.Unmarshal(data, &top); err != nil {
-		return nil
-	}
+	dec := yaml3.NewDecoder(bytes.NewReader(data))
 	var out []string
-	if top.Include != nil {
-		out = append(out, "include: not supported yet (put the included services in this project, or make the included folder a project of its own)")
-	}
-	names := make([]string, 0, len(top.Services))
-	for n := range top.Services {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if ext, ok := top.Services[n]["extends"].(map[string]any); ok {
-			if _, ok := ext["file"]; ok {
-				out = append(out, fmt.Sprintf("services.%s.extends.file: extending a service of another file is not supported yet (extends within this file is)", n))
+	for docs := 0; ; docs++ {
+		var doc yaml3.Node
+		if err := dec.Decode(&doc); err != nil {
+			return out // the end, or not YAML: compose-go says which
+		}
+		if docs == MaxDocuments {
+			return append(out, fmt.Sprintf("more than %d YAML documents in one Compose file", MaxDocuments))
+		}
+		top := mapping(&doc)
+		if value(top, "include") != nil {
+			out = append(out, "include: not supported yet (put the included services in this project, or make the included folder a project of its own)")
+		}
+		services := mapping(value(top, "services"))
+		for i := 0; services != nil && i+1 < len(services.Content); i += 2 {
+			if value(mapping(value(mapping(services.Content[i+1]), "extends")), "file") != nil {
+				out = append(out, fmt.Sprintf("services.%s.extends.file: extending a service of another file is not supported yet (extends within this file is)", services.Content[i].Value))
 			}
 		}
 	}
-	return out
 }
+
+// mapping is n (a document's content) when it is a mapping, else nil.
+func mapping(n *yaml3.Node) *yaml3.Node {
+	for n != nil && n.Kind == yaml3.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n == nil || n.Kind != yaml3.MappingNode {
+		return nil
+	}
+	return n
+}
+
+// value is the value of key in mapping m, nil when there is none.
+func value(m *yaml3.Node, key string) *yaml3.Node {
+	for i := 0; m != nil && i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// refuseFiles is compose-go's resource loader for every path: it never
+// reads one (extends.file and include would read the disk as the helper's
+// user, outside the source's revision).
+type refuseFiles struct{}
+
+func (refuseFiles) Accept(string) bool { return true }
+
+func (refuseFiles) Load(context.Context, string) (string, error) {
+	return "", errors.New("reading another file (extends.file, include) is not supported yet")
+}
+
+func (refuseFiles) Dir(p string) string { return p }
 
 // strictSubstitute interpolates one value strictly: a variable with
 // neither a value nor a default is an error naming it, never an empty

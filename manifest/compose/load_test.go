@@ -111,7 +111,8 @@ services:
 			compose.LabelProject: "shop", compose.LabelService: "web", compose.LabelContainerNumber: "1", compose.LabelOneoff: "False",
 			"team": "shop",
 		},
-		Volumes: []manifest.Volume{{Name: "bind-0", HostPath: "/var/log/shop"}},
+		Volumes:  []manifest.Volume{{Name: "bind-0", HostPath: "/var/log/shop"}},
+		Networks: []manifest.Network{{Name: "shop_default", Aliases: []string{"web"}}},
 		Containers: []manifest.Container{{
 			Name:            "web",
 			Image:           "nginx:1.27",
@@ -359,15 +360,32 @@ services:
 			wantPods: 1,
 		},
 		{
-			name: "top-level volumes",
+			name: "volume options",
 			files: mapFiles{"compose.yaml": `
 services:
   web:
     image: busybox
+    volumes: [{type: volume, source: data, target: /data, volume: {nocopy: true}}]
+volumes:
+  data: {driver: nfs, driver_opts: {o: addr=10.0.0.1}}
+`},
+			wantErrs: []string{
+				`apps:shop/compose.yaml: volumes.data.driver_opts: not supported by hostlet yet`,
+				`apps:shop/compose.yaml: volumes.data.driver: "nfs" is not supported (local)`,
+			},
+		},
+		{
+			name: "named volume options",
+			files: mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    volumes: [{type: volume, source: data, target: /data, volume: {nocopy: true}}]
 volumes:
   data: {}
 `},
-			wantErrs: []string{`apps:shop/compose.yaml: volumes: named volumes are not supported yet (bind mounts of absolute host paths are)`},
+			wantPods: 1,
+			wantErrs: []string{`apps:shop/compose.yaml: services.web.volumes[0].volume: nocopy, subpath and labels are not supported yet`},
 		},
 		{
 			name: "include and extends of another file",
@@ -419,6 +437,84 @@ services:
 				t.Errorf("errors:\n got %q\nwant %q", errs, tt.wantErrs)
 			}
 		})
+	}
+}
+
+func TestLoadNetworks(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    networks:
+      front:
+      back: {aliases: [www, web]}
+  api:
+    image: busybox
+    networks: [back, corp]
+  db:
+    image: busybox
+networks:
+  front: {}
+  back: {internal: true}
+  corp: {external: true, name: corp-lan}
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	got := map[string][]manifest.Network{}
+	for _, p := range pods {
+		got[p.Manifest.ID] = p.Manifest.Networks
+	}
+	want := map[string][]manifest.Network{
+		"shop-api": {{Name: "shop_back", Aliases: []string{"api"}, Internal: true}, {Name: "corp-lan", Aliases: []string{"api"}, External: true}},
+		"shop-db":  {{Name: "shop_default", Aliases: []string{"db"}}},
+		"shop-web": {{Name: "shop_back", Aliases: []string{"web", "www"}, Internal: true}, {Name: "shop_front", Aliases: []string{"web"}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("networks:\n got %+v\nwant %+v", got, want)
+	}
+
+	_, errs = load(t, mapFiles{"compose.yaml": `
+services:
+  web: {image: busybox, networks: {front: {ipv4_address: 10.0.0.5}}}
+networks:
+  front: {driver: overlay}
+`}, compose.Options{})
+	wantErrs := []string{
+		`apps:shop/compose.yaml: networks.front.driver: "overlay" is not supported (bridge)`,
+		`apps:shop/compose.yaml: services.web.networks.front.ipv4_address: not supported by hostlet yet`,
+	}
+	if !reflect.DeepEqual(errs, wantErrs) {
+		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+}
+
+func TestLoadNamedVolumes(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  db:
+    image: postgres:16
+    volumes: ["data:/var/lib/postgresql/data", "/run/tmp-anon", "backups:/backups:ro"]
+  tool:
+    image: busybox
+    volumes: [{type: volume, source: data, target: /data, read_only: true}]
+volumes:
+  data: {}
+  backups: {external: true, name: corp-backups}
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	db, tool := pods[0].Manifest, pods[1].Manifest
+	wantVols := []manifest.Volume{{Name: "vol-0", DockerVolume: "shop_data"}, {Name: "anon-1"}, {Name: "vol-2", DockerVolume: "corp-backups", External: true}}
+	wantMounts := []manifest.VolumeMount{{Name: "vol-0", MountPath: "/var/lib/postgresql/data"}, {Name: "anon-1", MountPath: "/run/tmp-anon"}, {Name: "vol-2", MountPath: "/backups", ReadOnly: true}}
+	if !reflect.DeepEqual(db.Volumes, wantVols) || !reflect.DeepEqual(db.Containers[0].VolumeMounts, wantMounts) {
+		t.Errorf("db: volumes %+v mounts %+v\nwant %+v %+v", db.Volumes, db.Containers[0].VolumeMounts, wantVols, wantMounts)
+	}
+	if len(tool.Volumes) != 1 || tool.Volumes[0].DockerVolume != "shop_data" || !tool.Containers[0].VolumeMounts[0].ReadOnly {
+		t.Errorf("tool: volumes %+v mounts %+v, want shop_data read-only", tool.Volumes, tool.Containers[0].VolumeMounts)
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,7 +55,13 @@ var supportedPaths = paths(
 	"services.*.scale",
 	"services.*.profiles", "services.*.profiles.[]",
 	"services.*.deploy", "services.*.deploy.replicas", "services.*.deploy.resources", "services.*.deploy.resources.limits", "services.*.deploy.resources.limits.memory",
+	"services.*.networks", "services.*.networks.*", "services.*.networks.*.aliases", "services.*.networks.*.aliases.[]",
+	"networks", "networks.*", "networks.*.name", "networks.*.external", "networks.*.internal", "networks.*.driver",
 	"services.*.volumes", "services.*.volumes.[]", "services.*.volumes.[].type", "services.*.volumes.[].source", "services.*.volumes.[].target", "services.*.volumes.[].read_only", "services.*.volumes.[].bind", "services.*.volumes.[].bind.create_host_path",
+	// A named volume's options are refused by the translation, naming the
+	// volume, as tmpfs is.
+	"services.*.volumes.[].volume", "services.*.volumes.[].volume.*", "services.*.volumes.[].tmpfs", "services.*.volumes.[].tmpfs.*",
+	"volumes", "volumes.*", "volumes.*.name", "volumes.*.external", "volumes.*.driver",
 )
 
 func paths(ps ...string) []tree.Path {
@@ -71,8 +79,6 @@ var why = map[string]string{
 	"container_name": "hostlet names containers itself (by pod id), so replicas and recreates never collide: remove it",
 	"depends_on":     "start ordering is not supported yet",
 	"healthcheck":    "healthchecks are not supported yet",
-	"networks":       "networks other than the project's default are not supported yet",
-	"volumes":        "named volumes are not supported yet (bind mounts of absolute host paths are)",
 	"configs":        "configs are not supported yet",
 	"secrets":        "secrets are not supported yet",
 }
@@ -102,12 +108,33 @@ func (t *translator) pods(findings []loader.UnsupportedAttribute) ([]manifest.So
 		}
 		projectErrs = append(projectErrs, t.errorf(f.Path.String(), "%s", reason(parts)))
 	}
+	for _, key := range slices.Sorted(maps.Keys(t.project.Volumes)) {
+		if d := t.project.Volumes[key].Driver; d != "" && d != "local" {
+			projectErrs = append(projectErrs, t.errorf("volumes."+key+".driver", "%q is not supported (local)", d))
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(t.project.Networks)) {
+		if d := t.project.Networks[key].Driver; d != "" && d != "bridge" {
+			projectErrs = append(projectErrs, t.errorf("networks."+key+".driver", "%q is not supported (bridge)", d))
+		}
+	}
 	if len(projectErrs) > 0 {
+		// Every error at once: the services' refusals too.
+		for _, svc := range slices.Sorted(maps.Keys(refused)) {
+			for _, e := range refused[svc] {
+				projectErrs = append(projectErrs, e)
+			}
+		}
 		return nil, &multierror.Error{Errors: projectErrs}
 	}
 	names := make([]string, 0, len(t.project.Services))
-	for n := range t.project.Services {
+	total := 0
+	for n, s := range t.project.Services {
 		names = append(names, n)
+		total += min(max(s.GetScale(), 1), MaxReplicas)
+	}
+	if total > MaxPods {
+		return nil, &multierror.Error{Errors: []error{t.errorf("services", "%d pods (services times replicas) are over the limit of %d for one project", total, MaxPods)}}
 	}
 	sort.Strings(names)
 	var out []manifest.Sourced
@@ -216,7 +243,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 		Labels:                        c.labels(s.Labels),
 	}
 	m.Volumes, ct.VolumeMounts = c.volumes(s.Volumes)
-	c.networks(s)
+	m.Networks = c.networks(s)
 	m.Containers = []manifest.Container{ct}
 	return m
 }
@@ -358,9 +385,29 @@ func (c *serviceConv) envFile(key string, ef types.EnvFile, vars map[string]stri
 		c.add(key, "%s: %v", ef.Path, dotenvError(err))
 		return
 	}
+	if n := lineWithoutEquals(data); n > 0 {
+		// The parser takes a last line without '=' whole, as a name.
+		c.add(key, "%s: line %d: not valid env-file syntax (KEY=VALUE)", ef.Path, n)
+		return
+	}
 	for k, v := range got {
 		vars[k] = v
 	}
+}
+
+// lineWithoutEquals is the number of the first line of an env file that
+// holds neither a comment nor KEY=VALUE, or 0.
+func lineWithoutEquals(data []byte) int {
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !strings.Contains(line, "=") {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // projectPath is a relative path of the project as a Files name.
@@ -376,6 +423,10 @@ func projectPath(p string) (string, error) {
 }
 
 func (c *serviceConv) ports(s types.ServiceConfig) []manifest.Port {
+	if len(s.Ports) > MaxPorts {
+		c.add("ports", "%d ports (ranges counted port by port) are over the limit of %d", len(s.Ports), MaxPorts)
+		return nil
+	}
 	var out []manifest.Port
 	seen := map[string]bool{}
 	for i, p := range s.Ports {
@@ -398,7 +449,7 @@ func (c *serviceConv) ports(s types.ServiceConfig) []manifest.Port {
 			continue
 		}
 		seen[fmt.Sprintf("%d/%s", p.Target, proto)] = true
-		out = append(out, manifest.Port{ContainerPort: int(p.Target), HostPort: host, Protocol: proto, HostIP: p.HostIP})
+		out = append(out, manifest.Port{Name: p.Name, ContainerPort: int(p.Target), HostPort: host, Protocol: proto, HostIP: p.HostIP})
 	}
 	for i, e := range s.Expose {
 		port, proto, _ := strings.Cut(e, "/")
@@ -410,6 +461,10 @@ func (c *serviceConv) ports(s types.ServiceConfig) []manifest.Port {
 		if err != nil || (proto != "TCP" && proto != "UDP") {
 			c.add(fmt.Sprintf("expose[%d]", i), "%q is not a port, a port range or port/protocol (tcp or udp)", e)
 			continue
+		}
+		if len(out)+last-first >= MaxPorts {
+			c.add(fmt.Sprintf("expose[%d]", i), "the ports are over the limit of %d", MaxPorts)
+			break
 		}
 		for n := first; n <= last; n++ {
 			if k := fmt.Sprintf("%d/%s", n, proto); !seen[k] {
@@ -448,8 +503,17 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 	for i, v := range vs {
 		key := fmt.Sprintf("volumes[%d]", i)
 		switch {
+		case v.Type == types.VolumeTypeVolume:
+			if vol, ok := c.namedVolume(key, i, v); ok {
+				vols = append(vols, vol)
+				mounts = append(mounts, manifest.VolumeMount{Name: vol.Name, MountPath: v.Target, ReadOnly: v.ReadOnly})
+			}
+			continue
 		case v.Type != types.VolumeTypeBind:
 			c.add(key, "%s volumes are not supported yet (bind mounts of absolute host paths are)", v.Type)
+			continue
+		case strings.HasPrefix(v.Source, "~"):
+			c.add(key+".source", "%s: a path in a home folder depends on who runs hostlet; give the absolute host path", v.Source)
 			continue
 		case !path.IsAbs(v.Source):
 			c.add(key+".source", "%s: bind mounts of project files are not supported yet (absolute host paths are)", v.Source)
@@ -462,14 +526,50 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 	return vols, mounts
 }
 
-// networks accepts the project's implicit default network only.
-func (c *serviceConv) networks(s types.ServiceConfig) {
-	for n, cfg := range s.Networks {
-		if n != "default" || cfg != nil {
-			c.add("networks."+n, "%s", why["networks"])
-		}
+// namedVolume maps volume i of type volume: a named one onto the project's
+// Docker volume <project>_<key> (or its external name), kept when the pod
+// goes; an anonymous one onto an empty dir of the pod, which goes with it.
+func (c *serviceConv) namedVolume(key string, i int, v types.ServiceVolumeConfig) (manifest.Volume, bool) {
+	if o := v.Volume; o != nil && (o.NoCopy || o.Subpath != "" || len(o.Labels) > 0) {
+		c.add(key+".volume", "nocopy, subpath and labels are not supported yet")
+		return manifest.Volume{}, false
 	}
+	if v.Source == "" {
+		return manifest.Volume{Name: fmt.Sprintf("anon-%d", i)}, true
+	}
+	cfg, ok := c.t.project.Volumes[v.Source]
+	if !ok {
+		c.add(key+".source", "no volume %s in the project's volumes", v.Source)
+		return manifest.Volume{}, false
+	}
+	return manifest.Volume{Name: fmt.Sprintf("vol-%d", i), DockerVolume: cfg.Name, External: bool(cfg.External)}, true
+}
+
+// networks are the service's networks in Compose's order (priority, then
+// name): each a project network <project>_<key> (the implicit default
+// included) or an external one, with the service's name as an alias
+// beside its own aliases, as Compose does.
+func (c *serviceConv) networks(s types.ServiceConfig) []manifest.Network {
 	if s.NetworkMode != "" {
-		c.add("network_mode", "not supported yet")
+		// Refused by name with the other attributes hostlet does not apply.
+		return nil
 	}
+	var out []manifest.Network
+	for _, key := range s.NetworksByPriority() {
+		cfg, ok := c.t.project.Networks[key]
+		if !ok {
+			c.add("networks."+key, "no network %s in the project's networks", key)
+			continue
+		}
+		n := manifest.Network{Name: cfg.Name, External: bool(cfg.External), Internal: cfg.Internal, Aliases: []string{c.name}}
+		if sc := s.Networks[key]; sc != nil {
+			for _, a := range sc.Aliases {
+				if !slices.Contains(n.Aliases, a) {
+					n.Aliases = append(n.Aliases, a)
+				}
+			}
+		}
+		out = append(out, n)
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	gosync "sync"
 	"time"
 
@@ -25,12 +26,17 @@ const HelperName = "hostlet-compose"
 const (
 	renderTimeout = 60 * time.Second
 	maxResponse   = 64 << 20
-	// cacheSize bounds the renders kept (one per project and settings).
-	cacheSize = 256
+	// cacheSize bounds the renders kept (one per project and settings),
+	// the least recently used dropped first.
+	cacheSize = 1024
 )
 
 // ErrNoHelper is the error of a render without the helper.
 var ErrNoHelper = errors.New(HelperName + " not found")
+
+// errNotRun marks a failure to start the helper: the host's, not the
+// bundle's, so it is not remembered.
+var errNotRun = errors.New("not started")
 
 // Renderer renders projects with the helper, once per distinct bundle: a
 // project whose files and settings did not change since its last render
@@ -41,6 +47,8 @@ type Renderer struct {
 	Helper string
 	// Host are the host's settings, applied to every project.
 	Host Host
+	// Timeout bounds one run of the helper; 0 means 60 s.
+	Timeout time.Duration
 
 	mu    gosync.Mutex
 	cache map[[32]byte]Response
@@ -66,7 +74,14 @@ func (r *Renderer) Render(ctx context.Context, b Bundle) ([]manifest.Sourced, er
 	resp, ok := r.cached(key)
 	if !ok {
 		if resp, err = r.run(ctx, req); err != nil {
-			return nil, r.fail(b, err)
+			if ctx.Err() != nil || errors.Is(err, errNotRun) {
+				// The caller gave up, or the helper is not there (yet):
+				// the bundle may render another time.
+				return nil, r.fail(b, err)
+			}
+			// The helper's own failure (its timeout, its crash) is the
+			// bundle's: remembered, not run again on every read.
+			resp = Response{Errors: []*manifest.Error{failure(b, err)}}
 		}
 		r.store(key, resp)
 	}
@@ -93,21 +108,30 @@ func result(resp Response) ([]manifest.Sourced, error) {
 
 // fail is a render failure as the project's one error.
 func (r *Renderer) fail(b Bundle, err error) error {
+	return &multierror.Error{Errors: []error{failure(b, err)}}
+}
+
+func failure(b Bundle, err error) *manifest.Error {
 	file := b.Options.Dir
-	if file == "" || file == "." {
+	if file == "." {
 		file = ""
 	}
-	return &multierror.Error{Errors: []error{&manifest.Error{
+	return &manifest.Error{
 		Origin: manifest.Origin{Source: b.Options.Source, File: file},
 		Detail: "render the Compose project: " + err.Error(),
 		Err:    err,
-	}}}
+	}
 }
 
+// cached returns a render kept, making it the most recently used.
 func (r *Renderer) cached(key [32]byte) (Response, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	resp, ok := r.cache[key]
+	if ok {
+		i := slices.Index(r.order, key)
+		r.order = append(append(r.order[:i:i], r.order[i+1:]...), key)
+	}
 	return resp, ok
 }
 
@@ -132,11 +156,18 @@ func (r *Renderer) store(key [32]byte, resp Response) {
 func (r *Renderer) run(ctx context.Context, req []byte) (Response, error) {
 	helper, err := r.helper()
 	if err != nil {
-		return Response{}, err
+		return Response{}, fmt.Errorf("%w (%w)", err, errNotRun)
 	}
-	ctx, cancel := context.WithTimeout(ctx, renderTimeout)
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = renderTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, helper)
+	// Killed, the helper may leave a child holding its output open: Wait
+	// gives up on the pipes soon after.
+	cmd.WaitDelay = time.Second
 	cmd.Stdin = bytes.NewReader(req)
 	// The helper reads nothing but its input: no environment of ours.
 	cmd.Env = []string{}
@@ -144,7 +175,10 @@ func (r *Renderer) run(ctx context.Context, req []byte) (Response, error) {
 	var stderr limitedBuffer
 	stderr.max = 4096
 	cmd.Stdout, cmd.Stderr = out, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return Response{}, fmt.Errorf("%s: %w (%w)", HelperName, err, errNotRun)
+	}
+	if err := cmd.Wait(); err != nil {
 		if ctx.Err() != nil {
 			return Response{}, fmt.Errorf("%s: %w", HelperName, ctx.Err())
 		}

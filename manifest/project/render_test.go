@@ -117,3 +117,19 @@ func TestBundleBounds(t *testing.T) {
 		t.Errorf("a refused file: %v", err)
 	}
 }
+
+// A helper that is not there (yet: an upgrade in progress) is the host's
+// failure, not the bundle's: it is not remembered.
+func TestMissingHelperIsNotRemembered(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "helper")
+	r := project.NewRenderer(p, project.Host{})
+	if _, err := r.Render(context.Background(), bundle()); err == nil {
+		t.Fatal("render without the helper: no error")
+	}
+	if err := os.WriteFile(p, []byte("#!/bin/sh\ncat >/dev/null\necho '{\"manifests\":[]}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Render(context.Background(), bundle()); err != nil {
+		t.Errorf("render once the helper is there: %v", err)
+	}
+}
