@@ -74,6 +74,7 @@ func (m Manifest) Clone() Manifest {
 		}
 	}
 	out.Volumes = append([]Volume(nil), m.Volumes...)
+	out.DependsOn = append([]Dependency(nil), m.DependsOn...)
 	if m.Networks != nil {
 		out.Networks = make([]Network, len(m.Networks))
 		for i, n := range m.Networks {
@@ -88,6 +89,11 @@ func (m Manifest) Clone() Manifest {
 		c.Env = append([]EnvVar(nil), c.Env...)
 		c.Ports = append([]Port(nil), c.Ports...)
 		c.VolumeMounts = append([]VolumeMount(nil), c.VolumeMounts...)
+		if c.Healthcheck != nil {
+			h := *c.Healthcheck
+			h.Command = append([]string(nil), h.Command...)
+			c.Healthcheck = &h
+		}
 		if c.LivenessProbe != nil {
 			p := *c.LivenessProbe
 			if p.HTTPGet != nil {

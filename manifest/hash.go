@@ -38,6 +38,8 @@ type hashedContainer struct {
 	// pod's network namespace (the only container of a pod without an
 	// infra container); left out when there are none.
 	Networks []hashedNetwork `json:"networks,omitempty"`
+	// Healthcheck is left out when unset, as Args is.
+	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
 }
 
 // hashedNetwork is a network the pod joins; its aliases in order.
@@ -101,6 +103,7 @@ func ContainerHash(m Manifest, i int) string {
 	if len(d.Containers) == 1 {
 		h.Networks = hashedNetworks(d.Networks)
 	}
+	h.Healthcheck = c.Healthcheck
 	for _, vm := range c.VolumeMounts {
 		v, _ := d.Volume(vm.Name)
 		h.Mounts = append(h.Mounts, hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External})

@@ -52,6 +52,28 @@ type Manifest struct {
 	Networks []Network `json:"networks,omitempty"`
 	// Containers: at least one.
 	Containers []Container `json:"containers"`
+	// DependsOn are pods this one waits for before any of its containers
+	// is created or recreated: it stays Pending, saying which, until each
+	// is in its condition. Not part of any container's hash.
+	DependsOn []Dependency `json:"dependsOn,omitempty"`
+}
+
+// Dependency conditions.
+const (
+	// DependencyStarted: every container of the pod runs.
+	DependencyStarted = "Started"
+	// DependencyHealthy: every container runs and none has a Docker
+	// healthcheck that is starting or unhealthy.
+	DependencyHealthy = "Healthy"
+	// DependencyCompleted: every container has exited with code 0.
+	DependencyCompleted = "Completed"
+)
+
+// Dependency is a pod another pod waits for, in a condition (Started
+// when empty).
+type Dependency struct {
+	Pod       string `json:"pod"`
+	Condition string `json:"condition,omitempty"`
 }
 
 // Volume is a named volume of a pod: a host path, a Docker volume of its
@@ -102,6 +124,25 @@ type Container struct {
 	// CPU is relative CPU shares; 0 means the default.
 	CPU           int64  `json:"cpu,omitempty"`
 	LivenessProbe *Probe `json:"livenessProbe,omitempty"`
+	// Healthcheck is the container's Docker healthcheck, run by the
+	// engine: its state shows in status (healthy) and a dependent pod
+	// may wait for it (dependsOn, condition Healthy).
+	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
+}
+
+// Healthcheck is a Docker healthcheck: Command (exec form) or Shell (run by
+// the image's shell), every IntervalSeconds, each run bounded by
+// TimeoutSeconds, unhealthy after Retries failures in a row; failures in
+// the first StartPeriodSeconds do not count. 0 means Docker's default
+// (30 s, 30 s, 3, 0). Disable turns off a healthcheck the image has.
+type Healthcheck struct {
+	Command            []string `json:"command,omitempty"`
+	Shell              string   `json:"shell,omitempty"`
+	IntervalSeconds    int64    `json:"intervalSeconds,omitempty"`
+	TimeoutSeconds     int64    `json:"timeoutSeconds,omitempty"`
+	StartPeriodSeconds int64    `json:"startPeriodSeconds,omitempty"`
+	Retries            int64    `json:"retries,omitempty"`
+	Disable            bool     `json:"disable,omitempty"`
 }
 
 // EnvVar is one environment variable. Its value may be a secret: it never

@@ -151,6 +151,7 @@ func fromSummary(s container.Summary) Container {
 		Status:   s.Status,
 		Created:  time.Unix(s.Created, 0),
 		ExitCode: exitCodeFromStatus(s.Status),
+		Health:   healthFromStatus(s.Status),
 	}
 	if len(s.Names) > 0 {
 		c.Name = strings.TrimPrefix(s.Names[0], "/")
@@ -167,6 +168,37 @@ func fromSummary(s container.Summary) Container {
 		}
 	}
 	return c
+}
+
+// healthFromStatus parses the healthcheck state out of a list entry's
+// status, e.g. "Up 2 minutes (healthy)", "Up 3 seconds (health: starting)".
+func healthFromStatus(status string) string {
+	switch {
+	case strings.HasSuffix(status, "(healthy)"):
+		return HealthHealthy
+	case strings.HasSuffix(status, "(unhealthy)"):
+		return HealthUnhealthy
+	case strings.HasSuffix(status, "(health: starting)"):
+		return HealthStarting
+	}
+	return ""
+}
+
+// healthConfig is Docker's healthcheck of a spec's.
+func healthConfig(h *HealthSpec) *container.HealthConfig {
+	if h == nil {
+		return nil
+	}
+	hc := &container.HealthConfig{Interval: h.Interval, Timeout: h.Timeout, StartPeriod: h.StartPeriod, Retries: h.Retries}
+	switch {
+	case h.Disable:
+		hc.Test = []string{"NONE"}
+	case h.Shell != "":
+		hc.Test = []string{"CMD-SHELL", h.Shell}
+	default:
+		hc.Test = append([]string{"CMD"}, h.Command...)
+	}
+	return hc
 }
 
 // exitCodeFromStatus parses the exit code out of a list entry's status,
@@ -278,10 +310,11 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 // dockerConfig maps a ContainerSpec onto Docker's create request.
 func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig, error) {
 	cfg := &container.Config{
-		Image:      spec.Image,
-		Env:        spec.Env,
-		WorkingDir: spec.WorkingDir,
-		Labels:     spec.Labels,
+		Image:       spec.Image,
+		Env:         spec.Env,
+		WorkingDir:  spec.WorkingDir,
+		Labels:      spec.Labels,
+		Healthcheck: healthConfig(spec.Healthcheck),
 	}
 	if len(spec.Command) > 0 {
 		cfg.Entrypoint = spec.Command

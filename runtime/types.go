@@ -49,6 +49,25 @@ type Container struct {
 	// IP is the container's address on its network ("" when it joins another
 	// container's network namespace).
 	IP string
+	// Health is the state of the container's Docker healthcheck, from
+	// Status: HealthHealthy, HealthUnhealthy, HealthStarting, or "" (none).
+	Health string
+}
+
+// Docker healthcheck states of a Container.
+const (
+	HealthHealthy   = "healthy"
+	HealthUnhealthy = "unhealthy"
+	HealthStarting  = "starting"
+)
+
+// HealthSpec is a container's Docker healthcheck (see manifest.Healthcheck).
+type HealthSpec struct {
+	Command                        []string
+	Shell                          string
+	Disable                        bool
+	Interval, Timeout, StartPeriod time.Duration
+	Retries                        int
 }
 
 // Pod returns the container's io.hostlet.pod label.
@@ -138,8 +157,10 @@ type ContainerSpec struct {
 	// Networks are user-defined networks to join, the first at creation,
 	// the others right after; they must exist (EnsureNetwork).
 	Networks []NetworkSpec
-	Ports    []Port
-	Mounts   []Mount
+	// Healthcheck, when set, is the container's Docker healthcheck.
+	Healthcheck *HealthSpec
+	Ports       []Port
+	Mounts      []Mount
 	// Memory is a limit in bytes, 0 for none.
 	Memory int64
 	// CPUShares is the relative CPU weight, 0 for the default.

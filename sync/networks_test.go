@@ -198,3 +198,47 @@ containers: [{name: app, image: example.org/app:1, volumeMounts: [{name: data, m
 		t.Errorf("status %+v, want the pod failed naming corp-data", rep.Pods)
 	}
 }
+
+// A pod that depends on another waits (Pending, WaitingForDependency)
+// until that one runs, healthy when asked; what runs of it meanwhile is
+// left alone.
+func TestDependsOnWaits(t *testing.T) {
+	fake := synctest.NewFake()
+	s := newFakeSyncer(t, fake)
+	db := decodePod(t, "version: v1beta1\nid: db\ncontainers: [{name: db, image: example.org/db:1, healthcheck: {command: [/ok]}}]\n")
+	web := decodePod(t, "version: v1beta1\nid: web\ndependsOn: [{pod: db, condition: Healthy}]\ncontainers: [{name: web, image: example.org/web:1}]\n")
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{db, web}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	status := func(id string) hsync.PodStatus {
+		for _, p := range s.Report().Pods {
+			if p.ID == id {
+				return p
+			}
+		}
+		return hsync.PodStatus{}
+	}
+	// db was created in that sync: web waits for it.
+	if st := status("web"); st.Phase != hsync.PhasePending || st.Reason != hsync.ReasonWaiting || !strings.Contains(st.Message, "pod db to be healthy (it is being changed)") {
+		t.Fatalf("web: %s %s %q, want Pending, waiting for db", st.Phase, st.Reason, st.Message)
+	}
+	if len(specsOf(t, fake, "web")) != 0 {
+		t.Fatal("web was created before db was healthy")
+	}
+	// db runs, its healthcheck still starting: web waits.
+	fake.SetHealth("db", "db", hruntime.HealthStarting)
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := status("web"); !strings.Contains(st.Message, "container db is running (starting)") {
+		t.Fatalf("web: %q, want waiting for db's healthcheck", st.Message)
+	}
+	fake.SetHealth("db", "db", hruntime.HealthHealthy)
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := status("web"); st.Phase != hsync.PhaseRunning || len(specsOf(t, fake, "web")) != 1 {
+		t.Errorf("web: %s %q once db is healthy, want Running", st.Phase, st.Message)
+	}
+}

@@ -131,6 +131,7 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 		CPUShares:     c.CPU,
 		RestartPolicy: dockerRestartPolicy(m.RestartPolicy),
 		StopTimeout:   manifest.Seconds(m.TerminationGracePeriodSeconds),
+		Healthcheck:   healthSpec(c.Healthcheck),
 	}
 	for _, e := range c.Env {
 		spec.Env = append(spec.Env, e.Name+"="+e.Value)
@@ -199,6 +200,18 @@ func resolveHostPaths(spec *hruntime.ContainerSpec, m manifest.Manifest, i int, 
 	return nil
 }
 
+// healthSpec is the runtime's form of a container's healthcheck.
+func healthSpec(h *manifest.Healthcheck) *hruntime.HealthSpec {
+	if h == nil {
+		return nil
+	}
+	return &hruntime.HealthSpec{
+		Command: h.Command, Shell: h.Shell, Disable: h.Disable,
+		Interval: manifest.Seconds(h.IntervalSeconds), Timeout: manifest.Seconds(h.TimeoutSeconds),
+		StartPeriod: manifest.Seconds(h.StartPeriodSeconds), Retries: int(min(h.Retries, manifest.MaxSeconds)),
+	}
+}
+
 // withNetworksLabel adds the LabelNetworks of the networks hostlet makes.
 func withNetworksLabel(labels map[string]string, ns []manifest.Network) map[string]string {
 	var own []string
@@ -246,6 +259,8 @@ type specSummary struct {
 	// Networks are the pod's, on the container that holds its network
 	// namespace (a pod's only container): name(alias,...), in order.
 	Networks []string `json:"networks,omitempty"`
+	// Healthcheck is the Docker healthcheck, as JSON.
+	Healthcheck string `json:"healthcheck,omitempty"`
 }
 
 func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
@@ -286,6 +301,10 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 		s.Mounts = append(s.Mounts, src+":"+vm.MountPath+":"+mode)
 	}
 	sort.Strings(s.Mounts)
+	if c.Healthcheck != nil {
+		b, _ := json.Marshal(c.Healthcheck)
+		s.Healthcheck = string(b)
+	}
 	if len(m.Containers) == 1 {
 		for _, n := range m.Networks {
 			s.Networks = append(s.Networks, networkString(n))
@@ -365,6 +384,9 @@ func changeReasons(old, new specSummary) []string {
 	}
 	if !equalStrings(old.Ports, new.Ports) {
 		r = append(r, fmt.Sprintf("ports [%s] -> [%s]", strings.Join(old.Ports, " "), strings.Join(new.Ports, " ")))
+	}
+	if old.Healthcheck != new.Healthcheck {
+		r = append(r, "healthcheck changed")
 	}
 	if !equalStrings(old.Networks, new.Networks) {
 		r = append(r, fmt.Sprintf("networks [%s] -> [%s]", strings.Join(old.Networks, " "), strings.Join(new.Networks, " ")))

@@ -74,6 +74,8 @@ type ContainerStatus struct {
 	ContainerID string `json:"containerID"`
 	StartedAt   string `json:"startedAt,omitempty"`
 	LastError   string `json:"lastError"`
+	// health is the Docker healthcheck's state ("" without one).
+	health string
 }
 
 // Report is what the syncer knows: the last sync, every pod, every
@@ -95,6 +97,9 @@ type podState struct {
 	// pulling says which images are being pulled for the pod ("" when
 	// none): it waits Pending, reason Pulling.
 	pulling string
+	// waiting says which dependencies the pod waits for ("" when none):
+	// Pending, reason WaitingForDependency, while it is not as desired.
+	waiting string
 }
 
 func (s *Syncer) podStateLocked(id string) *podState {
@@ -156,7 +161,8 @@ func (s *Syncer) Report() Report {
 		for i := range st.Containers {
 			c := &st.Containers[i]
 			c.Restarts = s.restarts.count(id, c.Name)
-			c.Healthy = c.State == hruntime.StateRunning && s.prober.healthy(c.ContainerID)
+			c.Healthy = c.State == hruntime.StateRunning && s.prober.healthy(c.ContainerID) &&
+				c.health != hruntime.HealthUnhealthy && c.health != hruntime.HealthStarting
 		}
 		r.Pods = append(r.Pods, st)
 	}
@@ -257,6 +263,8 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 	case crashLoop != "":
 		st.Phase, st.Reason = PhaseFailed, ReasonCrashLoop
 		st.Message = fmt.Sprintf("container %s keeps crashing", crashLoop)
+	case ps.waiting != "" && missing > 0:
+		st.Phase, st.Reason, st.Message = PhasePending, ReasonWaiting, ps.waiting
 	case missing > 0:
 		st.Phase = PhasePending
 	case running == n:
@@ -275,7 +283,7 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 }
 
 func containerStatus(c hruntime.Container, ps *podState) ContainerStatus {
-	cst := ContainerStatus{Name: c.Slot(), Image: c.Image, Hash: c.Hash(), State: c.State, ContainerID: c.ID}
+	cst := ContainerStatus{Name: c.Slot(), Image: c.Image, Hash: c.Hash(), State: c.State, ContainerID: c.ID, health: c.Health}
 	if t, ok := ps.started[c.Slot()]; ok {
 		cst.StartedAt = t.UTC().Format(time.RFC3339)
 	}

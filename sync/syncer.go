@@ -334,9 +334,11 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	}
 	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher})
 	s.forgetConvergedBackoff(plan)
+	waits := dependencyWaits(plan, actual)
+	s.noteWaits(waits)
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
-		Skip: s.backingOff, EnvHasher: s.opts.EnvHasher,
+		Skip: func(id string) bool { return waits[id] != "" || s.backingOff(id) }, EnvHasher: s.opts.EnvHasher,
 		HostPaths: s.opts.HostPaths, Images: s.pulls.check,
 		SweepNetworks: !s.networksSwept && s.opts.Prune && desired.Ready,
 	}, s.log)
@@ -550,6 +552,26 @@ func (s *Syncer) recordLocked(results []Result) {
 	}
 }
 
+// noteWaits marks the pods that wait for their dependencies (Pending,
+// reason WaitingForDependency, while they are not running as desired) and
+// unmarks every other pod.
+func (s *Syncer) noteWaits(waits map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, ps := range s.pods {
+		if _, ok := waits[id]; !ok {
+			ps.waiting = ""
+		}
+	}
+	for id, msg := range waits {
+		ps := s.podStateLocked(id)
+		if ps.waiting != msg {
+			s.log.Info("pod waits for its dependencies", "pod", id, "why", msg)
+		}
+		ps.waiting = msg
+	}
+}
+
 // notePulls marks the pods whose images are being pulled (Pending,
 // reason Pulling) and unmarks every other pod.
 func (s *Syncer) notePulls(results []Result) {
@@ -681,6 +703,17 @@ func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 		return true
 	case "oom", "kill", "stop":
 		return true
+	}
+	if strings.HasPrefix(e.Action, "health_status") {
+		// A healthcheck changed state: a pod waiting for its dependencies
+		// may go on now.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, ps := range s.pods {
+			if ps.waiting != "" {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -113,6 +113,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		}
 	}
 	c.networks(m.Networks)
+	c.dependsOn(m.ID, m.DependsOn)
 	if len(m.Containers) == 0 {
 		c.add("containers", "at least one container is required")
 	}
@@ -131,6 +132,25 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	return c.errs.ErrorOrNil()
 }
 
+// healthcheck checks a container's Docker healthcheck.
+func (c *checker) healthcheck(f string, h *manifest.Healthcheck) {
+	if h == nil {
+		return
+	}
+	switch {
+	case h.Disable && (len(h.Command) > 0 || h.Shell != ""):
+		c.add(f+".disable", "a disabled healthcheck has no command")
+	case !h.Disable && len(h.Command) == 0 && h.Shell == "":
+		c.add(f, "command or shell is required (or disable)")
+	case len(h.Command) > 0 && h.Shell != "":
+		c.add(f+".shell", "a healthcheck runs a command or a shell line, not both")
+	}
+	c.seconds(f+".intervalSeconds", h.IntervalSeconds)
+	c.seconds(f+".timeoutSeconds", h.TimeoutSeconds)
+	c.seconds(f+".startPeriodSeconds", h.StartPeriodSeconds)
+	c.seconds(f+".retries", h.Retries)
+}
+
 func (c *checker) container(f string, ct manifest.Container, volumes map[string]bool, portNames, containerPorts map[string]string) {
 	if ct.Image == "" {
 		c.add(f+".image", "required")
@@ -147,6 +167,7 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 		c.port(fmt.Sprintf("%s.ports[%d]", f, j), p, ownPorts, portNames, containerPorts)
 	}
 	c.volumeMounts(f, ct.VolumeMounts, volumes)
+	c.healthcheck(f+".healthcheck", ct.Healthcheck)
 	c.nonNegative(f+".memory", ct.Memory)
 	if ct.Memory > 0 && ct.Memory < MinMemory {
 		c.add(f+".memory", "%d bytes is below Docker's minimum of %d (6 MiB)", ct.Memory, MinMemory)
@@ -482,6 +503,34 @@ func (c *checker) seconds(f string, v int64) {
 	c.nonNegative(f, v)
 	if v > manifest.MaxSeconds {
 		c.add(f, "%d is over the limit of %d", v, manifest.MaxSeconds)
+	}
+}
+
+var dependencyEnum = []string{manifest.DependencyStarted, manifest.DependencyHealthy, manifest.DependencyCompleted}
+
+// MaxDependencies bounds a pod's dependsOn.
+const MaxDependencies = 64
+
+func (c *checker) dependsOn(id string, deps []manifest.Dependency) {
+	if len(deps) > MaxDependencies {
+		c.add("dependsOn", "%d dependencies are over the limit of %d", len(deps), MaxDependencies)
+		return
+	}
+	seen := map[string]bool{}
+	for i, d := range deps {
+		f := fmt.Sprintf("dependsOn[%d]", i)
+		switch {
+		case d.Pod == "":
+			c.add(f+".pod", "required")
+		case dnsSubdomain(d.Pod) != "":
+			c.add(f+".pod", "%q %s", d.Pod, dnsSubdomain(d.Pod))
+		case d.Pod == id:
+			c.add(f+".pod", "a pod cannot wait for itself")
+		case seen[d.Pod]:
+			c.add(f+".pod", "duplicate dependency %q", d.Pod)
+		}
+		seen[d.Pod] = true
+		c.enum(f+".condition", d.Condition, dependencyEnum)
 	}
 }
 

@@ -127,3 +127,78 @@ volumes:
 		t.Errorf("the named volume %s_data is gone with the project: %v", proj, err)
 	}
 }
+
+// TestComposeDependsOnHealthy: a service that depends on another's health
+// is created only once the engine reports that one healthy, as the
+// engine's own timestamps show; /status says why it waits meanwhile.
+func TestComposeDependsOnHealthy(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	proj := e.instance
+	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), fmt.Sprintf(`name: %s
+services:
+  db:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    healthcheck:
+      test: ["CMD", "/demo", "probe-ok"]
+      interval: 2s
+      start_period: 1s
+  web:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    depends_on: {db: {condition: service_healthy}}
+`, proj, e.image, e.image))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+		for _, p := range d.Pods {
+			if p.ID == proj+"-web" && p.Reason == "WaitingForDependency" && strings.Contains(p.Message, "pod "+proj+"-db to be healthy") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("pods %+v", d.Pods)
+	})
+	boxes := e.waitPods(t, 60*time.Second, proj+"-db", proj+"-web")
+	db, err := e.docker.ContainerInspect(t.Context(), boxes[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, err := e.docker.ContainerInspect(t.Context(), boxes[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db.State.Health == nil || len(db.State.Health.Log) == 0 {
+		t.Fatalf("db has no healthcheck log: %+v", db.State)
+	}
+	// The engine keeps a healthcheck's last 5 results; until it drops one,
+	// the first is the first check. Else no check ends before db's start
+	// plus one interval.
+	healthy := db.State.Health.Log[0].End
+	if len(db.State.Health.Log) >= 5 {
+		started, err := time.Parse(time.RFC3339Nano, db.State.StartedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		healthy = started.Add(2 * time.Second)
+	}
+	created, err := time.Parse(time.RFC3339Nano, web.Created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Before(healthy) {
+		t.Errorf("web was created at %s, before db's first healthcheck passed at %s", created, healthy)
+	}
+	t.Logf("db's first healthcheck passed at %s; web created at %s", healthy.Format(time.RFC3339Nano), created.Format(time.RFC3339Nano))
+	doc, err := a.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range doc.Pods {
+		if p.ID == proj+"-db" && (len(p.Containers) != 1 || !p.Containers[0].Healthy) {
+			t.Errorf("db status %+v, want its container healthy", p)
+		}
+	}
+}

@@ -518,6 +518,71 @@ volumes:
 	}
 }
 
+func TestLoadHealthAndOrder(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  db:
+    image: postgres:16
+    healthcheck:
+      test: ["CMD", "pg_isready", "-U", "postgres"]
+      interval: 2s
+      timeout: 1500ms
+      retries: 5
+      start_period: 10s
+  migrate:
+    image: example.org/migrate:1
+    depends_on: {db: {condition: service_healthy}}
+  web:
+    image: example.org/web:1
+    healthcheck: {test: "curl -f localhost || exit 1"}
+    depends_on:
+      db: {condition: service_healthy}
+      migrate: {condition: service_completed_successfully}
+      cache: {condition: service_started}
+  cache:
+    image: redis:7
+    deploy: {replicas: 2}
+    healthcheck: {disable: true}
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	byID := map[string]manifest.Manifest{}
+	for _, p := range pods {
+		byID[p.Manifest.ID] = p.Manifest
+	}
+	if got, want := byID["shop-db"].Containers[0].Healthcheck, (&manifest.Healthcheck{Command: []string{"pg_isready", "-U", "postgres"}, IntervalSeconds: 2, TimeoutSeconds: 2, Retries: 5, StartPeriodSeconds: 10}); !reflect.DeepEqual(got, want) {
+		t.Errorf("db healthcheck %+v, want %+v", got, want)
+	}
+	if got := byID["shop-web"].Containers[0].Healthcheck; got == nil || got.Shell != "curl -f localhost || exit 1" {
+		t.Errorf("web healthcheck %+v, want the shell line", got)
+	}
+	if got := byID["shop-cache-1"].Containers[0].Healthcheck; got == nil || !got.Disable {
+		t.Errorf("cache healthcheck %+v, want disabled", got)
+	}
+	want := []manifest.Dependency{
+		{Pod: "shop-cache-1", Condition: manifest.DependencyStarted}, {Pod: "shop-cache-2", Condition: manifest.DependencyStarted},
+		{Pod: "shop-db", Condition: manifest.DependencyHealthy}, {Pod: "shop-migrate", Condition: manifest.DependencyCompleted},
+	}
+	if got := byID["shop-web"].DependsOn; !reflect.DeepEqual(got, want) {
+		t.Errorf("web dependsOn %+v\nwant %+v", got, want)
+	}
+
+	_, errs = load(t, mapFiles{"compose.yaml": `
+services:
+  web: {image: busybox, depends_on: {db: {condition: service_healthy, restart: true}}}
+  db: {image: busybox}
+`}, compose.Options{})
+	wantErrs := []string{
+		`apps:shop/compose.yaml: services.web.depends_on.db.restart: restarting a service when its dependency restarts is not supported yet`,
+		`apps:shop/compose.yaml: services.web.depends_on.db.condition: service db has no healthcheck to be healthy by`,
+	}
+	if !reflect.DeepEqual(errs, wantErrs) {
+		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+}
+
 func TestLoadOverrideAndExtends(t *testing.T) {
 	files := mapFiles{
 		"compose.yaml": `

@@ -47,6 +47,9 @@ var supportedPaths = paths(
 	"services.*.expose", "services.*.expose.[]",
 	"services.*.labels", "services.*.labels.*",
 	"services.*.working_dir",
+	"services.*.depends_on", "services.*.depends_on.*", "services.*.depends_on.*.condition", "services.*.depends_on.*.required", "services.*.depends_on.*.restart",
+	"services.*.healthcheck", "services.*.healthcheck.test", "services.*.healthcheck.test.[]", "services.*.healthcheck.interval",
+	"services.*.healthcheck.timeout", "services.*.healthcheck.retries", "services.*.healthcheck.start_period", "services.*.healthcheck.disable",
 	"services.*.restart",
 	"services.*.stop_grace_period",
 	"services.*.mem_limit",
@@ -77,8 +80,6 @@ func paths(ps ...string) []tree.Path {
 var why = map[string]string{
 	"build":          "building images is not supported yet: give an image built elsewhere",
 	"container_name": "hostlet names containers itself (by pod id), so replicas and recreates never collide: remove it",
-	"depends_on":     "start ordering is not supported yet",
-	"healthcheck":    "healthchecks are not supported yet",
 	"configs":        "configs are not supported yet",
 	"secrets":        "secrets are not supported yet",
 }
@@ -236,6 +237,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	ct.Env = c.environment(s)
 	ct.Ports = c.ports(s)
 	ct.Memory = c.memory(s)
+	ct.Healthcheck = c.healthcheck(s.HealthCheck)
 	m := manifest.Manifest{
 		Version:                       manifest.Version,
 		RestartPolicy:                 c.restart(s.Restart),
@@ -244,6 +246,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	}
 	m.Volumes, ct.VolumeMounts = c.volumes(s.Volumes)
 	m.Networks = c.networks(s)
+	m.DependsOn = c.dependsOn(s)
 	m.Containers = []manifest.Container{ct}
 	return m
 }
@@ -298,6 +301,95 @@ func (c *serviceConv) grace(d *types.Duration) int64 {
 	if secs == 0 {
 		// 0 would mean the default (10 s) to a pod; Compose means at once.
 		secs = 1
+	}
+	return int64(secs)
+}
+
+// dependsOn maps depends_on onto the pod's dependencies: every replica of
+// the service depended on, in its condition (service_started, _healthy,
+// _completed_successfully). A dependency on a healthy service needs a
+// healthcheck there.
+func (c *serviceConv) dependsOn(s types.ServiceConfig) []manifest.Dependency {
+	var out []manifest.Dependency
+	for _, name := range slices.Sorted(maps.Keys(s.DependsOn)) {
+		d := s.DependsOn[name]
+		key := "depends_on." + name
+		dep, ok := c.t.project.Services[name]
+		if !ok {
+			c.add(key, "service %s is not in the project or not in an active profile", name)
+			continue
+		}
+		if d.Restart {
+			c.add(key+".restart", "restarting a service when its dependency restarts is not supported yet")
+		}
+		if !d.Required {
+			c.add(key+".required", "an optional dependency is not supported yet")
+		}
+		var cond string
+		switch d.Condition {
+		case "", types.ServiceConditionStarted:
+			cond = manifest.DependencyStarted
+		case types.ServiceConditionHealthy:
+			cond = manifest.DependencyHealthy
+			if dep.HealthCheck == nil || dep.HealthCheck.Disable {
+				c.add(key+".condition", "service %s has no healthcheck to be healthy by", name)
+			}
+		case types.ServiceConditionCompletedSuccessfully:
+			cond = manifest.DependencyCompleted
+		default:
+			c.add(key+".condition", "%q is not one of service_started, service_healthy, service_completed_successfully", d.Condition)
+			continue
+		}
+		replicas := min(max(dep.GetScale(), 1), MaxReplicas)
+		for i := 1; i <= replicas; i++ {
+			n := 0
+			if replicas > 1 {
+				n = i
+			}
+			out = append(out, manifest.Dependency{Pod: PodID(c.t.project.Name, name, n), Condition: cond})
+		}
+	}
+	return out
+}
+
+// healthcheck maps Compose's healthcheck onto the container's Docker
+// healthcheck: test CMD (exec form), CMD-SHELL (a string, run by the
+// image's shell) or NONE; durations in whole seconds, rounded up.
+func (c *serviceConv) healthcheck(h *types.HealthCheckConfig) *manifest.Healthcheck {
+	if h == nil {
+		return nil
+	}
+	out := &manifest.Healthcheck{
+		IntervalSeconds: c.healthSeconds("interval", h.Interval), TimeoutSeconds: c.healthSeconds("timeout", h.Timeout),
+		StartPeriodSeconds: c.healthSeconds("start_period", h.StartPeriod), Disable: h.Disable,
+	}
+	if h.Retries != nil {
+		out.Retries = int64(min(*h.Retries, uint64(manifest.MaxSeconds)))
+	}
+	test := []string(h.Test)
+	switch {
+	case h.Disable || len(test) == 0:
+		out.Disable = h.Disable
+	case test[0] == "NONE":
+		out.Disable = true
+	case test[0] == "CMD" && len(test) > 1:
+		out.Command = test[1:]
+	case test[0] == "CMD-SHELL" && len(test) == 2:
+		out.Shell = test[1]
+	default:
+		c.add("healthcheck.test", "starts with CMD (and a command), CMD-SHELL (and one line) or NONE")
+	}
+	return out
+}
+
+func (c *serviceConv) healthSeconds(key string, d *types.Duration) int64 {
+	if d == nil || *d <= 0 {
+		return 0
+	}
+	secs := math.Ceil(time.Duration(*d).Seconds())
+	if secs > manifest.MaxSeconds {
+		c.add("healthcheck."+key, "%s is over the limit of %d seconds", time.Duration(*d), manifest.MaxSeconds)
+		return 0
 	}
 	return int64(secs)
 }

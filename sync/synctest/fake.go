@@ -463,6 +463,18 @@ func (f *Fake) ListNetworks(context.Context) ([]string, error) {
 	return out, nil
 }
 
+// SetHealth sets the Docker healthcheck state of the pod's container in
+// slot (hruntime.HealthHealthy, ...), as the engine's list reports it.
+func (f *Fake) SetHealth(pod, slot, health string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, fc := range f.containers {
+		if fc.c.Pod() == pod && fc.c.Slot() == slot {
+			fc.c.Health = health
+		}
+	}
+}
+
 // AddNetwork adds a network made outside hostlet (external).
 func (f *Fake) AddNetwork(name string) {
 	f.mu.Lock()
