@@ -112,9 +112,14 @@ const (
 	vWebhook = "hostlet-webhook"
 	vPoll    = "hostlet-poll"
 	vCompose = "compose"
+	// vHostletCompose is hostlet (webhook) reading the same services as
+	// one Compose file; vComposeUp is `docker-compose up -d` run on that
+	// file at each step (timed from the call).
+	vHostletCompose = "hostlet-compose"
+	vComposeUp      = "compose-up"
 )
 
-var allVariants = []string{vFloor, vWebhook, vPoll, vCompose}
+var allVariants = []string{vFloor, vWebhook, vPoll, vCompose, vHostletCompose, vComposeUp}
 
 // Step names.
 const (

@@ -37,6 +37,12 @@ containers:
 // composeFile is the equivalent docker-compose file: one service per pod
 // with the same image, environment, port, restart policy, stop grace
 // period and run label.
+// hostletComposeFiles is composeFile as hostlet reads it from its git
+// source: pods/docker-compose.yml, the project named after the run.
+func hostletComposeFiles(runID, image string, grace int, ports []int, value string) map[string]string {
+	return map[string]string{"pods/docker-compose.yml": "name: hc-" + runID + "\n" + composeFile(runID, image, grace, ports, value)["docker-compose.yml"]}
+}
+
 func composeFile(runID, image string, grace int, ports []int, value string) map[string]string {
 	var b strings.Builder
 	b.WriteString("version: \"2.4\"\n")

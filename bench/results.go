@@ -126,6 +126,11 @@ type ratioRow struct {
 	PollOverFloor    float64 `json:"hostletPollOverFloor"`
 	WebhookOverCompo float64 `json:"hostletWebhookOverCompose"`
 	PollOverCompose  float64 `json:"hostletPollOverCompose"`
+	// ComposeFileOverFloor and ComposeFileOverUp are hostlet reading the
+	// services as one Compose file, ÷ the floor and ÷ docker-compose up -d
+	// on that file.
+	ComposeFileOverFloor float64 `json:"hostletComposeFileOverFloor,omitempty"`
+	ComposeFileOverUp    float64 `json:"hostletComposeFileOverComposeUp,omitempty"`
 }
 
 type hostletTotals struct {
@@ -351,6 +356,8 @@ func (r *results) summarize() {
 				co := key{shape, vCompose, 0, n, step}
 				row.WebhookOverFloor, row.PollOverFloor = ratio(wh, fl), ratio(po, fl)
 				row.WebhookOverCompo, row.PollOverCompose = ratio(wh, co), ratio(po, co)
+				hc := med[key{shape, vHostletCompose, 0, n, step}]
+				row.ComposeFileOverFloor, row.ComposeFileOverUp = ratio(hc, fl), ratio(hc, key{shape, vComposeUp, 0, n, step})
 				r.Ratios = append(r.Ratios, row)
 			}
 		}
@@ -379,6 +386,7 @@ func (r *results) targets() {
 	r.goalTargets()
 	r.floorTargets()
 	r.composeTargets()
+	r.composeFileTargets()
 	r.usageTargets()
 }
 
@@ -436,6 +444,28 @@ func (r *results) floorTargets() {
 			Value:  fmt.Sprintf("%.2f (1 s poll: %.2f)", rr.WebhookOverFloor, rr.PollOverFloor),
 			Met:    rr.WebhookOverFloor <= 1.15,
 		})
+	}
+}
+
+// composeFileTargets: hostlet reading the services as one Compose file
+// at most as slow as docker-compose up -d on it, and within 1.15 of the
+// floor, at N = 10 and 50 (issue 14).
+func (r *results) composeFileTargets() {
+	for _, rr := range r.Ratios {
+		if rr.Shape != shapeSingle || (rr.N != 10 && rr.N != 50) || rr.ComposeFileOverFloor == 0 {
+			continue
+		}
+		r.Targets = append(r.Targets,
+			targetResult{
+				Target: fmt.Sprintf("hostlet (Compose file) ÷ docker-compose up -d ≤ 1.0, %s, N=%d", rr.Step, rr.N),
+				Value:  fmtRatio(rr.ComposeFileOverUp),
+				Met:    rr.ComposeFileOverUp > 0 && rr.ComposeFileOverUp <= 1.0,
+			},
+			targetResult{
+				Target: fmt.Sprintf("hostlet (Compose file) ÷ floor ≤ 1.15, %s, N=%d", rr.Step, rr.N),
+				Value:  fmtRatio(rr.ComposeFileOverFloor),
+				Met:    rr.ComposeFileOverFloor <= 1.15,
+			})
 	}
 }
 
@@ -543,6 +573,7 @@ func (r *results) markdown() string {
 	for _, shape := range r.Config.Shapes {
 		r.writeShape(&b, shape, cells)
 	}
+	r.writeComposeFile(&b, cells)
 	r.writeUsage(&b)
 	r.writeChecks(&b)
 	fmt.Fprintf(&b, "Load average at start %.2f %.2f %.2f, at end %.2f %.2f %.2f", r.Load.Start[0], r.Load.Start[1], r.Load.Start[2], r.Load.End[0], r.Load.End[1], r.Load.End[2])
@@ -623,6 +654,34 @@ func (r *results) writeShape(b *strings.Builder, shape string, cells summaryCell
 			fmt.Fprintf(b, " %s | %s |", fmtRatio(rr.WebhookOverCompo), fmtRatio(rr.PollOverCompose))
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// writeComposeFile writes the table of the Compose-file variants, where
+// they ran: hostlet reading the single pods as one Compose file beside
+// docker-compose up -d on that file.
+func (r *results) writeComposeFile(b *strings.Builder, cells summaryCells) {
+	ran := false
+	for _, s := range r.Summary {
+		ran = ran || s.Variant == vHostletCompose || s.Variant == vComposeUp
+	}
+	if !ran {
+		return
+	}
+	b.WriteString("The same single pods as one Compose file (services with image, environment, ports, labels, restart, stop_grace_period):\n\n")
+	b.WriteString("| N | step | fastest floor | hostlet, Compose file (webhook) | docker-compose up -d | Compose file ÷ floor | Compose file ÷ up -d |\n|---:|---|---:|---:|---:|---:|---:|\n")
+	for _, rr := range r.Ratios {
+		if rr.Shape != shapeSingle {
+			continue
+		}
+		fastest := "–"
+		if rr.FloorSeconds > 0 {
+			fastest = fmt.Sprintf("%.2f (×%d)", rr.FloorSeconds, rr.FloorParallelism)
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s |\n", rr.N, rr.Step, fastest,
+			cells.format(key{shapeSingle, vHostletCompose, 0, rr.N, rr.Step}), cells.format(key{shapeSingle, vComposeUp, 0, rr.N, rr.Step}),
+			fmtRatio(rr.ComposeFileOverFloor), fmtRatio(rr.ComposeFileOverUp))
 	}
 	b.WriteString("\n")
 }

@@ -207,7 +207,7 @@ func blocksOf(o *options, shape string, n int) []blockSpec {
 			for _, w := range floorWorkers(o.floorPar, n) {
 				out = append(out, blockSpec{vFloor, w})
 			}
-		case v == vCompose && shape != shapeSingle:
+		case (v == vCompose || v == vHostletCompose || v == vComposeUp) && shape != shapeSingle:
 		default:
 			out = append(out, blockSpec{variant: v})
 		}
@@ -252,6 +252,10 @@ func (e *env) setup(ctx context.Context) error {
 			return err
 		}
 	}
+	// hostlet renders Compose files with the helper beside it.
+	if err := goBuild(ctx, "./cmd/hostlet-compose", filepath.Join(filepath.Dir(e.bin), "hostlet-compose")); err != nil {
+		return err
+	}
 	logf("loading the pause image %s", e.pause)
 	if err := loadPauseImage(ctx, e.cli, e.bin, e.pause); err != nil {
 		return err
@@ -278,7 +282,12 @@ func (e *env) setup(ctx context.Context) error {
 			return err
 		}
 	}
-	if e.o.variants[vCompose] {
+	if e.o.variants[vHostletCompose] {
+		if e.repos[vHostletCompose], err = newRepo(ctx, e.git, filepath.Join(e.dir, "work"), vHostletCompose, e.gitEnv, hostletComposeFiles(e.runID, e.image, e.o.grace, nil, "")); err != nil {
+			return err
+		}
+	}
+	if e.o.variants[vCompose] || e.o.variants[vComposeUp] {
 		if _, err := exec.LookPath("docker-compose"); err != nil {
 			return errors.New("docker-compose not found (apt-get install -y docker-compose)")
 		}
@@ -319,8 +328,13 @@ func (e *env) cleanup() error {
 	stopAllProcs()
 	var errs []error
 	if e.cli != nil {
-		labels := []string{runLabel + "=" + e.runID, "com.docker.compose.project=" + e.project}
+		labels := []string{runLabel + "=" + e.runID, "com.docker.compose.project=" + e.project, "com.docker.compose.project=" + e.project + "-up"}
 		if err := removeByLabel(ctx, e.cli, labels...); err != nil {
+			errs = append(errs, err)
+		}
+		// hostlet removes the network of its Compose project with the
+		// project; one left by a failed block goes here.
+		if err := removeNetwork(ctx, e.cli, "hc-"+e.runID+"_default"); err != nil {
 			errs = append(errs, err)
 		}
 		for _, ref := range []string{e.image, e.pause} {
@@ -389,10 +403,12 @@ func (e *env) block(ctx context.Context, b blockSpec, shape string, n, rep int) 
 	switch b.variant {
 	case vFloor:
 		return e.floorBlock(ctx, shape, n, b.workers, rep)
-	case vWebhook, vPoll:
+	case vWebhook, vPoll, vHostletCompose:
 		return e.hostletBlock(ctx, b.variant, shape, n, rep)
 	case vCompose:
 		return e.composeBlock(ctx, n, rep)
+	case vComposeUp:
+		return e.composeUpBlock(ctx, n, rep)
 	}
 	return fmt.Errorf("unknown variant %s", b.variant)
 }
@@ -528,14 +544,14 @@ func (e *env) hostletBlock(ctx context.Context, variant, shape string, n, rep in
 // blockConfig is the instance and config of a hostlet block's hostlet:
 // a 1 s git poll, or (webhook) 1 h and POST /sync after every push.
 func (e *env) blockConfig(variant, shape string, n, rep int) (string, hostletConfig) {
-	short := map[string]string{vWebhook: "wh", vPoll: "poll"}[variant]
+	short := map[string]string{vWebhook: "wh", vPoll: "poll", vHostletCompose: "hc"}[variant]
 	instance := fmt.Sprintf("%s-%s-%s-n%d-r%d", e.runID, short, shape, n, rep)
 	cfg := hostletConfig{
 		instance: instance, stateDir: filepath.Join(e.dir, "state", instance),
 		gitURL: e.git.url(e.repos[variant].name), gitInterval: time.Second, syncInterval: 10 * time.Second,
 		infraImage: e.pause, tokenFile: e.tokFile,
 	}
-	if variant == vWebhook {
+	if variant == vWebhook || variant == vHostletCompose {
 		cfg.gitInterval = time.Hour
 	}
 	return instance, cfg
@@ -548,19 +564,25 @@ func (e *env) blockConfig(variant, shape string, n, rep int) (string, hostletCon
 func (e *env) hostletSteps(ctx context.Context, h *hostlet, r *repo, variant, shape, instance string, ports []int, n, rep int) error {
 	to := e.o.stepTimeout
 	var op func(context.Context) error
-	if variant == vWebhook {
+	if variant == vWebhook || variant == vHostletCompose {
 		op = h.syncNow
+	}
+	files := func(ports []int, value string) map[string]string {
+		if variant == vHostletCompose {
+			return hostletComposeFiles(e.runID, e.image, e.o.grace, ports, value)
+		}
+		return podFiles(e.runID, e.image, e.o.grace, shape, ports, value)
 	}
 	steps := []struct {
 		name  string
 		files map[string]string
 		wait  func(context.Context) (time.Time, error)
 	}{
-		{stepCreate, podFiles(e.runID, e.image, e.o.grace, shape, ports, "v1"),
+		{stepCreate, files(ports, "v1"),
 			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v1", to) }},
-		{stepUpdate, podFiles(e.runID, e.image, e.o.grace, shape, ports, "v2"),
+		{stepUpdate, files(ports, "v2"),
 			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v2", to) }},
-		{stepRemove, podFiles(e.runID, e.image, e.o.grace, shape, nil, ""),
+		{stepRemove, files(nil, ""),
 			func(ctx context.Context) (time.Time, error) {
 				return waitNoContainers(ctx, e.cli, "io.hostlet.instance="+instance, to)
 			}},
@@ -646,6 +668,64 @@ func (e *env) composeBlock(ctx context.Context, n, rep int) error {
 			return fmt.Errorf("%s: %w; the loop's log ends:\n%s", s.name, err, p.tail(20))
 		}
 		e.record(vCompose, shapeSingle, 0, n, rep, s.name, secs)
+	}
+	return nil
+}
+
+// composeUpBlock times `docker-compose -p P up -d --remove-orphans` on the
+// Compose file of each step (the same services hostlet-compose reads),
+// from the call until the pods answer, or no container of P is left.
+func (e *env) composeUpBlock(ctx context.Context, n, rep int) error {
+	dir := filepath.Join(e.dir, "work", fmt.Sprintf("compose-up-n%d-r%d", n, rep))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	project := e.project + "-up"
+	ports, err := freePorts(n)
+	if err != nil {
+		return err
+	}
+	to := e.o.stepTimeout
+	up := func(files map[string]string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			for name, content := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					return err
+				}
+			}
+			cmd := exec.CommandContext(ctx, "docker-compose", "-p", project, "up", "-d", "--remove-orphans")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("docker-compose up: %w\n%s", err, out)
+			}
+			return nil
+		}
+	}
+	steps := []struct {
+		name string
+		op   func(context.Context) error
+		wait func(context.Context) (time.Time, error)
+	}{
+		{stepCreate, up(composeFile(e.runID, e.image, e.o.grace, ports, "v1")),
+			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v1", to) }},
+		{stepUpdate, up(composeFile(e.runID, e.image, e.o.grace, ports, "v2")),
+			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v2", to) }},
+		{stepRemove, up(composeFile(e.runID, e.image, e.o.grace, nil, "")),
+			func(ctx context.Context) (time.Time, error) {
+				return waitNoContainers(ctx, e.cli, "com.docker.compose.project="+project, to)
+			}},
+	}
+	defer func() {
+		cmd := exec.Command("docker-compose", "-p", project, "down", "--remove-orphans")
+		cmd.Dir = dir
+		_ = cmd.Run()
+	}()
+	for _, s := range steps {
+		secs, err := timed(ctx, s.op, s.wait)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		e.record(vComposeUp, shapeSingle, 0, n, rep, s.name, secs)
 	}
 	return nil
 }
