@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,11 +28,7 @@ A pod's empty-dir volume goes with its pod.`,
 			if err := checkOutputFormat(output); err != nil {
 				return err
 			}
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
-			rt, err := hruntime.New(cmd.Context(), cfg.Docker.Host, cfg.Instance, slog.New(slog.DiscardHandler))
+			rt, err := openEngine(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -69,11 +66,7 @@ this hostlet instance did not make, is left, with an error naming it; the
 others are removed. Exit status: 0 when every one was removed, 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
-			rt, err := hruntime.New(cmd.Context(), cfg.Docker.Host, cfg.Instance, slog.New(slog.DiscardHandler))
+			rt, err := openEngine(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -89,4 +82,14 @@ others are removed. Exit status: 0 when every one was removed, 1 otherwise.`,
 			return errors.Join(errs...)
 		},
 	}
+}
+
+// openEngine connects to the engine of the config's docker.host as the
+// config's instance.
+func openEngine(ctx context.Context, g *globalFlags) (*hruntime.Docker, error) {
+	cfg, err := g.load()
+	if err != nil {
+		return nil, err
+	}
+	return hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, slog.New(slog.DiscardHandler))
 }
