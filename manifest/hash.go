@@ -38,8 +38,15 @@ type hashedContainer struct {
 	// pod's network namespace (the only container of a pod without an
 	// infra container); left out when there are none.
 	Networks []hashedNetwork `json:"networks,omitempty"`
-	// Healthcheck is left out when unset, as Args is.
+	// Healthcheck is left out when unset, as Args is; so are the
+	// settings below.
 	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
+	User        string       `json:"user,omitempty"`
+	ReadOnly    bool         `json:"readOnly,omitempty"`
+	Init        bool         `json:"init,omitempty"`
+	StopSignal  string       `json:"stopSignal,omitempty"`
+	ShmSize     int64        `json:"shmSize,omitempty"`
+	CPULimit    int64        `json:"cpuLimit,omitempty"`
 }
 
 // hashedNetwork is a network the pod joins; its aliases in order.
@@ -104,6 +111,7 @@ func ContainerHash(m Manifest, i int) string {
 		h.Networks = hashedNetworks(d.Networks)
 	}
 	h.Healthcheck = c.Healthcheck
+	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
 	for _, vm := range c.VolumeMounts {
 		v, _ := d.Volume(vm.Name)
 		h.Mounts = append(h.Mounts, hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External})

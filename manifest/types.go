@@ -124,6 +124,22 @@ type Container struct {
 	// CPU is relative CPU shares; 0 means the default.
 	CPU           int64  `json:"cpu,omitempty"`
 	LivenessProbe *Probe `json:"livenessProbe,omitempty"`
+	// User runs the container's process as user[:group] (a name or an
+	// id) instead of the image's.
+	User string `json:"user,omitempty"`
+	// ReadOnly mounts the container's root filesystem read-only.
+	ReadOnly bool `json:"readOnly,omitempty"`
+	// Init runs an init process (Docker's tini) as PID 1 that reaps
+	// zombies and forwards signals.
+	Init bool `json:"init,omitempty"`
+	// StopSignal is sent to stop the container instead of the image's
+	// (SIGTERM by default), e.g. SIGQUIT.
+	StopSignal string `json:"stopSignal,omitempty"`
+	// ShmSize is the size of /dev/shm in bytes; 0 means Docker's (64 MiB).
+	ShmSize int64 `json:"shmSize,omitempty"`
+	// CPULimit caps the container's CPU time in thousandths of a CPU
+	// (500 = half a CPU); 0 means none.
+	CPULimit int64 `json:"cpuLimit,omitempty"`
 	// Healthcheck is the container's Docker healthcheck, run by the
 	// engine: its state shows in status (healthy) and a dependent pod
 	// may wait for it (dependsOn, condition Healthy).

@@ -315,6 +315,8 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		WorkingDir:  spec.WorkingDir,
 		Labels:      spec.Labels,
 		Healthcheck: healthConfig(spec.Healthcheck),
+		User:        spec.User,
+		StopSignal:  spec.StopSignal,
 	}
 	if len(spec.Command) > 0 {
 		cfg.Entrypoint = spec.Command
@@ -336,12 +338,19 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		mode = spec.Networks[0].Name
 	}
 	hostCfg := &container.HostConfig{
-		NetworkMode:   container.NetworkMode(mode),
-		RestartPolicy: restart,
+		NetworkMode:    container.NetworkMode(mode),
+		RestartPolicy:  restart,
+		ReadonlyRootfs: spec.ReadOnly,
+		ShmSize:        spec.ShmSize,
 		Resources: container.Resources{
 			Memory:    spec.Memory,
 			CPUShares: spec.CPUShares,
+			NanoCPUs:  spec.NanoCPUs,
 		},
+	}
+	if spec.Init {
+		init := true
+		hostCfg.Init = &init
 	}
 	if spec.Memory > 0 {
 		// No swap on top of the limit, as in Kubernetes (Docker's default

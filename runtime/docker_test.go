@@ -747,3 +747,39 @@ func TestVolumeListAndRemoval(t *testing.T) {
 		t.Errorf("the volume is still there: %v", err)
 	}
 }
+
+// TestProcessSettings: user, a read-only root, an init process, the stop
+// signal, /dev/shm's size and a CPU limit reach the engine as set.
+func TestProcessSettings(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	s := spec(t, d, "proc", "app")
+	s.Command = []string{"/demo", "pause"}
+	s.User, s.ReadOnly, s.Init, s.StopSignal, s.ShmSize, s.NanoCPUs = "1000:1000", true, true, "SIGINT", 128<<20, 500_000_000
+	s.Healthcheck = &hruntime.HealthSpec{Command: []string{"/demo", "probe-ok"}, Interval: time.Second, Retries: 2}
+	id := mustRun(t, ctx, d, s)
+	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := raw.HostConfig
+	if raw.Config.User != "1000:1000" || !hc.ReadonlyRootfs || hc.Init == nil || !*hc.Init || raw.Config.StopSignal != "SIGINT" || hc.ShmSize != 128<<20 || hc.NanoCPUs != 500_000_000 {
+		t.Errorf("user %q readOnly %v init %v stopSignal %q shm %d nanoCPUs %d", raw.Config.User, hc.ReadonlyRootfs, hc.Init, raw.Config.StopSignal, hc.ShmSize, hc.NanoCPUs)
+	}
+	if h := raw.Config.Healthcheck; h == nil || strings.Join(h.Test, " ") != "CMD /demo probe-ok" || h.Retries != 2 {
+		t.Errorf("healthcheck %+v", h)
+	}
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
+		list, err := d.List(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range list {
+			if c.ID == id {
+				return c.Health == hruntime.HealthHealthy, fmt.Sprintf("health %q (status %q)", c.Health, c.Status)
+			}
+		}
+		return false, "not listed"
+	})
+}

@@ -159,8 +159,17 @@ type ContainerSpec struct {
 	Networks []NetworkSpec
 	// Healthcheck, when set, is the container's Docker healthcheck.
 	Healthcheck *HealthSpec
-	Ports       []Port
-	Mounts      []Mount
+	// User, ReadOnly (root filesystem), Init (tini as PID 1), StopSignal,
+	// ShmSize (bytes) and NanoCPUs (a CPU limit in billionths of a CPU):
+	// Docker's own settings, unset when zero.
+	User       string
+	ReadOnly   bool
+	Init       bool
+	StopSignal string
+	ShmSize    int64
+	NanoCPUs   int64
+	Ports      []Port
+	Mounts     []Mount
 	// Memory is a limit in bytes, 0 for none.
 	Memory int64
 	// CPUShares is the relative CPU weight, 0 for the default.

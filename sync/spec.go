@@ -132,6 +132,12 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 		RestartPolicy: dockerRestartPolicy(m.RestartPolicy),
 		StopTimeout:   manifest.Seconds(m.TerminationGracePeriodSeconds),
 		Healthcheck:   healthSpec(c.Healthcheck),
+		User:          c.User,
+		ReadOnly:      c.ReadOnly,
+		Init:          c.Init,
+		StopSignal:    c.StopSignal,
+		ShmSize:       c.ShmSize,
+		NanoCPUs:      c.CPULimit * 1_000_000,
 	}
 	for _, e := range c.Env {
 		spec.Env = append(spec.Env, e.Name+"="+e.Value)
@@ -261,6 +267,9 @@ type specSummary struct {
 	Networks []string `json:"networks,omitempty"`
 	// Healthcheck is the Docker healthcheck, as JSON.
 	Healthcheck string `json:"healthcheck,omitempty"`
+	// Process holds user, readOnly, init, stopSignal, shmSize and
+	// cpuLimit, those that are set.
+	Process string `json:"process,omitempty"`
 }
 
 func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
@@ -305,12 +314,37 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 		b, _ := json.Marshal(c.Healthcheck)
 		s.Healthcheck = string(b)
 	}
+	s.Process = processString(c)
 	if len(m.Containers) == 1 {
 		for _, n := range m.Networks {
 			s.Networks = append(s.Networks, networkString(n))
 		}
 	}
 	return s
+}
+
+// processString lists the container's process settings that are set.
+func processString(c manifest.Container) string {
+	var parts []string
+	if c.User != "" {
+		parts = append(parts, "user="+c.User)
+	}
+	if c.ReadOnly {
+		parts = append(parts, "readOnly")
+	}
+	if c.Init {
+		parts = append(parts, "init")
+	}
+	if c.StopSignal != "" {
+		parts = append(parts, "stopSignal="+c.StopSignal)
+	}
+	if c.ShmSize != 0 {
+		parts = append(parts, "shmSize="+strconv.FormatInt(c.ShmSize, 10))
+	}
+	if c.CPULimit != 0 {
+		parts = append(parts, "cpuLimit="+strconv.FormatInt(c.CPULimit, 10))
+	}
+	return strings.Join(parts, " ")
 }
 
 func networkString(n manifest.Network) string {
@@ -387,6 +421,9 @@ func changeReasons(old, new specSummary) []string {
 	}
 	if old.Healthcheck != new.Healthcheck {
 		r = append(r, "healthcheck changed")
+	}
+	if old.Process != new.Process {
+		r = append(r, fmt.Sprintf("settings [%s] -> [%s]", old.Process, new.Process))
 	}
 	if !equalStrings(old.Networks, new.Networks) {
 		r = append(r, fmt.Sprintf("networks [%s] -> [%s]", strings.Join(old.Networks, " "), strings.Join(new.Networks, " ")))

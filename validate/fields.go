@@ -132,6 +132,30 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	return c.errs.ErrorOrNil()
 }
 
+var (
+	userRE   = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.-]*(:[a-zA-Z0-9_][a-zA-Z0-9_.-]*)?$`)
+	signalRE = regexp.MustCompile(`^(SIG[A-Z0-9+-]+|[1-9][0-9]?)$`)
+)
+
+// MaxCPULimit bounds cpuLimit (thousandths of a CPU): 1024 CPUs.
+const MaxCPULimit = 1024 * 1000
+
+// processSettings checks a container's user, stop signal, /dev/shm size
+// and CPU limit.
+func (c *checker) processSettings(f string, ct manifest.Container) {
+	if ct.User != "" && (len(ct.User) > 256 || !userRE.MatchString(ct.User)) {
+		c.add(f+".user", "%q is not user or user:group (names or ids)", ct.User)
+	}
+	if ct.StopSignal != "" && !signalRE.MatchString(ct.StopSignal) {
+		c.add(f+".stopSignal", "%q is not a signal name (SIGTERM, SIGQUIT, ...) or number", ct.StopSignal)
+	}
+	c.nonNegative(f+".shmSize", ct.ShmSize)
+	c.nonNegative(f+".cpuLimit", ct.CPULimit)
+	if ct.CPULimit > MaxCPULimit {
+		c.add(f+".cpuLimit", "%d is over the limit of %d (1024 CPUs)", ct.CPULimit, MaxCPULimit)
+	}
+}
+
 // healthcheck checks a container's Docker healthcheck.
 func (c *checker) healthcheck(f string, h *manifest.Healthcheck) {
 	if h == nil {
@@ -168,6 +192,7 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 	}
 	c.volumeMounts(f, ct.VolumeMounts, volumes)
 	c.healthcheck(f+".healthcheck", ct.Healthcheck)
+	c.processSettings(f, ct)
 	c.nonNegative(f+".memory", ct.Memory)
 	if ct.Memory > 0 && ct.Memory < MinMemory {
 		c.add(f+".memory", "%d bytes is below Docker's minimum of %d (6 MiB)", ct.Memory, MinMemory)

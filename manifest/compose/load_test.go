@@ -583,6 +583,27 @@ services:
 	}
 }
 
+func TestLoadProcessSettings(t *testing.T) {
+	pods, errs := load(t, mapFiles{"compose.yaml": `
+services:
+  db:
+    image: postgres:16
+    user: "999:999"
+    read_only: true
+    init: true
+    stop_signal: SIGINT
+    shm_size: 256m
+    cpus: 0.5
+`}, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	c := pods[0].Manifest.Containers[0]
+	if c.User != "999:999" || !c.ReadOnly || !c.Init || c.StopSignal != "SIGINT" || c.ShmSize != 256<<20 || c.CPULimit != 500 {
+		t.Errorf("container %+v", c)
+	}
+}
+
 func TestLoadOverrideAndExtends(t *testing.T) {
 	files := mapFiles{
 		"compose.yaml": `

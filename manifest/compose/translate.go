@@ -47,6 +47,8 @@ var supportedPaths = paths(
 	"services.*.expose", "services.*.expose.[]",
 	"services.*.labels", "services.*.labels.*",
 	"services.*.working_dir",
+	"services.*.user", "services.*.read_only", "services.*.init", "services.*.stop_signal", "services.*.shm_size", "services.*.cpus",
+	"services.*.deploy.resources.limits.cpus",
 	"services.*.depends_on", "services.*.depends_on.*", "services.*.depends_on.*.condition", "services.*.depends_on.*.required", "services.*.depends_on.*.restart",
 	"services.*.healthcheck", "services.*.healthcheck.test", "services.*.healthcheck.test.[]", "services.*.healthcheck.interval",
 	"services.*.healthcheck.timeout", "services.*.healthcheck.retries", "services.*.healthcheck.start_period", "services.*.healthcheck.disable",
@@ -237,6 +239,9 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	ct.Env = c.environment(s)
 	ct.Ports = c.ports(s)
 	ct.Memory = c.memory(s)
+	ct.User, ct.ReadOnly, ct.StopSignal, ct.ShmSize = s.User, s.ReadOnly, s.StopSignal, int64(s.ShmSize)
+	ct.Init = s.Init != nil && *s.Init
+	ct.CPULimit = c.cpuLimit(s)
 	ct.Healthcheck = c.healthcheck(s.HealthCheck)
 	m := manifest.Manifest{
 		Version:                       manifest.Version,
@@ -392,6 +397,29 @@ func (c *serviceConv) healthSeconds(key string, d *types.Duration) int64 {
 		return 0
 	}
 	return int64(secs)
+}
+
+// cpuLimit is cpus (or deploy.resources.limits.cpus) in thousandths of
+// a CPU (float32 in compose-go: 0.1 is 0.100000001, so rounded, and never
+// to 0 for a limit above 0).
+func (c *serviceConv) cpuLimit(s types.ServiceConfig) int64 {
+	cpus := float64(s.CPUS)
+	if s.Deploy != nil && s.Deploy.Resources.Limits != nil {
+		if l := float64(s.Deploy.Resources.Limits.NanoCPUs); l != 0 {
+			if cpus != 0 && cpus != l {
+				c.add("deploy.resources.limits.cpus", "%g differs from cpus %g: give one", l, cpus)
+			}
+			cpus = l
+		}
+	}
+	if cpus < 0 || cpus > 1024 {
+		c.add("cpus", "%g is not in 0..1024", cpus)
+		return 0
+	}
+	if cpus == 0 {
+		return 0
+	}
+	return max(1, int64(math.Round(cpus*1000)))
 }
 
 func (c *serviceConv) memory(s types.ServiceConfig) int64 {
