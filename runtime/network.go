@@ -61,15 +61,20 @@ func (d *Docker) EnsureNetwork(ctx context.Context, n NetworkSpec, labels map[st
 // ErrConflict when it is there but not this instance's own (and not
 // declared external).
 func (d *Docker) checkNetwork(ctx context.Context, n NetworkSpec) error {
-	info, err := d.cli.NetworkInspect(ctx, n.Name, network.InspectOptions{})
+	info, err := d.inspectNetwork(ctx, n.Name)
 	if err != nil {
-		err = translate(err)
 		if IsNotFound(err) && n.External {
 			return fmt.Errorf("network %q is declared external and does not exist: %w", n.Name, err)
 		}
 		return fmt.Errorf("inspect network %q: %w", n.Name, err)
 	}
-	if n.External || (info.Labels[LabelManaged] == "true" && info.Labels[LabelInstance] == d.instance) {
+	if n.External {
+		return nil
+	}
+	if info.Labels[LabelManaged] == "true" && info.Labels[LabelInstance] == d.instance {
+		if info.Internal != n.Internal {
+			return fmt.Errorf("network %q: %w", n.Name, classify(fmt.Errorf("exists with internal %v, declared %v (another pod declares it otherwise, or it changed: remove its pods to make it anew)", info.Internal, n.Internal), ErrConflict))
+		}
 		return nil
 	}
 	return fmt.Errorf("network %q: %w", n.Name,
@@ -80,9 +85,9 @@ func (d *Docker) checkNetwork(ctx context.Context, n NetworkSpec) error {
 // not there, or not this instance's, is left alone without error; one that
 // containers still use is an ErrConflict.
 func (d *Docker) RemoveNetwork(ctx context.Context, name string) error {
-	info, err := d.cli.NetworkInspect(ctx, name, network.InspectOptions{})
+	info, err := d.inspectNetwork(ctx, name)
 	if err != nil {
-		if err := translate(err); !IsNotFound(err) {
+		if !IsNotFound(err) {
 			return fmt.Errorf("inspect network %q: %w", name, err)
 		}
 		return nil
@@ -102,6 +107,20 @@ func (d *Docker) RemoveNetwork(ctx context.Context, name string) error {
 	}
 	d.log.Debug("removed network", "network", name)
 	return nil
+}
+
+// inspectNetwork inspects the network named name: the engine also
+// answers for an ID or a unique ID prefix, which is taken as not found
+// (a network named after another's ID prefix is not that network).
+func (d *Docker) inspectNetwork(ctx context.Context, name string) (network.Inspect, error) {
+	info, err := d.cli.NetworkInspect(ctx, name, network.InspectOptions{})
+	if err != nil {
+		return info, translate(err)
+	}
+	if info.Name != name {
+		return network.Inspect{}, classify(fmt.Errorf("network %q: the engine answered for network %q (an ID prefix)", name, info.Name), ErrNotFound)
+	}
+	return info, nil
 }
 
 // connectNetworks joins container id to every network after the first

@@ -157,18 +157,31 @@ func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *s
 	a := &applier{rt: rt, opts: opts, log: log}
 	results := a.run(ctx, removes, a.removePod)
 	results = append(results, a.run(ctx, others, a.applyPod)...)
-	a.pruneNetworks(ctx, plan)
+	a.pruneNetworks(ctx, plan, results)
 	return results
 }
 
-// pruneNetworks removes the networks hostlet made that no pod of the plan
-// uses any more: those of the namespace holders the plan took down (their
+// pruneNetworks removes the networks hostlet made that no pod uses any
+// more: those of the namespace holders this apply took down (their
 // io.hostlet.networks label), or with opts.SweepNetworks every one of
-// this instance. One still in use (a container whose removal failed) is
-// left for a later sync; failures are only logged.
-func (a *applier) pruneNetworks(ctx context.Context, plan Plan) {
+// this instance. Used are the networks of every desired pod and of every
+// container left in place (a pod skipped this time keeps its old
+// version, on its old networks). One still in use (a container whose
+// removal failed) is left for a later sync; failures are only logged.
+func (a *applier) pruneNetworks(ctx context.Context, plan Plan, results []Result) {
 	used := map[string]bool{}
+	takenDown := map[string]bool{}
 	var candidates []string
+	for _, r := range results {
+		for _, ch := range r.Applied {
+			if ch.Current != nil && replaces(ch.Action) {
+				takenDown[ch.Current.ID] = true
+				if l := ch.Current.Labels[LabelNetworks]; l != "" {
+					candidates = append(candidates, strings.Split(l, ",")...)
+				}
+			}
+		}
+	}
 	for _, pp := range plan.Pods {
 		if pp.Desired != nil {
 			for _, n := range pp.Desired.Manifest.Networks {
@@ -176,8 +189,10 @@ func (a *applier) pruneNetworks(ctx context.Context, plan Plan) {
 			}
 		}
 		for _, ch := range pp.Changes {
-			if ch.Current != nil && replaces(ch.Action) && ch.Current.Labels[LabelNetworks] != "" {
-				candidates = append(candidates, strings.Split(ch.Current.Labels[LabelNetworks], ",")...)
+			if ch.Current != nil && !takenDown[ch.Current.ID] && ch.Current.Labels[LabelNetworks] != "" {
+				for _, n := range strings.Split(ch.Current.Labels[LabelNetworks], ",") {
+					used[n] = true
+				}
 			}
 		}
 	}
@@ -493,7 +508,9 @@ func (ap *podApplication) ensureNetworks(ctx context.Context) error {
 	if !ap.pod.needsInfra() {
 		holder = ap.apps[ap.m.Containers[0].Name].Action
 	}
-	if !creates(holder) {
+	// A holder started again needs its networks too (one removed by hand
+	// meanwhile is made anew).
+	if !creates(holder) && holder != ActionRestart {
 		return nil
 	}
 	labels := map[string]string{hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance}
@@ -655,7 +672,11 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 func (ap *podApplication) pruneOldVolumes(ctx context.Context) {
 	keep := map[string]bool{}
 	for _, v := range ap.m.Volumes {
-		keep[v.Name] = true
+		// Only an empty dir keeps its Docker volume: one that became a
+		// host path or a dockerVolume lets it go.
+		if v.HostPath == "" && v.DockerVolume == "" {
+			keep[v.Name] = true
+		}
 	}
 	if err := ap.pruneVolumes(ctx, ap.m.ID, keep); err != nil {
 		ap.log.Warn("prune volumes", "pod", ap.m.ID, "error", err)

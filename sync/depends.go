@@ -2,6 +2,8 @@ package sync
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hostlet/hostlet/manifest"
@@ -30,8 +32,14 @@ func dependencyWaits(plan Plan, actual []hruntime.Container) map[string]string {
 		}
 	}
 	waits := map[string]string{}
+	cycles := dependencyCycles(plan)
 	for _, pp := range plan.Pods {
-		if pp.Unchanged() || pp.Desired == nil {
+		// Only a create or recreate waits: a restart of what runs does not.
+		if pp.Unchanged() || pp.Desired == nil || pp.restartsOnly() {
+			continue
+		}
+		if c := cycles[pp.ID]; c != "" {
+			waits[pp.ID] = "waiting forever: dependency cycle " + c
 			continue
 		}
 		var why []string
@@ -45,6 +53,51 @@ func dependencyWaits(plan Plan, actual []hruntime.Container) map[string]string {
 		}
 	}
 	return waits
+}
+
+// dependencyCycles names, for every desired pod on a cycle of dependsOn,
+// the cycle (a -> b -> a): such pods would wait for each other forever.
+func dependencyCycles(plan Plan) map[string]string {
+	deps := map[string][]string{}
+	for _, pp := range plan.Pods {
+		if pp.Desired != nil {
+			for _, d := range pp.Desired.Manifest.DependsOn {
+				deps[pp.ID] = append(deps[pp.ID], d.Pod)
+			}
+		}
+	}
+	out := map[string]string{}
+	const (
+		visiting = 1
+		done     = 2
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(id string)
+	visit = func(id string) {
+		state[id] = visiting
+		stack = append(stack, id)
+		for _, next := range deps[id] {
+			switch state[next] {
+			case visiting:
+				i := slices.Index(stack, next)
+				cycle := strings.Join(append(append([]string(nil), stack[i:]...), next), " -> ")
+				for _, p := range stack[i:] {
+					out[p] = cycle
+				}
+			case 0:
+				visit(next)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[id] = done
+	}
+	for _, id := range slices.Sorted(maps.Keys(deps)) {
+		if state[id] == 0 {
+			visit(id)
+		}
+	}
+	return out
 }
 
 // dependencyWait says why dependency d is not in its condition, or "".

@@ -17,7 +17,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the corpus's want.txt (and existing accepted.txt) files from the current output")
 
 // corpusOptions are the host settings every corpus case is checked with.
-var corpusOptions = validate.Options{HostPathAllow: []string{"/srv"}}
+// The host policy of the corpus: /srv for host paths, and the external
+// volume and network the accepted cases use.
+var corpusOptions = validate.Options{HostPathAllow: []string{"/srv"}, ExternalVolumes: []string{"corp-backups"}, ExternalNetworks: []string{"corp-lan"}}
 
 // The corpus: testdata/invalid/NN-name/ and testdata/valid/ are cases. In a
 // case folder every entry but want.txt and accepted.txt is one source, in

@@ -33,6 +33,13 @@ type Options struct {
 	// else DOCKER_HOST). When it is a unix:// address, its socket is refused
 	// as a host path like /var/run/docker.sock and /run/docker.sock are.
 	DockerHost string
+	// ExternalVolumes and ExternalNetworks (the host config's
+	// policy.externalVolumes, policy.externalNetworks) are the Docker
+	// volumes and networks made outside hostlet that a pod may declare
+	// external ("*": any). Empty: none, as another team's or instance's
+	// volume holds data this host's manifests must not reach.
+	ExternalVolumes  []string
+	ExternalNetworks []string
 }
 
 var (
@@ -104,15 +111,21 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		case v.HostPath != "":
 			c.hostPath(f+".hostPath", v.HostPath, opts)
 		case v.DockerVolume != "":
-			if !c.dockerName(f+".dockerVolume", v.DockerVolume) && strings.HasPrefix(v.DockerVolume, "hostlet_") {
+			switch {
+			case c.dockerName(f+".dockerVolume", v.DockerVolume):
+			case len(v.DockerVolume) < 2:
+				c.add(f+".dockerVolume", "%q: a Docker volume's name has at least 2 characters", v.DockerVolume)
+			case strings.HasPrefix(v.DockerVolume, "hostlet_"):
 				c.add(f+".dockerVolume", "%q: the prefix hostlet_ is kept for the volumes hostlet makes for pods", v.DockerVolume)
+			case v.External && !allowed(opts.ExternalVolumes, v.DockerVolume):
+				c.add(f+".external", "volume %q is not this hostlet's: list it in the host config's policy.externalVolumes to mount it", v.DockerVolume)
 			}
 		}
 		if v.External && v.DockerVolume == "" {
 			c.add(f+".external", "applies to a dockerVolume")
 		}
 	}
-	c.networks(m.Networks)
+	c.networks(m.Networks, opts.ExternalNetworks)
 	c.dependsOn(m.ID, m.DependsOn)
 	if len(m.Containers) == 0 {
 		c.add("containers", "at least one container is required")
@@ -569,7 +582,7 @@ const (
 // reservedNetworks are Docker's own networks and network modes.
 var reservedNetworks = []string{"bridge", "host", "none", "default"}
 
-func (c *checker) networks(ns []manifest.Network) {
+func (c *checker) networks(ns []manifest.Network, external []string) {
 	if len(ns) > MaxNetworks {
 		c.add("networks", "%d networks are over the limit of %d", len(ns), MaxNetworks)
 		return
@@ -587,6 +600,9 @@ func (c *checker) networks(ns []manifest.Network) {
 		seen[n.Name] = true
 		if n.External && n.Internal {
 			c.add(f+".internal", "applies to networks hostlet creates, not to an external one")
+		}
+		if n.External && n.Name != "" && !allowed(external, n.Name) {
+			c.add(f+".external", "network %q is not this hostlet's: list it in the host config's policy.externalNetworks to join it", n.Name)
 		}
 		if len(n.Aliases) > MaxAliases {
 			c.add(f+".aliases", "%d aliases are over the limit of %d", len(n.Aliases), MaxAliases)
@@ -673,6 +689,11 @@ func serviceName(v string) string {
 		return "is not a valid port name (needs at least one letter)"
 	}
 	return ""
+}
+
+// allowed reports whether a policy list holds name, or "*".
+func allowed(list []string, name string) bool {
+	return contains(list, name) || contains(list, "*")
 }
 
 func contains(list []string, v string) bool {

@@ -92,6 +92,8 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 	// list in order; a map only for lookup, so checking n ports costs O(n),
 	// and order alone decides.
 	claims := map[portProto][]claim{}
+	// nets holds the first accepted declaration of each network.
+	nets := map[string]netClaim{}
 	for _, src := range sources {
 		for _, s := range src.Manifests {
 			if s.Origin.Source == "" {
@@ -112,7 +114,7 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 				res.Rejected = append(res.Rejected, rejection(s, err))
 				continue
 			}
-			var errs *multierror.Error
+			errs := networkConflicts(s, nets)
 			mine := map[portProto][]claim{}
 			for ci, c := range s.Manifest.Containers {
 				for pi, p := range c.Ports {
@@ -153,9 +155,88 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			for key, cs := range mine {
 				claims[key] = append(claims[key], cs...)
 			}
+			for _, n := range s.Manifest.Networks {
+				if _, ok := nets[n.Name]; !ok {
+					nets[n.Name] = netClaim{n: n, pod: id, source: s.Origin.Source}
+				}
+			}
 			res.Accepted = append(res.Accepted, s)
 		}
 	}
+	return rejectCycles(res)
+}
+
+// netClaim is the first accepted declaration of a network.
+type netClaim struct {
+	n           manifest.Network
+	pod, source string
+}
+
+// networkConflicts refuses a network s declares otherwise (internal,
+// external) than the pod that declared it first: one network is made
+// once, as one declaration says.
+func networkConflicts(s manifest.Sourced, nets map[string]netClaim) *multierror.Error {
+	var errs *multierror.Error
+	for i, n := range s.Manifest.Networks {
+		first, ok := nets[n.Name]
+		if ok && (first.n.Internal != n.Internal || first.n.External != n.External) {
+			errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, fmt.Sprintf("networks[%d]", i),
+				"network %q is declared internal %v, external %v by pod %s (%s): declare it alike", n.Name, first.n.Internal, first.n.External, first.pod, first.source))
+		}
+	}
+	return errs
+}
+
+// rejectCycles moves the accepted pods on a cycle of dependsOn (a waits
+// for b, b for a) to the rejected ones, naming the cycle: they would wait
+// for each other forever.
+func rejectCycles(res Result) Result {
+	deps := map[string][]string{}
+	for _, s := range res.Accepted {
+		for _, d := range s.Manifest.DependsOn {
+			deps[s.Manifest.ID] = append(deps[s.Manifest.ID], d.Pod)
+		}
+	}
+	cycles := map[string]string{}
+	state := map[string]int{} // 1 visiting, 2 done
+	var stack []string
+	var visit func(id string)
+	visit = func(id string) {
+		state[id] = 1
+		stack = append(stack, id)
+		for _, next := range deps[id] {
+			switch state[next] {
+			case 1:
+				i := slices.Index(stack, next)
+				c := strings.Join(append(append([]string(nil), stack[i:]...), next), " -> ")
+				for _, p := range stack[i:] {
+					cycles[p] = c
+				}
+			case 0:
+				visit(next)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[id] = 2
+	}
+	for _, s := range res.Accepted {
+		if state[s.Manifest.ID] == 0 {
+			visit(s.Manifest.ID)
+		}
+	}
+	if len(cycles) == 0 {
+		return res
+	}
+	kept := res.Accepted[:0:0]
+	for _, s := range res.Accepted {
+		c, ok := cycles[s.Manifest.ID]
+		if !ok {
+			kept = append(kept, s)
+			continue
+		}
+		res.Rejected = append(res.Rejected, rejection(s, manifest.Errorf(s.Origin, s.Manifest.ID, "dependsOn", "dependency cycle %s: these pods would wait for each other forever", c)))
+	}
+	res.Accepted = kept
 	return res
 }
 

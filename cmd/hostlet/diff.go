@@ -216,7 +216,8 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 			return fail(err)
 		}
 	}
-	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))}
+	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST")),
+		ExternalVolumes: cfg.Policy.ExternalVolumes, ExternalNetworks: cfg.Policy.ExternalNetworks}
 	env := diffEnvHasher(cfg)
 
 	// The desired side: every source as it is now.

@@ -58,6 +58,7 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 				// and checked as text where they do not (CI on another
 				// machine); the host resolves them again when it mounts.
 				opts.HostPathAllow = cfg.HostPathAllow
+				opts.ExternalVolumes, opts.ExternalNetworks = cfg.Policy.ExternalVolumes, cfg.Policy.ExternalNetworks
 				opts.DockerHost = cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))
 			}
 			var reads []sourceRead

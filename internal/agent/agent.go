@@ -71,7 +71,8 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 	// The engine's socket (docker.host, else DOCKER_HOST, and the default
 	// paths) is refused as a host path unless hostPathAllow lists it.
-	a.vopts = validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))}
+	a.vopts = validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST")),
+		ExternalVolumes: cfg.Policy.ExternalVolumes, ExternalNetworks: cfg.Policy.ExternalNetworks}
 	if len(cfg.Etcd.Endpoints) > 0 {
 		if a.etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
 			return err

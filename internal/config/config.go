@@ -44,9 +44,19 @@ type Config struct {
 	Log           LogOptions `mapstructure:"log"`
 	Stats         Stats      `mapstructure:"stats"`
 	Compose       Compose    `mapstructure:"compose"`
+	Policy        Policy     `mapstructure:"policy"`
 
 	// File is the config file that was read, "" when none was found.
 	File string `mapstructure:"-"`
+}
+
+// Policy lists what a manifest may use of the host beyond its own pods.
+type Policy struct {
+	// ExternalVolumes and ExternalNetworks are the Docker volumes and
+	// networks made outside this hostlet that a pod may declare external
+	// and mount or join ("*": any). Empty: none.
+	ExternalVolumes  []string `mapstructure:"externalVolumes"`
+	ExternalNetworks []string `mapstructure:"externalNetworks"`
 }
 
 // Compose holds the host's settings for Compose projects.
@@ -154,6 +164,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("log.format", "text")
 	v.SetDefault("stats.cadvisor", "")
 	v.SetDefault("compose.helper", "")
+	v.SetDefault("policy.externalVolumes", []string{})
+	v.SetDefault("policy.externalNetworks", []string{})
 	v.SetDefault("compose.profiles", []string{})
 }
 
