@@ -2,8 +2,6 @@ package sync
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/hostlet/hostlet/manifest"
@@ -56,7 +54,7 @@ func dependencyWaits(plan Plan, actual []hruntime.Container) map[string]string {
 }
 
 // dependencyCycles names, for every desired pod on a cycle of dependsOn,
-// the cycle (a -> b -> a): such pods would wait for each other forever.
+// the cycle (validation rejects such pods; this holds for any set).
 func dependencyCycles(plan Plan) map[string]string {
 	deps := map[string][]string{}
 	for _, pp := range plan.Pods {
@@ -66,38 +64,7 @@ func dependencyCycles(plan Plan) map[string]string {
 			}
 		}
 	}
-	out := map[string]string{}
-	const (
-		visiting = 1
-		done     = 2
-	)
-	state := map[string]int{}
-	var stack []string
-	var visit func(id string)
-	visit = func(id string) {
-		state[id] = visiting
-		stack = append(stack, id)
-		for _, next := range deps[id] {
-			switch state[next] {
-			case visiting:
-				i := slices.Index(stack, next)
-				cycle := strings.Join(append(append([]string(nil), stack[i:]...), next), " -> ")
-				for _, p := range stack[i:] {
-					out[p] = cycle
-				}
-			case 0:
-				visit(next)
-			}
-		}
-		stack = stack[:len(stack)-1]
-		state[id] = done
-	}
-	for _, id := range slices.Sorted(maps.Keys(deps)) {
-		if state[id] == 0 {
-			visit(id)
-		}
-	}
-	return out
+	return manifest.DependencyCycles(deps)
 }
 
 // dependencyWait says why dependency d is not in its condition, or "".

@@ -197,33 +197,7 @@ func rejectCycles(res Result) Result {
 			deps[s.Manifest.ID] = append(deps[s.Manifest.ID], d.Pod)
 		}
 	}
-	cycles := map[string]string{}
-	state := map[string]int{} // 1 visiting, 2 done
-	var stack []string
-	var visit func(id string)
-	visit = func(id string) {
-		state[id] = 1
-		stack = append(stack, id)
-		for _, next := range deps[id] {
-			switch state[next] {
-			case 1:
-				i := slices.Index(stack, next)
-				c := strings.Join(append(append([]string(nil), stack[i:]...), next), " -> ")
-				for _, p := range stack[i:] {
-					cycles[p] = c
-				}
-			case 0:
-				visit(next)
-			}
-		}
-		stack = stack[:len(stack)-1]
-		state[id] = 2
-	}
-	for _, s := range res.Accepted {
-		if state[s.Manifest.ID] == 0 {
-			visit(s.Manifest.ID)
-		}
-	}
+	cycles := manifest.DependencyCycles(deps)
 	if len(cycles) == 0 {
 		return res
 	}
