@@ -1,7 +1,10 @@
 package agent_test
 
 import (
+	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"os"
 	"path/filepath"
@@ -200,5 +203,70 @@ services:
 		if p.ID == proj+"-db" && (len(p.Containers) != 1 || !p.Containers[0].Healthy) {
 			t.Errorf("db status %+v, want its container healthy", p)
 		}
+	}
+}
+
+// TestComposeReplicasAndExternalNetwork: a service with replicas is one
+// pod per replica; an external network the host's policy lists is joined
+// and left in place when the project goes; one it does not list is refused
+// by name.
+func TestComposeReplicasAndExternalNetwork(t *testing.T) {
+	e := newEnv(t)
+	proj := e.instance
+	ext := proj + "_corp"
+	if _, err := e.docker.NetworkCreate(t.Context(), ext, network.CreateOptions{Driver: "bridge"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.docker.NetworkRemove(context.Background(), ext) })
+	tree := filepath.Join(e.dir, "tree")
+	file := func(external string) string {
+		return fmt.Sprintf(`name: %s
+services:
+  worker:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    command: ["pause"]
+    deploy: {replicas: 2}
+    networks: [default, corp]
+networks:
+  corp: {external: true, name: %s}
+`, proj, e.image, external)
+	}
+	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), file(ext))
+	testkit.WriteFile(t, filepath.Join(tree, "native.yaml"), e.pod("native", "1"))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\npolicy:\n  externalNetworks: [%s]\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), ext, tree))
+	a := e.start(t, cfg)
+	boxes := e.waitPods(t, 60*time.Second, "native", proj+"-worker-1", proj+"-worker-2")
+	for _, b := range boxes[1:] {
+		info, err := e.docker.ContainerInspect(t.Context(), b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := info.NetworkSettings.Networks[ext]; !ok {
+			t.Errorf("%s is not on %s: %v", b.Pod, ext, slices.Collect(maps.Keys(info.NetworkSettings.Networks)))
+		}
+		if n := b.Labels[compose.LabelContainerNumber]; n != strings.TrimPrefix(b.Pod, proj+"-worker-") {
+			t.Errorf("%s: container-number %q", b.Pod, n)
+		}
+	}
+
+	// A network the policy does not list: refused by name, the running
+	// replicas stay.
+	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), file(proj+"_other"))
+	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+		for _, r := range d.Rejected {
+			if strings.Contains(strings.Join(r.Reasons, ";"), "policy.externalNetworks") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("rejected %+v", d.Rejected)
+	})
+	if err := os.RemoveAll(filepath.Join(tree, "app")); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPods(t, 60*time.Second, "native")
+	if _, err := e.docker.NetworkInspect(t.Context(), ext, network.InspectOptions{}); err != nil {
+		t.Errorf("the external network is gone with the project: %v", err)
 	}
 }
