@@ -75,6 +75,9 @@ func (m Manifest) Clone() Manifest {
 	}
 	out.Volumes = append([]Volume(nil), m.Volumes...)
 	out.DependsOn = append([]Dependency(nil), m.DependsOn...)
+	out.ExtraHosts = append([]string(nil), m.ExtraHosts...)
+	out.DNS = append([]string(nil), m.DNS...)
+	out.DNSSearch = append([]string(nil), m.DNSSearch...)
 	if m.Networks != nil {
 		out.Networks = make([]Network, len(m.Networks))
 		for i, n := range m.Networks {

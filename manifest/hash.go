@@ -38,6 +38,9 @@ type hashedContainer struct {
 	// pod's network namespace (the only container of a pod without an
 	// infra container); left out when there are none.
 	Networks []hashedNetwork `json:"networks,omitempty"`
+	// Namespace is the pod's hostname, hosts and DNS, on the same
+	// container; left out when unset.
+	Namespace *hashedNamespace `json:"namespace,omitempty"`
 	// Healthcheck is left out when unset, as Args is; so are the
 	// settings below.
 	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
@@ -72,9 +75,27 @@ type hashedMount struct {
 // ports and its labels. The infra image is not part of it, so a new hostlet
 // with a new pause image never restarts a pod.
 type hashedInfra struct {
-	Ports    []hashedPort      `json:"ports"`
-	Labels   map[string]string `json:"labels"`
-	Networks []hashedNetwork   `json:"networks,omitempty"`
+	Ports     []hashedPort      `json:"ports"`
+	Labels    map[string]string `json:"labels"`
+	Networks  []hashedNetwork   `json:"networks,omitempty"`
+	Namespace *hashedNamespace  `json:"namespace,omitempty"`
+}
+
+// hashedNamespace is a pod's hostname, extra hosts, DNS servers and
+// search domains, as declared (their order matters to the resolver).
+type hashedNamespace struct {
+	Hostname   string   `json:"hostname,omitempty"`
+	ExtraHosts []string `json:"extraHosts,omitempty"`
+	DNS        []string `json:"dns,omitempty"`
+	DNSSearch  []string `json:"dnsSearch,omitempty"`
+}
+
+// namespaceOf is m's hashedNamespace, nil when it sets none.
+func namespaceOf(m Manifest) *hashedNamespace {
+	if m.Hostname == "" && len(m.ExtraHosts) == 0 && len(m.DNS) == 0 && len(m.DNSSearch) == 0 {
+		return nil
+	}
+	return &hashedNamespace{Hostname: m.Hostname, ExtraHosts: m.ExtraHosts, DNS: m.DNS, DNSSearch: m.DNSSearch}
 }
 
 // hashedPort leaves out the port's name: renaming a port needs no new
@@ -109,6 +130,7 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	if len(d.Containers) == 1 {
 		h.Networks = hashedNetworks(d.Networks)
+		h.Namespace = namespaceOf(d)
 	}
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
@@ -127,7 +149,7 @@ func InfraHash(m Manifest) string {
 	for _, c := range d.Containers {
 		ports = append(ports, c.Ports...)
 	}
-	return sum(hashedInfra{Ports: sortedPorts(ports), Labels: nonNilMap(d.Labels), Networks: hashedNetworks(d.Networks)})
+	return sum(hashedInfra{Ports: sortedPorts(ports), Labels: nonNilMap(d.Labels), Networks: hashedNetworks(d.Networks), Namespace: namespaceOf(d)})
 }
 
 // hashedNetworks are the pod's networks as hashed: in order (the first is

@@ -52,6 +52,13 @@ type Manifest struct {
 	Networks []Network `json:"networks,omitempty"`
 	// Containers: at least one.
 	Containers []Container `json:"containers"`
+	// Hostname, ExtraHosts ("name:ip" lines of /etc/hosts), DNS (name
+	// server addresses) and DNSSearch (search domains) set up the pod's
+	// network namespace: on the container that holds it.
+	Hostname   string   `json:"hostname,omitempty"`
+	ExtraHosts []string `json:"extraHosts,omitempty"`
+	DNS        []string `json:"dns,omitempty"`
+	DNSSearch  []string `json:"dnsSearch,omitempty"`
 	// DependsOn are pods this one waits for before any of its containers
 	// is created or recreated: it stays Pending, saying which, until each
 	// is in its condition. Not part of any container's hash.

@@ -317,6 +317,7 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		Healthcheck: healthConfig(spec.Healthcheck),
 		User:        spec.User,
 		StopSignal:  spec.StopSignal,
+		Hostname:    spec.Hostname,
 	}
 	if len(spec.Command) > 0 {
 		cfg.Entrypoint = spec.Command
@@ -342,6 +343,9 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		RestartPolicy:  restart,
 		ReadonlyRootfs: spec.ReadOnly,
 		ShmSize:        spec.ShmSize,
+		ExtraHosts:     spec.ExtraHosts,
+		DNS:            spec.DNS,
+		DNSSearch:      spec.DNSSearch,
 		Resources: container.Resources{
 			Memory:    spec.Memory,
 			CPUShares: spec.CPUShares,

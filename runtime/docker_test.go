@@ -783,3 +783,21 @@ func TestProcessSettings(t *testing.T) {
 		return false, "not listed"
 	})
 }
+
+// TestNamespaceSettings: a container holding its network namespace gets
+// the hostname, the extra hosts and the DNS settings given.
+func TestNamespaceSettings(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	port := testkit.FreePort(t)
+	s := spec(t, d, "ns", "app")
+	s.Command = []string{"/demo", "-listen", ":9094"}
+	s.Ports = []hruntime.Port{{ContainerPort: 9094, HostPort: port, Protocol: "TCP", HostIP: "127.0.0.1"}}
+	s.Hostname, s.ExtraHosts, s.DNS, s.DNSSearch = "web1", []string{"db.internal:10.0.0.5"}, []string{"10.0.0.53"}, []string{"example.org"}
+	mustRun(t, ctx, d, s)
+	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 30*time.Second, "GET", base, "", "hello from web1")
+	testkit.WaitHTTP(t, 10*time.Second, "GET", base+"read?path=/etc/hosts", "", "10.0.0.5\tdb.internal")
+	testkit.WaitHTTP(t, 10*time.Second, "GET", base+"read?path=/etc/resolv.conf", "", "nameserver 10.0.0.53")
+}

@@ -159,6 +159,12 @@ type ContainerSpec struct {
 	Networks []NetworkSpec
 	// Healthcheck, when set, is the container's Docker healthcheck.
 	Healthcheck *HealthSpec
+	// Hostname, ExtraHosts, DNS and DNSSearch set up the network
+	// namespace the container holds (not one it joins).
+	Hostname   string
+	ExtraHosts []string
+	DNS        []string
+	DNSSearch  []string
 	// User, ReadOnly (root filesystem), Init (tini as PID 1), StopSignal,
 	// ShmSize (bytes) and NanoCPUs (a CPU limit in billionths of a CPU):
 	// Docker's own settings, unset when zero.

@@ -328,6 +328,9 @@ func TestPlanTable(t *testing.T) {
 				m.Networks = []manifest.Network{{Name: "shop_default", Aliases: []string{"web"}}}
 			})),
 			want: []string{"p/app recreate: networks [] -> [shop_default(web)]"}},
+		{name: "recreate/namespace settings", before: pods(onePod("p")),
+			after: pods(edit(onePod("p"), func(m *manifest.Manifest) { m.Hostname = "web1" })),
+			want:  []string{"p/app recreate: namespace [] -> [hostname=web1 hosts=[] dns=[] search=[]]"}},
 		{name: "recreate/process settings", before: pods(onePod("p")),
 			after: pods(edit(onePod("p"), func(m *manifest.Manifest) { m.Containers[0].User, m.Containers[0].Init = "1000:1000", true })),
 			want:  []string{"p/app recreate: settings [] -> [user=1000:1000 init]"}},

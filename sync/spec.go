@@ -107,6 +107,10 @@ func infraSpec(instance, image string, command []string, p Pod) hruntime.Contain
 		Labels:        withNetworksLabel(baseLabels(instance, p, hruntime.InfraName, hash), p.Manifest.Networks),
 		Ports:         ports,
 		Networks:      runtimeNetworks(p.Manifest.Networks),
+		Hostname:      p.Manifest.Hostname,
+		ExtraHosts:    p.Manifest.ExtraHosts,
+		DNS:           p.Manifest.DNS,
+		DNSSearch:     p.Manifest.DNSSearch,
 		RestartPolicy: hruntime.RestartAlways,
 		StopTimeout:   2 * time.Second,
 	}
@@ -148,6 +152,7 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 		spec.Ports = runtimePorts(c.Ports)
 		spec.Networks = runtimeNetworks(m.Networks)
 		spec.Labels = withNetworksLabel(spec.Labels, m.Networks)
+		spec.Hostname, spec.ExtraHosts, spec.DNS, spec.DNSSearch = m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch
 	}
 	for _, vm := range c.VolumeMounts {
 		v, _ := m.Volume(vm.Name)
@@ -270,6 +275,9 @@ type specSummary struct {
 	// Process holds user, readOnly, init, stopSignal, shmSize and
 	// cpuLimit, those that are set.
 	Process string `json:"process,omitempty"`
+	// Namespace is the pod's hostname, extra hosts and DNS, on a pod's
+	// only container.
+	Namespace string `json:"namespace,omitempty"`
 }
 
 func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
@@ -315,6 +323,9 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 		s.Healthcheck = string(b)
 	}
 	s.Process = processString(c)
+	if len(m.Containers) == 1 && (m.Hostname != "" || len(m.ExtraHosts)+len(m.DNS)+len(m.DNSSearch) > 0) {
+		s.Namespace = fmt.Sprintf("hostname=%s hosts=%v dns=%v search=%v", m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch)
+	}
 	if len(m.Containers) == 1 {
 		for _, n := range m.Networks {
 			s.Networks = append(s.Networks, networkString(n))
@@ -421,6 +432,9 @@ func changeReasons(old, new specSummary) []string {
 	}
 	if old.Healthcheck != new.Healthcheck {
 		r = append(r, "healthcheck changed")
+	}
+	if old.Namespace != new.Namespace {
+		r = append(r, fmt.Sprintf("namespace [%s] -> [%s]", old.Namespace, new.Namespace))
 	}
 	if old.Process != new.Process {
 		r = append(r, fmt.Sprintf("settings [%s] -> [%s]", old.Process, new.Process))

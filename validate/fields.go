@@ -127,6 +127,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	}
 	c.networks(m.Networks, opts.ExternalNetworks)
 	c.dependsOn(m.ID, m.DependsOn)
+	c.namespace(m)
 	if len(m.Containers) == 0 {
 		c.add("containers", "at least one container is required")
 	}
@@ -541,6 +542,40 @@ func (c *checker) seconds(f string, v int64) {
 	c.nonNegative(f, v)
 	if v > manifest.MaxSeconds {
 		c.add(f, "%d is over the limit of %d", v, manifest.MaxSeconds)
+	}
+}
+
+// MaxNamespaceEntries bounds extraHosts, dns and dnsSearch.
+const MaxNamespaceEntries = 64
+
+// namespace checks the pod's hostname, extra hosts and DNS settings.
+func (c *checker) namespace(m manifest.Manifest) {
+	if m.Hostname != "" {
+		c.dnsLabel("hostname", m.Hostname)
+	}
+	for _, l := range []struct {
+		f    string
+		list []string
+	}{{"extraHosts", m.ExtraHosts}, {"dns", m.DNS}, {"dnsSearch", m.DNSSearch}} {
+		if len(l.list) > MaxNamespaceEntries {
+			c.add(l.f, "%d entries are over the limit of %d", len(l.list), MaxNamespaceEntries)
+		}
+	}
+	for i, h := range m.ExtraHosts {
+		name, ip, ok := strings.Cut(h, ":")
+		if _, err := netip.ParseAddr(ip); !ok || dnsSubdomain(strings.ToLower(name)) != "" || err != nil {
+			c.add(fmt.Sprintf("extraHosts[%d]", i), "%q is not name:ip", h)
+		}
+	}
+	for i, s := range m.DNS {
+		if _, err := netip.ParseAddr(s); err != nil {
+			c.add(fmt.Sprintf("dns[%d]", i), "%q is not an IP address", s)
+		}
+	}
+	for i, s := range m.DNSSearch {
+		if msg := dnsSubdomain(strings.ToLower(s)); msg != "" {
+			c.add(fmt.Sprintf("dnsSearch[%d]", i), "%q %s", s, msg)
+		}
 	}
 }
 

@@ -604,6 +604,26 @@ services:
 	}
 }
 
+func TestLoadNamespaceSettings(t *testing.T) {
+	pods, errs := load(t, mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    hostname: web1
+    extra_hosts: ["db.internal:10.0.0.5", "cache.internal=10.0.0.6"]
+    dns: [1.1.1.1]
+    dns_search: example.org
+`}, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	m := pods[0].Manifest
+	if m.Hostname != "web1" || !reflect.DeepEqual(m.ExtraHosts, []string{"cache.internal:10.0.0.6", "db.internal:10.0.0.5"}) ||
+		!reflect.DeepEqual(m.DNS, []string{"1.1.1.1"}) || !reflect.DeepEqual(m.DNSSearch, []string{"example.org"}) {
+		t.Errorf("hostname %q hosts %q dns %q search %q", m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch)
+	}
+}
+
 func TestLoadOverrideAndExtends(t *testing.T) {
 	files := mapFiles{
 		"compose.yaml": `

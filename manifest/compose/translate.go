@@ -47,6 +47,8 @@ var supportedPaths = paths(
 	"services.*.expose", "services.*.expose.[]",
 	"services.*.labels", "services.*.labels.*",
 	"services.*.working_dir",
+	"services.*.hostname", "services.*.extra_hosts", "services.*.extra_hosts.*", "services.*.extra_hosts.*.[]", "services.*.extra_hosts.[]",
+	"services.*.dns", "services.*.dns.[]", "services.*.dns_search", "services.*.dns_search.[]",
 	"services.*.user", "services.*.read_only", "services.*.init", "services.*.stop_signal", "services.*.shm_size", "services.*.cpus",
 	"services.*.deploy.resources.limits.cpus",
 	"services.*.depends_on", "services.*.depends_on.*", "services.*.depends_on.*.condition", "services.*.depends_on.*.required", "services.*.depends_on.*.restart",
@@ -252,6 +254,12 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	m.Volumes, ct.VolumeMounts = c.volumes(s.Volumes)
 	m.Networks = c.networks(s)
 	m.DependsOn = c.dependsOn(s)
+	m.Hostname, m.DNS, m.DNSSearch = s.Hostname, []string(s.DNS), []string(s.DNSSearch)
+	for _, host := range slices.Sorted(maps.Keys(s.ExtraHosts)) {
+		for _, ip := range s.ExtraHosts[host] {
+			m.ExtraHosts = append(m.ExtraHosts, host+":"+ip)
+		}
+	}
 	m.Containers = []manifest.Container{ct}
 	return m
 }
