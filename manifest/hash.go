@@ -37,7 +37,7 @@ type hashedContainer struct {
 	// Networks are the pod's, in the hash of the container that holds the
 	// pod's network namespace (the only container of a pod without an
 	// infra container); left out when there are none.
-	Networks []hashedNetwork `json:"networks,omitempty"`
+	Networks []Network `json:"networks,omitempty"`
 	// Namespace is the pod's hostname, hosts and DNS, on the same
 	// container; left out when unset.
 	Namespace *hashedNamespace `json:"namespace,omitempty"`
@@ -50,14 +50,6 @@ type hashedContainer struct {
 	StopSignal  string       `json:"stopSignal,omitempty"`
 	ShmSize     int64        `json:"shmSize,omitempty"`
 	CPULimit    int64        `json:"cpuLimit,omitempty"`
-}
-
-// hashedNetwork is a network the pod joins; its aliases in order.
-type hashedNetwork struct {
-	Name     string   `json:"name"`
-	Aliases  []string `json:"aliases,omitempty"`
-	External bool     `json:"external,omitempty"`
-	Internal bool     `json:"internal,omitempty"`
 }
 
 type hashedMount struct {
@@ -77,7 +69,7 @@ type hashedMount struct {
 type hashedInfra struct {
 	Ports     []hashedPort      `json:"ports"`
 	Labels    map[string]string `json:"labels"`
-	Networks  []hashedNetwork   `json:"networks,omitempty"`
+	Networks  []Network         `json:"networks,omitempty"`
 	Namespace *hashedNamespace  `json:"namespace,omitempty"`
 }
 
@@ -154,15 +146,15 @@ func InfraHash(m Manifest) string {
 
 // hashedNetworks are the pod's networks as hashed: in order (the first is
 // joined at creation), aliases sorted; nil for none.
-func hashedNetworks(ns []Network) []hashedNetwork {
+func hashedNetworks(ns []Network) []Network {
 	if len(ns) == 0 {
 		return nil
 	}
-	out := make([]hashedNetwork, len(ns))
+	out := make([]Network, len(ns))
 	for i, n := range ns {
-		aliases := append([]string(nil), n.Aliases...)
-		sort.Strings(aliases)
-		out[i] = hashedNetwork{Name: n.Name, Aliases: aliases, External: n.External, Internal: n.Internal}
+		n.Aliases = append([]string(nil), n.Aliases...)
+		sort.Strings(n.Aliases)
+		out[i] = n
 	}
 	return out
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/hashicorp/go-multierror"
 
@@ -54,16 +53,12 @@ func readProject(ctx context.Context, r *project.Renderer, roots map[string]*os.
 // anything but a regular file, is bundled as its error, never opened.
 func bundleFolder(roots map[string]*os.Root, f treeFile) (project.Bundle, error) {
 	var b project.Bundle
-	r := roots[f.root]
-	if r == nil {
-		var err error
-		if r, err = os.OpenRoot(f.root); err != nil {
-			return b, err
-		}
-		roots[f.root] = r
+	r, err := rootOf(roots, f.root)
+	if err != nil {
+		return b, err
 	}
 	dir := filepath.Join(f.root, f.rel)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -78,18 +73,10 @@ func bundleFolder(roots map[string]*os.Root, f treeFile) (project.Bundle, error)
 			return err
 		}
 		data, readErr := readInRoot(r, filepath.Join(f.rel, rel))
+		if readErr != nil {
+			readErr = unwrapPath(readErr)
+		}
 		return b.Add(filepath.ToSlash(rel), data, readErr)
 	})
 	return b, err
-}
-
-// readInRoot reads the file name of root r: no link out of it, regular
-// files only, none over manifest.MaxSize.
-func readInRoot(r *os.Root, name string) ([]byte, error) {
-	file, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, unwrapPath(err)
-	}
-	defer file.Close()
-	return readOpened(file)
 }

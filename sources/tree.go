@@ -164,14 +164,30 @@ func (f treeFile) read(roots map[string]*os.Root) ([]byte, error) {
 	if err != nil || inner == ".." || strings.HasPrefix(inner, ".."+string(filepath.Separator)) || filepath.IsAbs(inner) {
 		return nil, fmt.Errorf("%w %s; not read", errOutsideRoot, f.root)
 	}
-	r := roots[f.root]
-	if r == nil {
-		if r, err = os.OpenRoot(f.root); err != nil {
-			return nil, err
-		}
-		roots[f.root] = r
+	r, err := rootOf(roots, f.root)
+	if err != nil {
+		return nil, err
 	}
-	file, err := r.OpenFile(inner, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return readInRoot(r, inner)
+}
+
+// rootOf is the os.Root of folder dir, opened once per read of a tree.
+func rootOf(roots map[string]*os.Root, dir string) (*os.Root, error) {
+	if r := roots[dir]; r != nil {
+		return r, nil
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	roots[dir] = r
+	return r, nil
+}
+
+// readInRoot reads the file name of root r: no link out of it, regular
+// files only, none over manifest.MaxSize.
+func readInRoot(r *os.Root, name string) ([]byte, error) {
+	file, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/compose"
 	"github.com/hostlet/hostlet/manifest/project"
 )
@@ -31,12 +32,9 @@ func main() {
 }
 
 func run(ctx context.Context, in io.Reader, out io.Writer) error {
-	data, err := io.ReadAll(io.LimitReader(in, maxInput+1))
+	data, err := manifest.ReadLimited(in, maxInput)
 	if err != nil {
 		return fmt.Errorf("read the bundle: %w", err)
-	}
-	if len(data) > maxInput {
-		return fmt.Errorf("a bundle over %d bytes", maxInput)
 	}
 	var b project.Bundle
 	if err := json.Unmarshal(data, &b); err != nil {
