@@ -61,6 +61,9 @@ type hashedMount struct {
 	// made before they existed stays the same.
 	DockerVolume string `json:"dockerVolume,omitempty"`
 	External     bool   `json:"external,omitempty"`
+	// Files is the digest of a files volume's content (left out for
+	// other volumes): a changed file needs a new container.
+	Files string `json:"files,omitempty"`
 }
 
 // hashedInfra is what needs a new infra container: the pod's published
@@ -128,7 +131,11 @@ func ContainerHash(m Manifest, i int) string {
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
 	for _, vm := range c.VolumeMounts {
 		v, _ := d.Volume(vm.Name)
-		h.Mounts = append(h.Mounts, hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External})
+		hm := hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External}
+		if v.Files != nil {
+			hm.Files = v.Files.Digest()
+		}
+		h.Mounts = append(h.Mounts, hm)
 	}
 	sort.Slice(h.Mounts, func(a, b int) bool { return h.Mounts[a].MountPath < h.Mounts[b].MountPath })
 	return sum(h)

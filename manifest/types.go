@@ -84,8 +84,8 @@ type Dependency struct {
 }
 
 // Volume is a named volume of a pod: a host path, a Docker volume of its
-// own name, or, with neither, an empty directory owned by the pod (removed
-// with it).
+// own name, files of the source (Files), or, with none of them, an empty
+// directory owned by the pod (removed with it).
 type Volume struct {
 	Name     string `json:"name"`
 	HostPath string `json:"hostPath,omitempty"`
@@ -95,6 +95,9 @@ type Volume struct {
 	DockerVolume string `json:"dockerVolume,omitempty"`
 	// External: DockerVolume is made outside hostlet and must exist.
 	External bool `json:"external,omitempty"`
+	// Files are files of the source that hostlet writes under its
+	// stateDir and bind-mounts read-only (see Files).
+	Files *Files `json:"files,omitempty"`
 }
 
 // Network is a user-defined Docker network a pod joins.

@@ -80,12 +80,21 @@ type ApplyOptions struct {
 	HostPaths validate.Options
 	// EnvHasher hashes env values for the io.hostlet.spec label.
 	EnvHasher *EnvHasher
+	// Files writes the files volumes of the containers to be created
+	// where Docker can bind-mount them; nil fails every pod that has one.
+	Files FileWriter
 	// SweepNetworks removes every network of this instance that no pod
 	// of the plan uses (once the sources have delivered, after a start:
 	// a network left by a hostlet killed before it removed it). Without
 	// it only the networks of the containers the plan takes down are
 	// looked at.
 	SweepNetworks bool
+}
+
+// FileWriter writes a files volume's content (once per digest) and returns
+// the host path to bind-mount.
+type FileWriter interface {
+	Materialise(ctx context.Context, f *manifest.Files) (string, error)
 }
 
 // DefaultStopTimeout applies to containers of pods that are no longer
@@ -111,6 +120,9 @@ const (
 	ReasonUnavailable = "EngineUnavailable"
 	// ReasonPulling marks a Pending pod whose image is being pulled.
 	ReasonPulling = "Pulling"
+	// ReasonFiles: the files a container mounts could not be written
+	// under stateDir (a full disk); nothing of the pod was stopped.
+	ReasonFiles = "FilesNotWritten"
 )
 
 // PodError is why applying a pod failed: a short reason and the engine's
@@ -294,7 +306,10 @@ type podApplication struct {
 	apps    map[string]Change
 	// infraID is the pod's infra container once it runs ("" for none).
 	infraID string
-	res     Result
+	// copies are the paths of the pod's files volumes by digest
+	// (writeFiles).
+	copies map[string]string
+	res    Result
 }
 
 func (a *applier) newPodApplication(pp PodPlan) *podApplication {
@@ -320,6 +335,7 @@ func (a *applier) newPodApplication(pp PodPlan) *podApplication {
 // returns is tagged with its step (inStep), its text unchanged.
 var (
 	errStepHostPath = errors.New("host path check")
+	errStepFiles    = errors.New("files write")
 	errStepPull     = errors.New("image pull")
 	errStepRemove   = errors.New("container removal")
 	errStepCreate   = errors.New("container creation")
@@ -358,6 +374,8 @@ func failureReason(err error) string {
 		return ReasonUnavailable
 	case errors.Is(err, errStepHostPath):
 		return ReasonHostPath
+	case errors.Is(err, errStepFiles):
+		return ReasonFiles
 	case errors.Is(err, errStart), errors.Is(err, errStepStart):
 		return ReasonStart
 	case errors.Is(err, errStepCreate):
@@ -380,6 +398,10 @@ func (ap *podApplication) apply(ctx context.Context) error {
 	// Host paths, before anything is pulled or stopped.
 	if err := checkHostPaths(ap.m, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, err)
+	}
+	// Files too: a disk too full for them stops nothing.
+	if err := ap.writeFiles(ctx); err != nil {
+		return inStep(errStepFiles, err)
 	}
 	if err := ap.ensureImages(ctx); err != nil || len(ap.res.Pulling) > 0 {
 		return err
@@ -425,6 +447,34 @@ func replaces(action Action) bool { return action == ActionRecreate || action ==
 
 // creates reports whether action makes a new container for the slot.
 func creates(action Action) bool { return action == ActionCreate || action == ActionRecreate }
+
+// writeFiles makes the files volumes of the pod's containers exist (a
+// copy written before is only looked at), before anything is pulled or
+// stopped, noting their copies' paths by digest: any container of a pod
+// being changed may be created anew (its infra container was, or it does
+// not start).
+func (ap *podApplication) writeFiles(ctx context.Context) error {
+	for _, c := range ap.m.Containers {
+		for _, vm := range c.VolumeMounts {
+			v, _ := ap.m.Volume(vm.Name)
+			if v.Files == nil || ap.copies[v.Files.Digest()] != "" {
+				continue
+			}
+			if ap.opts.Files == nil {
+				return fmt.Errorf("volume %s: files %s: this hostlet has no stateDir to write them under", v.Name, v.Files.Source)
+			}
+			p, err := ap.opts.Files.Materialise(ctx, v.Files)
+			if err != nil {
+				return fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			if ap.copies == nil {
+				ap.copies = map[string]string{}
+			}
+			ap.copies[v.Files.Digest()] = p
+		}
+	}
+	return nil
+}
 
 // ensureImages makes the images of the containers to be created usable,
 // before anything is stopped. While one is being pulled (res.Pulling) the
@@ -476,7 +526,7 @@ func (ap *podApplication) ensureVolumes(ctx context.Context) error {
 	for _, v := range ap.m.Volumes {
 		var err error
 		switch {
-		case v.HostPath != "":
+		case v.HostPath != "", v.Files != nil:
 			continue
 		case v.External:
 			err = ap.rt.CheckVolume(ctx, v.DockerVolume)
@@ -633,6 +683,9 @@ func (ap *podApplication) createApp(ctx context.Context, i int, what string) err
 	if err := resolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
+	if err := bindFiles(&spec, ap.m, i, ap.copies); err != nil {
+		return inStep(errStepFiles, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
+	}
 	if _, err := ap.createStart(ctx, spec); err != nil {
 		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
@@ -674,7 +727,7 @@ func (ap *podApplication) pruneOldVolumes(ctx context.Context) {
 	for _, v := range ap.m.Volumes {
 		// Only an empty dir keeps its Docker volume: one that became a
 		// host path or a dockerVolume lets it go.
-		if v.HostPath == "" && v.DockerVolume == "" {
+		if v.HostPath == "" && v.DockerVolume == "" && v.Files == nil {
 			keep[v.Name] = true
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,10 @@ import (
 // namespace, the networks hostlet made for the pod (comma-separated; not
 // the external ones): the networks to look at once it is taken down.
 const LabelNetworks = "io.hostlet.networks"
+
+// LabelFiles lists the digests of the files volumes a container mounts
+// (comma-separated): their materialised copies are kept while it exists.
+const LabelFiles = "io.hostlet.files"
 
 // LabelSpec carries a summary of the container's spec, env values replaced
 // by keyed hashes (EnvHasher), so a plan can say which field changed from
@@ -154,6 +160,7 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 		spec.Labels = withNetworksLabel(spec.Labels, m.Networks)
 		spec.Hostname, spec.ExtraHosts, spec.DNS, spec.DNSSearch = m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch
 	}
+	var digests []string
 	for _, vm := range c.VolumeMounts {
 		v, _ := m.Volume(vm.Name)
 		mt := hruntime.Mount{Type: hruntime.MountVolume, Source: volumeName(instance, m.ID, v.Name), Target: vm.MountPath, ReadOnly: vm.ReadOnly}
@@ -162,10 +169,36 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 			mt.Type, mt.Source = hruntime.MountBind, v.HostPath
 		case v.DockerVolume != "":
 			mt.Source = v.DockerVolume
+		case v.Files != nil:
+			// The copy's path is set by bindFiles once it is written.
+			mt.Type, mt.Source, mt.ReadOnly = hruntime.MountBind, "", true
+			digests = append(digests, v.Files.Digest())
 		}
 		spec.Mounts = append(spec.Mounts, mt)
 	}
+	if len(digests) > 0 {
+		sort.Strings(digests)
+		labels[LabelFiles] = strings.Join(slices.Compact(digests), ",")
+	}
 	return spec
+}
+
+// bindFiles has app container i's files volumes mounted from their
+// materialised copies (paths by digest); one without a copy is an error.
+func bindFiles(spec *hruntime.ContainerSpec, m manifest.Manifest, i int, copies map[string]string) error {
+	// appSpec makes one mount per volume mount, in order.
+	for j, vm := range m.Containers[i].VolumeMounts {
+		v, _ := m.Volume(vm.Name)
+		if v.Files == nil {
+			continue
+		}
+		p, ok := copies[v.Files.Digest()]
+		if !ok {
+			return fmt.Errorf("volume %s: files %s were not written", v.Name, v.Files.Source)
+		}
+		spec.Mounts[j].Source = p
+	}
+	return nil
 }
 
 // ReasonHostPath marks a pod whose host path is not allowed when its
@@ -278,7 +311,14 @@ type specSummary struct {
 	// Namespace is the pod's hostname, extra hosts and DNS, on a pod's
 	// only container.
 	Namespace string `json:"namespace,omitempty"`
+	// Files are the files of its files volumes by name in the source,
+	// each content replaced by a keyed hash as env values are (a folder
+	// of more than maxListedFiles files is one entry, "<folder>/*").
+	Files map[string]string `json:"files,omitempty"`
 }
+
+// maxListedFiles bounds the files of one folder the spec label names.
+const maxListedFiles = 32
 
 func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 	c := m.Containers[i]
@@ -310,6 +350,9 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 			src = v.HostPath
 		case v.DockerVolume != "":
 			src = "docker:" + v.DockerVolume
+		case v.Files != nil:
+			src = "files:" + v.Files.Source
+			s.Files = addFiles(s.Files, v.Files, env)
 		}
 		mode := "rw"
 		if vm.ReadOnly {
@@ -332,6 +375,27 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 		}
 	}
 	return s
+}
+
+// addFiles records the files of f in files (made when nil), by their
+// names in the source, contents hashed with env's key.
+func addFiles(files map[string]string, f *manifest.Files, env *EnvHasher) map[string]string {
+	if files == nil {
+		files = map[string]string{}
+	}
+	if len(f.Items) > maxListedFiles {
+		name := f.Source + "/*"
+		files[name] = env.Hash("file "+name, f.Digest())
+		return files
+	}
+	for _, it := range f.Items {
+		name := f.Source
+		if it.Path != "" {
+			name = path.Join(f.Source, it.Path)
+		}
+		files[name] = env.Hash("file "+name, strconv.FormatUint(uint64(it.ItemMode()), 8)+":"+string(it.Data))
+	}
+	return files
 }
 
 // processString lists the container's process settings that are set.
@@ -441,6 +505,18 @@ func changeReasons(old, new specSummary) []string {
 	}
 	if !equalStrings(old.Networks, new.Networks) {
 		r = append(r, fmt.Sprintf("networks [%s] -> [%s]", strings.Join(old.Networks, " "), strings.Join(new.Networks, " ")))
+	}
+	for _, k := range unionKeys(old.Files, new.Files) {
+		o, inOld := old.Files[k]
+		n, inNew := new.Files[k]
+		switch {
+		case !inOld:
+			r = append(r, "file "+k+" added")
+		case !inNew:
+			r = append(r, "file "+k+" removed")
+		case o != n && comparableEnv(o, n):
+			r = append(r, "file "+k+" changed")
+		}
 	}
 	if !equalStrings(old.Mounts, new.Mounts) {
 		r = append(r, fmt.Sprintf("mounts [%s] -> [%s]", strings.Join(old.Mounts, " "), strings.Join(new.Mounts, " ")))

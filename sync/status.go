@@ -290,13 +290,24 @@ func containerStatus(c hruntime.Container, ps *podState) ContainerStatus {
 	return cst
 }
 
-// redact returns a copy of m with every env value replaced by its hash.
+// redact returns a copy of m with every env value and file content
+// replaced by its hash.
 func redact(m manifest.Manifest, env *EnvHasher) *manifest.Manifest {
 	r := m.Clone()
 	for i := range r.Containers {
 		for j, e := range r.Containers[i].Env {
 			r.Containers[i].Env[j].Value = env.Hash(e.Name, e.Value)
 		}
+	}
+	for i, v := range r.Volumes {
+		if v.Files == nil {
+			continue
+		}
+		shown := &manifest.Files{Source: v.Files.Source, Secret: v.Files.Secret, Hash: env.Hash("files "+v.Files.Source, v.Files.Digest())}
+		for _, it := range v.Files.Items {
+			shown.Items = append(shown.Items, manifest.FileItem{Path: it.Path, Mode: it.Mode})
+		}
+		r.Volumes[i].Files = shown
 	}
 	return &r
 }

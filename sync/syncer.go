@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	gosync "sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/filestore"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -84,6 +86,16 @@ type Options struct {
 	// socket); a host path is resolved and checked again right before its
 	// container is created.
 	HostPaths validate.Options
+	// Files keeps the pods' files volumes; nil keeps them in
+	// StateDir/files (without a StateDir a pod with one fails).
+	Files FileStore
+}
+
+// FileStore keeps materialised files volumes: it writes them, and removes
+// those whose digests are not kept.
+type FileStore interface {
+	FileWriter
+	Prune(ctx context.Context, keep map[string]bool) (removed []string, err error)
 }
 
 // Syncer runs the reconcile loop and keeps the pods' status.
@@ -106,6 +118,8 @@ type Syncer struct {
 	// networksSwept: a sync has looked at every network of the instance
 	// (see ApplyOptions.SweepNetworks); under syncMu.
 	networksSwept bool
+	// filesPruned: a sync has pruned the files store; under syncMu.
+	filesPruned bool
 
 	mu      gosync.Mutex
 	desired Desired
@@ -157,6 +171,9 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 		} else if opts.EnvHasher, keyDamaged, err = loadEnvHasher(opts.StateDir, log, opts.Clock.Now()); err != nil {
 			return nil, err
 		}
+	}
+	if opts.Files == nil && opts.StateDir != "" {
+		opts.Files = filestore.New(filepath.Join(opts.StateDir, "files"))
 	}
 	s := &Syncer{
 		rt: rt, opts: opts, log: log, events: ev, clock: opts.Clock,
@@ -335,12 +352,21 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher})
 	s.forgetConvergedBackoff(plan)
 	waits := dependencyWaits(plan, actual)
+	// A backoff delays another try at a failing pod, never the removal of
+	// one no source declares any more.
+	removing := map[string]bool{}
+	for _, pp := range plan.Pods {
+		if pp.Remove() {
+			removing[pp.ID] = true
+		}
+	}
 	s.noteWaits(waits)
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
-		Skip: func(id string) bool { return waits[id] != "" || s.backingOff(id) }, EnvHasher: s.opts.EnvHasher,
+		Skip: func(id string) bool { return waits[id] != "" || (s.backingOff(id) && !removing[id]) }, EnvHasher: s.opts.EnvHasher,
 		HostPaths: s.opts.HostPaths, Images: s.pulls.check,
 		SweepNetworks: !s.networksSwept && s.opts.Prune && desired.Ready,
+		Files:         s.fileWriter(),
 	}, s.log)
 	if s.opts.Prune && desired.Ready {
 		s.networksSwept = true
@@ -354,6 +380,9 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 			actual = after
 		}
 	}
+	if !s.filesPruned || slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 }) {
+		s.pruneFiles(ctx, desired, actual)
+	}
 	s.updateStatus(desired, actual)
 	s.prober.update(ctx, desired.Pods, actual)
 	var failed []error
@@ -363,6 +392,45 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		}
 	}
 	return joinErrors(failed)
+}
+
+// fileWriter is the Files store as ApplyOptions take it (nil when none).
+func (s *Syncer) fileWriter() FileWriter {
+	if s.opts.Files == nil {
+		return nil
+	}
+	return s.opts.Files
+}
+
+// pruneFiles removes the materialised files that neither a desired pod nor
+// a container listed in actual (one left running, a pod skipped this
+// time) mounts. Failures are only logged: a later sync tries again.
+func (s *Syncer) pruneFiles(ctx context.Context, desired Desired, actual []hruntime.Container) {
+	if s.opts.Files == nil {
+		return
+	}
+	keep := map[string]bool{}
+	for _, p := range desired.Pods {
+		for _, v := range p.Manifest.Volumes {
+			if v.Files != nil {
+				keep[v.Files.Digest()] = true
+			}
+		}
+	}
+	for _, c := range actual {
+		for d := range strings.SplitSeq(c.Labels[LabelFiles], ",") {
+			keep[d] = true
+		}
+	}
+	removed, err := s.opts.Files.Prune(ctx, keep)
+	if err != nil {
+		s.log.Warn("prune materialised files", "error", err)
+		return
+	}
+	s.filesPruned = true
+	if len(removed) > 0 {
+		s.log.Info("removed materialised files no pod uses", "count", len(removed))
+	}
 }
 
 // joinErrors aggregates errs (go-multierror, nil ones left out, nested

@@ -97,17 +97,20 @@ func Manifest(s manifest.Sourced, opts Options) error {
 			c.add(fmt.Sprintf("labels[%q]", k), "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
 		}
 	}
+	// volumes: declared name -> a files volume (mounted read-only).
 	volumes := map[string]bool{}
 	for i, v := range m.Volumes {
 		f := fmt.Sprintf("volumes[%d]", i)
 		c.dnsLabel(f+".name", v.Name)
-		if volumes[v.Name] && v.Name != "" {
+		if _, dup := volumes[v.Name]; dup && v.Name != "" {
 			c.add(f+".name", "duplicate volume name %q", v.Name)
 		}
-		volumes[v.Name] = true
+		volumes[v.Name] = v.Files != nil
 		switch {
-		case v.HostPath != "" && v.DockerVolume != "":
-			c.add(f+".dockerVolume", "a volume is a hostPath or a dockerVolume, not both")
+		case kinds(v) > 1:
+			c.add(f, "a volume is one of hostPath, dockerVolume and files")
+		case v.Files != nil:
+			c.files(f+".files", v.Files)
 		case v.HostPath != "":
 			c.hostPath(f+".hostPath", v.HostPath, opts)
 		case v.DockerVolume != "":
@@ -144,6 +147,68 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		c.container(f, ct, volumes, portNames, containerPorts)
 	}
 	return c.errs.ErrorOrNil()
+}
+
+// kinds counts the kinds a volume says it is (hostPath, dockerVolume,
+// files).
+func kinds(v manifest.Volume) int {
+	n := 0
+	for _, set := range []bool{v.HostPath != "", v.DockerVolume != "", v.Files != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// files checks a files volume: one file with no path, or a folder of
+// files at valid, distinct relative paths none of which is the folder of
+// another; modes without anything but permission bits; bounded.
+func (c *checker) files(f string, v *manifest.Files) {
+	switch {
+	case len(v.Items) == 0:
+		c.add(f+".items", "at least one file is required")
+		return
+	case len(v.Items) > manifest.MaxFileItems:
+		c.add(f+".items", "more than %d files", manifest.MaxFileItems)
+		return
+	case v.Size() > manifest.MaxFileBytes:
+		c.add(f+".items", "the files hold more than %d bytes", manifest.MaxFileBytes)
+		return
+	}
+	if v.Hash != "" {
+		c.add(f+".hash", "set by hostlet where it shows a manifest, never an input: give the items' data")
+	}
+	if len(v.Source) > 4096 || strings.ContainsAny(v.Source, "\x00\n") {
+		c.add(f+".source", "not a file name of a source")
+	}
+	single := len(v.Items) == 1 && v.Items[0].Path == ""
+	paths := map[string]bool{}
+	for i, it := range v.Items {
+		g := fmt.Sprintf("%s.items[%d]", f, i)
+		if it.Mode&^0o777 != 0 {
+			c.add(g+".mode", "%#o: only permission bits (at most 0777)", it.Mode)
+		}
+		if single {
+			continue
+		}
+		switch {
+		case it.Path == "":
+			c.add(g+".path", "required in a folder of files (only a single file has none)")
+		case !fs.ValidPath(it.Path) || it.Path == "." || len(it.Path) > 4096:
+			c.add(g+".path", "%q: a slash-separated path inside the folder (no .., no leading /)", it.Path)
+		case paths[it.Path]:
+			c.add(g+".path", "duplicate file %q", it.Path)
+		}
+		paths[it.Path] = true
+	}
+	for _, p := range sortedKeys(paths) {
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if paths[d] {
+				c.add(f+".items", "%q is a file and the folder of %q", d, p)
+			}
+		}
+	}
 }
 
 var (
@@ -282,10 +347,14 @@ func (c *checker) volumeMounts(f string, vms []manifest.VolumeMount, volumes map
 	mounts := map[string]bool{}
 	for j, vm := range vms {
 		mf := fmt.Sprintf("%s.volumeMounts[%d]", f, j)
-		if vm.Name == "" {
+		files, declared := volumes[vm.Name]
+		switch {
+		case vm.Name == "":
 			c.add(mf+".name", "required")
-		} else if !volumes[vm.Name] {
+		case !declared:
 			c.add(mf+".name", "volume %q is not declared in volumes", vm.Name)
+		case files && !vm.ReadOnly:
+			c.add(mf+".readOnly", "volume %q holds files of the source, shared and read-only: set readOnly: true", vm.Name)
 		}
 		switch {
 		case vm.MountPath == "":

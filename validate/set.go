@@ -3,9 +3,9 @@ package validate
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/go-multierror"
@@ -245,11 +245,6 @@ func Flatten(err error) []*manifest.Error {
 	return []*manifest.Error{{Detail: err.Error()}}
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
