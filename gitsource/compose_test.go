@@ -95,3 +95,29 @@ func TestComposeSymlinkInACommitIsRefused(t *testing.T) {
 		t.Error("an error shows the link target's content")
 	}
 }
+
+// A project file committed executable (100755) is mounted executable.
+func TestComposeExecutableInACommit(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t)
+	repo.Write("manifests/shop/compose.yaml", "services:\n  web:\n    image: busybox\n    volumes: ['./run.sh:/run.sh', './conf.txt:/conf.txt']\n")
+	repo.Write("manifests/shop/run.sh", "#!/bin/sh\n")
+	repo.Write("manifests/shop/conf.txt", "x\n")
+	if err := os.Chmod(filepath.Join(repo.Work, "manifests", "shop", "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo.Commit("executable")
+	repo.Push()
+	snap, err := gitsource.New(gitConfig(repo.FileURL()), t.TempDir(), slog.New(slog.DiscardHandler)).
+		WithCompose(composetest.Renderer(t, project.Host{})).Read(context.Background())
+	if err != nil || len(snap.Manifests) != 1 || len(snap.Manifests[0].Errors) > 0 {
+		t.Fatalf("read: %v %+v", err, snap.Manifests)
+	}
+	modes := map[string]uint32{}
+	for _, v := range snap.Manifests[0].Manifest.Volumes {
+		modes[v.Files.Source] = v.Files.Items[0].ItemMode()
+	}
+	if want := map[string]uint32{"run.sh": manifest.FileModeExe, "conf.txt": manifest.FileMode}; !reflect.DeepEqual(modes, want) {
+		t.Errorf("modes %v, want %v", modes, want)
+	}
+}

@@ -164,7 +164,13 @@ func bundleTree(tree *object.Tree) (project.Bundle, error) {
 		if err != nil {
 			return &objectError{err}
 		}
-		return b.Add(name, data, nil)
+		if err := b.Add(name, data, nil); err != nil {
+			return err
+		}
+		if entry.Mode == filemode.Executable {
+			b.SetExecutable(name)
+		}
+		return nil
 	})
 	return b, err
 }

@@ -106,3 +106,38 @@ func TestDecodeBodyCompose(t *testing.T) {
 		})
 	}
 }
+
+// A project file's executable bit reaches the files volume that mounts
+// it, and changing only the bit is a new revision.
+func TestReadTreeProjectFileModes(t *testing.T) {
+	dir := t.TempDir()
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "compose.yaml"), "services:\n  web:\n    image: busybox\n    volumes: ['./run.sh:/run.sh', './conf:/etc/conf']\n")
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "run.sh"), "#!/bin/sh\n")
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "conf", "app.conf"), "listen 80\n")
+	r := composetest.Renderer(t, project.Host{})
+	read := func() (map[string]uint32, string) {
+		t.Helper()
+		snap, err := ReadTree(context.Background(), dir, []string{"."}, "local", r)
+		if err != nil || len(snap.Manifests) != 1 || len(snap.Manifests[0].Errors) > 0 {
+			t.Fatalf("read: %v %+v", err, snap.Manifests)
+		}
+		modes := map[string]uint32{}
+		for _, v := range snap.Manifests[0].Manifest.Volumes {
+			for _, it := range v.Files.Items {
+				modes[v.Files.Source+"/"+it.Path] = it.ItemMode()
+			}
+		}
+		return modes, snap.Revision
+	}
+	modes, rev1 := read()
+	if want := map[string]uint32{"run.sh/": 0o444, "conf/app.conf": 0o444}; !reflect.DeepEqual(modes, want) {
+		t.Fatalf("modes %v, want %v", modes, want)
+	}
+	if err := os.Chmod(filepath.Join(dir, "shop", "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	modes, rev2 := read()
+	if modes["run.sh/"] != manifest.FileModeExe || rev2 == rev1 {
+		t.Errorf("after chmod +x: mode %#o, revision changed %v; want %#o and a new revision", modes["run.sh/"], rev2 != rev1, manifest.FileModeExe)
+	}
+}

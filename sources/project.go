@@ -40,7 +40,7 @@ func readProject(ctx context.Context, r *project.Renderer, roots map[string]*os.
 	sort.Strings(names)
 	for _, n := range names {
 		fl := b.Files[n]
-		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", path.Join(opts.Dir, n), len(fl.Data), fl.Err)
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00%t\x00", path.Join(opts.Dir, n), len(fl.Data), fl.Err, fl.Exec)
 		h.Write(fl.Data)
 	}
 	ms, err := r.Render(ctx, b)
@@ -72,11 +72,18 @@ func bundleFolder(roots map[string]*os.Root, f treeFile) (project.Bundle, error)
 		if err != nil {
 			return err
 		}
-		data, readErr := readInRoot(r, filepath.Join(f.rel, rel))
+		data, exec, readErr := readInRootExec(r, filepath.Join(f.rel, rel))
 		if readErr != nil {
 			readErr = unwrapPath(readErr)
 		}
-		return b.Add(filepath.ToSlash(rel), data, readErr)
+		name := filepath.ToSlash(rel)
+		if err := b.Add(name, data, readErr); err != nil {
+			return err
+		}
+		if exec {
+			b.SetExecutable(name)
+		}
+		return nil
 	})
 	return b, err
 }

@@ -187,12 +187,24 @@ func rootOf(roots map[string]*os.Root, dir string) (*os.Root, error) {
 // readInRoot reads the file name of root r: no link out of it, regular
 // files only, none over manifest.MaxSize.
 func readInRoot(r *os.Root, name string) ([]byte, error) {
+	data, _, err := readInRootExec(r, name)
+	return data, err
+}
+
+// readInRootExec is readInRoot that also says whether the file is
+// executable (the file opened, not a link to it).
+func readInRootExec(r *os.Root, name string) ([]byte, bool, error) {
 	file, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer file.Close()
-	return readOpened(file)
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	data, err := readOpened(file)
+	return data, fi.Mode()&0o111 != 0, err
 }
 
 // listFiles returns the manifest files of one path: the path itself when it

@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -268,5 +270,79 @@ networks:
 	e.waitPods(t, 60*time.Second, "native")
 	if _, err := e.docker.NetworkInspect(t.Context(), ext, network.InspectOptions{}); err != nil {
 		t.Errorf("the external network is gone with the project: %v", err)
+	}
+}
+
+// TestComposeProjectFiles: a relative bind mount, a config and a secret
+// are files of the project, mounted read-only with the content of the
+// source's revision; editing the bound file recreates only the container
+// mounting it, with the file named in the reason; the secret's content is
+// never in /status.
+func TestComposeProjectFiles(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	proj := e.instance
+	port := testkit.FreePort(t)
+	project := filepath.Join(tree, "app")
+	testkit.WriteFile(t, filepath.Join(project, "compose.yaml"), fmt.Sprintf(`name: %s
+services:
+  web:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    ports: ["127.0.0.1:%d:8080"]
+    volumes: ["./conf/app.conf:/etc/app.conf"]
+    configs: [{source: banner, target: /etc/banner}]
+    secrets: [token]
+  api:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    command: ["pause"]
+configs:
+  banner: {content: "welcome to ${PLACE}"}
+secrets:
+  token: {file: ./secrets/token.txt}
+`, proj, e.image, port, e.image))
+	testkit.WriteFile(t, filepath.Join(project, "conf", "app.conf"), "version one")
+	testkit.WriteFile(t, filepath.Join(project, ".env"), "PLACE=the-shop\n")
+	const secret = "s3cret-token-value"
+	testkit.WriteFile(t, filepath.Join(project, "secrets", "token.txt"), secret)
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+
+	before := e.waitPods(t, 60*time.Second, proj+"-api", proj+"-web")
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 30*time.Second, "GET", url+"read?path=/etc/app.conf", "", "version one")
+	testkit.WaitHTTP(t, 10*time.Second, "GET", url+"read?path=/etc/banner", "", "welcome to the-shop")
+	testkit.WaitHTTP(t, 10*time.Second, "GET", url+"read?path=/run/secrets/token", "", secret)
+	// Read-only in the container.
+	if code, _, err := testkit.HTTP("POST", url+"write?path=/etc/app.conf", "changed"); err != nil || code == 200 {
+		t.Errorf("writing the bound file: %d %v, want a failure", code, err)
+	}
+
+	testkit.WriteFile(t, filepath.Join(project, "conf", "app.conf"), "version two")
+	testkit.WaitHTTP(t, 60*time.Second, "GET", url+"read?path=/etc/app.conf", "", "version two")
+	doc := a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+		for _, p := range d.Pods {
+			if p.ID == proj+"-web" && p.LastAction != nil && strings.Contains(p.LastAction.Reason, "file conf/app.conf changed") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("pods %+v", d.Pods)
+	})
+	after := e.containers(t)
+	if after[0].ID != before[0].ID {
+		t.Errorf("api was recreated (%s -> %s) by a file only web mounts", before[0].ID, after[0].ID)
+	}
+	if after[1].ID == before[1].ID {
+		t.Error("web was not recreated")
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), secret) || strings.Contains(string(raw), base64.StdEncoding.EncodeToString([]byte(secret))) {
+		t.Error("/status shows the secret's content")
 	}
 }

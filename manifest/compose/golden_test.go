@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/hostlet/hostlet/internal/testkit"
@@ -19,7 +21,30 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/hashes.txt (nev
 type dirFiles string
 
 func (d dirFiles) ReadFile(name string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(string(d), filepath.FromSlash(name)))
+	p := filepath.Join(string(d), filepath.FromSlash(name))
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		// A folder is not a file of the project, as in a bundle.
+		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
+	return os.ReadFile(p)
+}
+
+func (d dirFiles) Names() []string {
+	var out []string
+	_ = filepath.WalkDir(string(d), func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			rel, _ := filepath.Rel(string(d), p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+func (d dirFiles) Executable(name string) bool {
+	fi, err := os.Stat(filepath.Join(string(d), filepath.FromSlash(name)))
+	return err == nil && fi.Mode()&0o111 != 0
 }
 
 // TestHashGolden pins the spec hashes of the pods of the golden projects.

@@ -30,6 +30,10 @@ import (
 // refuse: Load only asks for names that fs.ValidPath accepts.
 type Files interface {
 	ReadFile(name string) ([]byte, error)
+	// Names are every file's name, sorted.
+	Names() []string
+	// Executable reports whether the file is executable in its source.
+	Executable(name string) bool
 }
 
 // Bounds of a project: the replicas of a service (each a pod), the pods
@@ -120,6 +124,9 @@ func LoadBytes(ctx context.Context, data []byte, opts Options) ([]manifest.Sourc
 }
 
 type noFiles struct{}
+
+func (noFiles) Names() []string        { return nil }
+func (noFiles) Executable(string) bool { return false }
 
 func (noFiles) ReadFile(name string) ([]byte, error) {
 	return nil, fmt.Errorf("%s: a project delivered as one body has no files beside it: %w", name, fs.ErrNotExist)

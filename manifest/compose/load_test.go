@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -16,14 +17,35 @@ import (
 	"github.com/hostlet/hostlet/manifest/project"
 )
 
-// mapFiles is a project folder in memory.
+// mapFiles is a project folder in memory; names ending in "*" are
+// executable ("run.sh*"), and a file "!err" does not read (a link).
 type mapFiles map[string]string
+
+func (m mapFiles) Names() []string {
+	var out []string
+	for n := range m {
+		out = append(out, strings.TrimSuffix(n, "*"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m mapFiles) Executable(name string) bool {
+	_, ok := m[name+"*"]
+	return ok
+}
 
 func (m mapFiles) ReadFile(name string) ([]byte, error) {
 	if !fs.ValidPath(name) {
 		return nil, fmt.Errorf("%s: invalid name", name)
 	}
 	s, ok := m[name]
+	if !ok {
+		s, ok = m[name+"*"]
+	}
+	if s == "!err" {
+		return nil, fmt.Errorf("%s: a link", name)
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
 	}

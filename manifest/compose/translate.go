@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
 )
 
 // Labels hostlet puts on a Compose service's containers, the ones docker
@@ -69,6 +70,12 @@ var supportedPaths = paths(
 	// volume, as tmpfs is.
 	"services.*.volumes.[].volume", "services.*.volumes.[].volume.*", "services.*.volumes.[].tmpfs", "services.*.volumes.[].tmpfs.*",
 	"volumes", "volumes.*", "volumes.*.name", "volumes.*.external", "volumes.*.driver",
+	// Configs and secrets: files of the project, a content or a variable;
+	// external ones, uid and gid are refused by the translation.
+	"configs", "configs.*", "configs.*.name", "configs.*.file", "configs.*.content", "configs.*.environment", "configs.*.external",
+	"secrets", "secrets.*", "secrets.*.name", "secrets.*.file", "secrets.*.environment", "secrets.*.external",
+	"services.*.configs", "services.*.configs.[]", "services.*.configs.[].source", "services.*.configs.[].target", "services.*.configs.[].mode", "services.*.configs.[].uid", "services.*.configs.[].gid",
+	"services.*.secrets", "services.*.secrets.[]", "services.*.secrets.[].source", "services.*.secrets.[].target", "services.*.secrets.[].mode", "services.*.secrets.[].uid", "services.*.secrets.[].gid",
 )
 
 func paths(ps ...string) []tree.Path {
@@ -84,8 +91,6 @@ func paths(ps ...string) []tree.Path {
 var why = map[string]string{
 	"build":          "building images is not supported yet: give an image built elsewhere",
 	"container_name": "hostlet names containers itself (by pod id), so replicas and recreates never collide: remove it",
-	"configs":        "configs are not supported yet",
-	"secrets":        "secrets are not supported yet",
 }
 
 // translator turns a loaded project into pods.
@@ -95,6 +100,9 @@ type translator struct {
 	origin  manifest.Origin
 	env     map[string]string
 	project *types.Project
+	// fileBytes are the bytes of files the project's pods mount so far,
+	// replicas counted: bounded by project.MaxBytes.
+	fileBytes int
 }
 
 // pods translates every active service; findings are the attributes
@@ -191,6 +199,18 @@ func (t *translator) service(name string, s types.ServiceConfig, refused []*mani
 		c.add("deploy.replicas", "%d is over the limit of %d", replicas, MaxReplicas)
 		replicas = 1
 	}
+	size := 0
+	for _, v := range m.Volumes {
+		if v.Files != nil {
+			size += v.Files.Size()
+		}
+	}
+	if t.fileBytes += size * max(replicas, 0); size > 0 && t.fileBytes > project.MaxBytes {
+		c.add("volumes", "the project's pods mount more than %d bytes of files (replicas counted)", project.MaxBytes)
+		for i := range m.Volumes {
+			m.Volumes[i].Files = nil
+		}
+	}
 	var out []manifest.Sourced
 	for i := 1; i <= replicas; i++ {
 		r := m.Clone()
@@ -252,6 +272,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 		Labels:                        c.labels(s.Labels),
 	}
 	m.Volumes, ct.VolumeMounts = c.volumes(s.Volumes)
+	c.fileObjects(&m, &ct, s)
 	m.Networks = c.networks(s)
 	m.DependsOn = c.dependsOn(s)
 	m.Hostname, m.DNS, m.DNSSearch = s.Hostname, []string(s.DNS), []string(s.DNSSearch)
@@ -644,7 +665,13 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 			c.add(key+".source", "%s: a path in a home folder depends on who runs hostlet; give the absolute host path", v.Source)
 			continue
 		case !path.IsAbs(v.Source):
-			c.add(key+".source", "%s: bind mounts of project files are not supported yet (absolute host paths are)", v.Source)
+			// A file or folder of the project: mounted read-only, as it is
+			// at the source's revision.
+			if f, ok := c.projectFiles(key+".source", v.Source, false); ok {
+				name := fmt.Sprintf("bind-%d", i)
+				vols = append(vols, manifest.Volume{Name: name, Files: f})
+				mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: true})
+			}
 			continue
 		}
 		name := fmt.Sprintf("bind-%d", i)
@@ -652,6 +679,181 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 		mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: v.ReadOnly})
 	}
 	return vols, mounts
+}
+
+// projectFiles reads the file or folder src of the project as a files
+// volume: one file, or every file below the folder (names in the folder,
+// modes from the source: executable or not).
+func (c *serviceConv) projectFiles(key, src string, secret bool) (*manifest.Files, bool) {
+	name, err := projectPath(src)
+	if err != nil {
+		c.add(key, "%s: %v", src, err)
+		return nil, false
+	}
+	files := c.t.files
+	data, err := files.ReadFile(name)
+	switch {
+	case err == nil:
+		return c.newFiles(key, name, secret, []manifest.FileItem{{Data: data, Mode: fileMode(files, name)}})
+	case !errors.Is(err, fs.ErrNotExist):
+		c.add(key, "%s: %v", src, err)
+		return nil, false
+	}
+	prefix := name + "/"
+	if name == "." {
+		prefix = ""
+	}
+	var items []manifest.FileItem
+	size := 0
+	for _, n := range files.Names() {
+		if !strings.HasPrefix(n, prefix) {
+			continue
+		}
+		if len(items) == manifest.MaxFileItems {
+			c.add(key, "%s: more than %d files", src, manifest.MaxFileItems)
+			return nil, false
+		}
+		data, err := files.ReadFile(n)
+		if err != nil {
+			c.add(key, "%s: %v", src, err)
+			return nil, false
+		}
+		if size += len(data); size > manifest.MaxFileBytes {
+			c.add(key, "%s: its files hold more than %d bytes", src, manifest.MaxFileBytes)
+			return nil, false
+		}
+		items = append(items, manifest.FileItem{Path: strings.TrimPrefix(n, prefix), Data: data, Mode: fileMode(files, n)})
+	}
+	if _, body := files.(noFiles); body {
+		c.add(key, "%s: %v", src, err)
+		return nil, false
+	}
+	if len(items) == 0 {
+		c.add(key, "%s is not a file or folder of the project at this revision (a project file is mounted read-only, as it is in the source; for data the service writes, use a named volume)", src)
+		return nil, false
+	}
+	return c.newFiles(key, name, secret, items)
+}
+
+func fileMode(files Files, name string) uint32 {
+	if files.Executable(name) {
+		return manifest.FileModeExe
+	}
+	return 0
+}
+
+func (c *serviceConv) newFiles(key, source string, secret bool, items []manifest.FileItem) (*manifest.Files, bool) {
+	f := manifest.NewFiles(source, secret, items)
+	if f.Size() > manifest.MaxFileBytes {
+		c.add(key, "%s: more than %d bytes", source, manifest.MaxFileBytes)
+		return nil, false
+	}
+	return f, true
+}
+
+// fileObjects mounts the service's configs and secrets: one file each,
+// its content a file of the project (file), given (content, configs
+// only) or a variable of the project's environment (environment), at
+// /<source> (configs) or /run/secrets/<source> (secrets) unless a target
+// says where.
+func (c *serviceConv) fileObjects(m *manifest.Manifest, ct *manifest.Container, s types.ServiceConfig) {
+	for i, ref := range s.Configs {
+		obj, ok := c.t.project.Configs[ref.Source]
+		c.fileObject(m, ct, fmt.Sprintf("configs[%d]", i), fmt.Sprintf("config-%d", i), types.FileReferenceConfig(ref), types.FileObjectConfig(obj), ok, false)
+	}
+	for i, ref := range s.Secrets {
+		obj, ok := c.t.project.Secrets[ref.Source]
+		c.fileObject(m, ct, fmt.Sprintf("secrets[%d]", i), fmt.Sprintf("secret-%d", i), types.FileReferenceConfig(ref), types.FileObjectConfig(obj), ok, true)
+	}
+}
+
+func (c *serviceConv) fileObject(m *manifest.Manifest, ct *manifest.Container, key, volume string, ref types.FileReferenceConfig, obj types.FileObjectConfig, found, secret bool) {
+	kind, top := "config", "configs"
+	if secret {
+		kind, top = "secret", "secrets"
+	}
+	if !found {
+		c.add(key+".source", "no %s %s in the project's %s", kind, ref.Source, top)
+		return
+	}
+	ok := true
+	if ref.UID != "" || ref.GID != "" {
+		c.add(key, "uid and gid are not supported: hostlet's files are owned by root and readable by every user (mode 0444)")
+		ok = false
+	}
+	mode := uint32(0)
+	if ref.Mode != nil {
+		switch m := *ref.Mode; {
+		case m < 0 || m > 0o777:
+			c.add(key+".mode", "%#o is not a file mode (0 to 0777)", m)
+			ok = false
+		case m&0o222 != 0:
+			c.add(key+".mode", "%#o has write bits, and the %s is mounted read-only: drop them (0444)", m, kind)
+			ok = false
+		case m == 0:
+			c.add(key+".mode", "0 makes the %s unreadable; give 0444 or leave mode out", kind)
+			ok = false
+		default:
+			mode = uint32(m)
+		}
+	}
+	target := ref.Target
+	switch {
+	case target == "" && secret:
+		target = "/run/secrets/" + ref.Source
+	case target == "":
+		target = "/" + ref.Source
+	case !path.IsAbs(target) && secret:
+		target = "/run/secrets/" + target
+	case !path.IsAbs(target):
+		target = "/" + target
+	}
+	objKey := top + "." + ref.Source
+	var f *manifest.Files
+	switch {
+	case bool(obj.External):
+		c.add(key+".source", "%s %s is external (made by a swarm or by hand): hostlet mounts only a file of the project, a content or an environment variable", kind, ref.Source)
+		return
+	case obj.File != "":
+		var read bool
+		if f, read = c.projectFiles(key+".source", obj.File, secret); !read {
+			return
+		}
+		if !f.Single() {
+			c.add(key+".source", "%s %s: %s is a folder, not a file", kind, ref.Source, obj.File)
+			return
+		}
+	case obj.Environment != "":
+		v, set := c.t.env[obj.Environment]
+		if !set {
+			c.add(key+".source", "%s %s: variable %s has no value (set it in .env or the host's compose.env)", kind, ref.Source, obj.Environment)
+			return
+		}
+		if f, ok = c.newFiles(key+".source", kind+" "+ref.Source, secret, []manifest.FileItem{{Data: []byte(v)}}); !ok {
+			return
+		}
+	case obj.Content != "" && !secret:
+		if f, ok = c.newFiles(key+".source", kind+" "+ref.Source, secret, []manifest.FileItem{{Data: []byte(obj.Content)}}); !ok {
+			return
+		}
+	default:
+		what := "file, content or environment"
+		if secret {
+			what = "file or environment"
+		}
+		c.add(key+".source", "%s %s has no %s (%s)", kind, ref.Source, what, objKey)
+		return
+	}
+	if !ok {
+		return
+	}
+	if mode != 0 {
+		items := slices.Clone(f.Items)
+		items[0].Mode = mode
+		f = manifest.NewFiles(f.Source, secret, items)
+	}
+	m.Volumes = append(m.Volumes, manifest.Volume{Name: volume, Files: f})
+	ct.VolumeMounts = append(ct.VolumeMounts, manifest.VolumeMount{Name: volume, MountPath: target, ReadOnly: true})
 }
 
 // namedVolume maps volume i of type volume: a named one onto the project's

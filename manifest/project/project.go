@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 
 	yaml3 "go.yaml.in/yaml/v3"
 
@@ -78,6 +80,9 @@ type Options struct {
 type File struct {
 	Data []byte `json:"data,omitempty"`
 	Err  string `json:"err,omitempty"`
+	// Exec: the file is executable in its source (a mode with an x bit,
+	// git's 100755).
+	Exec bool `json:"exec,omitempty"`
 }
 
 // Bundle is a project as the helper renders it: every file below its
@@ -101,6 +106,24 @@ func (b *Bundle) ReadFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s", f.Err)
 	}
 	return f.Data, nil
+}
+
+// Names are the bundle's file names, sorted.
+func (b *Bundle) Names() []string {
+	return slices.Sorted(maps.Keys(b.Files))
+}
+
+// Executable reports whether a file of the bundle is executable.
+func (b *Bundle) Executable(name string) bool {
+	return b.Files[name].Exec
+}
+
+// SetExecutable marks a file of the bundle executable.
+func (b *Bundle) SetExecutable(name string) {
+	if f, ok := b.Files[name]; ok {
+		f.Exec = true
+		b.Files[name] = f
+	}
 }
 
 // Add puts a file into the bundle, or the reason it was not read; it

@@ -26,9 +26,12 @@ const HelperName = "hostlet-compose"
 const (
 	renderTimeout = 60 * time.Second
 	maxResponse   = 64 << 20
-	// cacheSize bounds the renders kept (one per project and settings),
-	// the least recently used dropped first.
-	cacheSize = 1024
+	// cacheSize and cacheBytes bound the renders kept (one per project
+	// and settings) in number and in the bytes of their answers (files
+	// mounted from a project are in them), the least recently used
+	// dropped first.
+	cacheSize  = 1024
+	cacheBytes = maxResponse
 )
 
 // ErrNoHelper is the error of a render without the helper.
@@ -51,8 +54,14 @@ type Renderer struct {
 	Timeout time.Duration
 
 	mu    gosync.Mutex
-	cache map[[32]byte]Response
+	cache map[[32]byte]cachedResponse
 	order [][32]byte
+	bytes int
+}
+
+type cachedResponse struct {
+	resp Response
+	size int
 }
 
 // NewRenderer returns a renderer with the host's settings; helper "" finds
@@ -73,7 +82,8 @@ func (r *Renderer) Render(ctx context.Context, b Bundle) ([]manifest.Sourced, er
 	key := sha256.Sum256(req)
 	resp, ok := r.cached(key)
 	if !ok {
-		if resp, err = r.run(ctx, req); err != nil {
+		var size int
+		if resp, size, err = r.run(ctx, req); err != nil {
 			if ctx.Err() != nil || errors.Is(err, errNotRun) {
 				// The caller gave up, or the helper is not there (yet):
 				// the bundle may render another time.
@@ -82,8 +92,9 @@ func (r *Renderer) Render(ctx context.Context, b Bundle) ([]manifest.Sourced, er
 			// The helper's own failure (its timeout, its crash) is the
 			// bundle's: remembered, not run again on every read.
 			resp = Response{Errors: []*manifest.Error{failure(b, err)}}
+			size = len(err.Error())
 		}
-		r.store(key, resp)
+		r.store(key, resp, size)
 	}
 	return result(resp)
 }
@@ -127,36 +138,47 @@ func failure(b Bundle, err error) *manifest.Error {
 func (r *Renderer) cached(key [32]byte) (Response, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	resp, ok := r.cache[key]
+	c, ok := r.cache[key]
 	if ok {
 		i := slices.Index(r.order, key)
 		r.order = append(append(r.order[:i:i], r.order[i+1:]...), key)
 	}
-	return resp, ok
+	return c.resp, ok
 }
 
-func (r *Renderer) store(key [32]byte, resp Response) {
+// store keeps a render of size bytes (its answer's), dropping the least
+// recently used ones until the cache is within its bounds.
+func (r *Renderer) store(key [32]byte, resp Response, size int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cache == nil {
-		r.cache = map[[32]byte]Response{}
+		r.cache = map[[32]byte]cachedResponse{}
 	}
-	if _, ok := r.cache[key]; ok {
+	if _, ok := r.cache[key]; ok || size > cacheBytes {
 		return
 	}
-	if len(r.order) >= cacheSize {
+	for len(r.order) > 0 && (len(r.order) >= cacheSize || r.bytes+size > cacheBytes) {
+		r.bytes -= r.cache[r.order[0]].size
 		delete(r.cache, r.order[0])
 		r.order = r.order[1:]
 	}
-	r.cache[key] = resp
+	r.cache[key] = cachedResponse{resp: resp, size: size}
+	r.bytes += size
 	r.order = append(r.order, key)
 }
 
+// cacheStats are the renders kept and their bytes (for tests).
+func (r *Renderer) cacheStats() (int, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.cache), r.bytes
+}
+
 // run runs the helper on one request.
-func (r *Renderer) run(ctx context.Context, req []byte) (Response, error) {
+func (r *Renderer) run(ctx context.Context, req []byte) (Response, int, error) {
 	helper, err := r.helper()
 	if err != nil {
-		return Response{}, fmt.Errorf("%w (%w)", err, errNotRun)
+		return Response{}, 0, fmt.Errorf("%w (%w)", err, errNotRun)
 	}
 	timeout := r.Timeout
 	if timeout <= 0 {
@@ -176,25 +198,25 @@ func (r *Renderer) run(ctx context.Context, req []byte) (Response, error) {
 	stderr.max = 4096
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	if err := cmd.Start(); err != nil {
-		return Response{}, fmt.Errorf("%s: %w (%w)", HelperName, err, errNotRun)
+		return Response{}, 0, fmt.Errorf("%s: %w (%w)", HelperName, err, errNotRun)
 	}
 	if err := cmd.Wait(); err != nil {
 		if ctx.Err() != nil {
-			return Response{}, fmt.Errorf("%s: %w", HelperName, ctx.Err())
+			return Response{}, 0, fmt.Errorf("%s: %w", HelperName, ctx.Err())
 		}
 		if msg := bytes.TrimSpace(stderr.buf.Bytes()); len(msg) > 0 {
-			return Response{}, fmt.Errorf("%s: %w: %s", HelperName, err, msg)
+			return Response{}, 0, fmt.Errorf("%s: %w: %s", HelperName, err, msg)
 		}
-		return Response{}, fmt.Errorf("%s: %w", HelperName, err)
+		return Response{}, 0, fmt.Errorf("%s: %w", HelperName, err)
 	}
 	if out.over {
-		return Response{}, fmt.Errorf("%s: an answer over %d bytes", HelperName, maxResponse)
+		return Response{}, 0, fmt.Errorf("%s: an answer over %d bytes", HelperName, maxResponse)
 	}
 	var resp Response
 	if err := json.Unmarshal(out.buf.Bytes(), &resp); err != nil {
-		return Response{}, fmt.Errorf("%s: its answer does not decode: %w", HelperName, err)
+		return Response{}, 0, fmt.Errorf("%s: its answer does not decode: %w", HelperName, err)
 	}
-	return resp, nil
+	return resp, out.buf.Len(), nil
 }
 
 // helper finds the helper's executable.
