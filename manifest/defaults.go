@@ -1,14 +1,18 @@
 package manifest
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/distribution/reference"
 )
 
 // WithDefaults returns a deep copy of m with every default written out:
-// restart policy, grace period, pull policy, port protocol (upper case) and
-// probe settings. An omitted field and its default written out give equal
+// restart policy, grace period, pull policy, port protocol (upper case),
+// probe settings, capability names (upper case, no CAP_), security
+// options (key=value), a device's
+// container path and permissions, and on the host's network a port's
+// host port (its container port). An omitted field and its default written out give equal
 // results, so they hash the same.
 func (m Manifest) WithDefaults() Manifest {
 	out := m.Clone()
@@ -29,6 +33,26 @@ func (m Manifest) WithDefaults() Manifest {
 			if p.Protocol == "" {
 				p.Protocol = "TCP"
 			}
+			if out.HostNetwork && p.HostPort == 0 {
+				p.HostPort = p.ContainerPort
+			}
+		}
+		for _, caps := range [][]string{c.CapAdd, c.CapDrop} {
+			for j, name := range caps {
+				caps[j] = CapabilityName(name)
+			}
+		}
+		for j, o := range c.SecurityOpt {
+			c.SecurityOpt[j] = SecurityOpt(o)
+		}
+		for j := range c.Devices {
+			d := &c.Devices[j]
+			if d.ContainerPath == "" {
+				d.ContainerPath = d.HostPath
+			}
+			if d.Permissions == "" {
+				d.Permissions = "rwm"
+			}
 		}
 		if pr := c.LivenessProbe; pr != nil {
 			if pr.PeriodSeconds == 0 {
@@ -46,6 +70,23 @@ func (m Manifest) WithDefaults() Manifest {
 		}
 	}
 	return out
+}
+
+// CapabilityName is a capability's name as hostlet writes it: upper case,
+// without the CAP_ prefix (net_admin and CAP_NET_ADMIN are NET_ADMIN).
+func CapabilityName(name string) string {
+	return strings.TrimPrefix(strings.ToUpper(name), "CAP_")
+}
+
+// SecurityOpt is a security option in Docker's current form: the legacy
+// key:value (seccomp:unconfined) written key=value.
+func SecurityOpt(o string) string {
+	if !strings.Contains(o, "=") {
+		if k, v, ok := strings.Cut(o, ":"); ok {
+			return k + "=" + v
+		}
+	}
+	return o
 }
 
 // DefaultPullPolicy is Always for an untagged or :latest image and
@@ -92,6 +133,16 @@ func (m Manifest) Clone() Manifest {
 		c.Env = append([]EnvVar(nil), c.Env...)
 		c.Ports = append([]Port(nil), c.Ports...)
 		c.VolumeMounts = append([]VolumeMount(nil), c.VolumeMounts...)
+		c.CapAdd = append([]string(nil), c.CapAdd...)
+		c.CapDrop = append([]string(nil), c.CapDrop...)
+		c.Devices = append([]Device(nil), c.Devices...)
+		c.SecurityOpt = append([]string(nil), c.SecurityOpt...)
+		c.Ulimits = append([]Ulimit(nil), c.Ulimits...)
+		c.Sysctls = maps.Clone(c.Sysctls)
+		if c.Logging != nil {
+			l := Logging{Driver: c.Logging.Driver, Options: maps.Clone(c.Logging.Options)}
+			c.Logging = &l
+		}
 		if c.Healthcheck != nil {
 			h := *c.Healthcheck
 			h.Command = append([]string(nil), h.Command...)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/netip"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,6 +51,18 @@ type hashedContainer struct {
 	StopSignal  string       `json:"stopSignal,omitempty"`
 	ShmSize     int64        `json:"shmSize,omitempty"`
 	CPULimit    int64        `json:"cpuLimit,omitempty"`
+	// The host's access, each left out when unset; lists in a sorted
+	// order where their order means nothing.
+	Privileged  bool              `json:"privileged,omitempty"`
+	CapAdd      []string          `json:"capAdd,omitempty"`
+	CapDrop     []string          `json:"capDrop,omitempty"`
+	Devices     []Device          `json:"devices,omitempty"`
+	SecurityOpt []string          `json:"securityOpt,omitempty"`
+	Ulimits     []Ulimit          `json:"ulimits,omitempty"`
+	Sysctls     map[string]string `json:"sysctls,omitempty"`
+	Logging     *Logging          `json:"logging,omitempty"`
+	HostPID     bool              `json:"hostPID,omitempty"`
+	HostIPC     bool              `json:"hostIPC,omitempty"`
 }
 
 type hashedMount struct {
@@ -79,18 +92,21 @@ type hashedInfra struct {
 // hashedNamespace is a pod's hostname, extra hosts, DNS servers and
 // search domains, as declared (their order matters to the resolver).
 type hashedNamespace struct {
-	Hostname   string   `json:"hostname,omitempty"`
-	ExtraHosts []string `json:"extraHosts,omitempty"`
-	DNS        []string `json:"dns,omitempty"`
-	DNSSearch  []string `json:"dnsSearch,omitempty"`
+	// HostNetwork: the host's network namespace instead of one of the
+	// pod's.
+	HostNetwork bool     `json:"hostNetwork,omitempty"`
+	Hostname    string   `json:"hostname,omitempty"`
+	ExtraHosts  []string `json:"extraHosts,omitempty"`
+	DNS         []string `json:"dns,omitempty"`
+	DNSSearch   []string `json:"dnsSearch,omitempty"`
 }
 
 // namespaceOf is m's hashedNamespace, nil when it sets none.
 func namespaceOf(m Manifest) *hashedNamespace {
-	if m.Hostname == "" && len(m.ExtraHosts) == 0 && len(m.DNS) == 0 && len(m.DNSSearch) == 0 {
+	if !m.HostNetwork && m.Hostname == "" && len(m.ExtraHosts) == 0 && len(m.DNS) == 0 && len(m.DNSSearch) == 0 {
 		return nil
 	}
-	return &hashedNamespace{Hostname: m.Hostname, ExtraHosts: m.ExtraHosts, DNS: m.DNS, DNSSearch: m.DNSSearch}
+	return &hashedNamespace{HostNetwork: m.HostNetwork, Hostname: m.Hostname, ExtraHosts: m.ExtraHosts, DNS: m.DNS, DNSSearch: m.DNSSearch}
 }
 
 // hashedPort leaves out the port's name: renaming a port needs no new
@@ -129,6 +145,14 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
+	h.Privileged, h.Sysctls, h.Logging, h.HostPID, h.HostIPC = c.Privileged, c.Sysctls, c.Logging, d.HostPID, d.HostIPC
+	h.CapAdd, h.CapDrop, h.SecurityOpt = sortedStrings(c.CapAdd), sortedStrings(c.CapDrop), sortedStrings(c.SecurityOpt)
+	if len(c.Devices) > 0 {
+		h.Devices = slices.SortedFunc(slices.Values(c.Devices), func(a, b Device) int { return strings.Compare(a.ContainerPath, b.ContainerPath) })
+	}
+	if len(c.Ulimits) > 0 {
+		h.Ulimits = slices.SortedFunc(slices.Values(c.Ulimits), func(a, b Ulimit) int { return strings.Compare(a.Name, b.Name) })
+	}
 	for _, vm := range c.VolumeMounts {
 		v, _ := d.Volume(vm.Name)
 		hm := hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External}
@@ -228,6 +252,14 @@ func cleanPath(p string) string {
 		return p
 	}
 	return path.Clean(p)
+}
+
+// sortedStrings is a sorted copy of s, nil when s is empty.
+func sortedStrings(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Sorted(slices.Values(s))
 }
 
 func nonNil(s []string) []string {

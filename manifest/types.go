@@ -63,6 +63,13 @@ type Manifest struct {
 	// is created or recreated: it stays Pending, saying which, until each
 	// is in its condition. Not part of any container's hash.
 	DependsOn []Dependency `json:"dependsOn,omitempty"`
+	// HostNetwork runs the pod in the host's network namespace (no
+	// networks, ports are the host's own: hostPort is containerPort);
+	// HostPID and HostIPC put its containers in the host's PID and IPC
+	// namespaces. All three need the host config's policy.hostNetwork.
+	HostNetwork bool `json:"hostNetwork,omitempty"`
+	HostPID     bool `json:"hostPID,omitempty"`
+	HostIPC     bool `json:"hostIPC,omitempty"`
 }
 
 // Dependency conditions.
@@ -154,6 +161,50 @@ type Container struct {
 	// engine: its state shows in status (healthy) and a dependent pod
 	// may wait for it (dependsOn, condition Healthy).
 	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
+
+	// Privileged, CapAdd and Devices give the container power over the
+	// host: each needs the host config's policy (privileged,
+	// capabilities, devices). CapDrop (capability names, or ALL) is
+	// always allowed. SecurityOpt: no-new-privileges, apparmor=PROFILE,
+	// and (with policy.privileged) seccomp, apparmor or label
+	// unconfined/disable.
+	Privileged  bool     `json:"privileged,omitempty"`
+	CapAdd      []string `json:"capAdd,omitempty"`
+	CapDrop     []string `json:"capDrop,omitempty"`
+	Devices     []Device `json:"devices,omitempty"`
+	SecurityOpt []string `json:"securityOpt,omitempty"`
+	// Ulimits are the process limits (nofile, nproc, ...); Sysctls the
+	// namespaced kernel settings (net.*, kernel.shm*, kernel.msg*,
+	// kernel.sem, fs.mqueue.*); Logging the engine's log driver.
+	Ulimits []Ulimit          `json:"ulimits,omitempty"`
+	Sysctls map[string]string `json:"sysctls,omitempty"`
+	Logging *Logging          `json:"logging,omitempty"`
+}
+
+// Device is a host device made available in the container.
+type Device struct {
+	// HostPath is the device on the host (/dev/ttyUSB0).
+	HostPath string `json:"hostPath"`
+	// ContainerPath is where it appears; HostPath when empty.
+	ContainerPath string `json:"containerPath,omitempty"`
+	// Permissions are cgroup permissions, some of r, w, m; rwm when
+	// empty.
+	Permissions string `json:"permissions,omitempty"`
+}
+
+// Ulimit is one process limit: soft at most hard (-1 for both:
+// unlimited).
+type Ulimit struct {
+	Name string `json:"name"`
+	Soft int64  `json:"soft"`
+	Hard int64  `json:"hard"`
+}
+
+// Logging is the container's log driver and its options (json-file when
+// unset: the engine's default).
+type Logging struct {
+	Driver  string            `json:"driver"`
+	Options map[string]string `json:"options,omitempty"`
 }
 
 // Healthcheck is a Docker healthcheck: Command (exec form) or Shell (run by

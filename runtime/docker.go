@@ -356,12 +356,13 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		init := true
 		hostCfg.Init = &init
 	}
+	hostAccess(spec, hostCfg)
 	if spec.Memory > 0 {
 		// No swap on top of the limit, as in Kubernetes (Docker's default
 		// would allow as much swap again).
 		hostCfg.MemorySwap = spec.Memory
 	}
-	if !hostCfg.NetworkMode.IsContainer() && len(spec.Ports) > 0 {
+	if !hostCfg.NetworkMode.IsContainer() && !hostCfg.NetworkMode.IsHost() && len(spec.Ports) > 0 {
 		if cfg.ExposedPorts, hostCfg.PortBindings, err = portBindings(spec.Ports); err != nil {
 			return nil, nil, err
 		}
@@ -370,6 +371,25 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		return nil, nil, err
 	}
 	return cfg, hostCfg, nil
+}
+
+// hostAccess sets the spec's privileges, capabilities, devices, security
+// options, limits, sysctls, log driver and host namespaces.
+func hostAccess(spec ContainerSpec, hostCfg *container.HostConfig) {
+	hostCfg.Privileged = spec.Privileged
+	hostCfg.CapAdd, hostCfg.CapDrop = spec.CapAdd, spec.CapDrop
+	hostCfg.SecurityOpt = spec.SecurityOpt
+	hostCfg.Sysctls = spec.Sysctls
+	hostCfg.PidMode, hostCfg.IpcMode = container.PidMode(spec.PidMode), container.IpcMode(spec.IpcMode)
+	for _, d := range spec.Devices {
+		hostCfg.Devices = append(hostCfg.Devices, container.DeviceMapping{PathOnHost: d.HostPath, PathInContainer: d.ContainerPath, CgroupPermissions: d.Permissions})
+	}
+	for _, u := range spec.Ulimits {
+		hostCfg.Ulimits = append(hostCfg.Ulimits, &container.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
+	}
+	if spec.LogDriver != "" {
+		hostCfg.LogConfig = container.LogConfig{Type: spec.LogDriver, Config: spec.LogOptions}
+	}
 }
 
 // restartPolicy is Docker's restart policy for a spec's.

@@ -183,6 +183,31 @@ type ContainerSpec struct {
 	RestartPolicy string
 	// StopTimeout is the grace period before SIGKILL.
 	StopTimeout time.Duration
+	// The host's access: Docker's own settings, unset when zero.
+	// PidMode and IpcMode are "" or "host"; NetworkMode "host" is the
+	// host's network.
+	Privileged  bool
+	CapAdd      []string
+	CapDrop     []string
+	Devices     []Device
+	SecurityOpt []string
+	Ulimits     []Ulimit
+	Sysctls     map[string]string
+	LogDriver   string
+	LogOptions  map[string]string
+	PidMode     string
+	IpcMode     string
+}
+
+// Device is a host device given to a container.
+type Device struct {
+	HostPath, ContainerPath, Permissions string
+}
+
+// Ulimit is a process limit.
+type Ulimit struct {
+	Name       string
+	Soft, Hard int64
 }
 
 // Event is a container event from the engine.

@@ -94,7 +94,7 @@ type ApplyOptions struct {
 // FileWriter writes a files volume's content (once per digest) and returns
 // the host path to bind-mount.
 type FileWriter interface {
-	Materialise(ctx context.Context, f *manifest.Files) (string, error)
+	Materialise(ctx context.Context, name string, f *manifest.Files) (string, error)
 }
 
 // DefaultStopTimeout applies to containers of pods that are no longer
@@ -463,7 +463,7 @@ func (ap *podApplication) writeFiles(ctx context.Context) error {
 			if ap.opts.Files == nil {
 				return fmt.Errorf("volume %s: files %s: this hostlet has no stateDir to write them under", v.Name, v.Files.Source)
 			}
-			p, err := ap.opts.Files.Materialise(ctx, v.Files)
+			p, err := ap.opts.Files.Materialise(ctx, ap.opts.EnvHasher.FilesName(v.Files.Digest()), v.Files)
 			if err != nil {
 				return fmt.Errorf("volume %s: %w", v.Name, err)
 			}

@@ -78,6 +78,20 @@ func (h *EnvHasher) Hash(name, value string) string {
 	return envHashPrefix + h.id + ":" + hex.EncodeToString(m.Sum(nil))[:envMACHex]
 }
 
+// FilesName is the name of the materialised copy of files with digest:
+// a keyed hash of it (64 hex digits), so that the name, the
+// io.hostlet.files label and a mount's source tell nothing about the
+// content. Without a hasher it is the digest itself.
+func (h *EnvHasher) FilesName(digest string) string {
+	if h == nil {
+		return digest
+	}
+	m := hmac.New(sha256.New, h.key)
+	m.Write([]byte("files\x00"))
+	m.Write([]byte(digest))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
 // KeyID names the key (not secret): the id each of its hashes carries.
 func (h *EnvHasher) KeyID() string {
 	if h == nil {

@@ -28,11 +28,11 @@ type failingStore struct {
 	full bool
 }
 
-func (f *failingStore) Materialise(ctx context.Context, fs *manifest.Files) (string, error) {
+func (f *failingStore) Materialise(ctx context.Context, name string, fs *manifest.Files) (string, error) {
 	if f.full {
 		return "", &os.PathError{Op: "write", Path: f.Dir(), Err: syscall.ENOSPC}
 	}
-	return f.Store.Materialise(ctx, fs)
+	return f.Store.Materialise(ctx, name, fs)
 }
 
 func filesSyncer(t *testing.T, rt hsync.FullRuntime) (*hsync.Syncer, *failingStore) {
@@ -155,7 +155,7 @@ func TestFilesVolumes(t *testing.T) {
 
 	// The pod goes: so does its copy.
 	sync()
-	if got, _ := store.Digests(); len(got) != 0 {
+	if got, _ := store.Names(); len(got) != 0 {
 		t.Errorf("copies left after the pod went: %v", got)
 	}
 }
@@ -174,7 +174,7 @@ func TestFilesKeptForContainersLeftRunning(t *testing.T) {
 	if err := s.SyncOnce(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := store.Digests(); len(got) != 1 {
+	if got, _ := store.Names(); len(got) != 1 {
 		t.Errorf("copies %v, want the running container's", got)
 	}
 }

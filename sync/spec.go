@@ -1,10 +1,12 @@
 package sync
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -22,8 +24,9 @@ import (
 // the external ones): the networks to look at once it is taken down.
 const LabelNetworks = "io.hostlet.networks"
 
-// LabelFiles lists the digests of the files volumes a container mounts
-// (comma-separated): their materialised copies are kept while it exists.
+// LabelFiles lists the names of the copies of the files volumes a
+// container mounts (comma-separated; keyed hashes of their digests, see
+// EnvHasher.FilesName): the copies are kept while it exists.
 const LabelFiles = "io.hostlet.files"
 
 // LabelSpec carries a summary of the container's spec, env values replaced
@@ -119,6 +122,35 @@ func infraSpec(instance, image string, command []string, p Pod) hruntime.Contain
 		DNSSearch:     p.Manifest.DNSSearch,
 		RestartPolicy: hruntime.RestartAlways,
 		StopTimeout:   2 * time.Second,
+		NetworkMode:   hostNetworkMode(p.Manifest),
+	}
+}
+
+// hostNetworkMode is "host" for a pod on the host's network, else "".
+func hostNetworkMode(m manifest.Manifest) string {
+	if m.HostNetwork {
+		return "host"
+	}
+	return ""
+}
+
+// hostAccessSpec sets container c's host access on spec.
+func hostAccessSpec(spec *hruntime.ContainerSpec, m manifest.Manifest, c manifest.Container) {
+	spec.Privileged, spec.CapAdd, spec.CapDrop, spec.SecurityOpt, spec.Sysctls = c.Privileged, c.CapAdd, c.CapDrop, c.SecurityOpt, c.Sysctls
+	for _, d := range c.Devices {
+		spec.Devices = append(spec.Devices, hruntime.Device{HostPath: d.HostPath, ContainerPath: cmp.Or(d.ContainerPath, d.HostPath), Permissions: cmp.Or(d.Permissions, "rwm")})
+	}
+	for _, u := range c.Ulimits {
+		spec.Ulimits = append(spec.Ulimits, hruntime.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
+	}
+	if c.Logging != nil {
+		spec.LogDriver, spec.LogOptions = c.Logging.Driver, c.Logging.Options
+	}
+	if m.HostPID {
+		spec.PidMode = "host"
+	}
+	if m.HostIPC {
+		spec.IpcMode = "host"
 	}
 }
 
@@ -152,9 +184,11 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 	for _, e := range c.Env {
 		spec.Env = append(spec.Env, e.Name+"="+e.Value)
 	}
+	hostAccessSpec(&spec, m, c)
 	if infraID != "" {
 		spec.NetworkMode = "container:" + infraID
 	} else {
+		spec.NetworkMode = hostNetworkMode(m)
 		spec.Ports = runtimePorts(c.Ports)
 		spec.Networks = runtimeNetworks(m.Networks)
 		spec.Labels = withNetworksLabel(spec.Labels, m.Networks)
@@ -172,7 +206,7 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 		case v.Files != nil:
 			// The copy's path is set by bindFiles once it is written.
 			mt.Type, mt.Source, mt.ReadOnly = hruntime.MountBind, "", true
-			digests = append(digests, v.Files.Digest())
+			digests = append(digests, env.FilesName(v.Files.Digest()))
 		}
 		spec.Mounts = append(spec.Mounts, mt)
 	}
@@ -315,6 +349,10 @@ type specSummary struct {
 	// each content replaced by a keyed hash as env values are (a folder
 	// of more than maxListedFiles files is one entry, "<folder>/*").
 	Files map[string]string `json:"files,omitempty"`
+	// Host is the container's access to the host (privileged,
+	// capabilities, devices, security options, limits, sysctls, log
+	// driver, host namespaces), those that are set; a hash when long.
+	Host string `json:"host,omitempty"`
 }
 
 // maxListedFiles bounds the files of one folder the spec label names.
@@ -352,7 +390,7 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 			src = "docker:" + v.DockerVolume
 		case v.Files != nil:
 			src = "files:" + v.Files.Source
-			s.Files = addFiles(s.Files, v.Files, env)
+			s.Files = addFiles(s.Files, v.Files, vm.MountPath, env)
 		}
 		mode := "rw"
 		if vm.ReadOnly {
@@ -366,6 +404,7 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 		s.Healthcheck = string(b)
 	}
 	s.Process = processString(c)
+	s.Host = hostString(m, c, env)
 	if len(m.Containers) == 1 && (m.Hostname != "" || len(m.ExtraHosts)+len(m.DNS)+len(m.DNSSearch) > 0) {
 		s.Namespace = fmt.Sprintf("hostname=%s hosts=%v dns=%v search=%v", m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch)
 	}
@@ -379,13 +418,20 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 
 // addFiles records the files of f in files (made when nil), by their
 // names in the source, contents hashed with env's key.
-func addFiles(files map[string]string, f *manifest.Files, env *EnvHasher) map[string]string {
+func addFiles(files map[string]string, f *manifest.Files, mountPath string, env *EnvHasher) map[string]string {
 	if files == nil {
 		files = map[string]string{}
 	}
+	put := func(name, value string) {
+		if _, taken := files[name]; taken {
+			// Another volume's file of the same name: this one is named
+			// by where it is mounted too.
+			name += " at " + mountPath
+		}
+		files[name] = env.Hash("file "+name, value)
+	}
 	if len(f.Items) > maxListedFiles {
-		name := f.Source + "/*"
-		files[name] = env.Hash("file "+name, f.Digest())
+		put(f.Source+"/*", f.Digest())
 		return files
 	}
 	for _, it := range f.Items {
@@ -393,7 +439,7 @@ func addFiles(files map[string]string, f *manifest.Files, env *EnvHasher) map[st
 		if it.Path != "" {
 			name = path.Join(f.Source, it.Path)
 		}
-		files[name] = env.Hash("file "+name, strconv.FormatUint(uint64(it.ItemMode()), 8)+":"+string(it.Data))
+		put(name, strconv.FormatUint(uint64(it.ItemMode()), 8)+":"+string(it.Data))
 	}
 	return files
 }
@@ -420,6 +466,60 @@ func processString(c manifest.Container) string {
 		parts = append(parts, "cpuLimit="+strconv.FormatInt(c.CPULimit, 10))
 	}
 	return strings.Join(parts, " ")
+}
+
+// maxHostString bounds the host settings the spec label spells out.
+const maxHostString = 512
+
+// hostString spells out the container's host access; log options' values
+// (a log driver's credentials among them) are keyed hashes, as env
+// values are.
+func hostString(m manifest.Manifest, c manifest.Container, env *EnvHasher) string {
+	var parts []string
+	add := func(set bool, s string) {
+		if set {
+			parts = append(parts, s)
+		}
+	}
+	add(m.HostNetwork, "hostNetwork")
+	add(m.HostPID, "hostPID")
+	add(m.HostIPC, "hostIPC")
+	add(c.Privileged, "privileged")
+	add(len(c.CapAdd) > 0, "capAdd="+strings.Join(sortedCopy(c.CapAdd), ","))
+	add(len(c.CapDrop) > 0, "capDrop="+strings.Join(sortedCopy(c.CapDrop), ","))
+	var devs []string
+	for _, d := range c.Devices {
+		devs = append(devs, d.HostPath+":"+cmp.Or(d.ContainerPath, d.HostPath)+":"+cmp.Or(d.Permissions, "rwm"))
+	}
+	add(len(devs) > 0, "devices="+strings.Join(sortedCopy(devs), ","))
+	add(len(c.SecurityOpt) > 0, "securityOpt="+strings.Join(sortedCopy(c.SecurityOpt), ","))
+	var ulimits []string
+	for _, u := range c.Ulimits {
+		ulimits = append(ulimits, fmt.Sprintf("%s=%d:%d", u.Name, u.Soft, u.Hard))
+	}
+	add(len(ulimits) > 0, "ulimits="+strings.Join(sortedCopy(ulimits), ","))
+	var sysctls []string
+	for _, k := range slices.Sorted(maps.Keys(c.Sysctls)) {
+		sysctls = append(sysctls, k+"="+c.Sysctls[k])
+	}
+	add(len(sysctls) > 0, "sysctls="+strings.Join(sysctls, ","))
+	if l := c.Logging; l != nil {
+		var opts []string
+		for _, k := range slices.Sorted(maps.Keys(l.Options)) {
+			opts = append(opts, k+"="+env.Hash("logging "+k, l.Options[k]))
+		}
+		parts = append(parts, "logging="+l.Driver+"{"+strings.Join(opts, ",")+"}")
+	}
+	s := strings.Join(parts, " ")
+	if len(s) > maxHostString {
+		sum := sha256.Sum256([]byte(s))
+		return "sha256:" + hex.EncodeToString(sum[:8])
+	}
+	return s
+}
+
+func sortedCopy(s []string) []string {
+	return slices.Sorted(slices.Values(s))
 }
 
 func networkString(n manifest.Network) string {
@@ -502,6 +602,9 @@ func changeReasons(old, new specSummary) []string {
 	}
 	if old.Process != new.Process {
 		r = append(r, fmt.Sprintf("settings [%s] -> [%s]", old.Process, new.Process))
+	}
+	if old.Host != new.Host {
+		r = append(r, fmt.Sprintf("host access [%s] -> [%s]", old.Host, new.Host))
 	}
 	if !equalStrings(old.Networks, new.Networks) {
 		r = append(r, fmt.Sprintf("networks [%s] -> [%s]", strings.Join(old.Networks, " "), strings.Join(new.Networks, " ")))

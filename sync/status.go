@@ -290,13 +290,19 @@ func containerStatus(c hruntime.Container, ps *podState) ContainerStatus {
 	return cst
 }
 
-// redact returns a copy of m with every env value and file content
-// replaced by its hash.
+// redact returns a copy of m with every env value, log option value and
+// file content replaced by its hash.
 func redact(m manifest.Manifest, env *EnvHasher) *manifest.Manifest {
 	r := m.Clone()
 	for i := range r.Containers {
 		for j, e := range r.Containers[i].Env {
 			r.Containers[i].Env[j].Value = env.Hash(e.Name, e.Value)
+		}
+		if l := r.Containers[i].Logging; l != nil {
+			// A log driver's options may hold its credentials.
+			for k, v := range l.Options {
+				l.Options[k] = env.Hash("logging "+k, v)
+			}
 		}
 	}
 	for i, v := range r.Volumes {

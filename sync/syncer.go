@@ -413,7 +413,7 @@ func (s *Syncer) pruneFiles(ctx context.Context, desired Desired, actual []hrunt
 	for _, p := range desired.Pods {
 		for _, v := range p.Manifest.Volumes {
 			if v.Files != nil {
-				keep[v.Files.Digest()] = true
+				keep[s.opts.EnvHasher.FilesName(v.Files.Digest())] = true
 			}
 		}
 	}

@@ -40,11 +40,20 @@ type Options struct {
 	// volume holds data this host's manifests must not reach.
 	ExternalVolumes  []string
 	ExternalNetworks []string
+	// StateDir is hostlet's state folder (its keys, sealed sets and the
+	// files it mounts): no host path may be it, lie in it or hold it,
+	// unless hostPathAllow lists it itself. Empty: not checked.
+	StateDir string
+	// Policy is what a pod may take of the host (policy.privileged,
+	// capabilities, hostNetwork, devices).
+	Policy Policy
 }
 
 var (
-	dnsLabelRE  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	// envNameRE is Kubernetes' rule: Compose files name variables such
+	// as discovery.type.
+	envNameRE   = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
 	portNameRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9]|-[a-z0-9])*$`)
 	hasLetterRE = regexp.MustCompile(`[a-z]`)
 	// dockerNameRE is what Docker accepts as a network name, and what a
@@ -97,15 +106,15 @@ func Manifest(s manifest.Sourced, opts Options) error {
 			c.add(fmt.Sprintf("labels[%q]", k), "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
 		}
 	}
-	// volumes: declared name -> a files volume (mounted read-only).
-	volumes := map[string]bool{}
+	// volumes: declared name -> its files (nil for other volumes).
+	volumes := map[string]*manifest.Files{}
 	for i, v := range m.Volumes {
 		f := fmt.Sprintf("volumes[%d]", i)
 		c.dnsLabel(f+".name", v.Name)
 		if _, dup := volumes[v.Name]; dup && v.Name != "" {
 			c.add(f+".name", "duplicate volume name %q", v.Name)
 		}
-		volumes[v.Name] = v.Files != nil
+		volumes[v.Name] = v.Files
 		switch {
 		case kinds(v) > 1:
 			c.add(f, "a volume is one of hostPath, dockerVolume and files")
@@ -129,6 +138,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		}
 	}
 	c.networks(m.Networks, opts.ExternalNetworks)
+	c.hostNamespaces(m, opts.Policy)
 	c.dependsOn(m.ID, m.DependsOn)
 	c.namespace(m)
 	if len(m.Containers) == 0 {
@@ -145,6 +155,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		}
 		containers[ct.Name] = true
 		c.container(f, ct, volumes, portNames, containerPorts)
+		c.hostAccess(f, ct, opts.Policy, len(m.Containers) > 1, m.HostNetwork)
 	}
 	return c.errs.ErrorOrNil()
 }
@@ -254,7 +265,7 @@ func (c *checker) healthcheck(f string, h *manifest.Healthcheck) {
 	c.seconds(f+".retries", h.Retries)
 }
 
-func (c *checker) container(f string, ct manifest.Container, volumes map[string]bool, portNames, containerPorts map[string]string) {
+func (c *checker) container(f string, ct manifest.Container, volumes map[string]*manifest.Files, portNames, containerPorts map[string]string) {
 	if ct.Image == "" {
 		c.add(f+".image", "required")
 	} else if msg := imageRef(ct.Image); msg != "" {
@@ -291,7 +302,7 @@ func (c *checker) env(f string, env []manifest.EnvVar) {
 		case e.Name == "":
 			c.add(ef, "required")
 		case !envNameRE.MatchString(e.Name):
-			c.add(ef, "%q is not a valid environment variable name (letters, digits and _, not starting with a digit)", e.Name)
+			c.add(ef, "%q is not a valid environment variable name (letters, digits, _, - and ., not starting with a digit)", e.Name)
 		case seen[e.Name]:
 			c.add(ef, "duplicate environment variable %q", e.Name)
 		}
@@ -343,8 +354,9 @@ func (c *checker) port(pf string, p manifest.Port, ownPorts map[string]bool, por
 }
 
 // volumeMounts checks container f's mounts against the pod's volumes.
-func (c *checker) volumeMounts(f string, vms []manifest.VolumeMount, volumes map[string]bool) {
+func (c *checker) volumeMounts(f string, vms []manifest.VolumeMount, volumes map[string]*manifest.Files) {
 	mounts := map[string]bool{}
+	folders := map[string]*manifest.Files{} // mount path -> files folder
 	for j, vm := range vms {
 		mf := fmt.Sprintf("%s.volumeMounts[%d]", f, j)
 		files, declared := volumes[vm.Name]
@@ -353,7 +365,7 @@ func (c *checker) volumeMounts(f string, vms []manifest.VolumeMount, volumes map
 			c.add(mf+".name", "required")
 		case !declared:
 			c.add(mf+".name", "volume %q is not declared in volumes", vm.Name)
-		case files && !vm.ReadOnly:
+		case files != nil && !vm.ReadOnly:
 			c.add(mf+".readOnly", "volume %q holds files of the source, shared and read-only: set readOnly: true", vm.Name)
 		}
 		switch {
@@ -361,11 +373,39 @@ func (c *checker) volumeMounts(f string, vms []manifest.VolumeMount, volumes map
 			c.add(mf+".mountPath", "required")
 		case !path.IsAbs(vm.MountPath):
 			c.add(mf+".mountPath", "%q is not an absolute path", vm.MountPath)
+		case path.Clean(vm.MountPath) == "/":
+			c.add(mf+".mountPath", "%q is the container's root: mount below it", vm.MountPath)
 		case mounts[path.Clean(vm.MountPath)]:
 			c.add(mf+".mountPath", "%q is mounted twice", vm.MountPath)
 		}
 		mounts[path.Clean(vm.MountPath)] = true
+		if files != nil && !files.Single() && path.IsAbs(vm.MountPath) {
+			folders[path.Clean(vm.MountPath)] = files
+		}
 	}
+	// A mount inside a files folder needs its mount point there: the
+	// engine cannot make one in the read-only copy, and the container
+	// would not start.
+	for j, vm := range vms {
+		p := path.Clean(vm.MountPath)
+		for at, files := range folders {
+			rel, below := strings.CutPrefix(p, strings.TrimSuffix(at, "/")+"/")
+			if !below || holds(files, rel) {
+				continue
+			}
+			c.add(fmt.Sprintf("%s.volumeMounts[%d].mountPath", f, j), "%q lies in the read-only folder of files mounted at %s, which holds no %s: the container could not start; mount it elsewhere, or add %s to that folder", vm.MountPath, at, rel, rel)
+		}
+	}
+}
+
+// holds reports whether a files folder holds rel, a file or a folder.
+func holds(f *manifest.Files, rel string) bool {
+	for _, it := range f.Items {
+		if it.Path == rel || strings.HasPrefix(it.Path, rel+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *checker) probe(f string, p *manifest.Probe, portNames map[string]bool) {
@@ -500,6 +540,15 @@ func HostPath(p string, opts Options) (string, error) {
 			return "", fmt.Errorf("%q is not under any of hostPathAllow [%s]", p, strings.Join(opts.HostPathAllow, ", "))
 		}
 		return "", fmt.Errorf("%q resolves to %q, which is not under any of hostPathAllow [%s]", p, resolved, strings.Join(opts.HostPathAllow, ", "))
+	}
+	if opts.StateDir != "" {
+		state, err := resolvePath(opts.StateDir)
+		if err != nil {
+			state = path.Clean(opts.StateDir)
+		}
+		if !listed[state] && (within(resolved, state) || within(state, resolved)) {
+			return "", fmt.Errorf("%q is or holds hostlet's stateDir %s (its keys and the files it mounts), which hostPathAllow does not list", p, opts.StateDir)
+		}
 	}
 	for _, sock := range dockerSockets(opts.DockerHost) {
 		switch {

@@ -187,3 +187,34 @@ func TestManifestHostPathSymlinkAttack(t *testing.T) {
 		t.Errorf("allow [ALLOWED]: errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// hostlet's stateDir (its keys, sealed sets, the files it mounts) is no
+// pod's to mount: not itself, nothing in it, no folder holding it, unless
+// hostPathAllow lists it itself.
+func TestHostPathStateDir(t *testing.T) {
+	h := newHostTree(t)
+	state := filepath.Join(h.allowed, "real")
+	tests := []struct {
+		name, path string
+		allow      []string
+		wantErr    bool
+	}{
+		{"the stateDir", state, []string{h.allowed}, true},
+		{"in it", filepath.Join(state, "sub"), []string{h.allowed}, true},
+		{"holding it", h.allowed, []string{h.allowed}, true},
+		{"a link to it", filepath.Join(h.allowed, "inner"), []string{h.allowed}, true},
+		{"beside it", filepath.Join(h.allowed, "run"), []string{h.allowed}, false},
+		{"listed itself", filepath.Join(state, "sub"), []string{h.allowed, state}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := validate.HostPath(tt.path, validate.Options{HostPathAllow: tt.allow, StateDir: state})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error %v, want an error: %v", err, tt.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "stateDir") {
+				t.Errorf("error %q does not name the stateDir", err)
+			}
+		})
+	}
+}

@@ -118,6 +118,11 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			mine := map[portProto][]claim{}
 			for ci, c := range s.Manifest.Containers {
 				for pi, p := range c.Ports {
+					if p.HostPort == 0 && s.Manifest.HostNetwork {
+						// On the host's network, a container port is the
+						// host's.
+						p.HostPort = p.ContainerPort
+					}
 					if p.HostPort == 0 {
 						continue
 					}

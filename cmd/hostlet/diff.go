@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
+	"github.com/hostlet/hostlet/sources/configured"
 	"github.com/hostlet/hostlet/sources/desired"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
@@ -216,8 +216,7 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 			return fail(err)
 		}
 	}
-	vopts := validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST")),
-		ExternalVolumes: cfg.Policy.ExternalVolumes, ExternalNetworks: cfg.Policy.ExternalNetworks}
+	vopts := configured.ValidateOptions(cfg)
 	env := diffEnvHasher(cfg)
 
 	// The desired side: every source as it is now.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,9 +56,7 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 				// Host paths are resolved where they exist on this machine
 				// and checked as text where they do not (CI on another
 				// machine); the host resolves them again when it mounts.
-				opts.HostPathAllow = cfg.HostPathAllow
-				opts.ExternalVolumes, opts.ExternalNetworks = cfg.Policy.ExternalVolumes, cfg.Policy.ExternalNetworks
-				opts.DockerHost = cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST"))
+				opts = configured.ValidateOptions(cfg)
 			}
 			var reads []sourceRead
 			if len(args) > 0 {

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,8 +70,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 	// The engine's socket (docker.host, else DOCKER_HOST, and the default
 	// paths) is refused as a host path unless hostPathAllow lists it.
-	a.vopts = validate.Options{HostPathAllow: cfg.HostPathAllow, DockerHost: cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST")),
-		ExternalVolumes: cfg.Policy.ExternalVolumes, ExternalNetworks: cfg.Policy.ExternalNetworks}
+	a.vopts = configured.ValidateOptions(cfg)
 	if len(cfg.Etcd.Endpoints) > 0 {
 		if a.etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
 			return err

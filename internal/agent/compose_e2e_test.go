@@ -100,11 +100,11 @@ volumes:
 
 	// A revision with a key hostlet does not apply: rejected by name, the
 	// running container stays.
-	testkit.WriteFile(t, filepath.Join(project, "compose.yaml"), composeFile("    privileged: true\n"))
+	testkit.WriteFile(t, filepath.Join(project, "compose.yaml"), composeFile("    cgroup_parent: /custom\n"))
 	seen := time.Now()
 	doc := a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
 		for _, r := range d.Rejected {
-			if r.ID == proj+"-web" && strings.Contains(strings.Join(r.Reasons, ";"), "/shop/compose.yaml: services.web.privileged: not supported by hostlet yet") {
+			if r.ID == proj+"-web" && strings.Contains(strings.Join(r.Reasons, ";"), "/shop/compose.yaml: services.web.cgroup_parent: not supported by hostlet yet") {
 				return true, ""
 			}
 		}
@@ -344,5 +344,96 @@ secrets:
 	}
 	if strings.Contains(string(raw), secret) || strings.Contains(string(raw), base64.StdEncoding.EncodeToString([]byte(secret))) {
 		t.Error("/status shows the secret's content")
+	}
+}
+
+// TestComposeHostAccessPolicy: the keys that reach into the host are
+// applied as the engine reports them when the host's policy allows them
+// (a capability, a device, the host's network and PID namespaces, limits,
+// a sysctl, a log driver, no-new-privileges); a new revision asking for
+// more (privileged) is refused naming policy.privileged, and the running
+// containers stay.
+func TestComposeHostAccessPolicy(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	proj := e.instance
+	file := func(extra string) string {
+		return fmt.Sprintf(`name: %s
+services:
+  tool:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    command: ["pause"]
+    cap_add: [NET_ADMIN]
+    cap_drop: [MKNOD]
+    devices: ["/dev/zero:/dev/hostlet-zero:r"]
+    security_opt: ["no-new-privileges:true"]
+    ulimits: {nofile: {soft: 1024, hard: 2048}}
+    sysctls: {net.core.somaxconn: "512"}
+    logging: {driver: json-file, options: {max-size: 1m}}
+%s  agent:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    command: ["pause"]
+    network_mode: host
+    pid: host
+`, proj, e.image, extra, e.image)
+	}
+	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), file(""))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\npolicy:\n  capabilities: [NET_ADMIN]\n  devices: [/dev/zero]\n  hostNetwork: true\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+	boxes := e.waitPods(t, 60*time.Second, proj+"-agent", proj+"-tool")
+
+	agent, err := e.docker.ContainerInspect(t.Context(), boxes[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !agent.HostConfig.NetworkMode.IsHost() || !agent.HostConfig.PidMode.IsHost() {
+		t.Errorf("agent: network mode %q, pid mode %q, want host and host", agent.HostConfig.NetworkMode, agent.HostConfig.PidMode)
+	}
+	tool, err := e.docker.ContainerInspect(t.Context(), boxes[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := tool.HostConfig
+	// The engine spells them CAP_NET_ADMIN (API 1.41 and later).
+	if !slices.Contains(hc.CapAdd, "CAP_NET_ADMIN") || !slices.Contains(hc.CapDrop, "CAP_MKNOD") || hc.Privileged {
+		t.Errorf("tool: capAdd %v capDrop %v privileged %v", hc.CapAdd, hc.CapDrop, hc.Privileged)
+	}
+	if len(hc.Devices) != 1 || hc.Devices[0].PathOnHost != "/dev/zero" || hc.Devices[0].PathInContainer != "/dev/hostlet-zero" || hc.Devices[0].CgroupPermissions != "r" {
+		t.Errorf("tool: devices %+v", hc.Devices)
+	}
+	if !slices.Contains(hc.SecurityOpt, "no-new-privileges=true") {
+		t.Errorf("tool: security options %v", hc.SecurityOpt)
+	}
+	if len(hc.Ulimits) != 1 || hc.Ulimits[0].Name != "nofile" || hc.Ulimits[0].Soft != 1024 || hc.Ulimits[0].Hard != 2048 {
+		t.Errorf("tool: ulimits %+v", hc.Ulimits)
+	}
+	if hc.Sysctls["net.core.somaxconn"] != "512" {
+		t.Errorf("tool: sysctls %v", hc.Sysctls)
+	}
+	if hc.LogConfig.Type != "json-file" || hc.LogConfig.Config["max-size"] != "1m" {
+		t.Errorf("tool: log config %+v", hc.LogConfig)
+	}
+
+	// Asking for more than the policy allows: refused by name, nothing
+	// running changes.
+	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), file("    privileged: true\n"))
+	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+		for _, r := range d.Rejected {
+			if r.ID == proj+"-tool" && strings.Contains(strings.Join(r.Reasons, ";"), "containers[0].privileged: a privileged container can take over the host: set the host config's policy.privileged: true") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("rejected %+v", d.Rejected)
+	})
+	seen := time.Now()
+	a.WaitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
+		return syncedSince(d, seen.Add(1500*time.Millisecond)), fmt.Sprintf("last sync started %s", d.LastSync.Start)
+	})
+	if after := e.containers(t); after[1].ID != boxes[1].ID || after[1].State != "running" {
+		t.Errorf("tool changed after a refused revision: %+v -> %+v", boxes[1], after[1])
 	}
 }

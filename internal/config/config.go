@@ -57,6 +57,14 @@ type Policy struct {
 	// and mount or join ("*": any). Empty: none.
 	ExternalVolumes  []string `mapstructure:"externalVolumes"`
 	ExternalNetworks []string `mapstructure:"externalNetworks"`
+	// Privileged allows privileged containers and security options that
+	// lift confinement; Capabilities the capabilities a container may add
+	// (ALL: any); HostNetwork the host's network, PID and IPC namespaces;
+	// Devices the host devices a container may be given. Unset: none.
+	Privileged   bool     `mapstructure:"privileged"`
+	Capabilities []string `mapstructure:"capabilities"`
+	HostNetwork  bool     `mapstructure:"hostNetwork"`
+	Devices      []string `mapstructure:"devices"`
 }
 
 // Compose holds the host's settings for Compose projects.
@@ -166,6 +174,10 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("compose.helper", "")
 	v.SetDefault("policy.externalVolumes", []string{})
 	v.SetDefault("policy.externalNetworks", []string{})
+	v.SetDefault("policy.privileged", false)
+	v.SetDefault("policy.capabilities", []string{})
+	v.SetDefault("policy.hostNetwork", false)
+	v.SetDefault("policy.devices", []string{})
 	v.SetDefault("compose.profiles", []string{})
 }
 

@@ -51,16 +51,21 @@ func writeAll(f *os.File, data []byte) error {
 	return err
 }
 
-// Materialise makes f's copy exist and returns the host path to
-// bind-mount: a file for a single file, else a folder.
-func (s *Store) Materialise(ctx context.Context, f *manifest.Files) (string, error) {
+// Materialise makes f's copy exist under name and returns the host path
+// to bind-mount: a file for a single file, else a folder. name is 64
+// lower-case hex digits standing for f's content (the caller's keyed
+// hash of its digest, so that the name tells nothing about the content
+// to whoever reads it): the same name is never written twice.
+func (s *Store) Materialise(ctx context.Context, name string, f *manifest.Files) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	if !IsName(name) {
+		return "", fmt.Errorf("files %s: %q is not a copy's name (64 lower-case hex digits)", f.Source, name)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	digest := f.Digest()
-	final := filepath.Join(s.dir, digest)
+	final := filepath.Join(s.dir, name)
 	if fi, err := os.Lstat(final); err == nil {
 		if fi.IsDir() != !f.Single() || !(fi.Mode().IsRegular() || fi.IsDir()) {
 			return "", fmt.Errorf("files %s: %s is not what hostlet wrote there: remove it", f.Source, final)
@@ -70,7 +75,7 @@ func (s *Store) Materialise(ctx context.Context, f *manifest.Files) (string, err
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return "", fmt.Errorf("files %s: create %s: %w", f.Source, s.dir, err)
 	}
-	tmp, err := s.writeTemp(f)
+	tmp, err := s.writeTemp(name, f)
 	if err != nil {
 		return "", fmt.Errorf("files %s: write under %s: %w", f.Source, s.dir, err)
 	}
@@ -88,10 +93,10 @@ func (s *Store) Materialise(ctx context.Context, f *manifest.Files) (string, err
 }
 
 // writeTemp writes f under a temporary name in the store and returns it.
-func (s *Store) writeTemp(f *manifest.Files) (name string, err error) {
+func (s *Store) writeTemp(final string, f *manifest.Files) (name string, err error) {
 	suffix := make([]byte, 8)
 	_, _ = rand.Read(suffix)
-	name = filepath.Join(s.dir, tmpPrefix+f.Digest()[:16]+"-"+hex.EncodeToString(suffix))
+	name = filepath.Join(s.dir, tmpPrefix+final[:16]+"-"+hex.EncodeToString(suffix))
 	defer func() {
 		if err != nil {
 			removeAll(name)
@@ -186,7 +191,7 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// Prune removes every copy whose digest is not in keep, and every
+// Prune removes every copy whose name is not in keep, and every
 // temporary left by a write that did not finish. What it could not remove
 // is in the error; the rest is removed regardless.
 func (s *Store) Prune(ctx context.Context, keep map[string]bool) (removed []string, err error) {
@@ -205,36 +210,38 @@ func (s *Store) Prune(ctx context.Context, keep map[string]bool) (removed []stri
 			return removed, ctx.Err()
 		}
 		name := e.Name()
-		if keep[name] || !(isDigest(name) || strings.HasPrefix(name, tmpPrefix)) {
+		if keep[name] || !(IsName(name) || strings.HasPrefix(name, tmpPrefix)) {
 			continue
 		}
 		if err := removeAll(filepath.Join(s.dir, name)); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if isDigest(name) {
+		if IsName(name) {
 			removed = append(removed, name)
 		}
 	}
 	return removed, errors.Join(errs...)
 }
 
-// Digests lists the copies in the store.
-func (s *Store) Digests() ([]string, error) {
+// Names lists the copies in the store.
+func (s *Store) Names() ([]string, error) {
 	entries, err := os.ReadDir(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	var out []string
 	for _, e := range entries {
-		if isDigest(e.Name()) {
+		if IsName(e.Name()) {
 			out = append(out, e.Name())
 		}
 	}
 	return out, err
 }
 
-func isDigest(name string) bool {
+// IsName reports whether name is a copy's name: 64 lower-case hex
+// digits.
+func IsName(name string) bool {
 	if len(name) != 64 {
 		return false
 	}

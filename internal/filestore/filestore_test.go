@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestMaterialise(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New(filepath.Join(t.TempDir(), "files"))
-			got, err := s.Materialise(ctx, tt.files)
+			got, err := s.Materialise(ctx, tt.files.Digest(), tt.files)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +72,7 @@ func TestMaterialise(t *testing.T) {
 			}
 			// Once written, never again: the same path, the same file.
 			before, _ := os.Stat(got)
-			again, err := s.Materialise(ctx, tt.files)
+			again, err := s.Materialise(ctx, tt.files.Digest(), tt.files)
 			if err != nil || again != got {
 				t.Fatalf("again: %s, %v", again, err)
 			}
@@ -96,7 +97,7 @@ func TestMaterialiseFailedWriteLeavesNothing(t *testing.T) {
 			}
 			return writeAll(fh, data)
 		}
-		if _, err := s.Materialise(context.Background(), f); !errors.Is(err, syscall.ENOSPC) {
+		if _, err := s.Materialise(context.Background(), f.Digest(), f); !errors.Is(err, syscall.ENOSPC) {
 			t.Fatalf("%s: error %v, want ENOSPC", f.Source, err)
 		}
 		entries, _ := os.ReadDir(s.Dir())
@@ -104,7 +105,7 @@ func TestMaterialiseFailedWriteLeavesNothing(t *testing.T) {
 			t.Errorf("%s: left %s", f.Source, e.Name())
 		}
 		s.write = writeAll
-		if _, err := s.Materialise(context.Background(), f); err != nil {
+		if _, err := s.Materialise(context.Background(), f.Digest(), f); err != nil {
 			t.Fatalf("%s: once the disk has room: %v", f.Source, err)
 		}
 	}
@@ -114,7 +115,7 @@ func TestMaterialiseRefusesPathsOutsideTheFolder(t *testing.T) {
 	s := New(filepath.Join(t.TempDir(), "files"))
 	for _, p := range []string{"../escape", "/etc/passwd", "a/../../b"} {
 		f := manifest.NewFiles("x", false, []manifest.FileItem{{Path: "ok", Data: []byte("a")}, {Path: p, Data: []byte("b")}})
-		if _, err := s.Materialise(context.Background(), f); err == nil {
+		if _, err := s.Materialise(context.Background(), f.Digest(), f); err == nil {
 			t.Errorf("%q: written", p)
 		}
 	}
@@ -132,7 +133,7 @@ func TestMaterialiseRefusesSomethingElseUnderItsName(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.Dir(), f.Digest()), []byte("a file, not a folder"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Materialise(context.Background(), f); err == nil {
+	if _, err := s.Materialise(context.Background(), f.Digest(), f); err == nil {
 		t.Error("a file was taken for the folder")
 	}
 }
@@ -142,7 +143,7 @@ func TestPrune(t *testing.T) {
 	s := New(filepath.Join(t.TempDir(), "files"))
 	keep, gone := single("keep"), folder()
 	for _, f := range []*manifest.Files{keep, gone} {
-		if _, err := s.Materialise(ctx, f); err != nil {
+		if _, err := s.Materialise(ctx, f.Digest(), f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,7 +162,7 @@ func TestPrune(t *testing.T) {
 	if len(removed) != 1 || removed[0] != gone.Digest() {
 		t.Errorf("removed %v, want [%s]", removed, gone.Digest())
 	}
-	got, _ := s.Digests()
+	got, _ := s.Names()
 	if len(got) != 1 || got[0] != keep.Digest() {
 		t.Errorf("left %v, want [%s]", got, keep.Digest())
 	}
@@ -177,5 +178,20 @@ func TestPruneOfNoStore(t *testing.T) {
 	s := New(filepath.Join(t.TempDir(), "never-made"))
 	if removed, err := s.Prune(context.Background(), nil); err != nil || len(removed) != 0 {
 		t.Errorf("%v, %v", removed, err)
+	}
+}
+
+// A name that is not 64 lower-case hex digits is refused before anything
+// is written: no path of the caller's reaches the folder.
+func TestMaterialiseRefusesOtherNames(t *testing.T) {
+	s := New(filepath.Join(t.TempDir(), "files"))
+	f := single("x")
+	for _, name := range []string{"", "../x", strings.Repeat("A", 64), f.Digest()[:63], f.Digest() + "/x"} {
+		if _, err := s.Materialise(context.Background(), name, f); err == nil {
+			t.Errorf("name %q accepted", name)
+		}
+	}
+	if entries, _ := os.ReadDir(s.Dir()); len(entries) != 0 {
+		t.Errorf("%d entries written", len(entries))
 	}
 }

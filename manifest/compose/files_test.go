@@ -168,7 +168,7 @@ func TestLoadProjectFilesRefused(t *testing.T) {
 		{"config driver", mapFiles{"compose.yaml": "services:\n  web: {image: busybox}\nconfigs:\n  app: {content: x, template_driver: golang}\n"},
 			`configs.app.template_driver: not supported by hostlet yet`},
 		{"project over its bytes", mapFiles{"compose.yaml": "services:\n  web: {image: busybox, scale: 9, volumes: ['./a:/a', './b:/b']}\n", "a": big, "b": big},
-			`services.web.volumes: the project's pods mount more than`},
+			`services.web.volumes[0].source: ./a: the project's pods would mount more than 41943040 bytes or 20000 files (replicas counted)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -346,16 +346,16 @@ func TestLoadRefusesByName(t *testing.T) {
 services:
   web:
     image: busybox
-    cap_add: [NET_ADMIN]
+    cgroup_parent: /custom
     container_name: web
-    privileged: true
+    oom_kill_disable: true
     x-note: extensions are fine
 `},
 			wantPods: 1,
 			wantErrs: []string{
-				`apps:shop/compose.yaml: services.web.cap_add: not supported by hostlet yet`,
+				`apps:shop/compose.yaml: services.web.cgroup_parent: not supported by hostlet yet`,
 				`apps:shop/compose.yaml: services.web.container_name: hostlet names containers itself (by pod id), so replicas and recreates never collide: remove it`,
-				`apps:shop/compose.yaml: services.web.privileged: not supported by hostlet yet`,
+				`apps:shop/compose.yaml: services.web.oom_kill_disable: not supported by hostlet yet`,
 			},
 		},
 		{

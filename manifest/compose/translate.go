@@ -76,6 +76,15 @@ var supportedPaths = paths(
 	"secrets", "secrets.*", "secrets.*.name", "secrets.*.file", "secrets.*.environment", "secrets.*.external",
 	"services.*.configs", "services.*.configs.[]", "services.*.configs.[].source", "services.*.configs.[].target", "services.*.configs.[].mode", "services.*.configs.[].uid", "services.*.configs.[].gid",
 	"services.*.secrets", "services.*.secrets.[]", "services.*.secrets.[].source", "services.*.secrets.[].target", "services.*.secrets.[].mode", "services.*.secrets.[].uid", "services.*.secrets.[].gid",
+	// The host's access: checked against the host config's policy by
+	// validation, as a native pod's.
+	"services.*.privileged", "services.*.cap_add", "services.*.cap_add.[]", "services.*.cap_drop", "services.*.cap_drop.[]",
+	"services.*.devices", "services.*.devices.[]", "services.*.devices.[].source", "services.*.devices.[].target", "services.*.devices.[].permissions",
+	"services.*.security_opt", "services.*.security_opt.[]",
+	"services.*.ulimits", "services.*.ulimits.*", "services.*.ulimits.*.single", "services.*.ulimits.*.soft", "services.*.ulimits.*.hard",
+	"services.*.sysctls", "services.*.sysctls.*", "services.*.sysctls.[]",
+	"services.*.logging", "services.*.logging.driver", "services.*.logging.options", "services.*.logging.options.*",
+	"services.*.network_mode", "services.*.pid", "services.*.ipc",
 )
 
 func paths(ps ...string) []tree.Path {
@@ -100,10 +109,20 @@ type translator struct {
 	origin  manifest.Origin
 	env     map[string]string
 	project *types.Project
-	// fileBytes are the bytes of files the project's pods mount so far,
-	// replicas counted: bounded by project.MaxBytes.
-	fileBytes int
+	// fileBytes and fileItems are the bytes and files the project's pods
+	// mount so far, replicas counted: bounded by project.MaxBytes and
+	// MaxFileItems. read holds each project path read as files, so a
+	// path mounted twice is read and hashed once.
+	fileBytes, fileItems int
+	read                 map[string]*manifest.Files
 }
+
+// Bounds of the files a project mounts: files volumes of one service,
+// and files of the project's pods together (replicas counted).
+const (
+	MaxFileVolumes = 64
+	MaxFileItems   = 20000
+)
 
 // pods translates every active service; findings are the attributes
 // hostlet does not apply.
@@ -189,7 +208,6 @@ func containerName(service string) string {
 // service translates one service into its pods (one per replica).
 func (t *translator) service(name string, s types.ServiceConfig, refused []*manifest.Error, index int) []manifest.Sourced {
 	c := &serviceConv{t: t, name: name, field: "services." + name, errs: refused}
-	m := c.manifest(s)
 	replicas := s.GetScale()
 	switch {
 	case replicas < 0:
@@ -199,17 +217,13 @@ func (t *translator) service(name string, s types.ServiceConfig, refused []*mani
 		c.add("deploy.replicas", "%d is over the limit of %d", replicas, MaxReplicas)
 		replicas = 1
 	}
-	size := 0
-	for _, v := range m.Volumes {
-		if v.Files != nil {
-			size += v.Files.Size()
-		}
-	}
-	if t.fileBytes += size * max(replicas, 0); size > 0 && t.fileBytes > project.MaxBytes {
-		c.add("volumes", "the project's pods mount more than %d bytes of files (replicas counted)", project.MaxBytes)
-		for i := range m.Volumes {
-			m.Volumes[i].Files = nil
-		}
+	c.replicas = max(replicas, 1)
+	bytes, items := t.fileBytes, t.fileItems
+	m := c.manifest(s)
+	if len(c.errs) > len(refused) {
+		// A refused service mounts nothing: its files count for no
+		// other service.
+		t.fileBytes, t.fileItems = bytes, items
 	}
 	var out []manifest.Sourced
 	for i := 1; i <= replicas; i++ {
@@ -239,6 +253,9 @@ type serviceConv struct {
 	name  string
 	field string
 	errs  []*manifest.Error
+	// replicas are the service's pods (at least 1), fileVolumes its
+	// files volumes so far.
+	replicas, fileVolumes int
 }
 
 func (c *serviceConv) add(key, format string, args ...any) {
@@ -273,7 +290,9 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	}
 	m.Volumes, ct.VolumeMounts = c.volumes(s.Volumes)
 	c.fileObjects(&m, &ct, s)
+	distinctSources(m.Volumes, ct.VolumeMounts)
 	m.Networks = c.networks(s)
+	c.hostAccess(&m, &ct, s)
 	m.DependsOn = c.dependsOn(s)
 	m.Hostname, m.DNS, m.DNSSearch = s.Hostname, []string(s.DNS), []string(s.DNSSearch)
 	for _, host := range slices.Sorted(maps.Keys(s.ExtraHosts)) {
@@ -683,19 +702,44 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 
 // projectFiles reads the file or folder src of the project as a files
 // volume: one file, or every file below the folder (names in the folder,
-// modes from the source: executable or not).
+// modes from the source: executable or not). It counts against the
+// project's bounds as it reads, so no Compose file makes it read or hash
+// more than they allow.
 func (c *serviceConv) projectFiles(key, src string, secret bool) (*manifest.Files, bool) {
+	if src == "" {
+		c.add(key, "empty: name a file or folder of the project (./conf)")
+		return nil, false
+	}
 	name, err := projectPath(src)
 	if err != nil {
 		c.add(key, "%s: %v", src, err)
 		return nil, false
 	}
+	if !c.useFileVolume(key) {
+		return nil, false
+	}
+	if f, ok := c.t.read[name]; ok {
+		if !c.account(key, src, len(f.Items), f.Size()) {
+			return nil, false
+		}
+		if f.Secret != secret {
+			f = manifest.NewFiles(f.Source, secret, f.Items)
+		}
+		return f, true
+	}
 	files := c.t.files
 	data, err := files.ReadFile(name)
 	switch {
 	case err == nil:
-		return c.newFiles(key, name, secret, []manifest.FileItem{{Data: data, Mode: fileMode(files, name)}})
+		if !c.account(key, src, 1, len(data)) {
+			return nil, false
+		}
+		return c.t.remember(name, manifest.NewFiles(name, secret, []manifest.FileItem{{Data: data, Mode: fileMode(files, name)}})), true
 	case !errors.Is(err, fs.ErrNotExist):
+		c.add(key, "%s: %v", src, err)
+		return nil, false
+	}
+	if _, body := files.(noFiles); body {
 		c.add(key, "%s: %v", src, err)
 		return nil, false
 	}
@@ -724,15 +768,52 @@ func (c *serviceConv) projectFiles(key, src string, secret bool) (*manifest.File
 		}
 		items = append(items, manifest.FileItem{Path: strings.TrimPrefix(n, prefix), Data: data, Mode: fileMode(files, n)})
 	}
-	if _, body := files.(noFiles); body {
-		c.add(key, "%s: %v", src, err)
-		return nil, false
-	}
 	if len(items) == 0 {
 		c.add(key, "%s is not a file or folder of the project at this revision (a project file is mounted read-only, as it is in the source; for data the service writes, use a named volume)", src)
 		return nil, false
 	}
-	return c.newFiles(key, name, secret, items)
+	if !c.account(key, src, len(items), size) {
+		return nil, false
+	}
+	return c.t.remember(name, manifest.NewFiles(name, secret, items)), true
+}
+
+// remember keeps the files read from project path name.
+func (t *translator) remember(name string, f *manifest.Files) *manifest.Files {
+	if t.read == nil {
+		t.read = map[string]*manifest.Files{}
+	}
+	t.read[name] = f
+	return f
+}
+
+// useFileVolume counts one more files volume of the service.
+func (c *serviceConv) useFileVolume(key string) bool {
+	if c.fileVolumes++; c.fileVolumes > MaxFileVolumes {
+		if c.fileVolumes == MaxFileVolumes+1 {
+			c.add(key, "more than %d files volumes (bind mounts of project files, configs, secrets) in one service", MaxFileVolumes)
+		}
+		return false
+	}
+	return true
+}
+
+// account counts files of size bytes mounted by every replica of the
+// service against the project's bounds; false (and an error) when they
+// would be over.
+func (c *serviceConv) account(key, what string, files, size int) bool {
+	t := c.t
+	if size > manifest.MaxFileBytes {
+		c.add(key, "%s: more than %d bytes", what, manifest.MaxFileBytes)
+		return false
+	}
+	if t.fileBytes+size*c.replicas > project.MaxBytes || t.fileItems+files*c.replicas > MaxFileItems {
+		c.add(key, "%s: the project's pods would mount more than %d bytes or %d files (replicas counted)", what, project.MaxBytes, MaxFileItems)
+		return false
+	}
+	t.fileBytes += size * c.replicas
+	t.fileItems += files * c.replicas
+	return true
 }
 
 func fileMode(files Files, name string) uint32 {
@@ -742,13 +823,63 @@ func fileMode(files Files, name string) uint32 {
 	return 0
 }
 
-func (c *serviceConv) newFiles(key, source string, secret bool, items []manifest.FileItem) (*manifest.Files, bool) {
-	f := manifest.NewFiles(source, secret, items)
-	if f.Size() > manifest.MaxFileBytes {
-		c.add(key, "%s: more than %d bytes", source, manifest.MaxFileBytes)
-		return nil, false
+// distinctSources names each files volume of a pod apart: a later one
+// whose Source is an earlier one's (a project file named like a content
+// config, "config app") is named by its mount path too.
+func distinctSources(vols []manifest.Volume, mounts []manifest.VolumeMount) {
+	seen := map[string]string{} // source -> digest
+	for i, v := range vols {
+		if v.Files == nil {
+			continue
+		}
+		f := v.Files
+		if d, taken := seen[f.Source]; taken && d != f.Digest() {
+			at := ""
+			for _, vm := range mounts {
+				if vm.Name == v.Name {
+					at = vm.MountPath
+				}
+			}
+			f = manifest.NewFiles(f.Source+" at "+at, f.Secret, f.Items)
+			vols[i].Files = f
+		}
+		seen[f.Source] = f.Digest()
 	}
-	return f, true
+}
+
+// valueFiles is one file holding value (a content or a variable's),
+// counted against the project's bounds; nil when over them.
+func (c *serviceConv) valueFiles(key, source string, secret bool, value string) *manifest.Files {
+	if !c.useFileVolume(key) || !c.account(key, source, 1, len(value)) {
+		return nil
+	}
+	return manifest.NewFiles(source, secret, []manifest.FileItem{{Data: []byte(value)}})
+}
+
+// fileTarget is where a config or secret is mounted: target, or
+// /<source> (configs) and /run/secrets/<source> (secrets), a relative
+// target taken from / or /run/secrets; never / itself, and a secret's
+// relative target never out of /run/secrets.
+func fileTarget(ref types.FileReferenceConfig, secret bool) (string, error) {
+	base := "/"
+	if secret {
+		base = "/run/secrets"
+	}
+	target := ref.Target
+	if target == "" {
+		target = ref.Source
+	}
+	if !path.IsAbs(target) {
+		joined := path.Join(base, target)
+		if secret && !strings.HasPrefix(joined, base+"/") {
+			return "", fmt.Errorf("%q leaves %s", target, base)
+		}
+		target = joined
+	}
+	if target = path.Clean(target); target == "/" {
+		return "", errors.New("/ is not a file's path")
+	}
+	return target, nil
 }
 
 // fileObjects mounts the service's configs and secrets: one file each,
@@ -797,16 +928,10 @@ func (c *serviceConv) fileObject(m *manifest.Manifest, ct *manifest.Container, k
 			mode = uint32(m)
 		}
 	}
-	target := ref.Target
-	switch {
-	case target == "" && secret:
-		target = "/run/secrets/" + ref.Source
-	case target == "":
-		target = "/" + ref.Source
-	case !path.IsAbs(target) && secret:
-		target = "/run/secrets/" + target
-	case !path.IsAbs(target):
-		target = "/" + target
+	target, err := fileTarget(ref, secret)
+	if err != nil {
+		c.add(key+".target", "%v", err)
+		ok = false
 	}
 	objKey := top + "." + ref.Source
 	var f *manifest.Files
@@ -829,11 +954,11 @@ func (c *serviceConv) fileObject(m *manifest.Manifest, ct *manifest.Container, k
 			c.add(key+".source", "%s %s: variable %s has no value (set it in .env or the host's compose.env)", kind, ref.Source, obj.Environment)
 			return
 		}
-		if f, ok = c.newFiles(key+".source", kind+" "+ref.Source, secret, []manifest.FileItem{{Data: []byte(v)}}); !ok {
+		if f = c.valueFiles(key+".source", kind+" "+ref.Source, secret, v); f == nil {
 			return
 		}
 	case obj.Content != "" && !secret:
-		if f, ok = c.newFiles(key+".source", kind+" "+ref.Source, secret, []manifest.FileItem{{Data: []byte(obj.Content)}}); !ok {
+		if f = c.valueFiles(key+".source", kind+" "+ref.Source, secret, obj.Content); f == nil {
 			return
 		}
 	default:
@@ -875,13 +1000,68 @@ func (c *serviceConv) namedVolume(key string, i int, v types.ServiceVolumeConfig
 	return manifest.Volume{Name: fmt.Sprintf("vol-%d", i), DockerVolume: cfg.Name, External: bool(cfg.External)}, true
 }
 
+// hostAccess maps the service's privileges, capabilities, devices,
+// security options, limits, sysctls, log driver and host namespaces;
+// validation checks them against the host's policy.
+func (c *serviceConv) hostAccess(m *manifest.Manifest, ct *manifest.Container, s types.ServiceConfig) {
+	ct.Privileged, ct.CapAdd, ct.CapDrop, ct.SecurityOpt = s.Privileged, s.CapAdd, s.CapDrop, s.SecurityOpt
+	for _, d := range s.Devices {
+		ct.Devices = append(ct.Devices, manifest.Device{HostPath: d.Source, ContainerPath: d.Target, Permissions: d.Permissions})
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Ulimits)) {
+		u := s.Ulimits[name]
+		if u == nil {
+			continue
+		}
+		l := manifest.Ulimit{Name: name, Soft: int64(u.Soft), Hard: int64(u.Hard)}
+		if u.Single != 0 {
+			l.Soft, l.Hard = int64(u.Single), int64(u.Single)
+		}
+		ct.Ulimits = append(ct.Ulimits, l)
+	}
+	if len(s.Sysctls) > 0 {
+		ct.Sysctls = map[string]string(s.Sysctls)
+	}
+	if l := s.Logging; l != nil && (l.Driver != "" || len(l.Options) > 0) {
+		ct.Logging = &manifest.Logging{Driver: l.Driver, Options: map[string]string(l.Options)}
+		if l.Driver == "" {
+			c.add("logging.driver", "required with options (json-file, local, journald, ...)")
+		}
+	}
+	switch mode := s.NetworkMode; {
+	case mode == "":
+	case mode == "host":
+		m.HostNetwork = true
+	case mode == "bridge":
+		// Docker's default bridge: a pod without networks.
+	case mode == "none":
+		c.add("network_mode", "none: a pod without a network is not supported yet")
+	case strings.HasPrefix(mode, types.NetworkModeServicePrefix), strings.HasPrefix(mode, types.NetworkModeContainerPrefix):
+		c.add("network_mode", "%q: joining another container's network is not supported; put the containers in one native pod (they share its network) or give both the project's network", mode)
+	default:
+		c.add("network_mode", "%q is not one of host, bridge", mode)
+	}
+	for _, ns := range []struct {
+		key, mode string
+		set       *bool
+	}{{"pid", s.Pid, &m.HostPID}, {"ipc", s.Ipc, &m.HostIPC}} {
+		switch ns.mode {
+		case "":
+		case "host":
+			*ns.set = true
+		default:
+			c.add(ns.key, "%q is not supported (host, or leave it out)", ns.mode)
+		}
+	}
+}
+
 // networks are the service's networks in Compose's order (priority, then
 // name): each a project network <project>_<key> (the implicit default
 // included) or an external one, with the service's name as an alias
 // beside its own aliases, as Compose does.
 func (c *serviceConv) networks(s types.ServiceConfig) []manifest.Network {
 	if s.NetworkMode != "" {
-		// Refused by name with the other attributes hostlet does not apply.
+		// The host's or Docker's default bridge (hostAccess), or refused.
 		return nil
 	}
 	var out []manifest.Network

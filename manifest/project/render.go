@@ -29,9 +29,9 @@ const (
 	// cacheSize and cacheBytes bound the renders kept (one per project
 	// and settings) in number and in the bytes of their answers (files
 	// mounted from a project are in them), the least recently used
-	// dropped first.
+	// dropped first: two projects at the bound of their files fit.
 	cacheSize  = 1024
-	cacheBytes = maxResponse
+	cacheBytes = 2 * maxResponse
 )
 
 // ErrNoHelper is the error of a render without the helper.

@@ -6,8 +6,10 @@
 package configured
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/clock"
@@ -88,4 +90,19 @@ func All(cfg *config.Config, d Deps) ([]sources.Source, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// ValidateOptions are the rules of cfg's host for manifests: its host
+// paths, the engine's socket (docker.host, else DOCKER_HOST) refused
+// unless listed, and its policy block.
+func ValidateOptions(cfg *config.Config) validate.Options {
+	p := cfg.Policy
+	return validate.Options{
+		HostPathAllow:    cfg.HostPathAllow,
+		StateDir:         cfg.StateDir,
+		DockerHost:       cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST")),
+		ExternalVolumes:  p.ExternalVolumes,
+		ExternalNetworks: p.ExternalNetworks,
+		Policy:           validate.Policy{Privileged: p.Privileged, Capabilities: p.Capabilities, HostNetwork: p.HostNetwork, Devices: p.Devices},
+	}
 }

@@ -1,0 +1,106 @@
+package compose_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/compose"
+	"github.com/hostlet/hostlet/validate"
+)
+
+// The keys that give a service power over the host map onto the pod's
+// fields, which validation then checks against the host's policy.
+func TestLoadHostAccess(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  agent:
+    image: busybox
+    privileged: true
+    cap_add: [net_admin, CAP_SYS_TIME]
+    cap_drop: [ALL]
+    devices: ["/dev/ttyUSB0:/dev/modem:rw", "/dev/fuse"]
+    security_opt: ["no-new-privileges:true", "apparmor=docker-default"]
+    ulimits:
+      nofile: {soft: 1024, hard: 2048}
+      nproc: 512
+    sysctls: {net.core.somaxconn: "1024"}
+    logging: {driver: local, options: {max-size: 10m}}
+    network_mode: host
+    pid: host
+    ipc: host
+  plain:
+    image: busybox
+    network_mode: bridge
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	m := pods[0].Manifest
+	c := m.Containers[0]
+	want := manifest.Container{
+		Privileged: true, CapAdd: []string{"net_admin", "CAP_SYS_TIME"}, CapDrop: []string{"ALL"},
+		Devices:     []manifest.Device{{HostPath: "/dev/ttyUSB0", ContainerPath: "/dev/modem", Permissions: "rw"}, {HostPath: "/dev/fuse", ContainerPath: "/dev/fuse", Permissions: "rwm"}},
+		SecurityOpt: []string{"no-new-privileges:true", "apparmor=docker-default"},
+		Ulimits:     []manifest.Ulimit{{Name: "nofile", Soft: 1024, Hard: 2048}, {Name: "nproc", Soft: 512, Hard: 512}},
+		Sysctls:     map[string]string{"net.core.somaxconn": "1024"},
+		Logging:     &manifest.Logging{Driver: "local", Options: map[string]string{"max-size": "10m"}},
+	}
+	got := manifest.Container{Privileged: c.Privileged, CapAdd: c.CapAdd, CapDrop: c.CapDrop, Devices: c.Devices, SecurityOpt: c.SecurityOpt, Ulimits: c.Ulimits, Sysctls: c.Sysctls, Logging: c.Logging}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("host access\n got %+v\nwant %+v", got, want)
+	}
+	if !m.HostNetwork || !m.HostPID || !m.HostIPC || len(m.Networks) != 0 {
+		t.Errorf("namespaces: hostNetwork %v hostPID %v hostIPC %v networks %v", m.HostNetwork, m.HostPID, m.HostIPC, m.Networks)
+	}
+	if p := pods[1].Manifest; p.HostNetwork || len(p.Networks) != 0 {
+		t.Errorf("network_mode bridge: hostNetwork %v networks %v, want Docker's default bridge", p.HostNetwork, p.Networks)
+	}
+
+	// Without a policy, every one of them is refused by name, naming the
+	// config key that would allow it.
+	err := validate.Manifest(pods[0], validate.Options{})
+	text := ""
+	if err != nil {
+		text = err.Error()
+	}
+	for _, w := range []string{
+		"containers[0].privileged: a privileged container can take over the host: set the host config's policy.privileged: true",
+		"hostNetwork: the host's namespaces are refused: set the host config's policy.hostNetwork: true",
+		"hostPID: ", "hostIPC: ",
+		"containers[0].devices[0].hostPath: /dev/ttyUSB0 is refused: list it in the host config's policy.devices",
+		"containers[0].sysctls[\"net.core.somaxconn\"]: on the host's network a net.* sysctl would be the host's",
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("validation without a policy: no %q in\n%s", w, text)
+		}
+	}
+	// With the policy, only the sysctl on the host's network remains
+	// (and privileged covers the capabilities).
+	pods[0].Manifest.Containers[0].Sysctls = nil
+	opts := validate.Options{Policy: validate.Policy{Privileged: true, HostNetwork: true, Devices: []string{"/dev/ttyUSB0", "/dev/fuse"}}}
+	if err := validate.Manifest(pods[0], opts); err != nil {
+		t.Errorf("with the policy: %v", err)
+	}
+}
+
+func TestLoadHostAccessRefused(t *testing.T) {
+	tests := []struct{ svc, want string }{
+		{"network_mode: none", `services.web.network_mode: none: a pod without a network is not supported yet`},
+		{"network_mode: 'service:db'", `services.web.network_mode: "service:db": joining another container's network is not supported`},
+		{"pid: 'container:x'", `services.web.pid: "container:x" is not supported (host, or leave it out)`},
+		{"ipc: shareable", `services.web.ipc: "shareable" is not supported (host, or leave it out)`},
+		{"logging: {options: {max-size: 1m}}", `services.web.logging.driver: required with options`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.svc, func(t *testing.T) {
+			files := mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    " + tt.svc + "\n  db: {image: busybox}\n"}
+			_, errs := load(t, files, compose.Options{})
+			if !strings.Contains(strings.Join(errs, "\n"), tt.want) {
+				t.Errorf("errors %q, want %q", errs, tt.want)
+			}
+		})
+	}
+}

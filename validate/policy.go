@@ -1,0 +1,249 @@
+package validate
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/moby/sys/capability"
+
+	"github.com/hostlet/hostlet/internal/textcap"
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// Policy is what the host config lets a pod take of the host (its
+// policy block). The zero value allows none of it.
+type Policy struct {
+	// Privileged allows privileged containers, and security options
+	// that lift confinement (seccomp, apparmor unconfined; label
+	// disable).
+	Privileged bool
+	// Capabilities are the capabilities a container may add (names as
+	// capAdd takes them; ALL: any).
+	Capabilities []string
+	// HostNetwork allows the host's network, PID and IPC namespaces.
+	HostNetwork bool
+	// Devices are the host devices a container may be given (exact
+	// paths).
+	Devices []string
+}
+
+// Bounds of a container's host settings.
+const (
+	MaxHostSettings = 64
+	maxSettingLen   = 1024
+)
+
+// allCapabilities stands for every capability in capAdd, capDrop and
+// policy.capabilities.
+const allCapabilities = "ALL"
+
+// knownCapabilities are the Linux capability names (upper case, without
+// CAP_), from moby/sys/capability's list.
+var knownCapabilities = func() map[string]bool {
+	out := map[string]bool{}
+	for _, c := range capability.ListKnown() {
+		out[strings.ToUpper(c.String())] = true
+	}
+	return out
+}()
+
+// ulimitNames are the limits Docker takes (setrlimit's, without RLIMIT_).
+var ulimitNames = []string{"as", "core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue", "nice", "nofile", "nproc", "rss", "rtprio", "rttime", "sigpending", "stack"}
+
+var (
+	// sysctlRE is a sysctl's name: dot-separated parts.
+	sysctlRE = regexp.MustCompile(`^[a-z0-9_]+(\.[a-zA-Z0-9_-]+)+$`)
+	// logDriverRE is a log driver's name (a plugin's may have a tag).
+	logDriverRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.:/-]*$`)
+	logOptionRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
+)
+
+// namespacedSysctl reports whether a sysctl is one Docker sets in a
+// container's own namespaces, and whether it is the network namespace's.
+func namespacedSysctl(name string) (ok, network bool) {
+	switch {
+	case strings.HasPrefix(name, "net."):
+		return true, true
+	case strings.HasPrefix(name, "fs.mqueue."):
+		return true, false
+	}
+	return slices.Contains([]string{"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem", "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced"}, name), false
+}
+
+// hostNamespaces checks the pod's use of the host's namespaces.
+func (c *checker) hostNamespaces(m manifest.Manifest, p Policy) {
+	for _, ns := range []struct {
+		field string
+		set   bool
+	}{{"hostNetwork", m.HostNetwork}, {"hostPID", m.HostPID}, {"hostIPC", m.HostIPC}} {
+		if ns.set && !p.HostNetwork {
+			c.add(ns.field, "the host's namespaces are refused: set the host config's policy.hostNetwork: true to allow them")
+		}
+	}
+	if !m.HostNetwork {
+		return
+	}
+	if len(m.Networks) > 0 {
+		c.add("networks", "a pod on the host's network joins no other network")
+	}
+	for i, ct := range m.Containers {
+		for j, port := range ct.Ports {
+			f := fmt.Sprintf("containers[%d].ports[%d]", i, j)
+			if port.HostPort != 0 && port.HostPort != port.ContainerPort {
+				c.add(f+".hostPort", "%d: on the host's network a port is the host's own: hostPort is containerPort (%d) or unset", port.HostPort, port.ContainerPort)
+			}
+			if port.HostIP != "" {
+				c.add(f+".hostIP", "on the host's network the process chooses its addresses: leave hostIP unset")
+			}
+		}
+	}
+}
+
+// hostAccess checks container f's privileges, capabilities, devices,
+// security options, limits, sysctls and log driver. shared: the pod has
+// an infra container holding its network namespace; hostNetwork: that
+// namespace is the host's.
+func (c *checker) hostAccess(f string, ct manifest.Container, p Policy, shared, hostNetwork bool) {
+	if ct.Privileged && !p.Privileged {
+		c.add(f+".privileged", "a privileged container can take over the host: set the host config's policy.privileged: true to allow it")
+	}
+	allowedCaps := map[string]bool{}
+	for _, name := range p.Capabilities {
+		allowedCaps[manifest.CapabilityName(name)] = true
+	}
+	for _, l := range []struct {
+		field string
+		caps  []string
+		add   bool
+	}{{"capAdd", ct.CapAdd, true}, {"capDrop", ct.CapDrop, false}} {
+		if len(l.caps) > MaxHostSettings {
+			c.add(f+"."+l.field, "%d capabilities are over the limit of %d", len(l.caps), MaxHostSettings)
+			continue
+		}
+		for j, raw := range l.caps {
+			g := fmt.Sprintf("%s.%s[%d]", f, l.field, j)
+			name := manifest.CapabilityName(raw)
+			switch {
+			case name != allCapabilities && !knownCapabilities[name]:
+				c.add(g, "%q is not a Linux capability (NET_ADMIN, SYS_TIME, ..., or ALL)", textcap.Excerpt(raw))
+			case l.add && !ct.Privileged && !allowedCaps[allCapabilities] && !allowedCaps[name]:
+				c.add(g, "%s is refused: list it in the host config's policy.capabilities to allow it (ALL allows any)", name)
+			}
+		}
+	}
+	c.devices(f, ct.Devices, p)
+	c.securityOpt(f, ct.SecurityOpt, p)
+	c.ulimits(f, ct.Ulimits)
+	c.sysctls(f, ct.Sysctls, shared, hostNetwork)
+	if l := ct.Logging; l != nil {
+		if !logDriverRE.MatchString(l.Driver) || len(l.Driver) > 128 {
+			c.add(f+".logging.driver", "%q is not a log driver's name (json-file, local, journald, syslog, ...)", textcap.Excerpt(l.Driver))
+		}
+		if len(l.Options) > MaxHostSettings {
+			c.add(f+".logging.options", "%d options are over the limit of %d", len(l.Options), MaxHostSettings)
+		}
+		for _, k := range sortedKeys(l.Options) {
+			if !logOptionRE.MatchString(k) || len(k) > 128 {
+				c.add(fmt.Sprintf("%s.logging.options[%q]", f, textcap.Excerpt(k)), "not an option name")
+			} else if v := l.Options[k]; len(v) > maxSettingLen || strings.ContainsAny(v, "\x00\n") {
+				c.add(fmt.Sprintf("%s.logging.options[%q]", f, k), "a value of one line, at most %d bytes", maxSettingLen)
+			}
+		}
+	}
+}
+
+func (c *checker) devices(f string, ds []manifest.Device, p Policy) {
+	if len(ds) > MaxHostSettings {
+		c.add(f+".devices", "%d devices are over the limit of %d", len(ds), MaxHostSettings)
+		return
+	}
+	for j, d := range ds {
+		g := fmt.Sprintf("%s.devices[%d]", f, j)
+		switch {
+		case !path.IsAbs(d.HostPath) || path.Clean(d.HostPath) != d.HostPath || !strings.HasPrefix(d.HostPath, "/dev/"):
+			c.add(g+".hostPath", "%q is not a device path (an absolute, clean path under /dev)", textcap.Excerpt(d.HostPath))
+		case !slices.Contains(p.Devices, d.HostPath):
+			c.add(g+".hostPath", "%s is refused: list it in the host config's policy.devices to allow it", d.HostPath)
+		}
+		if d.ContainerPath != "" && (!path.IsAbs(d.ContainerPath) || len(d.ContainerPath) > 4096) {
+			c.add(g+".containerPath", "%q is not an absolute path", textcap.Excerpt(d.ContainerPath))
+		}
+		if d.Permissions != "" && (strings.Trim(d.Permissions, "rwm") != "" || len(d.Permissions) > 3) {
+			c.add(g+".permissions", "%q is not some of r, w and m", textcap.Excerpt(d.Permissions))
+		}
+	}
+}
+
+// securityOpt checks container f's security options: no-new-privileges
+// and a named AppArmor profile always; lifting confinement with
+// policy.privileged; nothing else (a seccomp profile is a host file).
+func (c *checker) securityOpt(f string, opts []string, p Policy) {
+	if len(opts) > MaxHostSettings {
+		c.add(f+".securityOpt", "%d options are over the limit of %d", len(opts), MaxHostSettings)
+		return
+	}
+	for j, o := range opts {
+		g := fmt.Sprintf("%s.securityOpt[%d]", f, j)
+		o = manifest.SecurityOpt(o)
+		key, value, _ := strings.Cut(o, "=")
+		switch {
+		case key == "no-new-privileges" && (value == "" || value == "true" || value == "false"):
+		case key == "apparmor" && value != "" && value != "unconfined" && dockerNameRE.MatchString(value):
+		case o == "seccomp=unconfined" || o == "apparmor=unconfined" || o == "label=disable" || o == "systempaths=unconfined":
+			if !p.Privileged {
+				c.add(g, "%s lifts the container's confinement: set the host config's policy.privileged: true to allow it", o)
+			}
+		default:
+			c.add(g, "%q is not supported (no-new-privileges, apparmor=PROFILE, and with policy.privileged seccomp=unconfined, apparmor=unconfined, label=disable, systempaths=unconfined)", textcap.Excerpt(o))
+		}
+	}
+}
+
+func (c *checker) ulimits(f string, ls []manifest.Ulimit) {
+	if len(ls) > MaxHostSettings {
+		c.add(f+".ulimits", "%d limits are over the limit of %d", len(ls), MaxHostSettings)
+		return
+	}
+	seen := map[string]bool{}
+	for j, l := range ls {
+		g := fmt.Sprintf("%s.ulimits[%d]", f, j)
+		switch {
+		case !slices.Contains(ulimitNames, l.Name):
+			c.add(g+".name", "%q is not one of %s", textcap.Excerpt(l.Name), strings.Join(ulimitNames, ", "))
+		case seen[l.Name]:
+			c.add(g+".name", "duplicate limit %q", l.Name)
+		}
+		seen[l.Name] = true
+		unlimited := l.Soft == -1 && l.Hard == -1
+		if !unlimited && (l.Soft < 0 || l.Hard < 0 || l.Soft > l.Hard) {
+			c.add(g, "soft %d, hard %d: 0 <= soft <= hard (or both -1: unlimited)", l.Soft, l.Hard)
+		}
+	}
+}
+
+func (c *checker) sysctls(f string, s map[string]string, shared, hostNetwork bool) {
+	if len(s) > MaxHostSettings {
+		c.add(f+".sysctls", "%d sysctls are over the limit of %d", len(s), MaxHostSettings)
+		return
+	}
+	for _, k := range sortedKeys(s) {
+		g := fmt.Sprintf("%s.sysctls[%q]", f, textcap.Excerpt(k))
+		ok, network := namespacedSysctl(k)
+		switch {
+		case !sysctlRE.MatchString(k) || len(k) > 256:
+			c.add(g, "not a sysctl's name")
+		case !ok:
+			c.add(g, "not a namespaced sysctl (net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*): it would be the host's")
+		case network && hostNetwork:
+			c.add(g, "on the host's network a net.* sysctl would be the host's")
+		case network && shared:
+			c.add(g, "in a pod of several containers a net.* sysctl is the pod's network namespace's: not supported yet")
+		}
+		if v := s[k]; len(v) > maxSettingLen || strings.ContainsAny(v, "\x00\n") {
+			c.add(g, "a value of one line, at most %d bytes", maxSettingLen)
+		}
+	}
+}
