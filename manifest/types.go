@@ -120,6 +120,16 @@ type Network struct {
 	External bool `json:"external,omitempty"`
 	// Internal: a network hostlet creates without outside connectivity.
 	Internal bool `json:"internal,omitempty"`
+	// Subnet (an IPv4 CIDR), and within it Gateway and IPRange (where
+	// the engine picks addresses), are the IPAM settings of a network
+	// hostlet creates; every pod declaring the network declares them
+	// alike. Unset: the engine picks.
+	Subnet  string `json:"subnet,omitempty"`
+	Gateway string `json:"gateway,omitempty"`
+	IPRange string `json:"ipRange,omitempty"`
+	// IPv4Address is the pod's own address on the network: in its
+	// subnet (which must then be given), used by no other pod.
+	IPv4Address string `json:"ipv4Address,omitempty"`
 }
 
 // Container is one container of a pod.

@@ -285,7 +285,7 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 	var netCfg *network.NetworkingConfig
 	if len(spec.Networks) > 0 {
 		first := spec.Networks[0]
-		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{first.Name: {Aliases: first.Aliases}}}
+		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{first.Name: endpoint(first)}}
 	}
 	resp, err := d.cli.ContainerCreate(ctx, cfg, hostCfg, netCfg, nil, spec.Name)
 	if err != nil {

@@ -22,6 +22,19 @@ type NetworkSpec struct {
 	External bool
 	// Internal: created without outside connectivity.
 	Internal bool
+	// Subnet, Gateway and IPRange are the IPAM settings it is created
+	// with (unset: the engine's choice); IPv4Address is the container's
+	// address on it.
+	Subnet, Gateway, IPRange, IPv4Address string
+}
+
+// endpoint is the container's settings on network n.
+func endpoint(n NetworkSpec) *network.EndpointSettings {
+	e := &network.EndpointSettings{Aliases: n.Aliases}
+	if n.IPv4Address != "" {
+		e.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: n.IPv4Address}
+	}
+	return e
 }
 
 // EnsureNetwork makes the network exist: an external one must exist
@@ -46,7 +59,11 @@ func (d *Docker) EnsureNetwork(ctx context.Context, n NetworkSpec, labels map[st
 	l[LabelInstance] = d.instance
 	// The client asks the engine (API < 1.44) to refuse a duplicate name,
 	// so two pods creating one network at once make one network.
-	_, err := d.cli.NetworkCreate(ctx, n.Name, network.CreateOptions{Driver: "bridge", Internal: n.Internal, Labels: l})
+	opts := network.CreateOptions{Driver: "bridge", Internal: n.Internal, Labels: l}
+	if n.Subnet != "" {
+		opts.IPAM = &network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: n.Subnet, Gateway: n.Gateway, IPRange: n.IPRange}}}
+	}
+	_, err := d.cli.NetworkCreate(ctx, n.Name, opts)
 	if err == nil {
 		d.log.Debug("created network", "network", n.Name)
 		return nil
@@ -75,10 +92,24 @@ func (d *Docker) checkNetwork(ctx context.Context, n NetworkSpec) error {
 		if info.Internal != n.Internal {
 			return fmt.Errorf("network %q: %w", n.Name, classify(fmt.Errorf("exists with internal %v, declared %v (another pod declares it otherwise, or it changed: remove its pods to make it anew)", info.Internal, n.Internal), ErrConflict))
 		}
+		if n.Subnet != "" && !hasSubnet(info, n) {
+			return fmt.Errorf("network %q: %w", n.Name, classify(fmt.Errorf("exists with IPAM %+v, declared subnet %s gateway %q ipRange %q (it changed: remove its pods to make it anew)", info.IPAM.Config, n.Subnet, n.Gateway, n.IPRange), ErrConflict))
+		}
 		return nil
 	}
 	return fmt.Errorf("network %q: %w", n.Name,
 		classify(fmt.Errorf("exists and does not belong to hostlet instance %q (declare it external to join it)", d.instance), ErrConflict))
+}
+
+// hasSubnet reports whether the network has n's IPAM settings (the
+// engine fills in a gateway when none is given).
+func hasSubnet(info network.Inspect, n NetworkSpec) bool {
+	for _, c := range info.IPAM.Config {
+		if c.Subnet == n.Subnet && (n.Gateway == "" || c.Gateway == n.Gateway) && c.IPRange == n.IPRange {
+			return true
+		}
+	}
+	return false
 }
 
 // RemoveNetwork removes a network this instance made. A network that is
@@ -127,7 +158,7 @@ func (d *Docker) inspectNetwork(ctx context.Context, name string) (network.Inspe
 // (API 1.41 takes one endpoint at create).
 func (d *Docker) connectNetworks(ctx context.Context, id string, nets []NetworkSpec) error {
 	for _, n := range nets {
-		if err := d.cli.NetworkConnect(ctx, n.Name, id, &network.EndpointSettings{Aliases: n.Aliases}); err != nil {
+		if err := d.cli.NetworkConnect(ctx, n.Name, id, endpoint(n)); err != nil {
 			return fmt.Errorf("connect to network %q: %w", n.Name, translate(err))
 		}
 	}

@@ -307,7 +307,8 @@ func withNetworksLabel(labels map[string]string, ns []manifest.Network) map[stri
 func runtimeNetworks(ns []manifest.Network) []hruntime.NetworkSpec {
 	var out []hruntime.NetworkSpec
 	for _, n := range ns {
-		out = append(out, hruntime.NetworkSpec{Name: n.Name, Aliases: n.Aliases, External: n.External, Internal: n.Internal})
+		out = append(out, hruntime.NetworkSpec{Name: n.Name, Aliases: n.Aliases, External: n.External, Internal: n.Internal,
+			Subnet: n.Subnet, Gateway: n.Gateway, IPRange: n.IPRange, IPv4Address: n.IPv4Address})
 	}
 	return out
 }
@@ -531,6 +532,18 @@ func networkString(n manifest.Network) string {
 	}
 	if n.Internal {
 		s += " internal"
+	}
+	if n.Subnet != "" {
+		s += " subnet=" + n.Subnet
+	}
+	if n.Gateway != "" {
+		s += " gateway=" + n.Gateway
+	}
+	if n.IPRange != "" {
+		s += " ipRange=" + n.IPRange
+	}
+	if n.IPv4Address != "" {
+		s += " ip=" + n.IPv4Address
 	}
 	return s
 }

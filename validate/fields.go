@@ -15,6 +15,7 @@ import (
 	"github.com/distribution/reference"
 	"github.com/hashicorp/go-multierror"
 
+	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -158,6 +159,52 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		c.hostAccess(f, ct, opts.Policy, len(m.Containers) > 1, m.HostNetwork)
 	}
 	return c.errs.ErrorOrNil()
+}
+
+// ipam checks network f's IPAM settings and the pod's address on it:
+// IPv4, within the subnet, which an address needs (the engine gives a
+// chosen address only on a network whose subnet was given).
+func (c *checker) ipam(f string, n manifest.Network) {
+	var subnet netip.Prefix
+	if n.Subnet != "" {
+		p, err := netip.ParsePrefix(n.Subnet)
+		switch {
+		case err != nil || !p.Addr().Is4():
+			c.add(f+".subnet", "%q is not an IPv4 subnet (10.5.0.0/24)", textcap.Excerpt(n.Subnet))
+		case p.Masked() != p:
+			c.add(f+".subnet", "%q has host bits set: %s", n.Subnet, p.Masked())
+		case n.External:
+			c.add(f+".subnet", "applies to networks hostlet creates, not to an external one")
+		default:
+			subnet = p
+		}
+	}
+	if n.Subnet == "" && (n.Gateway != "" || n.IPRange != "") {
+		c.add(f+".subnet", "required with gateway and ipRange")
+	}
+	if n.Gateway != "" {
+		if a, err := netip.ParseAddr(n.Gateway); err != nil || !a.Is4() || subnet.IsValid() && !subnet.Contains(a) {
+			c.add(f+".gateway", "%q is not an IPv4 address in subnet %s", textcap.Excerpt(n.Gateway), n.Subnet)
+		}
+	}
+	if n.IPRange != "" {
+		if r, err := netip.ParsePrefix(n.IPRange); err != nil || !r.Addr().Is4() || r.Masked() != r || subnet.IsValid() && (!subnet.Contains(r.Addr()) || r.Bits() < subnet.Bits()) {
+			c.add(f+".ipRange", "%q is not an IPv4 range (a CIDR) within subnet %s", textcap.Excerpt(n.IPRange), n.Subnet)
+		}
+	}
+	if n.IPv4Address != "" {
+		a, err := netip.ParseAddr(n.IPv4Address)
+		switch {
+		case err != nil || !a.Is4():
+			c.add(f+".ipv4Address", "%q is not an IPv4 address", textcap.Excerpt(n.IPv4Address))
+		case n.Subnet == "" && !n.External:
+			c.add(f+".ipv4Address", "needs the network's subnet (the engine gives a chosen address only on a network whose subnet was given)")
+		case subnet.IsValid() && !subnet.Contains(a):
+			c.add(f+".ipv4Address", "%s is not in subnet %s", a, n.Subnet)
+		case subnet.IsValid() && (a == subnet.Addr() || n.Gateway != "" && a.String() == n.Gateway):
+			c.add(f+".ipv4Address", "%s is the subnet's own address or its gateway", a)
+		}
+	}
 }
 
 // kinds counts the kinds a volume says it is (hostPath, dockerVolume,
@@ -757,6 +804,7 @@ func (c *checker) networks(ns []manifest.Network, external []string) {
 		if n.External && n.Name != "" && !allowed(external, n.Name) {
 			c.add(f+".external", "network %q is not this hostlet's: list it in the host config's policy.externalNetworks to join it", n.Name)
 		}
+		c.ipam(f, n)
 		if len(n.Aliases) > MaxAliases {
 			c.add(f+".aliases", "%d aliases are over the limit of %d", len(n.Aliases), MaxAliases)
 			continue

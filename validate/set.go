@@ -164,6 +164,9 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 				if _, ok := nets[n.Name]; !ok {
 					nets[n.Name] = netClaim{n: n, pod: id, source: s.Origin.Source}
 				}
+				if n.IPv4Address != "" {
+					nets[addressKey(n)] = netClaim{n: n, pod: id, source: s.Origin.Source}
+				}
 			}
 			res.Accepted = append(res.Accepted, s)
 		}
@@ -177,6 +180,10 @@ type netClaim struct {
 	pod, source string
 }
 
+// addressKey is the claim of a pod's address on a network (no network is
+// named with a NUL).
+func addressKey(n manifest.Network) string { return n.Name + "\x00" + n.IPv4Address }
+
 // networkConflicts refuses a network s declares otherwise (internal,
 // external) than the pod that declared it first: one network is made
 // once, as one declaration says.
@@ -187,6 +194,16 @@ func networkConflicts(s manifest.Sourced, nets map[string]netClaim) *multierror.
 		if ok && (first.n.Internal != n.Internal || first.n.External != n.External) {
 			errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, fmt.Sprintf("networks[%d]", i),
 				"network %q is declared internal %v, external %v by pod %s (%s): declare it alike", n.Name, first.n.Internal, first.n.External, first.pod, first.source))
+		}
+		if ok && (first.n.Subnet != n.Subnet || first.n.Gateway != n.Gateway || first.n.IPRange != n.IPRange) {
+			errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, fmt.Sprintf("networks[%d]", i),
+				"network %q is declared with subnet %q, gateway %q, ipRange %q by pod %s (%s): declare it alike", n.Name, first.n.Subnet, first.n.Gateway, first.n.IPRange, first.pod, first.source))
+		}
+		if n.IPv4Address != "" {
+			if other, taken := nets[addressKey(n)]; taken {
+				errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, fmt.Sprintf("networks[%d].ipv4Address", i),
+					"%s on network %q is already pod %s's (%s)", n.IPv4Address, n.Name, other.pod, other.source))
+			}
 		}
 	}
 	return errs

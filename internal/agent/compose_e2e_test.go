@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -436,4 +437,56 @@ services:
 	if after := e.containers(t); after[1].ID != boxes[1].ID || after[1].State != "running" {
 		t.Errorf("tool changed after a refused revision: %+v -> %+v", boxes[1], after[1])
 	}
+}
+
+// TestComposeIPAM: a project network with a subnet, gateway and range is
+// made with them, and a service's ipv4_address is its address there; a
+// peer reaches it at that address.
+func TestComposeIPAM(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	proj := e.instance
+	// A /24 of its own per run: the engine refuses overlapping subnets.
+	sum := sha256.Sum256([]byte(proj))
+	subnet := fmt.Sprintf("10.%d.%d.0/24", 200+int(sum[0])%50, sum[1])
+	prefix := strings.TrimSuffix(subnet, "0/24")
+	port := testkit.FreePort(t)
+	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), fmt.Sprintf(`name: %s
+services:
+  fixed:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    environment: {MESSAGE: fixed}
+    networks: {lan: {ipv4_address: %s53}}
+  web:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    ports: ["127.0.0.1:%d:8080"]
+    networks: [lan]
+networks:
+  lan:
+    ipam:
+      config: [{subnet: %s, gateway: %s1, ip_range: %s128/25}]
+`, proj, e.image, prefix, e.image, port, subnet, prefix, prefix))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	e.start(t, cfg)
+	boxes := e.waitPods(t, 60*time.Second, proj+"-fixed", proj+"-web")
+
+	net, err := e.docker.NetworkInspect(t.Context(), proj+"_lan", network.InspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(net.IPAM.Config) != 1 || net.IPAM.Config[0].Subnet != subnet || net.IPAM.Config[0].Gateway != prefix+"1" || net.IPAM.Config[0].IPRange != prefix+"128/25" {
+		t.Errorf("network IPAM %+v, want subnet %s gateway %s1 range %s128/25", net.IPAM.Config, subnet, prefix, prefix)
+	}
+	info, err := e.docker.ContainerInspect(t.Context(), boxes[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep := info.NetworkSettings.Networks[proj+"_lan"]; ep == nil || ep.IPAddress != prefix+"53" {
+		t.Errorf("fixed's endpoint %+v, want address %s53", ep, prefix)
+	}
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://%s53:8080/", port, prefix), "", "MESSAGE=fixed")
 }

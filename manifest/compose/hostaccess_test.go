@@ -104,3 +104,35 @@ func TestLoadHostAccessRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadIPAM(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  dns:
+    image: busybox
+    networks: {lan: {ipv4_address: 10.7.0.53}}
+networks:
+  lan:
+    ipam:
+      config: [{subnet: 10.7.0.0/24, gateway: 10.7.0.1, ip_range: 10.7.0.128/25}]
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	want := manifest.Network{Name: "shop_lan", Aliases: []string{"dns"}, Subnet: "10.7.0.0/24", Gateway: "10.7.0.1", IPRange: "10.7.0.128/25", IPv4Address: "10.7.0.53"}
+	if got := pods[0].Manifest.Networks; len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Errorf("networks %+v, want %+v", got, want)
+	}
+	for _, tt := range []struct{ ipam, want string }{
+		{"{driver: dhcp}", `network lan: IPAM driver "dhcp" is not supported (default)`},
+		{"{config: [{subnet: 10.7.0.0/24}, {subnet: 10.8.0.0/24}]}", `network lan: 2 IPAM pools; hostlet takes one (an IPv4 subnet)`},
+		{"{config: [{subnet: 10.7.0.0/24, aux_addresses: {a: 10.7.0.2}}]}", `networks.lan.ipam.config.[].aux_addresses: not supported by hostlet yet`},
+	} {
+		files := mapFiles{"compose.yaml": "services:\n  dns: {image: busybox, networks: [lan]}\nnetworks:\n  lan:\n    ipam: " + tt.ipam + "\n"}
+		_, errs := load(t, files, compose.Options{})
+		if !strings.Contains(strings.Join(errs, "\n"), tt.want) {
+			t.Errorf("ipam %s: errors %q, want %q", tt.ipam, errs, tt.want)
+		}
+	}
+}

@@ -499,13 +499,13 @@ networks:
 
 	_, errs = load(t, mapFiles{"compose.yaml": `
 services:
-  web: {image: busybox, networks: {front: {ipv4_address: 10.0.0.5}}}
+  web: {image: busybox, networks: {front: {mac_address: "02:42:ac:11:00:02"}}}
 networks:
   front: {driver: overlay}
 `}, compose.Options{})
 	wantErrs := []string{
 		`apps:shop/compose.yaml: networks.front.driver: "overlay" is not supported (bridge)`,
-		`apps:shop/compose.yaml: services.web.networks.front.ipv4_address: not supported by hostlet yet`,
+		`apps:shop/compose.yaml: services.web.networks.front.mac_address: not supported by hostlet yet`,
 	}
 	if !reflect.DeepEqual(errs, wantErrs) {
 		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)

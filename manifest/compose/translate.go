@@ -65,6 +65,8 @@ var supportedPaths = paths(
 	"services.*.deploy", "services.*.deploy.replicas", "services.*.deploy.resources", "services.*.deploy.resources.limits", "services.*.deploy.resources.limits.memory",
 	"services.*.networks", "services.*.networks.*", "services.*.networks.*.aliases", "services.*.networks.*.aliases.[]",
 	"networks", "networks.*", "networks.*.name", "networks.*.external", "networks.*.internal", "networks.*.driver",
+	"networks.*.ipam", "networks.*.ipam.driver", "networks.*.ipam.config", "networks.*.ipam.config.[]", "networks.*.ipam.config.[].subnet", "networks.*.ipam.config.[].gateway", "networks.*.ipam.config.[].ip_range",
+	"services.*.networks.*.ipv4_address",
 	"services.*.volumes", "services.*.volumes.[]", "services.*.volumes.[].type", "services.*.volumes.[].source", "services.*.volumes.[].target", "services.*.volumes.[].read_only", "services.*.volumes.[].bind", "services.*.volumes.[].bind.create_host_path",
 	// A named volume's options are refused by the translation, naming the
 	// volume, as tmpfs is.
@@ -1000,6 +1002,28 @@ func (c *serviceConv) namedVolume(key string, i int, v types.ServiceVolumeConfig
 	return manifest.Volume{Name: fmt.Sprintf("vol-%d", i), DockerVolume: cfg.Name, External: bool(cfg.External)}, true
 }
 
+// ipam is a project network's IPAM settings: the default driver, one
+// IPv4 pool (subnet, gateway, ip_range); errors are the service's, keyed
+// by the project's network.
+func (c *serviceConv) ipam(key string, cfg types.IPAMConfig) (subnet, gateway, ipRange string) {
+	if cfg.Driver != "" && cfg.Driver != "default" {
+		c.add("networks."+key, "network %s: IPAM driver %q is not supported (default)", key, cfg.Driver)
+	}
+	switch len(cfg.Config) {
+	case 0:
+		return "", "", ""
+	case 1:
+	default:
+		c.add("networks."+key, "network %s: %d IPAM pools; hostlet takes one (an IPv4 subnet)", key, len(cfg.Config))
+		return "", "", ""
+	}
+	p := cfg.Config[0]
+	if p == nil {
+		return "", "", ""
+	}
+	return p.Subnet, p.Gateway, p.IPRange
+}
+
 // hostAccess maps the service's privileges, capabilities, devices,
 // security options, limits, sysctls, log driver and host namespaces;
 // validation checks them against the host's policy.
@@ -1072,12 +1096,14 @@ func (c *serviceConv) networks(s types.ServiceConfig) []manifest.Network {
 			continue
 		}
 		n := manifest.Network{Name: cfg.Name, External: bool(cfg.External), Internal: cfg.Internal, Aliases: []string{c.name}}
+		n.Subnet, n.Gateway, n.IPRange = c.ipam(key, cfg.Ipam)
 		if sc := s.Networks[key]; sc != nil {
 			for _, a := range sc.Aliases {
 				if !slices.Contains(n.Aliases, a) {
 					n.Aliases = append(n.Aliases, a)
 				}
 			}
+			n.IPv4Address = sc.Ipv4Address
 		}
 		out = append(out, n)
 	}
