@@ -86,7 +86,13 @@ type engineAPI interface {
 type dockerEngine struct{ cli *client.Client }
 
 func (d dockerEngine) create(ctx context.Context, name string, cfg *container.Config, host *container.HostConfig) (string, error) {
-	resp, err := d.cli.ContainerCreate(ctx, cfg, host, &network.NetworkingConfig{}, nil, name)
+	netCfg := &network.NetworkingConfig{}
+	if m := host.NetworkMode; m.IsUserDefined() {
+		// As hostlet joins a Compose project's network: an alias per
+		// container.
+		netCfg.EndpointsConfig = map[string]*network.EndpointSettings{string(m): {Aliases: []string{name}}}
+	}
+	resp, err := d.cli.ContainerCreate(ctx, cfg, host, netCfg, nil, name)
 	return resp.ID, err
 }
 
@@ -119,7 +125,10 @@ type floor struct {
 	ports []int
 	// owner is the value of ownerLabel on this floor's containers.
 	owner string
-	pods  []floorPod
+	// network is the user-defined network single pods join (vFloorNet);
+	// "" for Docker's default bridge.
+	network string
+	pods    []floorPod
 }
 
 // floorPod holds the IDs of one pod's containers.
@@ -181,6 +190,9 @@ func (f *floor) appConfig(i, j int, value, infraID string) (*container.Config, *
 		host.NetworkMode = container.NetworkMode("container:" + infraID)
 	} else {
 		f.publish(i, []appContainer{c}, cfg, host)
+		if f.network != "" {
+			host.NetworkMode = container.NetworkMode(f.network)
+		}
 	}
 	return cfg, host
 }

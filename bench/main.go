@@ -117,9 +117,17 @@ const (
 	// file at each step (timed from the call).
 	vHostletCompose = "hostlet-compose"
 	vComposeUp      = "compose-up"
+	// vFloorNet is the floor with the network a Compose project has: a
+	// bridge made before the containers (inside the create step), each
+	// container on it with its name as alias, removed after them (inside
+	// the remove step). Single pods only.
+	vFloorNet = "floor-net"
 )
 
-var allVariants = []string{vFloor, vWebhook, vPoll, vCompose, vHostletCompose, vComposeUp}
+var allVariants = []string{vFloor, vWebhook, vPoll, vCompose, vHostletCompose, vComposeUp, vFloorNet}
+
+// isFloor reports whether variant v is a floor (run at each parallelism).
+func isFloor(v string) bool { return v == vFloor || v == vFloorNet }
 
 // Step names.
 const (

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 )
 
@@ -189,8 +190,8 @@ type blockSpec struct {
 }
 
 func (b blockSpec) String() string {
-	if b.variant == vFloor {
-		return fmt.Sprintf("floor×%d", b.workers)
+	if isFloor(b.variant) {
+		return fmt.Sprintf("%s×%d", b.variant, b.workers)
 	}
 	return b.variant
 }
@@ -203,11 +204,11 @@ func blocksOf(o *options, shape string, n int) []blockSpec {
 	var out []blockSpec
 	for _, v := range selected(o) {
 		switch {
-		case v == vFloor:
+		case (v == vCompose || v == vHostletCompose || v == vComposeUp || v == vFloorNet) && shape != shapeSingle:
+		case isFloor(v):
 			for _, w := range floorWorkers(o.floorPar, n) {
-				out = append(out, blockSpec{vFloor, w})
+				out = append(out, blockSpec{v, w})
 			}
-		case (v == vCompose || v == vHostletCompose || v == vComposeUp) && shape != shapeSingle:
 		default:
 			out = append(out, blockSpec{variant: v})
 		}
@@ -401,8 +402,8 @@ func timed(ctx context.Context, op func(context.Context) error, wait func(contex
 func (e *env) block(ctx context.Context, b blockSpec, shape string, n, rep int) error {
 	logf("%s, %s pods, N=%d, rep %d/%d", b, shape, n, rep+1, e.o.reps)
 	switch b.variant {
-	case vFloor:
-		return e.floorBlock(ctx, shape, n, b.workers, rep)
+	case vFloor, vFloorNet:
+		return e.floorBlock(ctx, b.variant, shape, n, b.workers, rep)
 	case vWebhook, vPoll, vHostletCompose:
 		return e.hostletBlock(ctx, b.variant, shape, n, rep)
 	case vCompose:
@@ -420,24 +421,41 @@ func (e *env) record(variant, shape string, workers, n, rep int, step string, se
 	e.res.Runs = append(e.res.Runs, runRecord{Variant: variant, Shape: shape, Parallelism: workers, N: n, Rep: rep + 1, Step: step, Seconds: secs, Load1: l[0]})
 }
 
-func (e *env) floorBlock(ctx context.Context, shape string, n, workers, rep int) error {
+func (e *env) floorBlock(ctx context.Context, variant, shape string, n, workers, rep int) error {
 	ports, err := freePorts(n * portsPerPod(shape))
 	if err != nil {
 		return err
 	}
-	owner := fmt.Sprintf("floor-%s-%s-p%d-n%d-r%d", e.runID, shape, workers, n, rep)
+	owner := fmt.Sprintf("%s-%s-%s-p%d-n%d-r%d", variant, e.runID, shape, workers, n, rep)
 	f := newFloor(dockerEngine{e.cli}, e.runID, e.image, e.pause, shape, e.o.grace, workers, ports, owner)
+	create, remove := func(ctx context.Context) error { return f.create(ctx, "v1") }, f.remove
+	if variant == vFloorNet {
+		f.network = "hbench-" + owner + "_default"
+		create = func(ctx context.Context) error {
+			if _, err := e.cli.NetworkCreate(ctx, f.network, network.CreateOptions{Driver: "bridge", Labels: f.labels()}); err != nil {
+				return fmt.Errorf("create network %s: %w", f.network, err)
+			}
+			return f.create(ctx, "v1")
+		}
+		remove = func(ctx context.Context) error {
+			if err := f.remove(ctx); err != nil {
+				return err
+			}
+			return e.cli.NetworkRemove(ctx, f.network)
+		}
+		defer func() { _ = e.cli.NetworkRemove(context.Background(), f.network) }()
+	}
 	to := e.o.stepTimeout
 	steps := []struct {
 		name string
 		op   func(context.Context) error
 		wait func(context.Context) (time.Time, error)
 	}{
-		{stepCreate, func(ctx context.Context) error { return f.create(ctx, "v1") },
+		{stepCreate, create,
 			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v1", to) }},
 		{stepUpdate, func(ctx context.Context) error { return f.update(ctx, "v2") },
 			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v2", to) }},
-		{stepRemove, f.remove,
+		{stepRemove, remove,
 			func(ctx context.Context) (time.Time, error) {
 				return waitNoContainers(ctx, e.cli, ownerLabel+"="+owner, to)
 			}},
@@ -447,9 +465,9 @@ func (e *env) floorBlock(ctx context.Context, shape string, n, workers, rep int)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		e.record(vFloor, shape, workers, n, rep, s.name, secs)
+		e.record(variant, shape, workers, n, rep, s.name, secs)
 		if s.name == stepCreate {
-			if err := e.checkShape(ctx, blockSpec{vFloor, workers}.String(), ownerLabel+"="+owner, shape, n); err != nil {
+			if err := e.checkShape(ctx, blockSpec{variant, workers}.String(), ownerLabel+"="+owner, shape, n); err != nil {
 				return err
 			}
 		}

@@ -1,5 +1,7 @@
 package manifest
 
+import "strings"
+
 // Version is the only manifest version hostlet understands.
 const Version = "v1beta1"
 
@@ -314,4 +316,34 @@ type Sourced struct {
 	// (unknown or duplicate fields). A manifest with errors is invalid;
 	// validation reports them with its own.
 	Errors []*Error
+	// Keys name the manifest's fields as its author wrote them, where
+	// that is another format (a Compose service's keys): a field path of
+	// the manifest ("containers[0].capAdd") to the author's key
+	// ("services.web.cap_add"). Nil for native manifests.
+	Keys map[string]string `json:",omitempty"`
+}
+
+// Field is field (a path of the manifest's fields) as the author wrote
+// it: the longest prefix of it that Keys names, replaced by that name
+// (containers[0].capAdd[1] is services.web.cap_add[1]).
+func (s Sourced) Field(field string) string {
+	if len(s.Keys) == 0 {
+		return field
+	}
+	for p := field; p != ""; p = parentField(p) {
+		if k, ok := s.Keys[p]; ok {
+			return k + field[len(p):]
+		}
+	}
+	return field
+}
+
+// parentField is field without its last part ("a.b[2]" is "a.b", "a.b"
+// is "a", "a" is "").
+func parentField(field string) string {
+	i := strings.LastIndexAny(field, ".[")
+	if i < 0 {
+		return ""
+	}
+	return field[:i]
 }

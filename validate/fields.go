@@ -71,17 +71,19 @@ type checker struct {
 	origin manifest.Origin
 	pod    string
 	errs   *multierror.Error
+	// src names fields as the manifest's author wrote them (Compose).
+	src manifest.Sourced
 }
 
 func (c *checker) add(field, format string, args ...any) {
-	c.errs = multierror.Append(c.errs, manifest.Errorf(c.origin, c.pod, field, format, args...))
+	c.errs = multierror.Append(c.errs, manifest.Errorf(c.origin, c.pod, c.src.Field(field), format, args...))
 }
 
 // Manifest checks every field rule of one manifest and returns all
 // violations as a *multierror.Error of *manifest.Error, or nil.
 func Manifest(s manifest.Sourced, opts Options) error {
 	m := s.Manifest
-	c := &checker{origin: s.Origin, pod: m.ID}
+	c := &checker{origin: s.Origin, pod: m.ID, src: s}
 	for _, e := range s.Errors {
 		// Name the manifest's origin as Set completed it.
 		e := *e

@@ -144,9 +144,9 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 							continue
 						}
 						if other.pod == id {
-							errs = multierror.Append(errs, manifest.Errorf(s.Origin, id, field, "host port %s is bound twice in this pod", b))
+							errs = multierror.Append(errs, manifest.Errorf(s.Origin, id, s.Field(field), "host port %s is bound twice in this pod", b))
 						} else {
-							errs = multierror.Append(errs, manifest.Errorf(s.Origin, id, field, "host port %s already bound by pod %s (%s)", b, other.pod, other.source))
+							errs = multierror.Append(errs, manifest.Errorf(s.Origin, id, s.Field(field), "host port %s already bound by pod %s (%s)", b, other.pod, other.source))
 						}
 						break
 					}
@@ -192,16 +192,16 @@ func networkConflicts(s manifest.Sourced, nets map[string]netClaim) *multierror.
 	for i, n := range s.Manifest.Networks {
 		first, ok := nets[n.Name]
 		if ok && (first.n.Internal != n.Internal || first.n.External != n.External) {
-			errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, fmt.Sprintf("networks[%d]", i),
+			errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d]", i)),
 				"network %q is declared internal %v, external %v by pod %s (%s): declare it alike", n.Name, first.n.Internal, first.n.External, first.pod, first.source))
 		}
 		if ok && (first.n.Subnet != n.Subnet || first.n.Gateway != n.Gateway || first.n.IPRange != n.IPRange) {
-			errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, fmt.Sprintf("networks[%d]", i),
+			errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d]", i)),
 				"network %q is declared with subnet %q, gateway %q, ipRange %q by pod %s (%s): declare it alike", n.Name, first.n.Subnet, first.n.Gateway, first.n.IPRange, first.pod, first.source))
 		}
 		if n.IPv4Address != "" {
 			if other, taken := nets[addressKey(n)]; taken {
-				errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, fmt.Sprintf("networks[%d].ipv4Address", i),
+				errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d].ipv4Address", i)),
 					"%s on network %q is already pod %s's (%s)", n.IPv4Address, n.Name, other.pod, other.source))
 			}
 		}
@@ -230,7 +230,7 @@ func rejectCycles(res Result) Result {
 			kept = append(kept, s)
 			continue
 		}
-		res.Rejected = append(res.Rejected, rejection(s, manifest.Errorf(s.Origin, s.Manifest.ID, "dependsOn", "dependency cycle %s: these pods would wait for each other forever", c)))
+		res.Rejected = append(res.Rejected, rejection(s, manifest.Errorf(s.Origin, s.Manifest.ID, s.Field("dependsOn"), "dependency cycle %s: these pods would wait for each other forever", c)))
 	}
 	res.Accepted = kept
 	return res

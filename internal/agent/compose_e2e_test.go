@@ -424,7 +424,7 @@ services:
 	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), file("    privileged: true\n"))
 	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
 		for _, r := range d.Rejected {
-			if r.ID == proj+"-tool" && strings.Contains(strings.Join(r.Reasons, ";"), "containers[0].privileged: a privileged container can take over the host: set the host config's policy.privileged: true") {
+			if r.ID == proj+"-tool" && strings.Contains(strings.Join(r.Reasons, ";"), "services.tool.privileged: a privileged container can take over the host: set the host config's policy.privileged: true") {
 				return true, ""
 			}
 		}

@@ -59,19 +59,19 @@ services:
 		t.Errorf("network_mode bridge: hostNetwork %v networks %v, want Docker's default bridge", p.HostNetwork, p.Networks)
 	}
 
-	// Without a policy, every one of them is refused by name, naming the
-	// config key that would allow it.
+	// Without a policy, every one of them is refused by its Compose key,
+	// naming the config key that would allow it.
 	err := validate.Manifest(pods[0], validate.Options{})
 	text := ""
 	if err != nil {
 		text = err.Error()
 	}
 	for _, w := range []string{
-		"containers[0].privileged: a privileged container can take over the host: set the host config's policy.privileged: true",
-		"hostNetwork: the host's namespaces are refused: set the host config's policy.hostNetwork: true",
-		"hostPID: ", "hostIPC: ",
-		"containers[0].devices[0].hostPath: /dev/ttyUSB0 is refused: list it in the host config's policy.devices",
-		"containers[0].sysctls[\"net.core.somaxconn\"]: on the host's network a net.* sysctl would be the host's",
+		"services.agent.privileged: a privileged container can take over the host: set the host config's policy.privileged: true",
+		"services.agent.network_mode: the host's namespaces are refused: set the host config's policy.hostNetwork: true",
+		"services.agent.pid: ", "services.agent.ipc: ",
+		"services.agent.devices[0].hostPath: /dev/ttyUSB0 is refused: list it in the host config's policy.devices",
+		"services.agent.sysctls[\"net.core.somaxconn\"]: on the host's network a net.* sysctl would be the host's",
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("validation without a policy: no %q in\n%s", w, text)

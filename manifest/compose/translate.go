@@ -244,7 +244,7 @@ func (t *translator) service(name string, s types.ServiceConfig, refused []*mani
 			e.Origin = o
 			errs[j] = &e
 		}
-		out = append(out, manifest.Sourced{Origin: o, Manifest: r, Errors: errs})
+		out = append(out, manifest.Sourced{Origin: o, Manifest: r, Errors: errs, Keys: c.keys})
 	}
 	return out
 }
@@ -258,6 +258,30 @@ type serviceConv struct {
 	// replicas are the service's pods (at least 1), fileVolumes its
 	// files volumes so far.
 	replicas, fileVolumes int
+	// keys name the pod's fields by the service's keys, for validation's
+	// errors (manifest.Sourced.Keys).
+	keys map[string]string
+}
+
+// serviceKeys are the pod's fields that one key of a service makes.
+var serviceKeys = map[string]string{
+	"containers[0].image": "image", "containers[0].command": "entrypoint", "containers[0].args": "command",
+	"containers[0].workingDir": "working_dir", "containers[0].env": "environment", "containers[0].ports": "ports",
+	"containers[0].memory": "mem_limit", "containers[0].cpu": "cpu_shares", "containers[0].cpuLimit": "cpus",
+	"containers[0].healthcheck": "healthcheck", "containers[0].user": "user", "containers[0].readOnly": "read_only",
+	"containers[0].init": "init", "containers[0].stopSignal": "stop_signal", "containers[0].shmSize": "shm_size",
+	"containers[0].imagePullPolicy": "pull_policy", "containers[0].volumeMounts": "volumes",
+	"containers[0].privileged": "privileged", "containers[0].capAdd": "cap_add", "containers[0].capDrop": "cap_drop",
+	"containers[0].devices": "devices", "containers[0].securityOpt": "security_opt", "containers[0].ulimits": "ulimits",
+	"containers[0].sysctls": "sysctls", "containers[0].logging": "logging",
+	"hostNetwork": "network_mode", "hostPID": "pid", "hostIPC": "ipc", "hostname": "hostname", "extraHosts": "extra_hosts",
+	"dns": "dns", "dnsSearch": "dns_search", "dependsOn": "depends_on", "restartPolicy": "restart",
+	"terminationGracePeriodSeconds": "stop_grace_period", "labels": "labels", "volumes": "volumes", "networks": "networks",
+}
+
+// key records that the pod's field is the service's key.
+func (c *serviceConv) key(field, key string) {
+	c.keys[field] = c.field + "." + key
 }
 
 func (c *serviceConv) add(key, format string, args ...any) {
@@ -265,6 +289,10 @@ func (c *serviceConv) add(key, format string, args ...any) {
 }
 
 func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
+	c.keys = map[string]string{}
+	for f, k := range serviceKeys {
+		c.keys[f] = c.field + "." + k
+	}
 	ct := manifest.Container{
 		Name:       containerName(c.name),
 		Image:      s.Image,
@@ -619,6 +647,7 @@ func (c *serviceConv) ports(s types.ServiceConfig) []manifest.Port {
 			continue
 		}
 		seen[fmt.Sprintf("%d/%s", p.Target, proto)] = true
+		c.key(fmt.Sprintf("containers[0].ports[%d]", len(out)), key)
 		out = append(out, manifest.Port{Name: p.Name, ContainerPort: int(p.Target), HostPort: host, Protocol: proto, HostIP: p.HostIP})
 	}
 	for i, e := range s.Expose {
@@ -639,6 +668,7 @@ func (c *serviceConv) ports(s types.ServiceConfig) []manifest.Port {
 		for n := first; n <= last; n++ {
 			if k := fmt.Sprintf("%d/%s", n, proto); !seen[k] {
 				seen[k] = true
+				c.key(fmt.Sprintf("containers[0].ports[%d]", len(out)), fmt.Sprintf("expose[%d]", i))
 				out = append(out, manifest.Port{ContainerPort: n, Protocol: proto})
 			}
 		}
@@ -675,6 +705,7 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 		switch {
 		case v.Type == types.VolumeTypeVolume:
 			if vol, ok := c.namedVolume(key, i, v); ok {
+				c.volumeKey(len(vols), key)
 				vols = append(vols, vol)
 				mounts = append(mounts, manifest.VolumeMount{Name: vol.Name, MountPath: v.Target, ReadOnly: v.ReadOnly})
 			}
@@ -690,16 +721,25 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 			// at the source's revision.
 			if f, ok := c.projectFiles(key+".source", v.Source, false); ok {
 				name := fmt.Sprintf("bind-%d", i)
+				c.volumeKey(len(vols), key)
 				vols = append(vols, manifest.Volume{Name: name, Files: f})
 				mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: true})
 			}
 			continue
 		}
 		name := fmt.Sprintf("bind-%d", i)
+		c.volumeKey(len(vols), key)
 		vols = append(vols, manifest.Volume{Name: name, HostPath: v.Source})
 		mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: v.ReadOnly})
 	}
 	return vols, mounts
+}
+
+// volumeKey records that the pod's volume i (and its mount, made with
+// it) is the service's key (volumes[2], configs[0], ...).
+func (c *serviceConv) volumeKey(i int, key string) {
+	c.key(fmt.Sprintf("volumes[%d]", i), key)
+	c.key(fmt.Sprintf("containers[0].volumeMounts[%d]", i), key)
 }
 
 // projectFiles reads the file or folder src of the project as a files
@@ -979,6 +1019,7 @@ func (c *serviceConv) fileObject(m *manifest.Manifest, ct *manifest.Container, k
 		items[0].Mode = mode
 		f = manifest.NewFiles(f.Source, secret, items)
 	}
+	c.volumeKey(len(m.Volumes), key)
 	m.Volumes = append(m.Volumes, manifest.Volume{Name: volume, Files: f})
 	ct.VolumeMounts = append(ct.VolumeMounts, manifest.VolumeMount{Name: volume, MountPath: target, ReadOnly: true})
 }
@@ -1095,6 +1136,7 @@ func (c *serviceConv) networks(s types.ServiceConfig) []manifest.Network {
 			c.add("networks."+key, "no network %s in the project's networks", key)
 			continue
 		}
+		c.key(fmt.Sprintf("networks[%d]", len(out)), "networks."+key)
 		n := manifest.Network{Name: cfg.Name, External: bool(cfg.External), Internal: cfg.Internal, Aliases: []string{c.name}}
 		n.Subnet, n.Gateway, n.IPRange = c.ipam(key, cfg.Ipam)
 		if sc := s.Networks[key]; sc != nil {
