@@ -146,7 +146,8 @@ func ContainerHash(m Manifest, i int) string {
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
 	h.Privileged, h.Sysctls, h.Logging, h.HostPID, h.HostIPC = c.Privileged, c.Sysctls, c.Logging, d.HostPID, d.HostIPC
-	h.CapAdd, h.CapDrop, h.SecurityOpt = sortedStrings(c.CapAdd), sortedStrings(c.CapDrop), sortedStrings(c.SecurityOpt)
+	// Security options in order: the engine takes the last of a key.
+	h.CapAdd, h.CapDrop, h.SecurityOpt = sortedStrings(c.CapAdd), sortedStrings(c.CapDrop), c.SecurityOpt
 	if len(c.Devices) > 0 {
 		h.Devices = slices.SortedFunc(slices.Values(c.Devices), func(a, b Device) int { return strings.Compare(a.ContainerPath, b.ContainerPath) })
 	}

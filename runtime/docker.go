@@ -378,7 +378,15 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 func hostAccess(spec ContainerSpec, hostCfg *container.HostConfig) {
 	hostCfg.Privileged = spec.Privileged
 	hostCfg.CapAdd, hostCfg.CapDrop = spec.CapAdd, spec.CapDrop
-	hostCfg.SecurityOpt = spec.SecurityOpt
+	for _, o := range spec.SecurityOpt {
+		if o == "systempaths=unconfined" {
+			// The CLI's option, not the engine's: no masked and no
+			// read-only system paths.
+			hostCfg.MaskedPaths, hostCfg.ReadonlyPaths = []string{}, []string{}
+			continue
+		}
+		hostCfg.SecurityOpt = append(hostCfg.SecurityOpt, o)
+	}
 	hostCfg.Sysctls = spec.Sysctls
 	hostCfg.PidMode, hostCfg.IpcMode = container.PidMode(spec.PidMode), container.IpcMode(spec.IpcMode)
 	for _, d := range spec.Devices {

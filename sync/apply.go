@@ -10,6 +10,7 @@ import (
 	gosync "sync"
 	"time"
 
+	scrub "github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/validate"
@@ -285,9 +286,28 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 	ap := a.newPodApplication(pp)
 	if err := ap.apply(ctx); err != nil {
-		ap.res.Err = podError(err)
+		// The engine may quote a value of the spec (a log driver's
+		// address with its credentials): never into status or events.
+		ap.res.Err = scrub.Values(podError(err), secretValues(ap.m)...)
 	}
 	return ap.res
+}
+
+// secretValues are the values of m an error must not show: env values
+// and log options' values.
+func secretValues(m manifest.Manifest) []string {
+	var out []string
+	for _, c := range m.Containers {
+		for _, e := range c.Env {
+			out = append(out, e.Value)
+		}
+		if c.Logging != nil {
+			for _, v := range c.Logging.Options {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // podApplication is one pod being applied: its plan, split into the infra

@@ -114,6 +114,11 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 				if !pod.needsInfra() {
 					podIP = ip
 				}
+				if m.HostNetwork {
+					// The host's network: the engine gives no address,
+					// and the pod listens on the host's own.
+					podIP = "127.0.0.1"
+				}
 				want[c.ID] = probeTarget{pod: m.ID, slot: mc.Name, id: c.ID, ip: podIP, probe: *mc.LivenessProbe, ports: mc.Ports,
 					grace: manifest.Seconds(m.TerminationGracePeriodSeconds)}
 			}

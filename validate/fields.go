@@ -158,7 +158,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		}
 		containers[ct.Name] = true
 		c.container(f, ct, volumes, portNames, containerPorts)
-		c.hostAccess(f, ct, opts.Policy, len(m.Containers) > 1, m.HostNetwork)
+		c.hostAccess(f, ct, opts.Policy, len(m.Containers) > 1, m.HostNetwork, m.HostIPC)
 	}
 	return c.errs.ErrorOrNil()
 }
@@ -591,9 +591,13 @@ func HostPath(p string, opts Options) (string, error) {
 		return "", fmt.Errorf("%q resolves to %q, which is not under any of hostPathAllow [%s]", p, resolved, strings.Join(opts.HostPathAllow, ", "))
 	}
 	if opts.StateDir != "" {
-		state, err := resolvePath(opts.StateDir)
+		dir := opts.StateDir
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs // the config makes it absolute; a caller may not have
+		}
+		state, err := resolvePath(dir)
 		if err != nil {
-			state = path.Clean(opts.StateDir)
+			state = path.Clean(dir)
 		}
 		if !listed[state] && (within(resolved, state) || within(state, resolved)) {
 			return "", fmt.Errorf("%q is or holds hostlet's stateDir %s (its keys and the files it mounts), which hostPathAllow does not list", p, opts.StateDir)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/docker/go-units"
 	"github.com/moby/sys/capability"
 
 	"github.com/hostlet/hostlet/internal/textcap"
@@ -28,7 +29,24 @@ type Policy struct {
 	// Devices are the host devices a container may be given (exact
 	// paths).
 	Devices []string
+	// LogDrivers are the log drivers a container may use beyond
+	// json-file, local, journald and none, and with any option (they run
+	// in the engine, as root, on the host's network and files).
+	LogDrivers []string
 }
+
+// freeLogDrivers are the log drivers any container may use: they write
+// where the engine keeps its logs, with the options below.
+var freeLogDrivers = map[string][]string{
+	"json-file": {"max-size", "max-file", "compress", "labels", "labels-regex", "env", "env-regex", "tag"},
+	"local":     {"max-size", "max-file", "compress"},
+	"journald":  {"tag", "labels", "labels-regex", "env", "env-regex"},
+	"none":      {},
+}
+
+// maxLogBuffer bounds the engine memory a non-blocking log driver may
+// buffer for one container (max-buffer-size).
+const maxLogBuffer = 16 << 20
 
 // Bounds of a container's host settings.
 const (
@@ -106,7 +124,7 @@ func (c *checker) hostNamespaces(m manifest.Manifest, p Policy) {
 // security options, limits, sysctls and log driver. shared: the pod has
 // an infra container holding its network namespace; hostNetwork: that
 // namespace is the host's.
-func (c *checker) hostAccess(f string, ct manifest.Container, p Policy, shared, hostNetwork bool) {
+func (c *checker) hostAccess(f string, ct manifest.Container, p Policy, shared, hostNetwork, hostIPC bool) {
 	if ct.Privileged && !p.Privileged {
 		c.add(f+".privileged", "a privileged container can take over the host: set the host config's policy.privileged: true to allow it")
 	}
@@ -136,11 +154,13 @@ func (c *checker) hostAccess(f string, ct manifest.Container, p Policy, shared, 
 	}
 	c.devices(f, ct.Devices, p)
 	c.securityOpt(f, ct.SecurityOpt, p)
-	c.ulimits(f, ct.Ulimits)
-	c.sysctls(f, ct.Sysctls, shared, hostNetwork)
+	c.ulimits(f, ct.Ulimits, ct, p)
+	c.sysctls(f, ct.Sysctls, shared, hostNetwork, hostIPC)
 	if l := ct.Logging; l != nil {
 		if !logDriverRE.MatchString(l.Driver) || len(l.Driver) > 128 {
 			c.add(f+".logging.driver", "%q is not a log driver's name (json-file, local, journald, syslog, ...)", textcap.Excerpt(l.Driver))
+		} else {
+			c.logPolicy(f+".logging", l, p)
 		}
 		if len(l.Options) > MaxHostSettings {
 			c.add(f+".logging.options", "%d options are over the limit of %d", len(l.Options), MaxHostSettings)
@@ -151,6 +171,32 @@ func (c *checker) hostAccess(f string, ct manifest.Container, p Policy, shared, 
 			} else if v := l.Options[k]; len(v) > maxSettingLen || strings.ContainsAny(v, "\x00\n") {
 				c.add(fmt.Sprintf("%s.logging.options[%q]", f, k), "a value of one line, at most %d bytes", maxSettingLen)
 			}
+		}
+	}
+}
+
+// logPolicy refuses a log driver, or an option of one, that reaches
+// beyond the engine's own log files unless policy.logDrivers lists the
+// driver.
+func (c *checker) logPolicy(f string, l *manifest.Logging, p Policy) {
+	if slices.Contains(p.LogDrivers, l.Driver) {
+		return
+	}
+	free, ok := freeLogDrivers[l.Driver]
+	if !ok {
+		c.add(f+".driver", "%s is refused: a log driver other than json-file, local, journald and none runs in the engine as root and reaches the host's network or files; list it in the host config's policy.logDrivers to allow it", l.Driver)
+		return
+	}
+	for _, k := range sortedKeys(l.Options) {
+		switch v := l.Options[k]; {
+		case k == "mode" && (v == "blocking" || v == "non-blocking"):
+		case k == "max-buffer-size":
+			if n, err := units.RAMInBytes(v); err != nil || n < 0 || n > maxLogBuffer {
+				c.add(fmt.Sprintf("%s.options[%q]", f, k), "at most %d bytes of the engine's memory (16m); list %s in the host config's policy.logDrivers to allow more", maxLogBuffer, l.Driver)
+			}
+		case slices.Contains(free, k):
+		default:
+			c.add(fmt.Sprintf("%s.options[%q]", f, textcap.Excerpt(k)), "not an option of %s hostlet allows (%s, mode, max-buffer-size); list %s in the host config's policy.logDrivers to allow any", l.Driver, strings.Join(free, ", "), l.Driver)
 		}
 	}
 }
@@ -185,16 +231,30 @@ func (c *checker) securityOpt(f string, opts []string, p Policy) {
 		c.add(f+".securityOpt", "%d options are over the limit of %d", len(opts), MaxHostSettings)
 		return
 	}
+	keys := map[string]bool{}
 	for j, o := range opts {
 		g := fmt.Sprintf("%s.securityOpt[%d]", f, j)
 		o = manifest.SecurityOpt(o)
 		key, value, _ := strings.Cut(o, "=")
+		if keys[key] {
+			// The engine takes the last; one of each keeps the order
+			// meaningless.
+			c.add(g, "a second %s option: give one", key)
+			continue
+		}
+		keys[key] = true
 		switch {
 		case key == "no-new-privileges" && (value == "" || value == "true" || value == "false"):
-		case key == "apparmor" && value != "" && value != "unconfined" && dockerNameRE.MatchString(value):
+		case o == "apparmor=docker-default":
 		case o == "seccomp=unconfined" || o == "apparmor=unconfined" || o == "label=disable" || o == "systempaths=unconfined":
 			if !p.Privileged {
 				c.add(g, "%s lifts the container's confinement: set the host config's policy.privileged: true to allow it", o)
+			}
+		case key == "apparmor" && value != "" && dockerNameRE.MatchString(value):
+			// A profile of the host's other than docker-default may be
+			// unconfined (Ubuntu's runc, crun, ... are).
+			if !p.Privileged {
+				c.add(g, "%s: a host profile other than docker-default may be unconfined: set the host config's policy.privileged: true to allow it", o)
 			}
 		default:
 			c.add(g, "%q is not supported (no-new-privileges, apparmor=PROFILE, and with policy.privileged seccomp=unconfined, apparmor=unconfined, label=disable, systempaths=unconfined)", textcap.Excerpt(o))
@@ -202,7 +262,11 @@ func (c *checker) securityOpt(f string, opts []string, p Policy) {
 	}
 }
 
-func (c *checker) ulimits(f string, ls []manifest.Ulimit) {
+// schedulingLimits are the limits that grant what CAP_SYS_NICE does:
+// real-time priority and a higher priority.
+var schedulingLimits = []string{"rtprio", "rttime", "nice"}
+
+func (c *checker) ulimits(f string, ls []manifest.Ulimit, ct manifest.Container, p Policy) {
 	if len(ls) > MaxHostSettings {
 		c.add(f+".ulimits", "%d limits are over the limit of %d", len(ls), MaxHostSettings)
 		return
@@ -217,6 +281,9 @@ func (c *checker) ulimits(f string, ls []manifest.Ulimit) {
 			c.add(g+".name", "duplicate limit %q", l.Name)
 		}
 		seen[l.Name] = true
+		if slices.Contains(schedulingLimits, l.Name) && (l.Soft != 0 || l.Hard != 0) && !ct.Privileged && !allowsCapability(p, "SYS_NICE") {
+			c.add(g+".name", "%s grants what SYS_NICE does (real-time or higher priority, beyond the pod's CPU limit): list SYS_NICE in the host config's policy.capabilities to allow it", l.Name)
+		}
 		unlimited := l.Soft == -1 && l.Hard == -1
 		if !unlimited && (l.Soft < 0 || l.Hard < 0 || l.Soft > l.Hard) {
 			c.add(g, "soft %d, hard %d: 0 <= soft <= hard (or both -1: unlimited)", l.Soft, l.Hard)
@@ -224,7 +291,17 @@ func (c *checker) ulimits(f string, ls []manifest.Ulimit) {
 	}
 }
 
-func (c *checker) sysctls(f string, s map[string]string, shared, hostNetwork bool) {
+// allowsCapability reports whether the policy lets a container add name.
+func allowsCapability(p Policy, name string) bool {
+	for _, c := range p.Capabilities {
+		if c := manifest.CapabilityName(c); c == allCapabilities || c == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) sysctls(f string, s map[string]string, shared, hostNetwork, hostIPC bool) {
 	if len(s) > MaxHostSettings {
 		c.add(f+".sysctls", "%d sysctls are over the limit of %d", len(s), MaxHostSettings)
 		return
@@ -239,6 +316,8 @@ func (c *checker) sysctls(f string, s map[string]string, shared, hostNetwork boo
 			c.add(g, "not a namespaced sysctl (net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*): it would be the host's")
 		case network && hostNetwork:
 			c.add(g, "on the host's network a net.* sysctl would be the host's")
+		case !network && hostIPC:
+			c.add(g, "in the host's IPC namespace an IPC sysctl would be the host's")
 		case network && shared:
 			c.add(g, "in a pod of several containers a net.* sysctl is the pod's network namespace's: not supported yet")
 		}

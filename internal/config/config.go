@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -65,6 +66,9 @@ type Policy struct {
 	Capabilities []string `mapstructure:"capabilities"`
 	HostNetwork  bool     `mapstructure:"hostNetwork"`
 	Devices      []string `mapstructure:"devices"`
+	// LogDrivers are the log drivers beyond json-file, local, journald
+	// and none a container may use, with any option.
+	LogDrivers []string `mapstructure:"logDrivers"`
 }
 
 // Compose holds the host's settings for Compose projects.
@@ -178,6 +182,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("policy.capabilities", []string{})
 	v.SetDefault("policy.hostNetwork", false)
 	v.SetDefault("policy.devices", []string{})
+	v.SetDefault("policy.logDrivers", []string{})
 	v.SetDefault("compose.profiles", []string{})
 }
 
@@ -394,6 +399,12 @@ func (c *Config) checkTopLevel(bad badFunc) {
 	}
 	if c.StateDir == "" {
 		bad("stateDir", "required")
+	} else if abs, err := filepath.Abs(c.StateDir); err != nil {
+		bad("stateDir", "%q: %v", c.StateDir, err)
+	} else {
+		// Relative to where hostlet starts, once: every check of a host
+		// path against it (and every later chdir) sees the same folder.
+		c.StateDir = abs
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)

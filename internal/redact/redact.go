@@ -3,6 +3,7 @@ package redact
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -163,6 +164,33 @@ func Error(err error, rawURLs ...string) error {
 	}
 	msg := err.Error()
 	if clean := Text(msg, rawURLs...); clean != msg {
+		return &scrubbed{msg: clean, err: err}
+	}
+	return err
+}
+
+// Values returns err with every value in its message (secrets: env
+// values, log options; in any spelling a library may quote them, each at
+// least a few bytes long) replaced by Placeholder, then the userinfo of
+// any URL in it hidden; errors.Is and As still see err. nil for a nil
+// err.
+func Values(err error, values ...string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := msg
+	// Longest first: a value inside another is hidden with it.
+	vs := slices.Clone(values)
+	slices.SortFunc(vs, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range vs {
+		for _, form := range spellings(v) {
+			if len(form) >= minScrubLen {
+				clean = strings.ReplaceAll(clean, form, Placeholder)
+			}
+		}
+	}
+	if clean = URLsIn(clean); clean != msg {
 		return &scrubbed{msg: clean, err: err}
 	}
 	return err

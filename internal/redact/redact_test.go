@@ -91,3 +91,20 @@ func TestError(t *testing.T) {
 		t.Error("Error(nil) is not nil")
 	}
 }
+
+func TestValues(t *testing.T) {
+	base := errors.New(`create: invalid fluentd-address "tcp://ingest:S3cret@logs:24224x" (value "S3cret" quoted \"S3cret\"); token=abc`)
+	err := Values(base, "S3cret", "tcp://ingest:S3cret@logs:24224x", "ab", "")
+	if got := err.Error(); strings.Contains(got, "S3cret") || !strings.Contains(got, "abc") {
+		t.Errorf("scrubbed %q: a value left, or a short value (ab) scrubbed", got)
+	}
+	if !errors.Is(err, base) {
+		t.Error("errors.Is does not see the original")
+	}
+	if Values(nil, "x") != nil {
+		t.Error("nil error not nil")
+	}
+	if e := errors.New("nothing here"); Values(e, "secret") != e {
+		t.Error("an error without values is not returned as it is")
+	}
+}

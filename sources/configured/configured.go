@@ -103,6 +103,6 @@ func ValidateOptions(cfg *config.Config) validate.Options {
 		DockerHost:       cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST")),
 		ExternalVolumes:  p.ExternalVolumes,
 		ExternalNetworks: p.ExternalNetworks,
-		Policy:           validate.Policy{Privileged: p.Privileged, Capabilities: p.Capabilities, HostNetwork: p.HostNetwork, Devices: p.Devices},
+		Policy:           validate.Policy{Privileged: p.Privileged, Capabilities: p.Capabilities, HostNetwork: p.HostNetwork, Devices: p.Devices, LogDrivers: p.LogDrivers},
 	}
 }
