@@ -87,7 +87,7 @@ type dockerEngine struct{ cli *client.Client }
 
 func (d dockerEngine) create(ctx context.Context, name string, cfg *container.Config, host *container.HostConfig) (string, error) {
 	netCfg := &network.NetworkingConfig{}
-	if m := host.NetworkMode; m.IsUserDefined() {
+	if m := host.NetworkMode; m != "" && m.IsUserDefined() {
 		// As hostlet joins a Compose project's network: an alias per
 		// container.
 		netCfg.EndpointsConfig = map[string]*network.EndpointSettings{string(m): {Aliases: []string{name}}}

@@ -279,7 +279,7 @@ func loadProject(ctx context.Context, files Files, opts Options, cfgFiles []proj
 		}
 	})
 	if err != nil {
-		return nil, loadErrors(opts, first, details.ConfigFiles[0].Filename, err)
+		return nil, loadErrors(opts, cfgFiles, details.ConfigFiles, err)
 	}
 	p := &translator{files: files, opts: opts, origin: origin(opts, first, 0), env: env, project: proj}
 	return p.pods(findings)
@@ -298,14 +298,27 @@ func projectFolder(opts Options) string {
 
 // loadErrors splits compose-go's error (joined errors, one per line) into
 // one *manifest.Error each.
-func loadErrors(opts Options, file, shown string, err error) error {
+// An error compose-go names a file in ("validating FILE: ...", or the
+// file's name in its text: a parse error, the override's) is that file's;
+// the others the main file's.
+func loadErrors(opts Options, files []projectFile, shown []types.ConfigFile, err error) error {
 	var errs []error
 	for _, line := range strings.Split(err.Error(), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		line = strings.TrimSpace(strings.TrimPrefix(line, "validating "+shown+": "))
+		file := files[0].name
+		for i := len(shown) - 1; i >= 0; i-- {
+			if rest, ok := strings.CutPrefix(line, "validating "+shown[i].Filename+": "); ok {
+				file, line = files[i].name, strings.TrimSpace(rest)
+				break
+			}
+			if i > 0 && strings.Contains(line, shown[i].Filename) {
+				file = files[i].name
+				break
+			}
+		}
 		// compose-go's parsers quote the value they could not read,
 		// and a unit parser only part of it (hunter2 of hunter2pw): no
 		// double-quoted text of theirs is shown.

@@ -713,3 +713,21 @@ func TestLoadBytes(t *testing.T) {
 		t.Errorf("pods %+v", pods)
 	}
 }
+
+// An error of the override file names the override file, not the main
+// one.
+func TestLoadOverrideErrorsNameTheirFile(t *testing.T) {
+	files := mapFiles{
+		"compose.yaml":          "services:\n  web: {image: busybox}\n",
+		"compose.override.yaml": "services:\n  web: {restart_policy: always}\n",
+	}
+	_, errs := load(t, files, compose.Options{})
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "apps:shop/compose.override.yaml: ") {
+		t.Errorf("errors %q, want one of apps:shop/compose.override.yaml", errs)
+	}
+	files["compose.override.yaml"] = "services:\n  web: [not, a, map\n"
+	_, errs = load(t, files, compose.Options{})
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "apps:shop/compose.override.yaml") {
+		t.Errorf("errors %q, want one of apps:shop/compose.override.yaml", errs)
+	}
+}
