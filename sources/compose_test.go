@@ -141,3 +141,20 @@ func TestReadTreeProjectFileModes(t *testing.T) {
 		t.Errorf("after chmod +x: mode %#o, revision changed %v; want %#o and a new revision", modes["run.sh/"], rev2 != rev1, manifest.FileModeExe)
 	}
 }
+
+// extends.file reads another file of the project through the helper:
+// the bundle's, handed to compose-go from memory.
+func TestReadTreeProjectExtendsFile(t *testing.T) {
+	dir := t.TempDir()
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "compose.yaml"), "services:\n  web:\n    extends: {file: common/base.yaml, service: base}\n")
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "common", "base.yaml"), "services:\n  base:\n    image: busybox:1.36\n    volumes: ['./app.conf:/etc/app.conf']\n")
+	testkit.WriteFile(t, filepath.Join(dir, "shop", "common", "app.conf"), "listen 80\n")
+	snap, err := ReadTree(context.Background(), dir, []string{"."}, "local", composetest.Renderer(t, project.Host{}))
+	if err != nil || len(snap.Manifests) != 1 || len(snap.Manifests[0].Errors) > 0 {
+		t.Fatalf("read: %v %+v", err, snap.Manifests)
+	}
+	m := snap.Manifests[0].Manifest
+	if m.Containers[0].Image != "busybox:1.36" || len(m.Volumes) != 1 || m.Volumes[0].Files == nil || m.Volumes[0].Files.Source != "common/app.conf" {
+		t.Errorf("web: image %q volumes %+v, want busybox:1.36 from common/base.yaml and common/app.conf bound", m.Containers[0].Image, m.Volumes)
+	}
+}

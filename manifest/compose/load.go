@@ -2,14 +2,19 @@ package compose
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
+	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/compose-spec/compose-go/v2/dotenv"
@@ -18,6 +23,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/hashicorp/go-multierror"
 	yaml3 "go.yaml.in/yaml/v3"
+	"golang.org/x/sys/unix"
 
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
@@ -262,13 +268,15 @@ func loadProject(ctx context.Context, files Files, opts Options, cfgFiles []proj
 		return nil, &multierror.Error{Errors: errs}
 	}
 	var findings []loader.UnsupportedAttribute
+	refs := &bundleFiles{files: files}
+	defer refs.close()
 	proj, err := loader.LoadWithContext(ctx, details, func(o *loader.Options) {
 		o.SkipResolveEnvironment = true
 		o.SkipResolveLabels = true
 		o.SkipInclude = true
 		// First, so that it answers for every path: compose-go's own
 		// loader of local files, appended after it, is never asked.
-		o.ResourceLoaders = []loader.ResourceLoader{refuseFiles{}}
+		o.ResourceLoaders = []loader.ResourceLoader{refs}
 		o.ResolvePaths = false
 		o.Profiles = opts.Profiles
 		o.SetProjectName(loader.NormalizeProjectName(projectFolder(opts)), false)
@@ -279,7 +287,7 @@ func loadProject(ctx context.Context, files Files, opts Options, cfgFiles []proj
 		}
 	})
 	if err != nil {
-		return nil, loadErrors(opts, cfgFiles, details.ConfigFiles, err)
+		return nil, loadErrors(opts, cfgFiles, details.ConfigFiles, errors.New(refs.shown(err.Error())))
 	}
 	p := &translator{files: files, opts: opts, origin: origin(opts, first, 0), env: env, project: proj}
 	return p.pods(findings)
@@ -356,13 +364,9 @@ func preScan(data []byte) []string {
 		}
 		top := mapping(&doc)
 		if value(top, "include") != nil {
-			out = append(out, "include: not supported yet (put the included services in this project, or make the included folder a project of its own)")
-		}
-		services := mapping(value(top, "services"))
-		for i := 0; services != nil && i+1 < len(services.Content); i += 2 {
-			if value(mapping(value(mapping(services.Content[i+1]), "extends")), "file") != nil {
-				out = append(out, fmt.Sprintf("services.%s.extends.file: extending a service of another file is not supported yet (extends within this file is)", services.Content[i].Value))
-			}
+			// compose-go resolves an included file's paths against its
+			// folder on disk: a file handed over from memory has none.
+			out = append(out, "include: not supported yet (extend the services with extends.file, put them in this project, or make the included folder a project of its own)")
 		}
 	}
 }
@@ -388,18 +392,224 @@ func value(m *yaml3.Node, key string) *yaml3.Node {
 	return nil
 }
 
-// refuseFiles is compose-go's resource loader for every path: it never
-// reads one (extends.file and include would read the disk as the helper's
-// user, outside the source's revision).
-type refuseFiles struct{}
+// MaxReferencedFiles bounds the other files (extends.file) one load
+// reads.
+const MaxReferencedFiles = 64
 
-func (refuseFiles) Accept(string) bool { return true }
-
-func (refuseFiles) Load(context.Context, string) (string, error) {
-	return "", errors.New("reading another file (extends.file, include) is not supported yet")
+// bundleFiles is compose-go's resource loader for every path (extends.file;
+// include is refused before): a file of the project at the source's
+// revision, never the disk. compose-go reads what a loader returns by path, so each file is
+// handed over as an anonymous memory file (memfd, /proc/self/fd/N): no
+// file is written, and nothing outside the project can be named. A body
+// (HTTP, etcd) has no files: every reference is an error.
+type bundleFiles struct {
+	files Files
+	// open are the memory files handed out, by path; names their project
+	// names, for errors.
+	open []*os.File
+	// names are the project names by memory file path, local the paths
+	// by project name.
+	names, local map[string]string
 }
 
-func (refuseFiles) Dir(p string) string { return p }
+func (b *bundleFiles) Accept(string) bool { return true }
+
+func (b *bundleFiles) Load(_ context.Context, p string) (string, error) {
+	name, err := projectPath(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	if local, ok := b.local[name]; ok {
+		// One memory file per file of the project, however often it is
+		// extended (compose-go's cache is by the path handed back).
+		return local, nil
+	}
+	if len(b.open) == MaxReferencedFiles {
+		return "", fmt.Errorf("%s: more than %d files referenced by extends.file", p, MaxReferencedFiles)
+	}
+	data, err := b.files.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	if data, err = vetExtended(data, path.Dir(name)); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	fd, err := unix.MemfdCreate("hostlet-compose", unix.MFD_CLOEXEC)
+	if err != nil {
+		return "", fmt.Errorf("%s: a memory file to hand it to the loader: %w", p, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	b.open = append(b.open, f)
+	if _, err := f.Write(data); err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	local := "/proc/self/fd/" + strconv.Itoa(fd)
+	if b.names == nil {
+		b.names, b.local = map[string]string{}, map[string]string{}
+	}
+	b.names[local], b.local[name] = name, local
+	return local, nil
+}
+
+// vetExtended checks a file to be extended before compose-go reads it, and
+// rewrites the relative extends.file of its services (in folder dir of the
+// project) as paths from the project's folder, as compose-go hands them
+// to the loader unchanged. compose-go fixes up an extended file's paths
+// itself, looking some of them up on the host (develop.watch) and
+// expanding ~ from $HOME: a file with either is refused, as are, in a
+// sub-folder, anchors, aliases and merge keys on the way to an
+// extends.file (the rewrite could not follow them). A file that is not
+// YAML is left as it is, for compose-go to report.
+func vetExtended(data []byte, dir string) ([]byte, error) {
+	dec := yaml3.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml3.Node
+	changed := false
+	for {
+		var doc yaml3.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return data, nil
+		}
+		if len(docs) == MaxDocuments {
+			return nil, fmt.Errorf("more than %d YAML documents in one Compose file", MaxDocuments)
+		}
+		var plain any
+		if err := doc.Decode(&plain); err != nil {
+			return data, nil
+		}
+		if err := vetServices(plain); err != nil {
+			return nil, err
+		}
+		if dir != "." {
+			c, err := rebaseExtends(&doc, dir)
+			if err != nil {
+				return nil, err
+			}
+			changed = changed || c
+		}
+		docs = append(docs, &doc)
+	}
+	if !changed {
+		return data, nil
+	}
+	var out bytes.Buffer
+	enc := yaml3.NewEncoder(&out)
+	for _, doc := range docs {
+		if err := enc.Encode(doc); err != nil {
+			return nil, fmt.Errorf("rewrite its extends.file: %w", err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("rewrite its extends.file: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// vetServices refuses, in a decoded document (aliases and merge keys
+// expanded), a service with develop (compose-go looks its paths up on the
+// host) or a volume or env_file from a home folder (it expands ~ itself).
+func vetServices(doc any) error {
+	top, _ := doc.(map[string]any)
+	services, _ := top["services"].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(services)) {
+		svc, _ := services[name].(map[string]any)
+		if _, ok := svc["develop"]; ok {
+			return fmt.Errorf("services.%s.develop: not supported in an extended file", name)
+		}
+		for _, key := range []string{"volumes", "env_file"} {
+			list, _ := svc[key].([]any)
+			if s, ok := svc[key].(string); ok {
+				list = []any{s}
+			}
+			for i, v := range list {
+				src := v
+				if m, ok := v.(map[string]any); ok {
+					src = cmp.Or(m["source"], m["path"])
+				}
+				if s, ok := src.(string); ok && strings.HasPrefix(s, "~") {
+					return fmt.Errorf("services.%s.%s[%d]: a path in a home folder depends on who runs hostlet; give the absolute host path", name, key, i)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// rebaseExtends rewrites the relative extends.file of doc's services as
+// paths from the project's folder (the file is in dir).
+func rebaseExtends(doc *yaml3.Node, dir string) (bool, error) {
+	changed := false
+	top := mapping(doc)
+	services := value(top, "services")
+	if services != nil && (services.Kind == yaml3.AliasNode || services.Anchor != "") {
+		return false, errors.New("services: an anchor or alias here is not supported in an extended file of another folder")
+	}
+	services = mapping(services)
+	for i := 0; services != nil && i+1 < len(services.Content); i += 2 {
+		name := services.Content[i].Value
+		svc := services.Content[i+1]
+		ext := value(mapping(svc), "extends")
+		if svc.Kind == yaml3.AliasNode || hasMergeKey(svc) || ext != nil && (ext.Kind == yaml3.AliasNode || ext.Anchor != "" || hasMergeKey(ext)) {
+			return false, fmt.Errorf("services.%s: an alias or merge key around extends is not supported in an extended file of another folder", name)
+		}
+		f := value(mapping(ext), "file")
+		if f == nil {
+			continue
+		}
+		if f.Kind != yaml3.ScalarNode || f.Anchor != "" {
+			return false, fmt.Errorf("services.%s.extends.file: an anchor or alias is not supported in an extended file of another folder", name)
+		}
+		if f.Value != "" && !path.IsAbs(f.Value) {
+			f.Value, changed = path.Join(dir, f.Value), true
+		}
+	}
+	return changed, nil
+}
+
+// hasMergeKey reports whether mapping n has a << key.
+func hasMergeKey(n *yaml3.Node) bool {
+	m := mapping(n)
+	for i := 0; m != nil && i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "<<" && m.Content[i].Tag != "!!str" {
+			return true
+		}
+	}
+	return false
+}
+
+// Dir is the folder of p in the project, relative: compose-go resolves the
+// relative paths of the file it loads against it, so they stay paths of
+// the project.
+func (b *bundleFiles) Dir(p string) string {
+	if name, ok := b.names[p]; ok {
+		p = name
+	}
+	if name, err := projectPath(p); err == nil {
+		return path.Dir(name)
+	}
+	return "."
+}
+
+// close closes the memory files.
+func (b *bundleFiles) close() {
+	for _, f := range b.open {
+		f.Close()
+	}
+}
+
+// memoryFileRE is a memory file's path, its whole number.
+var memoryFileRE = regexp.MustCompile(`/proc/self/fd/[0-9]+`)
+
+// shown replaces the memory files' paths in msg by their project names.
+func (b *bundleFiles) shown(msg string) string {
+	return memoryFileRE.ReplaceAllStringFunc(msg, func(local string) string {
+		if name, ok := b.names[local]; ok {
+			return name
+		}
+		return local
+	})
+}
 
 // strictSubstitute interpolates one value strictly: a variable with
 // neither a value nor a default is an error naming it, never an empty

@@ -1,0 +1,96 @@
+package compose_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hostlet/hostlet/manifest/compose"
+)
+
+// extends.file reads another file of the project, as it is at the
+// source's revision, with its relative paths taken from its own folder
+// (an extends.file in it too); nothing outside the project can be named.
+func TestLoadExtendsFile(t *testing.T) {
+	files := mapFiles{
+		"compose.yaml": `
+services:
+  web:
+    extends: {file: common/base.yaml, service: base}
+    environment: {MODE: prod}
+  db:
+    extends: {file: common/base.yaml, service: db}
+`,
+		"common/base.yaml": `
+services:
+  base:
+    image: busybox:${TAG}
+    env_file: [base.env]
+    volumes: ["./app.conf:/etc/app.conf"]
+  db:
+    extends: {file: ../db/compose.yaml, service: db}
+`,
+		"common/base.env": "FROM_BASE=1\n",
+		"common/app.conf": "listen 80\n",
+		"db/compose.yaml": "services:\n  db:\n    image: postgres:16\n    volumes: ['./init.sql:/docker-entrypoint-initdb.d/init.sql']\n",
+		"db/init.sql":     "select 1;\n",
+		".env":            "TAG=1.36\n",
+	}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	byID := map[string]int{}
+	for i, p := range pods {
+		byID[p.Manifest.ID] = i
+	}
+	web, ok := byID["shop-web"]
+	db, ok2 := byID["shop-db"]
+	if !ok || !ok2 {
+		t.Fatalf("pods %v, want shop-web and shop-db", byID)
+	}
+	w := pods[web].Manifest
+	if w.Containers[0].Image != "busybox:1.36" {
+		t.Errorf("web image %q, want busybox:1.36 (interpolated from the project's .env)", w.Containers[0].Image)
+	}
+	env := map[string]string{}
+	for _, e := range w.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if env["FROM_BASE"] != "1" || env["MODE"] != "prod" {
+		t.Errorf("web env %v, want FROM_BASE from common/base.env and MODE", env)
+	}
+	if got := filesMounts(t, w)["/etc/app.conf"]; got.source != "common/app.conf" || got.items[""] != "listen 80\n" {
+		t.Errorf("web's bind %+v, want common/app.conf", got)
+	}
+	if got := filesMounts(t, pods[db].Manifest)["/docker-entrypoint-initdb.d/init.sql"]; got.source != "db/init.sql" {
+		t.Errorf("db's bind %+v, want db/init.sql (volumes %+v)", got, pods[db].Manifest.Volumes)
+	}
+}
+
+func TestLoadReferencesRefused(t *testing.T) {
+	tests := []struct {
+		name    string
+		files   mapFiles
+		wantErr string
+	}{
+		{"a host file", mapFiles{"compose.yaml": "services:\n  web: {image: busybox, extends: {file: /etc/hostlet-probe.yaml, service: x}}\n"},
+			"/etc/hostlet-probe.yaml: must be a file of the project (a relative path), not a host path"},
+		{"out of the project", mapFiles{"compose.yaml": "services:\n  web: {image: busybox, extends: {file: ../other/compose.yaml, service: x}}\n"},
+			"../other/compose.yaml: leaves the project folder"},
+		{"include", mapFiles{"compose.yaml": "include: [db/compose.yaml]\nservices:\n  web: {image: busybox}\n", "db/compose.yaml": "services: {}\n"},
+			"include: not supported yet"},
+		{"missing", mapFiles{"compose.yaml": "services:\n  web: {image: busybox, extends: {file: base.yaml, service: x}}\n"},
+			"base.yaml: base.yaml: file does not exist"},
+		{"memory file name hidden", mapFiles{"compose.yaml": "services:\n  web: {image: busybox, extends: {file: base.yaml, service: nope}}\n", "base.yaml": "services:\n  base: {image: busybox}\n"},
+			`not found in base.yaml`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs := load(t, tt.files, compose.Options{})
+			text := strings.Join(errs, "\n")
+			if !strings.Contains(text, tt.wantErr) || strings.Contains(text, "/proc/self/fd") {
+				t.Errorf("errors %q, want %q (and no memory file's path)", errs, tt.wantErr)
+			}
+		})
+	}
+}
