@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -273,7 +274,6 @@ func loadProject(ctx context.Context, files Files, opts Options, cfgFiles []proj
 	proj, err := loader.LoadWithContext(ctx, details, func(o *loader.Options) {
 		o.SkipResolveEnvironment = true
 		o.SkipResolveLabels = true
-		o.SkipInclude = true
 		// First, so that it answers for every path: compose-go's own
 		// loader of local files, appended after it, is never asked.
 		o.ResourceLoaders = []loader.ResourceLoader{refs}
@@ -289,7 +289,7 @@ func loadProject(ctx context.Context, files Files, opts Options, cfgFiles []proj
 	if err != nil {
 		return nil, loadErrors(opts, cfgFiles, details.ConfigFiles, errors.New(refs.shown(err.Error())))
 	}
-	p := &translator{files: files, opts: opts, origin: origin(opts, first, 0), env: env, project: proj}
+	p := &translator{files: files, opts: opts, origin: origin(opts, first, 0), env: env, project: proj, refs: refs}
 	return p.pods(findings)
 }
 
@@ -363,10 +363,14 @@ func preScan(data []byte) []string {
 			return append(out, fmt.Sprintf("more than %d YAML documents in one Compose file", MaxDocuments))
 		}
 		top := mapping(&doc)
-		if value(top, "include") != nil {
-			// compose-go resolves an included file's paths against its
-			// folder on disk: a file handed over from memory has none.
-			out = append(out, "include: not supported yet (extend the services with extends.file, put them in this project, or make the included folder a project of its own)")
+		if inc := value(top, "include"); inc != nil && inc.Kind == yaml3.SequenceNode {
+			for i, entry := range inc.Content {
+				for _, key := range []string{"project_directory", "env_file"} {
+					if value(mapping(entry), key) != nil {
+						out = append(out, fmt.Sprintf("include[%d].%s: not supported (an included file's folder is its folder in this project, and its .env the one beside it)", i, key))
+					}
+				}
+			}
 		}
 	}
 }
@@ -392,40 +396,44 @@ func value(m *yaml3.Node, key string) *yaml3.Node {
 	return nil
 }
 
-// MaxReferencedFiles bounds the other files (extends.file) one load
-// reads.
+// MaxReferencedFiles bounds the other files (extends.file, include, their
+// .env) one load reads.
 const MaxReferencedFiles = 64
 
-// bundleFiles is compose-go's resource loader for every path (extends.file;
-// include is refused before): a file of the project at the source's
-// revision, never the disk. compose-go reads what a loader returns by path, so each file is
-// handed over as an anonymous memory file (memfd, /proc/self/fd/N): no
-// file is written, and nothing outside the project can be named. A body
-// (HTTP, etcd) has no files: every reference is an error.
+// bundleFiles is compose-go's resource loader for every path (extends.file,
+// include): a file of the project at the source's revision, never the
+// disk. compose-go reads what a loader returns by path, and takes an
+// included file's folder (its relative paths, its .env) from that path:
+// each file is an anonymous memory file (memfd), reached through a link
+// in a private folder of links (view: 0700, a random name, removed after
+// the load) at the file's place in the project, beside a link to the .env
+// of its folder. No content is written to the disk, and nothing outside
+// the project can be named. A body (HTTP, etcd) has no files: every
+// reference is an error.
 type bundleFiles struct {
 	files Files
-	// open are the memory files handed out, by path; names their project
-	// names, for errors.
+	// view is the folder of links, made on the first reference; open the
+	// memory files behind them.
+	view string
 	open []*os.File
-	// names are the project names by memory file path, local the paths
-	// by project name.
-	names, local map[string]string
+	// local are the links by project name.
+	local map[string]string
 }
 
 func (b *bundleFiles) Accept(string) bool { return true }
 
 func (b *bundleFiles) Load(_ context.Context, p string) (string, error) {
-	name, err := projectPath(p)
+	name, err := projectPath(b.rel(p))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	if local, ok := b.local[name]; ok {
 		// One memory file per file of the project, however often it is
-		// extended (compose-go's cache is by the path handed back).
+		// referenced (compose-go caches by the path handed back).
 		return local, nil
 	}
-	if len(b.open) == MaxReferencedFiles {
-		return "", fmt.Errorf("%s: more than %d files referenced by extends.file", p, MaxReferencedFiles)
+	if len(b.open) >= MaxReferencedFiles {
+		return "", fmt.Errorf("%s: more than %d files referenced by extends.file and include", p, MaxReferencedFiles)
 	}
 	data, err := b.files.ReadFile(name)
 	if err != nil {
@@ -434,21 +442,64 @@ func (b *bundleFiles) Load(_ context.Context, p string) (string, error) {
 	if data, err = vetExtended(data, path.Dir(name)); err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
+	local, err := b.link(name, data)
+	if err != nil {
+		return "", fmt.Errorf("%s: hand it to the loader: %w", name, err)
+	}
+	// An included file's folder has its own .env.
+	env := path.Join(path.Dir(name), EnvFile)
+	if _, linked := b.local[env]; !linked {
+		if envData, err := b.files.ReadFile(env); err == nil {
+			if _, err := b.link(env, envData); err != nil {
+				return "", fmt.Errorf("%s: hand it to the loader: %w", env, err)
+			}
+		}
+	}
+	return local, nil
+}
+
+// link makes a memory file holding data and its link at name in the view.
+func (b *bundleFiles) link(name string, data []byte) (string, error) {
+	if b.view == "" {
+		dir, err := os.MkdirTemp("", "hostlet-compose-")
+		if err != nil {
+			return "", err
+		}
+		b.view, b.local = dir, map[string]string{}
+	}
 	fd, err := unix.MemfdCreate("hostlet-compose", unix.MFD_CLOEXEC)
 	if err != nil {
-		return "", fmt.Errorf("%s: a memory file to hand it to the loader: %w", p, err)
+		return "", err
 	}
 	f := os.NewFile(uintptr(fd), name)
 	b.open = append(b.open, f)
 	if _, err := f.Write(data); err != nil {
-		return "", fmt.Errorf("%s: %w", p, err)
+		return "", err
 	}
-	local := "/proc/self/fd/" + strconv.Itoa(fd)
-	if b.names == nil {
-		b.names, b.local = map[string]string{}, map[string]string{}
+	local := filepath.Join(b.view, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
+		return "", err
 	}
-	b.names[local], b.local[name] = name, local
+	if err := os.Symlink("/proc/self/fd/"+strconv.Itoa(fd), local); err != nil {
+		return "", err
+	}
+	b.local[name] = local
 	return local, nil
+}
+
+// rel is p as a path of the project: a path in the view (compose-go makes
+// an included file's paths absolute from its folder there) without the
+// view.
+func (b *bundleFiles) rel(p string) string {
+	if b.view != "" {
+		if rest, ok := strings.CutPrefix(p, b.view+"/"); ok {
+			return rest
+		}
+		if p == b.view {
+			return "."
+		}
+	}
+	return p
 }
 
 // vetExtended checks a file to be extended before compose-go reads it, and
@@ -478,7 +529,7 @@ func vetExtended(data []byte, dir string) ([]byte, error) {
 		if err := doc.Decode(&plain); err != nil {
 			return data, nil
 		}
-		if err := vetServices(plain); err != nil {
+		if err := vetServices(plain, dir); err != nil {
 			return nil, err
 		}
 		if dir != "." {
@@ -506,11 +557,24 @@ func vetExtended(data []byte, dir string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// vetServices refuses, in a decoded document (aliases and merge keys
-// expanded), a service with develop (compose-go looks its paths up on the
-// host) or a volume or env_file from a home folder (it expands ~ itself).
-func vetServices(doc any) error {
+// vetServices refuses, in a decoded document of a file in folder dir
+// (aliases and merge keys expanded), a service with develop (compose-go
+// looks its paths up on the host), a volume or env_file from a home
+// folder (it expands ~ itself), and a relative path (a bind's source, an
+// env_file, a config's or secret's file) that leaves the project: made
+// absolute from the file's folder by compose-go, it would read as a host
+// path.
+func vetServices(doc any, dir string) error {
 	top, _ := doc.(map[string]any)
+	for _, kind := range []string{"configs", "secrets"} {
+		objs, _ := top[kind].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(objs)) {
+			obj, _ := objs[name].(map[string]any)
+			if f, ok := obj["file"].(string); ok && !path.IsAbs(f) && !fs.ValidPath(path.Join(dir, f)) {
+				return fmt.Errorf("%s.%s.file: %s leaves the project folder", kind, name, f)
+			}
+		}
+	}
 	services, _ := top["services"].(map[string]any)
 	for _, name := range slices.Sorted(maps.Keys(services)) {
 		svc, _ := services[name].(map[string]any)
@@ -526,9 +590,16 @@ func vetServices(doc any) error {
 				src := v
 				if m, ok := v.(map[string]any); ok {
 					src = cmp.Or(m["source"], m["path"])
+				} else if s, ok := v.(string); ok && key == "volumes" {
+					src, _, _ = strings.Cut(s, ":")
 				}
-				if s, ok := src.(string); ok && strings.HasPrefix(s, "~") {
+				s, ok := src.(string)
+				switch {
+				case !ok:
+				case strings.HasPrefix(s, "~"):
 					return fmt.Errorf("services.%s.%s[%d]: a path in a home folder depends on who runs hostlet; give the absolute host path", name, key, i)
+				case (key == "env_file" || strings.HasPrefix(s, ".")) && !path.IsAbs(s) && !fs.ValidPath(path.Join(dir, s)):
+					return fmt.Errorf("services.%s.%s[%d]: %s leaves the project folder", name, key, i, s)
 				}
 			}
 		}
@@ -536,11 +607,35 @@ func vetServices(doc any) error {
 	return nil
 }
 
-// rebaseExtends rewrites the relative extends.file of doc's services as
-// paths from the project's folder (the file is in dir).
+// rebaseExtends rewrites the relative include paths and extends.file of
+// doc (a file in folder dir) as paths from the project's folder.
 func rebaseExtends(doc *yaml3.Node, dir string) (bool, error) {
 	changed := false
 	top := mapping(doc)
+	// An include of a file in a sub-folder is from that folder too.
+	if inc := value(top, "include"); inc != nil {
+		if inc.Kind != yaml3.SequenceNode || inc.Anchor != "" {
+			return false, errors.New("include: a list of paths (no anchor or alias) in an included file of another folder")
+		}
+		for i, entry := range inc.Content {
+			paths := []*yaml3.Node{entry}
+			if entry.Kind == yaml3.MappingNode {
+				p := value(entry, "path")
+				paths = []*yaml3.Node{p}
+				if p != nil && p.Kind == yaml3.SequenceNode {
+					paths = p.Content
+				}
+			}
+			for _, n := range paths {
+				if n == nil || n.Kind != yaml3.ScalarNode || n.Anchor != "" {
+					return false, fmt.Errorf("include[%d]: a path (no anchor or alias) in an included file of another folder", i)
+				}
+				if n.Value != "" && !path.IsAbs(n.Value) {
+					n.Value, changed = path.Join(dir, n.Value), true
+				}
+			}
+		}
+	}
 	services := value(top, "services")
 	if services != nil && (services.Kind == yaml3.AliasNode || services.Anchor != "") {
 		return false, errors.New("services: an anchor or alias here is not supported in an extended file of another folder")
@@ -579,36 +674,31 @@ func hasMergeKey(n *yaml3.Node) bool {
 }
 
 // Dir is the folder of p in the project, relative: compose-go resolves the
-// relative paths of the file it loads against it, so they stay paths of
+// relative paths of an extended file against it, so they stay paths of
 // the project.
 func (b *bundleFiles) Dir(p string) string {
-	if name, ok := b.names[p]; ok {
-		p = name
-	}
-	if name, err := projectPath(p); err == nil {
+	if name, err := projectPath(b.rel(p)); err == nil {
 		return path.Dir(name)
 	}
 	return "."
 }
 
-// close closes the memory files.
+// close closes the memory files and removes the view.
 func (b *bundleFiles) close() {
 	for _, f := range b.open {
 		f.Close()
 	}
+	if b.view != "" {
+		os.RemoveAll(b.view)
+	}
 }
 
-// memoryFileRE is a memory file's path, its whole number.
-var memoryFileRE = regexp.MustCompile(`/proc/self/fd/[0-9]+`)
-
-// shown replaces the memory files' paths in msg by their project names.
+// shown is msg with the view's paths as paths of the project.
 func (b *bundleFiles) shown(msg string) string {
-	return memoryFileRE.ReplaceAllStringFunc(msg, func(local string) string {
-		if name, ok := b.names[local]; ok {
-			return name
-		}
-		return local
-	})
+	if b.view == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, b.view+"/", "")
 }
 
 // strictSubstitute interpolates one value strictly: a variable with

@@ -417,7 +417,7 @@ services:
   web: {image: busybox}
 `},
 			wantErrs: []string{
-				`apps:shop/compose.yaml: include: not supported yet (extend the services with extends.file, put them in this project, or make the included folder a project of its own)`,
+				`apps:shop/compose.yaml: ../other/compose.yaml: leaves the project folder`,
 			},
 		},
 		{

@@ -111,6 +111,8 @@ type translator struct {
 	origin  manifest.Origin
 	env     map[string]string
 	project *types.Project
+	// refs made the included files' paths, which rel takes back.
+	refs *bundleFiles
 	// fileBytes and fileItems are the bytes and files the project's pods
 	// mount so far, replicas counted: bounded by project.MaxBytes and
 	// MaxFileItems. read holds each project path read as files, so a
@@ -187,6 +189,15 @@ func reason(parts []string) string {
 
 func (t *translator) errorf(field, format string, args ...any) *manifest.Error {
 	return manifest.Errorf(t.origin, "", field, format, args...)
+}
+
+// rel is p as a path of the project (an included file's paths are made
+// absolute in the loader's view of the project).
+func (t *translator) rel(p string) string {
+	if t.refs == nil {
+		return p
+	}
+	return t.refs.rel(p)
 }
 
 // PodID is the pod id of a service's replica (0 when the service has one):
@@ -564,6 +575,7 @@ func (c *serviceConv) environment(s types.ServiceConfig) []manifest.EnvVar {
 }
 
 func (c *serviceConv) envFile(key string, ef types.EnvFile, vars map[string]string) {
+	ef.Path = c.t.rel(ef.Path)
 	name, err := projectPath(ef.Path)
 	if err != nil {
 		c.add(key, "%s: %v", ef.Path, err)
@@ -702,6 +714,9 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 	)
 	for i, v := range vs {
 		key := fmt.Sprintf("volumes[%d]", i)
+		if v.Type == types.VolumeTypeBind {
+			v.Source = c.t.rel(v.Source)
+		}
 		switch {
 		case v.Type == types.VolumeTypeVolume:
 			if vol, ok := c.namedVolume(key, i, v); ok {
@@ -752,6 +767,7 @@ func (c *serviceConv) projectFiles(key, src string, secret bool) (*manifest.File
 		c.add(key, "empty: name a file or folder of the project (./conf)")
 		return nil, false
 	}
+	src = c.t.rel(src)
 	name, err := projectPath(src)
 	if err != nil {
 		c.add(key, "%s: %v", src, err)
