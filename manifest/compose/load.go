@@ -26,6 +26,7 @@ import (
 	yaml3 "go.yaml.in/yaml/v3"
 	"golang.org/x/sys/unix"
 
+	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
 )
@@ -234,7 +235,13 @@ func displayPath(dir, file string) string {
 // it (invalid hostPort: <value>), and it may be a secret.
 func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile, env map[string]string) ([]manifest.Sourced, error) {
 	given := maps.Clone(env) // compose-go adds COMPOSE_PROJECT_NAME to env
-	pods, err := loadProject(ctx, files, opts, cfgFiles, env)
+	refs := &bundleFiles{files: files}
+	defer refs.close()
+	pods, err := loadProject(ctx, refs, opts, cfgFiles, env)
+	for i, v := range refs.envValues {
+		// An included folder's .env holds values as secret as the root's.
+		given[fmt.Sprintf("\x00included-%d", i)] = v
+	}
 	s := newScrubber(given)
 	for _, p := range pods {
 		for _, e := range p.Errors {
@@ -255,11 +262,16 @@ func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile
 
 // loadProject runs compose-go on the project's files (their contents: it
 // reads nothing itself) and translates the services.
-func loadProject(ctx context.Context, files Files, opts Options, cfgFiles []projectFile, env map[string]string) ([]manifest.Sourced, error) {
+func loadProject(ctx context.Context, refs *bundleFiles, opts Options, cfgFiles []projectFile, env map[string]string) ([]manifest.Sourced, error) {
+	files := refs.files
 	first := cfgFiles[0].name
 	var errs []error
 	details := types.ConfigDetails{WorkingDir: "/" + projectFolder(opts), Environment: env}
 	for _, f := range cfgFiles {
+		refs.useView = refs.useView || hasInclude(f.data)
+		for _, msg := range vetIncludes(f.data) {
+			errs = append(errs, &manifest.Error{Origin: origin(opts, f.name, 0), Detail: msg})
+		}
 		for _, msg := range preScan(f.data) {
 			errs = append(errs, &manifest.Error{Origin: origin(opts, f.name, 0), Detail: msg})
 		}
@@ -269,8 +281,6 @@ func loadProject(ctx context.Context, files Files, opts Options, cfgFiles []proj
 		return nil, &multierror.Error{Errors: errs}
 	}
 	var findings []loader.UnsupportedAttribute
-	refs := &bundleFiles{files: files}
-	defer refs.close()
 	proj, err := loader.LoadWithContext(ctx, details, func(o *loader.Options) {
 		o.SkipResolveEnvironment = true
 		o.SkipResolveLabels = true
@@ -362,16 +372,6 @@ func preScan(data []byte) []string {
 		if docs == MaxDocuments {
 			return append(out, fmt.Sprintf("more than %d YAML documents in one Compose file", MaxDocuments))
 		}
-		top := mapping(&doc)
-		if inc := value(top, "include"); inc != nil && inc.Kind == yaml3.SequenceNode {
-			for i, entry := range inc.Content {
-				for _, key := range []string{"project_directory", "env_file"} {
-					if value(mapping(entry), key) != nil {
-						out = append(out, fmt.Sprintf("include[%d].%s: not supported (an included file's folder is its folder in this project, and its .env the one beside it)", i, key))
-					}
-				}
-			}
-		}
 	}
 }
 
@@ -416,9 +416,21 @@ type bundleFiles struct {
 	// memory files behind them.
 	view string
 	open []*os.File
-	// local are the links by project name.
-	local map[string]string
+	// local are the links by project name; envOnly the names linked as a
+	// folder's .env, never handed out as a Compose file; envValues their
+	// values, for the scrubber; loads counts the loader's calls.
+	local     map[string]string
+	names     map[string]string // project names by memory file path
+	useView   bool              // the project includes files
+	envOnly   map[string]bool
+	envValues []string
+	loads     int
 }
+
+// MaxReferenceLoads bounds the loader's calls in one load: compose-go
+// asks again for each route to a file (an include reached twice with
+// another environment is loaded twice).
+const MaxReferenceLoads = 256
 
 func (b *bundleFiles) Accept(string) bool { return true }
 
@@ -426,6 +438,12 @@ func (b *bundleFiles) Load(_ context.Context, p string) (string, error) {
 	name, err := projectPath(b.rel(p))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	if b.loads++; b.loads > MaxReferenceLoads {
+		return "", fmt.Errorf("%s: more than %d loads of files referenced by extends.file and include", p, MaxReferenceLoads)
+	}
+	if b.envOnly[name] {
+		return "", fmt.Errorf("%s: a folder's .env is not a Compose file", p)
 	}
 	if local, ok := b.local[name]; ok {
 		// One memory file per file of the project, however often it is
@@ -444,28 +462,58 @@ func (b *bundleFiles) Load(_ context.Context, p string) (string, error) {
 	}
 	local, err := b.link(name, data)
 	if err != nil {
-		return "", fmt.Errorf("%s: hand it to the loader: %w", name, err)
+		return "", fmt.Errorf("%s: hand it to the loader: %s", name, linkFailure(err))
 	}
-	// An included file's folder has its own .env.
+	// An included file's folder has its own .env, when it is not the
+	// project's own (read before, with the host's compose.env over it).
 	env := path.Join(path.Dir(name), EnvFile)
-	if _, linked := b.local[env]; !linked {
+	if _, linked := b.local[env]; !linked && env != EnvFile {
 		if envData, err := b.files.ReadFile(env); err == nil {
-			if _, err := b.link(env, envData); err != nil {
-				return "", fmt.Errorf("%s: hand it to the loader: %w", env, err)
+			vars, err := dotenv.ParseWithLookup(bytes.NewReader(envData), func(string) (string, bool) { return "", false })
+			if err != nil {
+				return "", fmt.Errorf("%s: %v", env, dotenvError(err))
 			}
+			for _, v := range vars {
+				b.envValues = append(b.envValues, v)
+			}
+			if _, err := b.link(env, envData); err != nil {
+				return "", fmt.Errorf("%s: hand it to the loader: %s", env, linkFailure(err))
+			}
+			if b.envOnly == nil {
+				b.envOnly = map[string]bool{}
+			}
+			b.envOnly[env] = true
 		}
 	}
 	return local, nil
 }
 
+// linkFailure says why a link could not be made, without its paths.
+func linkFailure(err error) string {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &le):
+		return le.Err.Error()
+	case errors.As(err, &pe):
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
 // link makes a memory file holding data and its link at name in the view.
+// Without an include (useView false) a memory file is handed over by its
+// own path (/proc/self/fd/N), and no folder is made.
 func (b *bundleFiles) link(name string, data []byte) (string, error) {
-	if b.view == "" {
+	if b.local == nil {
+		b.local, b.names = map[string]string{}, map[string]string{}
+	}
+	if b.useView && b.view == "" {
 		dir, err := os.MkdirTemp("", "hostlet-compose-")
 		if err != nil {
 			return "", err
 		}
-		b.view, b.local = dir, map[string]string{}
+		b.view = dir
 	}
 	fd, err := unix.MemfdCreate("hostlet-compose", unix.MFD_CLOEXEC)
 	if err != nil {
@@ -475,6 +523,11 @@ func (b *bundleFiles) link(name string, data []byte) (string, error) {
 	b.open = append(b.open, f)
 	if _, err := f.Write(data); err != nil {
 		return "", err
+	}
+	if !b.useView {
+		local := "/proc/self/fd/" + strconv.Itoa(fd)
+		b.local[name], b.names[local] = local, name
+		return local, nil
 	}
 	local := filepath.Join(b.view, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
@@ -491,6 +544,9 @@ func (b *bundleFiles) link(name string, data []byte) (string, error) {
 // an included file's paths absolute from its folder there) without the
 // view.
 func (b *bundleFiles) rel(p string) string {
+	if name, ok := b.names[p]; ok {
+		return name
+	}
 	if b.view != "" {
 		if rest, ok := strings.CutPrefix(p, b.view+"/"); ok {
 			return rest
@@ -500,6 +556,64 @@ func (b *bundleFiles) rel(p string) string {
 		}
 	}
 	return p
+}
+
+// hasInclude reports whether a document of a Compose file has an include
+// (aliases and merge keys expanded).
+func hasInclude(data []byte) bool {
+	dec := yaml3.NewDecoder(bytes.NewReader(data))
+	for docs := 0; docs < MaxDocuments; docs++ {
+		var doc any
+		if dec.Decode(&doc) != nil {
+			return false
+		}
+		if top, ok := doc.(map[string]any); ok {
+			if _, ok := top["include"]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// vetIncludes checks the include entries of a Compose file as compose-go
+// will read them (every document, aliases and merge keys expanded): each a
+// path or a list of them, or a mapping of path alone. compose-go reads
+// project_directory and env_file (in any letter case) from the disk
+// itself: refused.
+func vetIncludes(data []byte) []string {
+	dec := yaml3.NewDecoder(bytes.NewReader(data))
+	var out []string
+	for docs := 0; docs < MaxDocuments; docs++ {
+		var doc any
+		if err := dec.Decode(&doc); err != nil {
+			return out // the end, or not YAML: compose-go says which
+		}
+		top, _ := doc.(map[string]any)
+		inc, ok := top["include"]
+		if !ok {
+			continue
+		}
+		list, isList := inc.([]any)
+		if !isList {
+			out = append(out, "include: a list of files of the project")
+			continue
+		}
+		for i, entry := range list {
+			switch e := entry.(type) {
+			case string:
+			case map[string]any:
+				for _, k := range slices.Sorted(maps.Keys(e)) {
+					if k != "path" {
+						out = append(out, fmt.Sprintf("include[%d].%s: not supported (an included file's folder is its folder in this project, and its .env the one beside it; give path alone)", i, textcap.Excerpt(k)))
+					}
+				}
+			default:
+				out = append(out, fmt.Sprintf("include[%d]: a path of the project, or {path: ...}", i))
+			}
+		}
+	}
+	return out
 }
 
 // vetExtended checks a file to be extended before compose-go reads it, and
@@ -531,6 +645,9 @@ func vetExtended(data []byte, dir string) ([]byte, error) {
 		}
 		if err := vetServices(plain, dir); err != nil {
 			return nil, err
+		}
+		if msgs := vetIncludes(data); len(msgs) > 0 {
+			return nil, errors.New(msgs[0])
 		}
 		if dir != "." {
 			c, err := rebaseExtends(&doc, dir)
@@ -677,10 +794,17 @@ func hasMergeKey(n *yaml3.Node) bool {
 // relative paths of an extended file against it, so they stay paths of
 // the project.
 func (b *bundleFiles) Dir(p string) string {
+	dir := "."
 	if name, err := projectPath(b.rel(p)); err == nil {
-		return path.Dir(name)
+		dir = path.Dir(name)
 	}
-	return "."
+	if b.view != "" {
+		// Absolute in the view: compose-go resolves an extended file's
+		// paths against it, and an including file's again against its
+		// own folder, which leaves an absolute path alone.
+		return filepath.Join(b.view, filepath.FromSlash(dir))
+	}
+	return dir
 }
 
 // close closes the memory files and removes the view.
@@ -693,8 +817,18 @@ func (b *bundleFiles) close() {
 	}
 }
 
-// shown is msg with the view's paths as paths of the project.
+// memoryFileRE is a memory file's path, its whole number.
+var memoryFileRE = regexp.MustCompile(`/proc/self/fd/[0-9]+`)
+
+// shown is msg with the view's and the memory files' paths as paths of
+// the project.
 func (b *bundleFiles) shown(msg string) string {
+	msg = memoryFileRE.ReplaceAllStringFunc(msg, func(local string) string {
+		if name, ok := b.names[local]; ok {
+			return name
+		}
+		return local
+	})
 	if b.view == "" {
 		return msg
 	}

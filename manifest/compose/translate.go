@@ -191,6 +191,20 @@ func (t *translator) errorf(field, format string, args ...any) *manifest.Error {
 	return manifest.Errorf(t.origin, "", field, format, args...)
 }
 
+// homePath reports whether p is a path from a home folder: ~ or ~user
+// first, or, in an included file (made relative to its folder), after it.
+func homePath(p string) bool {
+	if path.IsAbs(p) {
+		return false
+	}
+	for _, el := range strings.Split(p, "/") {
+		if strings.HasPrefix(el, "~") {
+			return true
+		}
+	}
+	return false
+}
+
 // rel is p as a path of the project (an included file's paths are made
 // absolute in the loader's view of the project).
 func (t *translator) rel(p string) string {
@@ -576,6 +590,10 @@ func (c *serviceConv) environment(s types.ServiceConfig) []manifest.EnvVar {
 
 func (c *serviceConv) envFile(key string, ef types.EnvFile, vars map[string]string) {
 	ef.Path = c.t.rel(ef.Path)
+	if homePath(ef.Path) {
+		c.add(key, "%s: a path in a home folder depends on who runs hostlet; give a file of the project", ef.Path)
+		return
+	}
 	name, err := projectPath(ef.Path)
 	if err != nil {
 		c.add(key, "%s: %v", ef.Path, err)
@@ -728,7 +746,7 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 		case v.Type != types.VolumeTypeBind:
 			c.add(key, "%s volumes are not supported yet (bind mounts of absolute host paths are)", v.Type)
 			continue
-		case strings.HasPrefix(v.Source, "~"):
+		case homePath(v.Source):
 			c.add(key+".source", "%s: a path in a home folder depends on who runs hostlet; give the absolute host path", v.Source)
 			continue
 		case !path.IsAbs(v.Source):
