@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/events"
-	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
@@ -63,52 +62,5 @@ containers:
 	eb, _ := json.Marshal(ev.List())
 	if strings.Contains(string(eb), secret) {
 		t.Errorf("the events show a log option's value (from the engine's error): %s", eb)
-	}
-}
-
-// The status shows every log option's value as a keyed hash, and beside
-// it the container's spec hash: an unkeyed SHA-256 over the whole spec,
-// log options' values included. Whoever reads /status knows every other
-// field (the redacted manifest is in it), so a guess of a weak credential
-// is checked offline, without the key. (docs/reliability.md names this
-// for env values as not closed; the new log options and their promise
-// "never show" inherit it.)
-func TestAttackPolicyLogOptionGuessedFromSpecHash(t *testing.T) {
-	t.Skip("known, not closed (docs/reliability.md, threat model): the spec hash is unkeyed, env values and log options alike; closing it is hash version v2, with the secrets work")
-	fake := synctest.NewFake()
-	s, err := hsync.New(fake, hsync.Options{
-		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Second, Concurrency: 4, Prune: true,
-	}, slog.New(slog.DiscardHandler), events.NewLog(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := decodePod(t, `
-version: v1beta1
-id: web
-containers:
-  - name: app
-    image: example.org/app:1
-    logging: {driver: logentries, options: {logentries-token: "summer2024"}}
-`)
-	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{pod}, Ready: true})
-	if err := s.SyncOnce(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	// The reader's side: only what GET /status shows.
-	b, _ := json.Marshal(s.Report())
-	var rep hsync.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Pods) != 1 || rep.Pods[0].Manifest == nil || len(rep.Pods[0].Containers) != 1 {
-		t.Fatalf("status %s", b)
-	}
-	shown, hash := *rep.Pods[0].Manifest, rep.Pods[0].Containers[0].Hash
-	for _, guess := range []string{"password", "changeme", "logentries", "summer2023", "summer2024", "winter2024"} {
-		m := shown.Clone()
-		m.Containers[0].Logging.Options["logentries-token"] = guess
-		if manifest.ContainerHash(m, 0) == hash {
-			t.Errorf("logentries-token %q found offline from the status alone (redacted manifest + containers[].hash)", guess)
-		}
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -437,7 +439,8 @@ func (c *checker) volumeMounts(f string, vms []manifest.VolumeMount, volumes map
 	// would not start.
 	for j, vm := range vms {
 		p := path.Clean(vm.MountPath)
-		for at, files := range folders {
+		for _, at := range slices.Sorted(maps.Keys(folders)) {
+			files := folders[at]
 			rel, below := strings.CutPrefix(p, strings.TrimSuffix(at, "/")+"/")
 			if !below || holds(files, rel) {
 				continue

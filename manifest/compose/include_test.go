@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/compose"
 )
 
@@ -39,10 +40,7 @@ services:
 	if len(errs) > 0 {
 		t.Fatalf("errors: %q", errs)
 	}
-	byID := map[string]int{}
-	for i, p := range pods {
-		byID[p.Manifest.ID] = i
-	}
+	byID := podIndex(pods)
 	web, ok := byID["shop-web"]
 	db, ok2 := byID["shop-db"]
 	if !ok || !ok2 {
@@ -116,10 +114,7 @@ func TestLoadInclude(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatalf("errors: %q", errs)
 	}
-	byID := map[string]int{}
-	for i, p := range pods {
-		byID[p.Manifest.ID] = i
-	}
+	byID := podIndex(pods)
 	i, ok := byID["shop-db"]
 	if !ok || len(pods) != 2 {
 		t.Fatalf("pods %v, want shop-web and shop-db", byID)
@@ -164,4 +159,13 @@ func TestLoadNestedInclude(t *testing.T) {
 	if len(pods) != 3 {
 		t.Errorf("%d pods, want 3", len(pods))
 	}
+}
+
+// podIndex is the index of each pod in pods, by id.
+func podIndex(pods []manifest.Sourced) map[string]int {
+	out := map[string]int{}
+	for i, p := range pods {
+		out[p.Manifest.ID] = i
+	}
+	return out
 }
