@@ -92,6 +92,7 @@ func ReadCommit(ctx context.Context, commit *object.Commit, paths []string, sour
 			}
 			files++
 			ms, err := manifest.Decode(data, origin)
+			resolveBuilds(ms, root, f.path)
 			out = append(out, ms...)
 			if err != nil {
 				errs = multierror.Append(errs, err)

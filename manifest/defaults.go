@@ -164,6 +164,13 @@ func (m Manifest) Clone() Manifest {
 			}
 			c.LivenessProbe = &p
 		}
+		if c.Build != nil {
+			// Files is immutable and shared, as a volume's is.
+			b := *c.Build
+			b.Args, b.Labels = maps.Clone(b.Args), maps.Clone(b.Labels)
+			b.ExtraHosts = append([]string(nil), b.ExtraHosts...)
+			c.Build = &b
+		}
 		out.Containers[i] = c
 	}
 	return out

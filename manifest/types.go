@@ -191,6 +191,11 @@ type Container struct {
 	Ulimits []Ulimit          `json:"ulimits,omitempty"`
 	Sysctls map[string]string `json:"sysctls,omitempty"`
 	Logging *Logging          `json:"logging,omitempty"`
+
+	// Build builds the image from files of the source (see Build): Image
+	// is then hostlet's name for the result, and an image given beside
+	// it is a name the result gets too.
+	Build *Build `json:"build,omitempty"`
 }
 
 // Device is a host device made available in the container.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,6 +86,9 @@ func ReadTree(ctx context.Context, base string, paths []string, source string, r
 		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
 		h.Write(data)
 		ms, err := manifest.Decode(data, origin)
+		if hasBuild(ms) {
+			f.resolveBuilds(ms, roots, h)
+		}
 		res.Manifests = append(res.Manifests, ms...)
 		if err != nil {
 			errs = multierror.Append(errs, err)
@@ -92,6 +96,36 @@ func ReadTree(ctx context.Context, base string, paths []string, source string, r
 	}
 	res.Revision = "sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
 	return res, errs.ErrorOrNil()
+}
+
+// hasBuild reports whether a container of ms is built.
+func hasBuild(ms []manifest.Sourced) bool {
+	for _, s := range ms {
+		for _, c := range s.Manifest.Containers {
+			if c.Build != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resolveBuilds reads the builds of the manifests of file f through the
+// os.Root of its folder (the source's, or the file's own folder for a
+// source path that is a file).
+func (f treeFile) resolveBuilds(ms []manifest.Sourced, roots map[string]*os.Root, h io.Writer) {
+	dir, rel := f.root, filepath.ToSlash(f.rel)
+	if dir == "" {
+		dir, rel = filepath.Dir(f.name), filepath.Base(f.name)
+	}
+	r, err := rootOf(roots, dir)
+	if err != nil {
+		for i := range ms {
+			ms[i].Errors = append(ms[i].Errors, &manifest.Error{Origin: ms[i].Origin, Pod: ms[i].Manifest.ID, Detail: "open the source's folder for its builds: " + readDetail(err)})
+		}
+		return
+	}
+	resolveBuilds(ms, r, rel, h)
 }
 
 func readDetail(err error) string {

@@ -75,6 +75,11 @@ type ApplyOptions struct {
 	// pod is left as it is this time (Result.Pulling). When nil, Apply
 	// pulls what it needs itself (EnsureImage) and waits.
 	Images func(ctx context.Context, ref, pullPolicy string) (pulling bool, err error)
+	// Builds decides whether the image of a container with a build (its
+	// Image the name of the build's inputs) can be used now: building
+	// means a build runs outside Apply and the pod is left as it is this
+	// time (Result.Building). When nil, such a container fails.
+	Builds func(ctx context.Context, pod string, c manifest.Container) (building bool, err error)
 	// HostPaths are the host's hostPath rules: every host path is resolved
 	// and checked again right before its container is created, and the
 	// resolved path is what is mounted.
@@ -149,6 +154,14 @@ type Result struct {
 	// left untouched (the running version keeps running) until they are
 	// present.
 	Pulling []string
+	// Building lists the images being built outside Apply, as Pulling.
+	Building []string
+}
+
+// waiting reports whether the pod was left untouched, its images being
+// pulled or built, and nothing failed.
+func (r Result) waiting() bool {
+	return len(r.Pulling)+len(r.Building) > 0 && r.Err == nil
 }
 
 // Apply carries out every pod plan that changes something, removals first
@@ -306,6 +319,9 @@ func secretValues(m manifest.Manifest) []string {
 				out = append(out, v)
 			}
 		}
+		if c.Build != nil {
+			out = append(out, buildSecrets(c)...)
+		}
 	}
 	return out
 }
@@ -388,6 +404,8 @@ func podError(err error) *PodError {
 // started (errStart) is a StartError.
 func failureReason(err error) string {
 	switch {
+	case errors.Is(err, hruntime.ErrBuild):
+		return ReasonBuild
 	case errors.Is(err, hruntime.ErrImagePull), errors.Is(err, hruntime.ErrImageNeverPull):
 		return ReasonPull
 	case errors.Is(err, hruntime.ErrUnavailable):
@@ -423,7 +441,7 @@ func (ap *podApplication) apply(ctx context.Context) error {
 	if err := ap.writeFiles(ctx); err != nil {
 		return inStep(errStepFiles, err)
 	}
-	if err := ap.ensureImages(ctx); err != nil || len(ap.res.Pulling) > 0 {
+	if err := ap.ensureImages(ctx); err != nil || len(ap.res.Pulling)+len(ap.res.Building) > 0 {
 		return err
 	}
 	if err := ap.takeDown(ctx); err != nil {
@@ -501,6 +519,12 @@ func (ap *podApplication) writeFiles(ctx context.Context) error {
 // pod waits as it is.
 func (ap *podApplication) ensureImages(ctx context.Context) error {
 	for _, c := range ap.m.Containers {
+		if creates(ap.apps[c.Name].Action) && c.Build != nil {
+			if err := ap.build(ctx, c); err != nil {
+				return inStep(errStepPull, fmt.Errorf("container %s: %w", c.Name, err))
+			}
+			continue
+		}
 		if creates(ap.apps[c.Name].Action) {
 			if err := ap.image(ctx, &ap.res, c.Image, c.ImagePullPolicy); err != nil {
 				return inStep(errStepPull, fmt.Errorf("container %s: %w", c.Name, err))
@@ -765,6 +789,19 @@ func (a *applier) image(ctx context.Context, res *Result, ref, policy string) er
 	pulling, err := a.opts.Images(ctx, ref, policy)
 	if pulling && !slices.Contains(res.Pulling, ref) {
 		res.Pulling = append(res.Pulling, ref)
+	}
+	return err
+}
+
+// build makes the built image of container c usable: asked of
+// opts.Builds, noting in res an image being built.
+func (ap *podApplication) build(ctx context.Context, c manifest.Container) error {
+	if ap.opts.Builds == nil {
+		return fmt.Errorf("build image %s: %w: this hostlet does not build images here", c.Image, hruntime.ErrBuild)
+	}
+	building, err := ap.opts.Builds(ctx, ap.m.ID, c)
+	if building && !slices.Contains(ap.res.Building, c.Image) {
+		ap.res.Building = append(ap.res.Building, c.Image)
 	}
 	return err
 }

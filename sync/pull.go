@@ -25,8 +25,12 @@ const DefaultPullTimeout = 10 * time.Minute
 type puller struct {
 	rt      ImageEnsurer
 	timeout time.Duration
-	sem     chan struct{}
-	log     *slog.Logger
+	// what the jobs are ("pull image", "build image"), the config key of
+	// their timeout and the error class of one that outlasts it.
+	what, timeoutKey string
+	class            error
+	sem              chan struct{}
+	log              *slog.Logger
 	// finished is told when a pull ends (the Syncer's Trigger).
 	finished func()
 	clock    clock.Clock
@@ -54,7 +58,7 @@ func newPuller(rt ImageEnsurer, timeout time.Duration, concurrency int, log *slo
 		timeout = DefaultPullTimeout
 	}
 	return &puller{
-		rt: rt, timeout: timeout, sem: make(chan struct{}, max(concurrency, 1)), log: log, finished: finished, clock: clock.Or(clk),
+		rt: rt, timeout: timeout, what: "pull image", timeoutKey: "sync.pullTimeout", class: hruntime.ErrImagePull, sem: make(chan struct{}, max(concurrency, 1)), log: log, finished: finished, clock: clock.Or(clk),
 		pulls: map[string]*pull{}, changed: make(chan struct{}),
 	}
 }
@@ -82,22 +86,47 @@ func (p *puller) check(ctx context.Context, ref, policy string) (pulling bool, e
 	return true, nil
 }
 
-// start begins a background pull of ref unless one runs already.
-func (p *puller) start(ctx context.Context, ref, policy string) {
+// checkBuild reports whether image ref, built by build, can be used now:
+// nil when it is present (or its build just succeeded), building when a
+// build of it runs (started now if needed), or the error of a failed
+// build or presence check. It never waits for a build.
+func (p *puller) checkBuild(ctx context.Context, ref string, build func(ctx context.Context) error) (building bool, err error) {
+	p.mu.Lock()
+	if pl := p.pulls[ref]; pl != nil {
+		done, err := pl.done, pl.err
+		p.mu.Unlock()
+		return !done, err
+	}
+	p.mu.Unlock()
+	err = p.rt.EnsureImage(ctx, ref, hruntime.PullNever)
+	if err == nil || !errors.Is(err, hruntime.ErrImageNeverPull) {
+		return false, err
+	}
+	p.start(ctx, ref, "", build)
+	return true, nil
+}
+
+// start begins a background job (a pull of ref with policy, or run when
+// it is set) unless one runs already for ref.
+func (p *puller) start(ctx context.Context, ref, policy string, run ...func(context.Context) error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.pulls[ref] != nil {
 		return
 	}
+	job := func(ctx context.Context) error { return p.rt.EnsureImage(ctx, ref, policy) }
+	if len(run) > 0 {
+		job = run[0]
+	}
 	pctx, cancel := context.WithCancel(ctx)
 	pl := &pull{cancel: cancel}
 	p.pulls[ref] = pl
-	p.log.Info("pulling image outside the sync", "image", ref, "policy", policy, "timeout", p.timeout)
+	p.log.Info(p.what+" outside the sync", "image", ref, "policy", policy, "timeout", p.timeout)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		defer cancel()
-		err := p.run(pctx, ref, policy)
+		err := p.run(pctx, ref, job)
 		stopped := pctx.Err() != nil
 		p.mu.Lock()
 		pl.done, pl.err = true, err
@@ -115,26 +144,26 @@ func (p *puller) start(ctx context.Context, ref, policy string) {
 	}()
 }
 
-// errPullTimeout marks a pull that outlasted sync.pullTimeout.
+// errPullTimeout marks a pull or build that outlasted its timeout.
 var errPullTimeout = errors.New("timed out")
 
-// run waits for a free slot, then pulls ref within the timeout.
-func (p *puller) run(ctx context.Context, ref, policy string) error {
+// run waits for a free slot, then runs job within the timeout.
+func (p *puller) run(ctx context.Context, ref string, job func(context.Context) error) error {
 	select {
 	case p.sem <- struct{}{}:
 		defer func() { <-p.sem }()
 	case <-ctx.Done():
-		return fmt.Errorf("pull image %s: %w", ref, ctx.Err())
+		return fmt.Errorf("%s %s: %w", p.what, ref, ctx.Err())
 	}
 	start := p.clock.Now()
 	tctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	err := p.rt.EnsureImage(tctx, ref, policy)
+	err := job(tctx)
 	if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("pull image %s: %w after %s (sync.pullTimeout): %w", ref, errPullTimeout, p.timeout, hruntime.ErrImagePull)
+		return fmt.Errorf("%s %s: %w after %s (%s): %w", p.what, ref, errPullTimeout, p.timeout, p.timeoutKey, p.class)
 	}
 	if err == nil {
-		p.log.Debug("pulled image", "image", ref, "duration", p.clock.Since(start).Round(time.Millisecond))
+		p.log.Debug(p.what+" done", "image", ref, "duration", p.clock.Since(start).Round(time.Millisecond))
 	}
 	return err
 }

@@ -350,6 +350,12 @@ type specSummary struct {
 	// each content replaced by a keyed hash as env values are (a folder
 	// of more than maxListedFiles files is one entry, "<folder>/*").
 	Files map[string]string `json:"files,omitempty"`
+	// Build is the container's build, when it has one: each input by
+	// name ("context file app/main.go", "dockerfile", "arg VERSION",
+	// "target", ...), its value a keyed hash as env values are (a
+	// context of more than maxListedFiles files is one entry, "context
+	// <path>").
+	Build map[string]string `json:"build,omitempty"`
 	// Host is the container's access to the host (privileged,
 	// capabilities, devices, security options, limits, sysctls, log
 	// driver, host namespaces), those that are set; a hash when long.
@@ -406,6 +412,7 @@ func summarize(m manifest.Manifest, i int, env *EnvHasher) specSummary {
 	}
 	s.Process = processString(c)
 	s.Host = hostString(m, c, env)
+	s.Build = buildInputs(c.Build, env)
 	if len(m.Containers) == 1 && (m.Hostname != "" || len(m.ExtraHosts)+len(m.DNS)+len(m.DNSSearch) > 0) {
 		s.Namespace = fmt.Sprintf("hostname=%s hosts=%v dns=%v search=%v", m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch)
 	}
@@ -443,6 +450,53 @@ func addFiles(files map[string]string, f *manifest.Files, mountPath string, env 
 		put(name, strconv.FormatUint(uint64(it.ItemMode()), 8)+":"+string(it.Data))
 	}
 	return files
+}
+
+// buildInputs names each input of build b with its keyed hash; nil
+// without a build.
+func buildInputs(b *manifest.Build, env *EnvHasher) map[string]string {
+	if b == nil {
+		return nil
+	}
+	in := map[string]string{}
+	put := func(name, value string) { in[name] = env.Hash("build "+name, value) }
+	if f := b.Files; f != nil && len(f.Items) > maxListedFiles {
+		put("context "+b.Context, f.Digest())
+	} else if f != nil {
+		for _, it := range f.Items {
+			put("context file "+it.Path, strconv.FormatUint(uint64(it.Mode), 8)+":"+string(it.Data))
+		}
+	}
+	put("dockerfile", b.Recipe)
+	for k, v := range b.Args {
+		put("arg "+k, v)
+	}
+	for name, v := range map[string]string{
+		"target": b.Target, "network": b.Network, "labels": fmt.Sprint(b.Labels), "extraHosts": strings.Join(b.ExtraHosts, ","),
+	} {
+		if v != "" && v != "map[]" {
+			put(name, v)
+		}
+	}
+	return in
+}
+
+// buildReasons says how a build's inputs changed, by name.
+func buildReasons(old, new map[string]string) []string {
+	var r []string
+	for _, k := range unionKeys(old, new) {
+		o, inOld := old[k]
+		n, inNew := new[k]
+		switch {
+		case !inOld:
+			r = append(r, k+" added")
+		case !inNew:
+			r = append(r, k+" removed")
+		case o != n && comparableEnv(o, n):
+			r = append(r, k+" changed")
+		}
+	}
+	return r
 }
 
 // processString lists the container's process settings that are set.
@@ -580,7 +634,16 @@ func parseSummary(label string) (specSummary, bool) {
 // hostlet, on another host or with a replaced key.
 func changeReasons(old, new specSummary) []string {
 	var r []string
-	if old.Image != new.Image {
+	switch {
+	case old.Build != nil && new.Build != nil:
+		// The image is named after the build's inputs: they say what
+		// changed, or else the image did.
+		if br := buildReasons(old.Build, new.Build); len(br) > 0 {
+			r = append(r, br...)
+		} else if old.Image != new.Image {
+			r = append(r, imageChange(old.Image, new.Image))
+		}
+	case old.Image != new.Image:
 		r = append(r, imageChange(old.Image, new.Image))
 	}
 	if !equalStrings(old.Command, new.Command) {

@@ -97,6 +97,8 @@ type podState struct {
 	// pulling says which images are being pulled for the pod ("" when
 	// none): it waits Pending, reason Pulling.
 	pulling string
+	// building: the pod waits for an image build (reason Building).
+	building bool
 	// waiting says which dependencies the pod waits for ("" when none):
 	// Pending, reason WaitingForDependency, while it is not as desired.
 	waiting string
@@ -260,6 +262,9 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 		}
 	case ps.pulling != "":
 		st.Phase, st.Reason, st.Message = PhasePending, ReasonPulling, ps.pulling
+		if ps.building {
+			st.Reason = ReasonBuilding
+		}
 	case crashLoop != "":
 		st.Phase, st.Reason = PhaseFailed, ReasonCrashLoop
 		st.Message = fmt.Sprintf("container %s keeps crashing", crashLoop)
@@ -303,6 +308,17 @@ func redact(m manifest.Manifest, env *EnvHasher) *manifest.Manifest {
 			for k, v := range l.Options {
 				l.Options[k] = env.Hash("logging "+k, v)
 			}
+		}
+		if b := r.Containers[i].Build; b != nil {
+			// Args may be credentials; the context and the Dockerfile
+			// are shown by a hash of their content.
+			for k, v := range b.Args {
+				b.Args[k] = env.Hash("build arg "+k, v)
+			}
+			if b.Files != nil {
+				b.Files = &manifest.Files{Source: b.Files.Source, Hash: env.Hash("build context "+b.Files.Source, b.Files.Digest())}
+			}
+			b.Recipe, b.DockerfileInline = "", ""
 		}
 	}
 	for i, v := range r.Volumes {

@@ -47,6 +47,7 @@ type FullRuntime interface {
 	Inspector
 	EventSource
 	Execer
+	Builder
 }
 
 // Desired is the merged output of every source: the pods to run, the
@@ -70,7 +71,15 @@ type Options struct {
 	// DefaultPullTimeout. Pulls run outside the sync, at most Concurrency
 	// at a time.
 	PullTimeout time.Duration
-	Prune       bool
+	// BuildConcurrency bounds the image builds that run at once
+	// (sync.buildConcurrency; below 1 means 1), BuildTimeout one build
+	// (sync.buildTimeout; 0 means DefaultBuildTimeout). Builds run
+	// outside the sync, as pulls do.
+	BuildConcurrency int
+	BuildTimeout     time.Duration
+	// OnBuild, when set, is told the duration and outcome of every build.
+	OnBuild func(d time.Duration, err error)
+	Prune   bool
 	// StateDir holds restarts.json; "" keeps restart counts in memory only.
 	StateDir string
 	// Clock is what the Syncer reads time from (its interval, backoff,
@@ -107,8 +116,9 @@ type Syncer struct {
 	clock  clock.Clock
 	wake   chan struct{}
 	prober *prober
-	// pulls runs image pulls outside the sync.
-	pulls *puller
+	// pulls runs image pulls outside the sync, builds image builds.
+	pulls, builds *puller
+	builder       Builder
 	// keyDamaged is the env hash key's problem found at start (nil when
 	// none), reported by TrackStateFiles.
 	keyDamaged *atomicfile.Problem
@@ -189,6 +199,12 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 	}
 	s.prober = newProber(rt, log, s.onUnhealthy, opts.Clock)
 	s.pulls = newPuller(rt, opts.PullTimeout, opts.Concurrency, log, s.Trigger, opts.Clock)
+	if opts.BuildTimeout <= 0 {
+		opts.BuildTimeout = DefaultBuildTimeout
+	}
+	s.builds = newPuller(rt, opts.BuildTimeout, opts.BuildConcurrency, log, s.Trigger, opts.Clock)
+	s.builds.what, s.builds.timeoutKey, s.builds.class = "build image", "sync.buildTimeout", hruntime.ErrBuild
+	s.builder = rt
 	return s, nil
 }
 
@@ -276,6 +292,7 @@ func (s *Syncer) SyncOnce(ctx context.Context) error {
 // called more than once; a later sync starts the probes again.
 func (s *Syncer) Close() {
 	s.pulls.stop()
+	s.builds.stop()
 	s.prober.stopAll()
 }
 
@@ -295,12 +312,18 @@ func (s *Syncer) sync(ctx context.Context, waitPulls bool) error {
 	var errs []error
 	for i := 0; ; i++ {
 		errs = append(errs, s.pass(ctx))
-		if !waitPulls || i == maxPullWaits || !s.pulls.outstanding() {
+		if !waitPulls || i == maxPullWaits || (!s.pulls.outstanding() && !s.builds.outstanding()) {
 			break
 		}
 		if err := s.pulls.wait(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("wait for image pulls: %w", err))
 			s.pulls.stop()
+			s.builds.stop()
+			break
+		}
+		if err := s.builds.wait(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("wait for image builds: %w", err))
+			s.builds.stop()
 			break
 		}
 	}
@@ -333,6 +356,8 @@ func (s *Syncer) pass(ctx context.Context) error {
 	s.mu.Unlock()
 	s.pulls.beginPass()
 	defer s.pulls.endPass()
+	s.builds.beginPass()
+	defer s.builds.endPass()
 	return s.syncOnce(ctx, desired, recoverPods)
 }
 
@@ -364,7 +389,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
 		Skip: func(id string) bool { return waits[id] != "" || (s.backingOff(id) && !removing[id]) }, EnvHasher: s.opts.EnvHasher,
-		HostPaths: s.opts.HostPaths, Images: s.pulls.check,
+		HostPaths: s.opts.HostPaths, Images: s.pulls.check, Builds: s.checkBuild,
 		SweepNetworks: !s.networksSwept && s.opts.Prune && desired.Ready,
 		Files:         s.fileWriter(),
 	}, s.log)
@@ -560,7 +585,7 @@ func (s *Syncer) record(results []Result) {
 func (s *Syncer) recordLocked(results []Result) {
 	now := s.clock.Now()
 	for _, r := range results {
-		if len(r.Pulling) > 0 && r.Err == nil {
+		if r.waiting() {
 			// Nothing done yet (notePulls): backoff and marks stay. A
 			// failed pull fails the pod even while another of its images
 			// is still being pulled.
@@ -608,8 +633,11 @@ func (s *Syncer) recordLocked(results []Result) {
 			s.failures[reason]++
 			ps.failReason, ps.failMessage = reason, r.Err.Error()
 			typ := events.Failed
-			if reason == ReasonPull {
+			switch reason {
+			case ReasonPull:
 				typ = events.PullFailed
+			case ReasonBuild:
+				typ = events.BuildFailed
 			}
 			s.events.Record(events.Event{Time: now, Type: typ, Pod: r.ID, Reason: reason, Message: r.Err.Error()})
 			s.log.Warn("pod failed", "pod", r.ID, "reason", reason, "error", r.Err, "retry_in", b.delay())
@@ -646,7 +674,7 @@ func (s *Syncer) notePulls(results []Result) {
 	now := s.clock.Now()
 	pulling := map[string]Result{}
 	for _, r := range results {
-		if len(r.Pulling) > 0 && r.Err == nil {
+		if r.waiting() {
 			pulling[r.ID] = r
 		}
 	}
@@ -659,11 +687,15 @@ func (s *Syncer) notePulls(results []Result) {
 	}
 	for id, r := range pulling {
 		ps := s.podStateLocked(id)
-		msg := "pulling image " + strings.Join(r.Pulling, ", ")
-		if ps.pulling != msg {
-			ps.lastAction = &LastAction{Action: "pull", Reason: msg, Time: now}
-			s.log.Info("pod waits for its images", "pod", id, "images", r.Pulling)
+		action, msg := "pull", "pulling image "+strings.Join(r.Pulling, ", ")
+		if len(r.Building) > 0 {
+			action, msg = "build", "building image "+strings.Join(r.Building, ", ")
 		}
+		if ps.pulling != msg {
+			ps.lastAction = &LastAction{Action: action, Reason: msg, Time: now}
+			s.log.Info("pod waits for its images", "pod", id, "images", r.Pulling, "builds", r.Building)
+		}
+		ps.building = len(r.Building) > 0
 		// A retry after a failure: the pod is pulling again.
 		ps.pulling, ps.failReason, ps.failMessage = msg, "", ""
 	}

@@ -161,6 +161,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		containers[ct.Name] = true
 		c.container(f, ct, volumes, portNames, containerPorts)
 		c.hostAccess(f, ct, opts.Policy, len(m.Containers) > 1, m.HostNetwork, m.HostIPC)
+		c.build(f, ct, opts.Policy)
 	}
 	return c.errs.ErrorOrNil()
 }
@@ -317,7 +318,9 @@ func (c *checker) healthcheck(f string, h *manifest.Healthcheck) {
 }
 
 func (c *checker) container(f string, ct manifest.Container, volumes map[string]*manifest.Files, portNames, containerPorts map[string]string) {
-	if ct.Image == "" {
+	if ct.Image == "" && ct.Build != nil && c.readError(f+".build") {
+		// The build that names the image could not be read.
+	} else if ct.Image == "" {
 		c.add(f+".image", "required")
 	} else if msg := imageRef(ct.Image); msg != "" {
 		c.add(f+".image", "%q is not a valid image reference: %s", ct.Image, msg)
@@ -736,9 +739,8 @@ func (c *checker) namespace(m manifest.Manifest) {
 		}
 	}
 	for i, h := range m.ExtraHosts {
-		name, ip, ok := strings.Cut(h, ":")
-		if _, err := netip.ParseAddr(ip); !ok || dnsSubdomain(strings.ToLower(name)) != "" || err != nil {
-			c.add(fmt.Sprintf("extraHosts[%d]", i), "%q is not name:ip", h)
+		if msg := extraHost(h); msg != "" {
+			c.add(fmt.Sprintf("extraHosts[%d]", i), "%s", msg)
 		}
 	}
 	for i, s := range m.DNS {
@@ -751,6 +753,15 @@ func (c *checker) namespace(m manifest.Manifest) {
 			c.add(fmt.Sprintf("dnsSearch[%d]", i), "%q %s", s, msg)
 		}
 	}
+}
+
+// extraHost says why h is not an /etc/hosts line name:ip, or "".
+func extraHost(h string) string {
+	name, ip, ok := strings.Cut(h, ":")
+	if _, err := netip.ParseAddr(ip); !ok || dnsSubdomain(strings.ToLower(name)) != "" || err != nil {
+		return fmt.Sprintf("%q is not name:ip", h)
+	}
+	return ""
 }
 
 var dependencyEnum = []string{manifest.DependencyStarted, manifest.DependencyHealthy, manifest.DependencyCompleted}

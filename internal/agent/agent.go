@@ -168,7 +168,9 @@ func (a *agent) buildSyncer() error {
 			}
 		},
 		Instance: cfg.Instance, InfraImage: a.infraImage, InfraCommand: a.opts.InfraCommand,
+		OnBuild:  func(d time.Duration, err error) { a.met.BuildDone(d, err) },
 		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, PullTimeout: cfg.Sync.PullTimeout, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
+		BuildConcurrency: cfg.Sync.BuildConcurrency, BuildTimeout: cfg.Sync.BuildTimeout,
 		HostPaths: a.vopts, Clock: a.clock,
 	}, a.log, a.ev)
 	if err != nil {

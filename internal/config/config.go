@@ -96,8 +96,12 @@ type Sync struct {
 	// PullTimeout bounds one image pull; pulls run outside the sync, so a
 	// hanging registry holds only the pods that need its image.
 	PullTimeout time.Duration `mapstructure:"pullTimeout"`
-	Prune       bool          `mapstructure:"prune"`
-	AllowEmpty  bool          `mapstructure:"allowEmpty"`
+	// BuildConcurrency bounds the image builds that run at once (each
+	// loads the engine, unlike a pull); BuildTimeout one build.
+	BuildConcurrency int           `mapstructure:"buildConcurrency"`
+	BuildTimeout     time.Duration `mapstructure:"buildTimeout"`
+	Prune            bool          `mapstructure:"prune"`
+	AllowEmpty       bool          `mapstructure:"allowEmpty"`
 }
 
 // Etcd configures etcd sources and status reporting.
@@ -167,6 +171,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("sync.interval", "10s")
 	v.SetDefault("sync.concurrency", 4)
 	v.SetDefault("sync.pullTimeout", "10m")
+	v.SetDefault("sync.buildConcurrency", 1)
+	v.SetDefault("sync.buildTimeout", "30m")
 	v.SetDefault("sync.prune", true)
 	v.SetDefault("sync.allowEmpty", false)
 	v.SetDefault("etcd.endpoints", []string{})
@@ -393,6 +399,12 @@ func (c *Config) checkTopLevel(bad badFunc) {
 	}
 	if c.Sync.Concurrency < 1 {
 		bad("sync.concurrency", "must be at least 1, got %d", c.Sync.Concurrency)
+	}
+	if c.Sync.BuildConcurrency < 1 {
+		bad("sync.buildConcurrency", "must be at least 1, got %d", c.Sync.BuildConcurrency)
+	}
+	if c.Sync.BuildTimeout <= 0 {
+		bad("sync.buildTimeout", "must be positive, got %s", c.Sync.BuildTimeout)
 	}
 	if c.Sync.PullTimeout <= 0 {
 		bad("sync.pullTimeout", "must be positive, got %s", c.Sync.PullTimeout)

@@ -167,8 +167,8 @@ func Instance(t testing.TB) string {
 	return instance
 }
 
-// RemoveInstance force-removes every container, volume and network
-// labelled io.hostlet.instance=instance. It retries for a while: the engine refuses
+// RemoveInstance force-removes every container, volume, network and
+// built image labelled io.hostlet.instance=instance. It retries for a while: the engine refuses
 // some removals while a container is between states (e.g. restarting).
 func RemoveInstance(ctx context.Context, cli *client.Client, instance string) error {
 	var err error
@@ -216,6 +216,16 @@ func removeInstanceOnce(ctx context.Context, cli *client.Client, instance string
 	for _, n := range nets {
 		if err := cli.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+		}
+	}
+	// Images the instance built (and their other tags).
+	ims, err := cli.ImageList(ctx, image.ListOptions{Filters: f})
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list images of %s: %w", instance, err))...)
+	}
+	for _, im := range ims {
+		if _, err := cli.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove image %s %v: %w", im.ID, im.RepoTags, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -23,6 +23,8 @@ const (
 	Restart     = "restart"
 	Unhealthy   = "unhealthy"
 	PullFailed  = "pull-failed"
+	Build       = "build"
+	BuildFailed = "build-failed"
 	Rejected    = "rejected"
 	SourceError = "source-error"
 	Failed      = "failed"

@@ -29,6 +29,8 @@ type Metrics struct {
 	syncErrors    prometheus.Counter
 	fetchDuration *prometheus.HistogramVec
 	fetchErrors   *prometheus.CounterVec
+	buildDuration prometheus.Histogram
+	buildFailures prometheus.Counter
 }
 
 // New registers every collector. report and sourceStates are read at
@@ -47,13 +49,18 @@ func New(version, commit string, report func() hsync.Report, sourceStates func()
 			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 30},
 		}, []string{"source"}),
 		fetchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hostlet_source_errors_total", Help: "Source reads that failed."}, []string{"source"}),
+		buildDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "hostlet_build_duration_seconds", Help: "Duration of an image build (failed ones included).",
+			Buckets: []float64{.1, .5, 1, 5, 10, 30, 60, 300, 900, 1800},
+		}),
+		buildFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "hostlet_build_failures_total", Help: "Image builds that failed."}),
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "hostlet_build_info", Help: "hostlet's version; the value is 1.",
 		ConstLabels: prometheus.Labels{"version": version, "commit": commit, "goversion": goruntime.Version()},
 	})
 	buildInfo.Set(1)
-	m.reg.MustRegister(m.syncDuration, m.syncs, m.syncErrors, m.fetchDuration, m.fetchErrors, buildInfo,
+	m.reg.MustRegister(m.syncDuration, m.syncs, m.syncErrors, m.fetchDuration, m.fetchErrors, m.buildDuration, m.buildFailures, buildInfo,
 		&stateCollector{report: report, sources: sourceStates},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -65,6 +72,14 @@ func (m *Metrics) SyncDone(d time.Duration, err error) {
 	m.syncDuration.Observe(d.Seconds())
 	if err != nil {
 		m.syncErrors.Inc()
+	}
+}
+
+// BuildDone records one image build.
+func (m *Metrics) BuildDone(d time.Duration, err error) {
+	m.buildDuration.Observe(d.Seconds())
+	if err != nil {
+		m.buildFailures.Inc()
 	}
 }
 

@@ -364,9 +364,17 @@ services:
 services:
   web:
     build: ./web
-`},
-			wantPods: 1,
-			wantErrs: []string{`apps:shop/compose.yaml: services.web.build: building images is not supported yet: give an image built elsewhere`},
+  api:
+    build:
+      context: ./web
+      ssh: [default]
+`, "web/main.go": "package main\n"},
+			wantPods: 2,
+			wantErrs: []string{
+				`apps:shop/compose.yaml: services.api.build.ssh: not supported by hostlet yet`,
+				`apps:shop/compose.yaml: services.api.build.dockerfile: Dockerfile: no such file in the context`,
+				`apps:shop/compose.yaml: services.web.build.dockerfile: Dockerfile: no such file in the context`,
+			},
 		},
 		{
 			name: "a key of an inactive profile is not refused",

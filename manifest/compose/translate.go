@@ -87,6 +87,13 @@ var supportedPaths = paths(
 	"services.*.sysctls", "services.*.sysctls.*", "services.*.sysctls.[]",
 	"services.*.logging", "services.*.logging.driver", "services.*.logging.options", "services.*.logging.options.*",
 	"services.*.network_mode", "services.*.pid", "services.*.ipc",
+	// Builds (manifest/buildctx): a folder of the project, built by the
+	// engine; other build keys are refused by name.
+	"services.*.build", "services.*.build.context", "services.*.build.dockerfile", "services.*.build.dockerfile_inline",
+	"services.*.build.args", "services.*.build.args.*", "services.*.build.args.[]", "services.*.build.target",
+	"services.*.build.labels", "services.*.build.labels.*", "services.*.build.labels.[]", "services.*.build.network",
+	"services.*.build.extra_hosts", "services.*.build.extra_hosts.*", "services.*.build.extra_hosts.[]",
+	"services.*.build.no_cache", "services.*.build.pull",
 )
 
 func paths(ps ...string) []tree.Path {
@@ -100,7 +107,6 @@ func paths(ps ...string) []tree.Path {
 // why says why an attribute is refused, where more can be said than "not
 // supported yet".
 var why = map[string]string{
-	"build":          "building images is not supported yet: give an image built elsewhere",
 	"container_name": "hostlet names containers itself (by pod id), so replicas and recreates never collide: remove it",
 }
 
@@ -337,6 +343,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	ct.Init = s.Init != nil && *s.Init
 	ct.CPULimit = c.cpuLimit(s)
 	ct.Healthcheck = c.healthcheck(s.HealthCheck)
+	c.build(&ct, s)
 	m := manifest.Manifest{
 		Version:                       manifest.Version,
 		RestartPolicy:                 c.restart(s.Restart),
@@ -368,7 +375,8 @@ func (c *serviceConv) pullPolicy(p string) string {
 	case types.PullPolicyNever:
 		return manifest.PullNever
 	case types.PullPolicyBuild:
-		c.add("pull_policy", "build: building images is not supported yet")
+		// The image is built (build:), never pulled.
+		return manifest.PullNever
 	default:
 		c.add("pull_policy", "%q is not supported (always, never, missing or if_not_present)", p)
 	}

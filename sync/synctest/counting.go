@@ -154,3 +154,21 @@ func (c *Counting) Exec(ctx context.Context, id string, cmd []string) (int, erro
 	c.count("Exec")
 	return c.FullRuntime.Exec(ctx, id, cmd)
 }
+
+// Build counts and passes on.
+func (c *Counting) Build(ctx context.Context, spec hruntime.BuildSpec) (hruntime.BuildResult, error) {
+	c.count("Build")
+	return c.FullRuntime.Build(ctx, spec)
+}
+
+// ListBuilt counts and passes on.
+func (c *Counting) ListBuilt(ctx context.Context, pod string) ([]hruntime.BuiltImage, error) {
+	c.count("ListBuilt")
+	return c.FullRuntime.ListBuilt(ctx, pod)
+}
+
+// RemoveImage counts and passes on.
+func (c *Counting) RemoveImage(ctx context.Context, ref string) error {
+	c.count("RemoveImage")
+	return c.FullRuntime.RemoveImage(ctx, ref)
+}

@@ -8,7 +8,9 @@ package synctest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 )
@@ -48,6 +51,10 @@ type Fake struct {
 	networks   map[string]hruntime.NetworkSpec
 	images     map[string]bool
 	pullErrs   map[string]error
+	// builds are the images built (Build), by tag, with the pod they are
+	// for; buildErrs the tags whose builds fail (FailBuild).
+	builds    map[string]string
+	buildErrs map[string]error
 	// blocked holds the images whose pulls wait, until released (BlockPull).
 	blocked   map[string]chan struct{}
 	execCodes map[string]int
@@ -363,6 +370,13 @@ func (f *Fake) EnsureImage(ctx context.Context, ref, policy string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("EnsureImage", ref)
+	if strings.HasPrefix(ref, manifest.BuildRepository+"/") {
+		// A built image is there once built.
+		if _, ok := f.builds[ref]; !ok {
+			return fmt.Errorf("image %s not present and imagePullPolicy is Never: %w: %w", ref, hruntime.ErrImageNeverPull, hruntime.ErrNotFound)
+		}
+		return nil
+	}
 	if gate, ok := f.blocked[ref]; ok {
 		if policy == hruntime.PullNever {
 			return fmt.Errorf("image %s not present and imagePullPolicy is Never: %w: %w", ref, hruntime.ErrImageNeverPull, hruntime.ErrNotFound)
@@ -381,6 +395,79 @@ func (f *Fake) EnsureImage(ctx context.Context, ref, policy string) error {
 	}
 	f.images[ref] = true
 	return nil
+}
+
+// FailBuild makes every build of tag fail with err (nil: succeed again).
+func (f *Fake) FailBuild(tag string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.buildErrs == nil {
+		f.buildErrs = map[string]error{}
+	}
+	f.buildErrs[tag] = err
+}
+
+// Build implements hsync.Builder: the context is written out (and
+// dropped), and every tag of the spec is then present.
+func (f *Fake) Build(ctx context.Context, spec hruntime.BuildSpec) (hruntime.BuildResult, error) {
+	if len(spec.Tags) == 0 || spec.Context == nil {
+		return hruntime.BuildResult{}, errors.New("build: no tag or no context")
+	}
+	if err := spec.Context(io.Discard); err != nil {
+		return hruntime.BuildResult{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Build", spec.Tags[0])
+	if err := f.buildErrs[spec.Tags[0]]; err != nil {
+		return hruntime.BuildResult{Log: []string{"Step 1/1 : RUN false"}}, fmt.Errorf("build image %s: %w: %w", spec.Tags[0], hruntime.ErrBuild, err)
+	}
+	if f.builds == nil {
+		f.builds = map[string]string{}
+	}
+	for _, t := range spec.Tags {
+		f.builds[t] = spec.Pod
+	}
+	return hruntime.BuildResult{Duration: time.Millisecond}, nil
+}
+
+// ListBuilt implements hsync.Builder: every tag built for pod, one image
+// each, in tag order.
+func (f *Fake) ListBuilt(_ context.Context, pod string) ([]hruntime.BuiltImage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []hruntime.BuiltImage
+	for _, t := range slices.Sorted(maps.Keys(f.builds)) {
+		if f.builds[t] == pod {
+			out = append(out, hruntime.BuiltImage{ID: t, Tags: []string{t}})
+		}
+	}
+	return out, nil
+}
+
+// RemoveImage implements hsync.Builder: a built image no container uses
+// is removed.
+func (f *Fake) RemoveImage(_ context.Context, ref string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("RemoveImage", ref)
+	for _, fc := range f.containers {
+		if fc.spec.Image == ref {
+			return fmt.Errorf("remove image %s: %w", ref, hruntime.ErrConflict)
+		}
+	}
+	if _, ok := f.builds[ref]; !ok {
+		return fmt.Errorf("remove image %s: %w", ref, hruntime.ErrNotFound)
+	}
+	delete(f.builds, ref)
+	return nil
+}
+
+// Built lists the tags built and not removed, sorted.
+func (f *Fake) Built() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.builds))
 }
 
 // EnsureVolume implements hsync.Volumes.

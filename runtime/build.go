@@ -1,0 +1,224 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+)
+
+// ErrBuild: an image build failed (a step's command, a Dockerfile the
+// engine refused, a base image it could not get). The error text ends
+// with the last lines of the build's log.
+var ErrBuild = errors.New("image build failed")
+
+// Labels of the images hostlet builds: the instance and the pod whose
+// container it is.
+const (
+	LabelBuildPod = "io.hostlet.build.pod"
+)
+
+// BuildSpec is one image build through the engine's build endpoint.
+type BuildSpec struct {
+	// Tags name the image: the first is hostlet's (derived from the
+	// inputs), the others the author's.
+	Tags []string
+	// Pod is the pod whose container uses the image, for its labels.
+	Pod string
+	// Dockerfile is the Dockerfile's path in the context tar.
+	Dockerfile string
+	Args       map[string]string
+	Target     string
+	Labels     map[string]string
+	// NetworkMode is the RUN steps' network: "" (the default), none or
+	// host.
+	NetworkMode string
+	ExtraHosts  []string
+	NoCache     bool
+	Pull        bool
+	// Context writes the build context's tar; it is streamed to the
+	// engine as it is written.
+	Context func(w io.Writer) error
+}
+
+// BuildResult is what a build gives back: its log's last lines.
+type BuildResult struct {
+	Log      []string
+	Duration time.Duration
+}
+
+// Log bounds of a build: the lines kept, each cut to its bound.
+const (
+	BuildLogLines   = 20
+	BuildLineLength = 300
+)
+
+// Build builds an image with the engine's classic builder, the context
+// streamed from spec.Context through a pipe (never written to disk by
+// hostlet), and tags it with every name of spec.Tags. Intermediate
+// containers are removed, failed steps' too. A failure matches ErrBuild
+// and carries the log's last lines; an engine that cannot be reached
+// matches ErrUnavailable.
+func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error) {
+	start := d.clock.Now()
+	if len(spec.Tags) == 0 || spec.Context == nil {
+		return BuildResult{}, errors.New("build: no tag or no context")
+	}
+	pr, pw := io.Pipe()
+	written := make(chan error, 1)
+	go func() {
+		err := spec.Context(pw)
+		pw.CloseWithError(err)
+		written <- err
+	}()
+	labels := maps.Clone(spec.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelManaged] = "true"
+	labels[LabelInstance] = d.instance
+	labels[LabelBuildPod] = spec.Pod
+	args := map[string]*string{}
+	for k, v := range spec.Args {
+		args[k] = &v
+	}
+	opts := build.ImageBuildOptions{
+		Tags: spec.Tags, Dockerfile: spec.Dockerfile, BuildArgs: args, Target: spec.Target, Labels: labels,
+		NetworkMode: spec.NetworkMode, ExtraHosts: spec.ExtraHosts, NoCache: spec.NoCache, PullParent: spec.Pull,
+		Remove: true, ForceRemove: true, Version: build.BuilderV1,
+	}
+	resp, err := d.cli.ImageBuild(ctx, pr, opts)
+	if err != nil {
+		pr.CloseWithError(err)
+		<-written
+		return BuildResult{Duration: d.clock.Since(start)}, fmt.Errorf("build image %s: %w", spec.Tags[0], classify(translate(err), ErrBuild))
+	}
+	log, buildErr := readBuildStream(resp.Body)
+	resp.Body.Close()
+	pr.CloseWithError(errBuildEnded)
+	werr := <-written
+	res := BuildResult{Log: log, Duration: d.clock.Since(start)}
+	switch {
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("build image %s: %w", spec.Tags[0], ctx.Err())
+	case buildErr != nil:
+		return res, fmt.Errorf("build image %s: %w: %w%s", spec.Tags[0], ErrBuild, buildErr, logTail(log))
+	case werr != nil && !errors.Is(werr, errBuildEnded):
+		return res, fmt.Errorf("build image %s: write the context: %w", spec.Tags[0], werr)
+	}
+	return res, nil
+}
+
+// errBuildEnded stops writing a context the engine no longer reads.
+var errBuildEnded = errors.New("the build ended before its context was read")
+
+// logTail is the log's lines as the end of an error's text.
+func logTail(log []string) string {
+	if len(log) == 0 {
+		return ""
+	}
+	return "; build log (last lines):\n" + strings.Join(log, "\n")
+}
+
+// buildMessage is a message of the classic builder's stream.
+type buildMessage struct {
+	Stream      string `json:"stream"`
+	Error       string `json:"error"`
+	ErrorDetail *struct {
+		Message string `json:"message"`
+	} `json:"errorDetail"`
+}
+
+// readBuildStream reads the build's stream to its end, keeping its last
+// lines, and returns the error reported inside it.
+func readBuildStream(r io.Reader) ([]string, error) {
+	dec := json.NewDecoder(r)
+	var (
+		lines   []string
+		partial string
+		failed  error
+	)
+	keep := func(s string) {
+		s = strings.TrimRight(s, "\r")
+		if strings.TrimSpace(s) == "" {
+			return
+		}
+		if len(s) > BuildLineLength {
+			s = s[:BuildLineLength] + "..."
+		}
+		lines = append(lines, s)
+		if len(lines) > BuildLogLines {
+			lines = lines[len(lines)-BuildLogLines:]
+		}
+	}
+	for {
+		var m buildMessage
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if failed == nil {
+				failed = fmt.Errorf("read the build's stream: %w", err)
+			}
+			break
+		}
+		if m.Stream != "" {
+			parts := strings.Split(partial+m.Stream, "\n")
+			partial = parts[len(parts)-1]
+			if len(partial) > 4*BuildLineLength {
+				partial = partial[:4*BuildLineLength]
+			}
+			for _, p := range parts[:len(parts)-1] {
+				keep(p)
+			}
+		}
+		msg := m.Error
+		if m.ErrorDetail != nil && m.ErrorDetail.Message != "" {
+			msg = m.ErrorDetail.Message
+		}
+		if msg != "" && failed == nil {
+			if len(msg) > BuildLineLength {
+				msg = msg[:BuildLineLength] + "..."
+			}
+			failed = errors.New(msg)
+		}
+	}
+	keep(partial)
+	return lines, failed
+}
+
+// BuiltImage is an image hostlet built for a pod.
+type BuiltImage struct {
+	ID      string
+	Tags    []string
+	Created time.Time
+}
+
+// ListBuilt lists the images this instance built for pod, newest first.
+func (d *Docker) ListBuilt(ctx context.Context, pod string) ([]BuiltImage, error) {
+	f := filters.NewArgs(
+		filters.Arg("label", LabelManaged+"=true"),
+		filters.Arg("label", LabelInstance+"="+d.instance),
+		filters.Arg("label", LabelBuildPod+"="+pod),
+	)
+	list, err := d.cli.ImageList(ctx, image.ListOptions{Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("list built images of pod %s: %w", pod, translate(err))
+	}
+	out := make([]BuiltImage, 0, len(list))
+	for _, im := range list {
+		out = append(out, BuiltImage{ID: im.ID, Tags: slices.Clone(im.RepoTags), Created: time.Unix(im.Created, 0)})
+	}
+	slices.SortStableFunc(out, func(a, b BuiltImage) int { return b.Created.Compare(a.Created) })
+	return out, nil
+}

@@ -1,0 +1,141 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/events"
+	scrub "github.com/hostlet/hostlet/internal/redact"
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/buildctx"
+	hruntime "github.com/hostlet/hostlet/runtime"
+)
+
+// Builder builds the images of containers with a build and prunes the
+// old ones (runtime.Docker).
+type Builder interface {
+	Build(ctx context.Context, spec hruntime.BuildSpec) (hruntime.BuildResult, error)
+	ListBuilt(ctx context.Context, pod string) ([]hruntime.BuiltImage, error)
+	RemoveImage(ctx context.Context, ref string) error
+}
+
+// DefaultBuildTimeout bounds one image build when Options.BuildTimeout
+// is 0.
+const DefaultBuildTimeout = 30 * time.Minute
+
+// KeepBuilt is how many of a pod's built images are kept (the newest),
+// besides those containers use.
+const KeepBuilt = 2
+
+// ReasonBuild: a container's image could not be built (the build log's
+// last lines in the message); ReasonBuilding marks a Pending pod whose
+// image is being built.
+const (
+	ReasonBuild    = "BuildFailed"
+	ReasonBuilding = "Building"
+)
+
+// BuildSpec is the engine's build of container c of pod: its context
+// streamed from the build's files.
+func BuildSpec(pod string, c manifest.Container) hruntime.BuildSpec {
+	b := c.Build
+	tags := []string{c.Image}
+	if b.Image != "" {
+		tags = append(tags, b.Image)
+	}
+	network := b.Network
+	if network == "default" {
+		network = ""
+	}
+	return hruntime.BuildSpec{
+		Tags: tags, Pod: pod, Dockerfile: buildctx.RecipeName(b), Args: b.Args, Target: b.Target, Labels: b.Labels,
+		NetworkMode: network, ExtraHosts: b.ExtraHosts, NoCache: b.NoCache, Pull: b.Pull,
+		Context: func(w io.Writer) error {
+			_, err := buildctx.WriteTar(w, b)
+			return err
+		},
+	}
+}
+
+// checkBuild is ApplyOptions.Builds of a running Syncer: the image of
+// container c of pod is built outside the sync (at most
+// sync.buildConcurrency at a time) unless it is there.
+func (s *Syncer) checkBuild(ctx context.Context, pod string, c manifest.Container) (bool, error) {
+	return s.builds.checkBuild(ctx, c.Image, func(ctx context.Context) error { return s.build(ctx, pod, c) })
+}
+
+// build builds the image of container c of pod, records it (metrics, an
+// event) and prunes the pod's older built images.
+func (s *Syncer) build(ctx context.Context, pod string, c manifest.Container) error {
+	if s.builder == nil {
+		return fmt.Errorf("build image %s: %w: this engine does not build images", c.Image, hruntime.ErrBuild)
+	}
+	s.log.Info("building image", "pod", pod, "container", c.Name, "image", c.Image, "context", c.Build.Context)
+	res, err := s.builder.Build(ctx, BuildSpec(pod, c))
+	if ctx.Err() != nil {
+		return err
+	}
+	if s.opts.OnBuild != nil {
+		s.opts.OnBuild(res.Duration, err)
+	}
+	now := s.clock.Now()
+	if err != nil {
+		err = scrub.Values(err, buildSecrets(c)...)
+		s.log.Warn("build failed", "pod", pod, "container", c.Name, "image", c.Image, "error", err)
+		return err
+	}
+	msg := fmt.Sprintf("built image %s in %s", c.Image, res.Duration.Round(time.Millisecond))
+	s.events.Record(events.Event{Time: now, Type: events.Build, Pod: pod, Container: c.Name, Reason: msg})
+	s.log.Info("built image", "pod", pod, "container", c.Name, "image", c.Image, "duration", res.Duration.Round(time.Millisecond))
+	s.pruneBuilt(ctx, pod, c.Image)
+	return nil
+}
+
+// buildSecrets are the values a build's error must not show: its args.
+func buildSecrets(c manifest.Container) []string {
+	var out []string
+	for _, v := range c.Build.Args {
+		out = append(out, v)
+	}
+	return out
+}
+
+// pruneBuilt removes the images built for pod but the newest KeepBuilt
+// and keep; the engine refuses to remove one a container uses (created,
+// running or stopped), which stays. Failures are only logged.
+func (s *Syncer) pruneBuilt(ctx context.Context, pod, keep string) {
+	list, err := s.builder.ListBuilt(ctx, pod)
+	if err != nil {
+		s.log.Warn("prune built images", "pod", pod, "error", err)
+		return
+	}
+	kept := 0
+	for _, im := range list {
+		mine := false
+		for _, t := range im.Tags {
+			mine = mine || t == keep
+		}
+		if mine || kept < KeepBuilt {
+			kept++
+			continue
+		}
+		refs := im.Tags
+		if len(refs) == 0 {
+			refs = []string{im.ID}
+		}
+		for _, t := range refs {
+			err := s.builder.RemoveImage(ctx, t)
+			switch {
+			case errors.Is(err, hruntime.ErrConflict):
+				s.log.Debug("built image in use, kept", "pod", pod, "image", t)
+			case err != nil && !errors.Is(err, hruntime.ErrNotFound):
+				s.log.Warn("prune built image", "pod", pod, "image", t, "error", err)
+			case err == nil:
+				s.log.Info("pruned built image", "pod", pod, "image", t)
+			}
+		}
+	}
+}
