@@ -87,7 +87,7 @@ func ReadTree(ctx context.Context, base string, paths []string, source string, r
 		h.Write(data)
 		ms, err := manifest.Decode(data, origin)
 		if hasBuild(ms) {
-			f.resolveBuilds(ms, roots, h)
+			f.resolveBuilds(ms, roots, base, h)
 		}
 		res.Manifests = append(res.Manifests, ms...)
 		if err != nil {
@@ -111,11 +111,16 @@ func hasBuild(ms []manifest.Sourced) bool {
 }
 
 // resolveBuilds reads the builds of the manifests of file f through the
-// os.Root of its folder (the source's, or the file's own folder for a
-// source path that is a file).
-func (f treeFile) resolveBuilds(ms []manifest.Sourced, roots map[string]*os.Root, h io.Writer) {
+// os.Root of the folder a build's context must stay in: base, the folder
+// every path of the source is relative to (a git checkout's), else the
+// source path's folder (or the file's own folder for a source path that
+// is a file).
+func (f treeFile) resolveBuilds(ms []manifest.Sourced, roots map[string]*os.Root, base string, h io.Writer) {
 	dir, rel := f.root, filepath.ToSlash(f.rel)
-	if dir == "" {
+	switch {
+	case base != "":
+		dir, rel = base, display(base, f.name)
+	case dir == "":
 		dir, rel = filepath.Dir(f.name), filepath.Base(f.name)
 	}
 	r, err := rootOf(roots, dir)

@@ -152,6 +152,11 @@ type changeJSON struct {
 	Container string   `json:"container"`
 	Action    string   `json:"action"`
 	Reasons   []string `json:"reasons"`
+	// Build is the image the change builds first (a container with a
+	// build, created or recreated), "" for none. Whether the host has it
+	// already is not known here: an image it built before is not built
+	// again.
+	Build string `json:"build,omitempty"`
 }
 
 type rejectedJSON struct {
@@ -283,7 +288,15 @@ func podPlans(plan hsync.Plan) []podPlanJSON {
 			if c.Action == hsync.ActionNone {
 				a = "none"
 			}
-			pj.Changes = append(pj.Changes, changeJSON{Container: c.Container, Action: a, Reasons: append([]string{}, c.Reasons...)})
+			cj := changeJSON{Container: c.Container, Action: a, Reasons: append([]string{}, c.Reasons...)}
+			if pp.Desired != nil && (c.Action == hsync.ActionCreate || c.Action == hsync.ActionRecreate) {
+				for _, mc := range pp.Desired.Manifest.Containers {
+					if mc.Name == c.Container && mc.Build != nil {
+						cj.Build = mc.Image
+					}
+				}
+			}
+			pj.Changes = append(pj.Changes, cj)
 		}
 		out = append(out, pj)
 	}
@@ -518,6 +531,9 @@ func (hp hostPlan) writeText(w io.Writer, color bool) {
 				continue
 			}
 			line := fmt.Sprintf("%-*s  %s", width, c.Container, c.Action)
+			if c.Build != "" {
+				line += " (build " + c.Build + ")"
+			}
 			if len(c.Reasons) > 0 && c.Action != string(hsync.ActionCreate) {
 				line += ": " + strings.Join(c.Reasons, "; ")
 			}
