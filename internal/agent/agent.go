@@ -68,6 +68,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	if a.infraImage, err = infraImage(ctx, rt, cfg.Docker.InfraImage, opts.Binary); err != nil {
 		return err
 	}
+	if cfg.Docker.InfraImage == "" {
+		PrunePauseImages(ctx, rt, cfg.StateDir, a.infraImage, log)
+	}
 	// The engine's socket (docker.host, else DOCKER_HOST, and the default
 	// paths) is refused as a host path unless hostPathAllow lists it.
 	a.vopts = configured.ValidateOptions(cfg)

@@ -5,13 +5,21 @@ import (
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/imagebuild"
 	"github.com/hostlet/hostlet/manifest"
+	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
 // imageLoader is what building the pause image needs of the runtime.
@@ -66,7 +74,7 @@ func pauseRef(binary string) (string, error) {
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("read hostlet binary %s for the pause image: %w", binary, err)
 	}
-	return "hostlet-pause:" + hex.EncodeToString(h.Sum(nil))[:12], nil
+	return pauseRepo + hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
 // checkStatic refuses a dynamically linked binary: it would not run in an
@@ -83,4 +91,60 @@ func checkStatic(r io.ReaderAt) error {
 		}
 	}
 	return nil
+}
+
+// pauseImagesFile lists, under stateDir, the pause images this hostlet
+// has built or used (JSON, a list of references).
+const pauseImagesFile = "pause-images.json"
+
+// pauseRepo is the repository of every pause image hostlet builds.
+const pauseRepo = "hostlet-pause:"
+
+// imageRemover is what pruning pause images needs of the runtime.
+type imageRemover interface {
+	RemoveImage(ctx context.Context, ref string) error
+}
+
+// PrunePauseImages removes the pause images of older hostlet binaries
+// that this hostlet (its stateDir's list) built or used, keeping current,
+// and records what is left: an image still in use (an infra container of
+// a pod that has not been recreated since the upgrade: its image is not
+// part of any spec hash) is refused by the engine and tried again at the
+// next start. Images of other hostlets on the engine are never touched.
+// Failures are only logged.
+func PrunePauseImages(ctx context.Context, rt imageRemover, stateDir, current string, log *slog.Logger) {
+	path := filepath.Join(stateDir, pauseImagesFile)
+	var refs []string
+	if data, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(data, &refs); err != nil {
+			log.Warn("pause images list unreadable; older pause images are not pruned", "file", path, "error", err)
+			refs = nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		log.Warn("read pause images list", "file", path, "error", err)
+	}
+	keep := []string{current}
+	for _, ref := range refs {
+		if ref == current || !strings.HasPrefix(ref, pauseRepo) || slices.Contains(keep, ref) {
+			continue
+		}
+		err := rt.RemoveImage(ctx, ref)
+		switch {
+		case err == nil, errors.Is(err, hruntime.ErrNotFound):
+			log.Info("pruned the pause image of an older hostlet", "image", ref)
+		case errors.Is(err, hruntime.ErrConflict):
+			log.Info("pause image of an older hostlet still in use; kept until a later start", "image", ref)
+			keep = append(keep, ref)
+		default:
+			log.Warn("prune pause image", "image", ref, "error", err)
+			keep = append(keep, ref)
+		}
+	}
+	data, err := json.Marshal(keep)
+	if err == nil {
+		err = atomicfile.WriteFile(path, data, 0o600)
+	}
+	if err != nil {
+		log.Warn("write pause images list", "file", path, "error", err)
+	}
 }

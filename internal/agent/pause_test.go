@@ -5,18 +5,23 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/hostlet/hostlet/internal/agent"
 	"github.com/hostlet/hostlet/internal/dockertest"
+	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
 // uniqueBinary copies the static demo binary with random bytes appended
@@ -159,5 +164,62 @@ func TestPauseImageDocker(t *testing.T) {
 	// Again: found, same reference.
 	if ref2, err := agent.PauseImage(t.Context(), rt, bin); err != nil || ref2 != ref {
 		t.Errorf("second call: %q, %v; want %q", ref2, err, ref)
+	}
+}
+
+// TestPrunePauseImagesDocker: at start, the pause images of older
+// binaries this hostlet recorded are removed from the real engine, one a
+// container still uses is kept (and stays recorded), and the current one
+// is recorded; images it never recorded are not touched.
+func TestPrunePauseImagesDocker(t *testing.T) {
+	rt := dockertest.Docker(t)
+	cli := dockertest.Client(t)
+	instance := dockertest.Instance(t)
+	var refs []string
+	for range 4 {
+		ref, err := agent.PauseImage(t.Context(), rt, uniqueBinary(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, ref)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				t.Errorf("remove %s: %v", ref, err)
+			}
+		})
+	}
+	old, inUse, current, other := refs[0], refs[1], refs[2], refs[3]
+	if _, err := cli.ContainerCreate(t.Context(), &container.Config{Image: inUse, Labels: map[string]string{hruntime.LabelInstance: instance}}, nil, nil, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	stateDir := t.TempDir()
+	log := dockertest.Logger(t)
+	agent.PrunePauseImages(t.Context(), rt, stateDir, old, log)
+	agent.PrunePauseImages(t.Context(), rt, stateDir, inUse, log)
+	agent.PrunePauseImages(t.Context(), rt, stateDir, current, log)
+	present := func(ref string) bool {
+		_, err := cli.ImageInspect(t.Context(), ref)
+		return err == nil
+	}
+	if present(old) {
+		t.Errorf("%s, an older pause image no container uses, is still there", old)
+	}
+	for _, ref := range []string{inUse, current, other} {
+		if !present(ref) {
+			t.Errorf("%s was removed", ref)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(stateDir, "pause-images.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded []string
+	if err := json.Unmarshal(data, &recorded); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(recorded, []string{current, inUse}) {
+		t.Errorf("recorded %q, want %q", recorded, []string{current, inUse})
 	}
 }
