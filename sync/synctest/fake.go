@@ -54,6 +54,7 @@ type Fake struct {
 	// builds are the images built (Build), by tag, with the pod they are
 	// for; buildErrs the tags whose builds fail (FailBuild).
 	builds    map[string]string
+	buildSeq  map[string]int
 	buildErrs map[string]error
 	// blocked holds the images whose pulls wait, until released (BlockPull).
 	blocked   map[string]chan struct{}
@@ -423,25 +424,27 @@ func (f *Fake) Build(ctx context.Context, spec hruntime.BuildSpec) (hruntime.Bui
 		return hruntime.BuildResult{Log: []string{"Step 1/1 : RUN false"}}, fmt.Errorf("build image %s: %w: %w", spec.Tags[0], hruntime.ErrBuild, err)
 	}
 	if f.builds == nil {
-		f.builds = map[string]string{}
+		f.builds, f.buildSeq = map[string]string{}, map[string]int{}
 	}
 	for _, t := range spec.Tags {
 		f.builds[t] = spec.Pod
+		f.buildSeq[t] = len(f.buildSeq) + 1
 	}
 	return hruntime.BuildResult{Duration: time.Millisecond}, nil
 }
 
 // ListBuilt implements hsync.Builder: every tag built for pod, one image
-// each, in tag order.
+// each, the newest first.
 func (f *Fake) ListBuilt(_ context.Context, pod string) ([]hruntime.BuiltImage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []hruntime.BuiltImage
 	for _, t := range slices.Sorted(maps.Keys(f.builds)) {
 		if f.builds[t] == pod {
-			out = append(out, hruntime.BuiltImage{ID: t, Tags: []string{t}})
+			out = append(out, hruntime.BuiltImage{ID: t, Tags: []string{t}, Created: time.Unix(int64(f.buildSeq[t]), 0)})
 		}
 	}
+	slices.SortFunc(out, func(a, b hruntime.BuiltImage) int { return b.Created.Compare(a.Created) })
 	return out, nil
 }
 
