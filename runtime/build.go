@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/versions"
 )
 
 // ErrBuild: an image build failed (a step's command, a Dockerfile the
@@ -62,16 +63,21 @@ const (
 	BuildLineLength = 300
 )
 
-// Build builds an image with the engine's classic builder, the context
-// streamed from spec.Context through a pipe (never written to disk by
-// hostlet), and tags it with every name of spec.Tags. Intermediate
-// containers are removed, failed steps' too. A failure matches ErrBuild
-// and carries the log's last lines; an engine that cannot be reached
-// matches ErrUnavailable.
+// Build builds an image with BuildKit where the engine runs it (see
+// builderVersion), else with its classic builder, the context streamed from
+// spec.Context through a pipe (never written to disk by hostlet), and
+// tags it with every name of spec.Tags. The classic builder's
+// intermediate containers are removed, failed steps' too. A failure
+// matches ErrBuild and carries the log's last lines; an engine that
+// cannot be reached matches ErrUnavailable.
 func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error) {
 	start := d.clock.Now()
 	if len(spec.Tags) == 0 || spec.Context == nil {
 		return BuildResult{}, errors.New("build: no tag or no context")
+	}
+	version, err := d.builderVersion(ctx)
+	if err != nil {
+		return BuildResult{}, fmt.Errorf("build image %s: %w", spec.Tags[0], err)
 	}
 	pr, pw := io.Pipe()
 	written := make(chan error, 1)
@@ -94,9 +100,17 @@ func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error)
 	opts := build.ImageBuildOptions{
 		Tags: spec.Tags, Dockerfile: spec.Dockerfile, BuildArgs: args, Target: spec.Target, Labels: labels,
 		NetworkMode: spec.NetworkMode, ExtraHosts: spec.ExtraHosts, NoCache: spec.NoCache, PullParent: spec.Pull,
-		Remove: true, ForceRemove: true, Version: build.BuilderV1,
+		Remove: true, ForceRemove: true, Version: version,
 	}
 	resp, err := d.cli.ImageBuild(ctx, pr, opts)
+	if err != nil && version == build.BuilderBuildKit && strings.Contains(strings.ToLower(err.Error()), "buildkit") && d.builder == "" {
+		// An engine without BuildKit: the classic builder from now on.
+		d.log.Warn("the engine refused a BuildKit build; using its classic builder", "error", err)
+		d.noBuildKit.Store(true)
+		pr.CloseWithError(err)
+		<-written
+		return d.Build(ctx, spec)
+	}
 	if err != nil {
 		pr.CloseWithError(err)
 		<-written
@@ -118,6 +132,29 @@ func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error)
 	return res, nil
 }
 
+// builderVersion is the builder a build uses: the one WithBuilder forced,
+// else BuildKit where the engine runs it in-process (Linux engines from
+// API 1.39 on: Docker 18.09 and later, the default builder from Docker
+// 23 on, and available through the API on Debian's 20.10 though the
+// classic one is its default), else the classic builder.
+func (d *Docker) builderVersion(ctx context.Context) (build.BuilderVersion, error) {
+	switch d.builder {
+	case string(build.BuilderV1), string(build.BuilderBuildKit):
+		return build.BuilderVersion(d.builder), nil
+	}
+	if d.noBuildKit.Load() {
+		return build.BuilderV1, nil
+	}
+	ping, err := d.cli.Ping(ctx)
+	if err != nil {
+		return "", translate(err)
+	}
+	if ping.BuilderVersion == build.BuilderBuildKit || (ping.OSType == "linux" && versions.GreaterThanOrEqualTo(d.cli.ClientVersion(), "1.39")) {
+		return build.BuilderBuildKit, nil
+	}
+	return build.BuilderV1, nil
+}
+
 // errBuildEnded stops writing a context the engine no longer reads.
 var errBuildEnded = errors.New("the build ended before its context was read")
 
@@ -129,14 +166,22 @@ func logTail(log []string) string {
 	return "; build log (last lines):\n" + strings.Join(log, "\n")
 }
 
-// buildMessage is a message of the classic builder's stream.
+// buildMessage is a message of the build's stream: the classic
+// builder's log lines (Stream), or BuildKit's progress (ID
+// moby.buildkit.trace, Aux a protobuf StatusResponse in base64), and the
+// error.
 type buildMessage struct {
-	Stream      string `json:"stream"`
-	Error       string `json:"error"`
+	ID          string          `json:"id"`
+	Aux         json.RawMessage `json:"aux"`
+	Stream      string          `json:"stream"`
+	Error       string          `json:"error"`
 	ErrorDetail *struct {
 		Message string `json:"message"`
 	} `json:"errorDetail"`
 }
+
+// buildkitTrace is the ID of BuildKit's progress messages.
+const buildkitTrace = "moby.buildkit.trace"
 
 // readBuildStream reads the build's stream to its end, keeping its last
 // lines, and returns the error reported inside it.
@@ -146,6 +191,7 @@ func readBuildStream(r io.Reader) ([]string, error) {
 		lines   []string
 		partial string
 		failed  error
+		trace   = newTraceLog()
 	)
 	keep := func(s string) {
 		s = strings.TrimRight(s, "\r")
@@ -171,6 +217,12 @@ func readBuildStream(r io.Reader) ([]string, error) {
 				failed = fmt.Errorf("read the build's stream: %w", err)
 			}
 			break
+		}
+		if m.ID == buildkitTrace && len(m.Aux) > 0 {
+			var raw []byte
+			if json.Unmarshal(m.Aux, &raw) == nil {
+				m.Stream = trace.lines(raw)
+			}
 		}
 		if m.Stream != "" {
 			parts := strings.Split(partial+m.Stream, "\n")

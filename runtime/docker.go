@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -45,12 +46,24 @@ type Docker struct {
 	eventBackoffMax time.Duration
 	// clock times every wait and duration of this Docker.
 	clock clock.Clock
+	// builder forces the build endpoint's builder ("1", "2"); "" lets
+	// builderVersion choose. noBuildKit: the engine refused a BuildKit
+	// build.
+	builder    string
+	noBuildKit atomic.Bool
 	// networkMu serialises EnsureNetwork.
 	networkMu gosync.Mutex
 }
 
 // Option configures a Docker made by New.
 type Option func(*Docker)
+
+// WithBuilder makes every build use the builder of that version of the
+// build endpoint ("1": the classic builder, "2": BuildKit) instead of
+// the engine's default (what its /_ping answers).
+func WithBuilder(version string) Option {
+	return func(d *Docker) { d.builder = version }
+}
 
 // WithClock makes d wait and measure on c (clock.Real when not given).
 func WithClock(c clock.Clock) Option {
