@@ -55,8 +55,8 @@ containers:
       context: ./%[1]s
 `
 
-// buildBench is the engine and hostlet the build benchmarks share: pods
-// built pods, converged and running.
+// buildBench is one build benchmark's hostlet on the engine: its pods,
+// each built from a context of its own, converged and running.
 type buildBench struct {
 	ctx      context.Context
 	inst     string
@@ -71,7 +71,8 @@ type buildBench struct {
 	buildTimes []time.Duration
 }
 
-// context is the build context of pod id with msg.txt holding msg.
+// context is a pod's build context: the Dockerfile, the demo binary and
+// msg.txt holding msg.
 func (bb *buildBench) context(msg string) map[string][]byte {
 	return map[string][]byte{"Dockerfile": []byte(benchDockerfile), "demo": bb.demo, "msg.txt": []byte(msg)}
 }
@@ -121,8 +122,9 @@ func (bb *buildBench) running(b *testing.B) map[string]hruntime.Container {
 }
 
 // newBuildBench starts a hostlet (sync.buildConcurrency 1, the default)
-// on n built pods and converges them.
-func newBuildBench(b *testing.B, n int) *buildBench {
+// building with builder (runtime.WithBuilder; "" for the engine's) on n
+// built pods and converges them.
+func newBuildBench(b *testing.B, n int, builder string) *buildBench {
 	b.Helper()
 	if testing.Short() {
 		b.Skip("benchmark on the Docker engine (not run with -short)")
@@ -132,7 +134,11 @@ func newBuildBench(b *testing.B, n int) *buildBench {
 		b.Fatal(err)
 	}
 	bb := &buildBench{ctx: b.Context(), inst: dockertest.Instance(b), cli: dockertest.Client(b), demo: demo}
-	rt, err := hruntime.New(bb.ctx, "", bb.inst, nil) // no debug log in the benchmark's output
+	var opts []hruntime.Option
+	if builder != "" {
+		opts = append(opts, hruntime.WithBuilder(builder))
+	}
+	rt, err := hruntime.New(bb.ctx, "", bb.inst, nil, opts...) // no debug log in the benchmark's output
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -173,29 +179,39 @@ func newBuildBench(b *testing.B, n int) *buildBench {
 	return bb
 }
 
+// Builders of the build endpoint, as runtime.WithBuilder takes them.
+var benchBuilders = []struct{ name, version string }{
+	{"buildkit", string(build.BuilderBuildKit)},
+	{"classic", string(build.BuilderV1)},
+}
+
 // BenchmarkBuild: 10 pods, each built from its own context.
 //
 //   - noop-sync: one SyncOnce with nothing changed per iteration: the
 //     engine calls it makes (apicalls/op, counted by synctest.Counting
-//     around the real runtime; every call of it is one request to the
-//     engine) and its builds (builds/op; must be 0).
-//   - one-file-change: each iteration changes msg.txt of one pod (the
-//     next in turn) to content new to the engine, and measures hostlet
-//     from that source update (resolving the build, SetDesired, SyncOnce)
-//     until the pod's container runs on the new image (hostlet-ms/op);
-//     and, alternately before or after it, the engine alone building a
-//     context that differs from it only in msg.txt's content (new too),
-//     through the client's ImageBuild with the tar hostlet would send and
-//     the options it uses (engine-build-ms/op), then replacing a container
+//     around the real runtime; each method called here is one request
+//     to the engine) and its builds (builds/op; must be 0).
+//   - one-file-change, once per builder (runtime.WithBuilder: BuildKit,
+//     what hostlet picks on a Linux engine from API 1.39, and the classic
+//     builder, its fallback): each iteration changes msg.txt of one pod
+//     (b03, every time: from the second change on, hostlet's build also
+//     prunes the pod's oldest built image, as in steady use) to content
+//     new to the engine, and measures hostlet from that source update
+//     (resolving the build, SetDesired, SyncOnce) until the pod's
+//     container runs on the new image (hostlet-ms/op); and, alternately
+//     before or after it, the engine alone building a context that
+//     differs from it only in msg.txt's content (new too), through the
+//     client's ImageBuild with the tar hostlet would send and the options
+//     and builder it uses (engine-build-ms/op), then replacing a container
 //     of the previous such image by one of the new (stop, remove, create,
 //     start; floor-ms/op is build plus that). ratio is hostlet ÷ engine
 //     build, floor-ratio hostlet ÷ floor; hostlet-build-ms/op is the
-//     build's part of hostlet's time (runtime.Docker.Build's duration).
+//     build's part of hostlet's time (runtime.Docker.Build's duration),
+//     apicalls/op the engine calls hostlet made for the change.
 func BenchmarkBuild(b *testing.B) {
 	const n = 10
-	bb := newBuildBench(b, n)
-
 	b.Run(fmt.Sprintf("noop-sync/pods=%d", n), func(b *testing.B) {
+		bb := newBuildBench(b, n, "")
 		before := bb.running(b)
 		calls := map[string]int{}
 		for b.Loop() {
@@ -223,113 +239,128 @@ func BenchmarkBuild(b *testing.B) {
 			}
 		}
 	})
-
-	b.Run(fmt.Sprintf("one-file-change/pods=%d", n), func(b *testing.B) {
-		floorInst := dockertest.Instance(b)
-		var (
-			hostletTime, engineTime, recreateTime, hostletBuild time.Duration
-			floor                                               floorContainer
-		)
-		b.Cleanup(func() { floor.remove(bb, b) })
-		// The floor's first container, so that every iteration replaces one.
-		{
-			c := bb.resolve(b, "b00", "engine", bb.context(fmt.Sprintf("floor start %d\n", time.Now().UnixNano()))).Manifest.Containers[0]
-			var tarball bytes.Buffer
-			if _, err := buildctx.WriteTar(&tarball, c.Build); err != nil {
-				b.Fatal(err)
-			}
-			tag := fmt.Sprintf("hostlet-bench-floor/%s:start", floorInst)
-			engineBuild(b, bb, tarball.Bytes(), tag, buildctx.RecipeName(c.Build), floorInst, "b00")
-			floor.replace(bb, b, tag, floorInst)
-		}
-		i := 0
-		for b.Loop() {
-			b.StopTimer()
-			k := i % n
-			id := bb.pods[k].Manifest.ID
-			// Unique to this iteration, the same length for both.
-			stamp := fmt.Sprintf("%d-%d", i, time.Now().UnixNano())
-			hostletMsg, engineMsg := "pod "+id+" hostlet "+stamp+"\n", "pod "+id+" engine- "+stamp+"\n"
-			measureHostlet := func() {
-				before := bb.running(b)[id]
-				bb.counting.Reset()
-				b.StartTimer()
-				t0 := time.Now()
-				pod := bb.resolve(b, id, fmt.Sprintf("rev%d", i+1), bb.context(hostletMsg))
-				pods := slices.Clone(bb.pods)
-				pods[k] = pod
-				bb.s.SetDesired(hsync.Desired{Pods: pods, Ready: true})
-				if err := bb.s.SyncOnce(bb.ctx); err != nil {
-					b.Fatalf("iteration %d: sync: %v", i, err)
-				}
-				hostletTime += time.Since(t0)
-				b.StopTimer()
-				bb.pods = pods
-				after := bb.running(b)[id]
-				want := pod.Manifest.Containers[0].Image
-				if after.ID == before.ID || after.Image != want || after.State != hruntime.StateRunning {
-					b.Fatalf("iteration %d: pod %s runs %s %s (%s), want a new container of %s", i, id, after.ID, after.Image, after.State, want)
-				}
-				if got := bb.counting.Counts()["Build"]; got != 1 {
-					b.Fatalf("iteration %d: %d builds, want 1", i, got)
-				}
-				times := bb.takeBuildTimes()
-				if len(times) != 1 {
-					b.Fatalf("iteration %d: %d builds reported, want 1", i, len(times))
-				}
-				hostletBuild += times[0]
-			}
-			measureEngine := func() {
-				pod := bb.resolve(b, id, "engine", bb.context(engineMsg))
-				c := pod.Manifest.Containers[0]
-				var tarball bytes.Buffer
-				if _, err := buildctx.WriteTar(&tarball, c.Build); err != nil {
-					b.Fatal(err)
-				}
-				tag := fmt.Sprintf("hostlet-bench-floor/%s:%d", floorInst, i)
-				t0 := time.Now()
-				engineBuild(b, bb, tarball.Bytes(), tag, buildctx.RecipeName(c.Build), floorInst, id)
-				d := time.Since(t0)
-				engineTime += d
-				t1 := time.Now()
-				floor.replace(bb, b, tag, floorInst)
-				recreateTime += time.Since(t1)
-			}
-			if i%2 == 0 {
-				measureHostlet()
-				measureEngine()
-			} else {
-				measureEngine()
-				measureHostlet()
-			}
-			i++
-			b.StartTimer() // b.Loop wants it running; ns/op is hostlet's time
-		}
-		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
-		b.ReportMetric(ms(hostletTime), "hostlet-ms/op")
-		b.ReportMetric(ms(hostletBuild), "hostlet-build-ms/op")
-		b.ReportMetric(ms(engineTime), "engine-build-ms/op")
-		b.ReportMetric(ms(engineTime+recreateTime), "floor-ms/op")
-		b.ReportMetric(float64(hostletTime)/float64(engineTime), "ratio")
-		b.ReportMetric(float64(hostletTime)/float64(engineTime+recreateTime), "floor-ratio")
-	})
+	for _, builder := range benchBuilders {
+		b.Run(fmt.Sprintf("one-file-change/builder=%s/pods=%d", builder.name, n), func(b *testing.B) {
+			benchOneFileChange(b, newBuildBench(b, n, builder.version), builder.version)
+		})
+	}
 }
 
-// engineBuild builds tarball with the engine's classic builder under tag,
-// with the options and labels runtime.Docker.Build gives (the instance
-// inst, so dockertest removes the image), and reads its stream to the end.
-func engineBuild(b *testing.B, bb *buildBench, tarball []byte, tag, dockerfile, inst, pod string) {
+func benchOneFileChange(b *testing.B, bb *buildBench, builder string) {
+	const k = 3 // the pod changed, the same each time
+	floorInst := dockertest.Instance(b)
+	var (
+		hostletTime, engineTime, recreateTime, hostletBuild time.Duration
+		floor                                               floorContainer
+		calls                                               int
+	)
+	b.Cleanup(func() { floor.remove(bb, b) })
+	engine := func(id, msg, tag string) time.Duration {
+		c := bb.resolve(b, id, "engine", bb.context(msg)).Manifest.Containers[0]
+		var tarball bytes.Buffer
+		if _, err := buildctx.WriteTar(&tarball, c.Build); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		engineBuild(b, bb, tarball.Bytes(), tag, buildctx.RecipeName(c.Build), builder, floorInst, id)
+		return time.Since(t0)
+	}
+	// The floor's first container, so that every iteration replaces one.
+	start := fmt.Sprintf("hostlet-bench-floor/%s:start", floorInst)
+	engine(bb.pods[k].Manifest.ID, fmt.Sprintf("floor start %d\n", time.Now().UnixNano()), start)
+	floor.replace(bb, b, start, floorInst)
+
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		id := bb.pods[k].Manifest.ID
+		// Unique to this iteration, the same length for both.
+		stamp := fmt.Sprintf("%d-%d", i, time.Now().UnixNano())
+		hostletMsg, engineMsg := "pod "+id+" hostlet "+stamp+"\n", "pod "+id+" engine- "+stamp+"\n"
+		var ( // this iteration's
+			ht, hb, eb, er time.Duration
+			counts         map[string]int
+		)
+		measureHostlet := func() {
+			before := bb.running(b)[id]
+			bb.counting.Reset()
+			b.StartTimer()
+			t0 := time.Now()
+			pod := bb.resolve(b, id, fmt.Sprintf("rev%d", i+1), bb.context(hostletMsg))
+			pods := slices.Clone(bb.pods)
+			pods[k] = pod
+			bb.s.SetDesired(hsync.Desired{Pods: pods, Ready: true})
+			if err := bb.s.SyncOnce(bb.ctx); err != nil {
+				b.Fatalf("change %d: sync: %v", i, err)
+			}
+			ht = time.Since(t0)
+			b.StopTimer()
+			bb.pods = pods
+			after := bb.running(b)[id]
+			want := pod.Manifest.Containers[0].Image
+			if after.ID == before.ID || after.Image != want || after.State != hruntime.StateRunning {
+				b.Fatalf("change %d: pod %s runs %s %s (%s), want a new container of %s", i, id, after.ID, after.Image, after.State, want)
+			}
+			if got := bb.counting.Counts()["Build"]; got != 1 {
+				b.Fatalf("change %d: %d builds, want 1", i, got)
+			}
+			calls += bb.counting.Total()
+			counts = bb.counting.Counts()
+			times := bb.takeBuildTimes()
+			if len(times) != 1 {
+				b.Fatalf("change %d: %d builds reported, want 1", i, len(times))
+			}
+			hb = times[0]
+		}
+		measureEngine := func() {
+			tag := fmt.Sprintf("hostlet-bench-floor/%s:%d", floorInst, i)
+			eb = engine(id, engineMsg, tag)
+			t0 := time.Now()
+			floor.replace(bb, b, tag, floorInst)
+			er = time.Since(t0)
+		}
+		first := "hostlet"
+		if i%2 == 0 {
+			measureHostlet()
+			measureEngine()
+		} else {
+			first = "engine"
+			measureEngine()
+			measureHostlet()
+		}
+		hostletTime, hostletBuild, engineTime, recreateTime = hostletTime+ht, hostletBuild+hb, engineTime+eb, recreateTime+er
+		b.Logf("change %d (%s first): hostlet %d ms (its build %d ms, engine calls %v); engine build %d ms, replace %d ms",
+			i, first, ht.Milliseconds(), hb.Milliseconds(), counts, eb.Milliseconds(), er.Milliseconds())
+		i++
+		b.StartTimer() // b.Loop wants it running; ns/op is hostlet's time
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(ms(hostletTime), "hostlet-ms/op")
+	b.ReportMetric(ms(hostletBuild), "hostlet-build-ms/op")
+	b.ReportMetric(ms(engineTime), "engine-build-ms/op")
+	b.ReportMetric(ms(engineTime+recreateTime), "floor-ms/op")
+	b.ReportMetric(float64(calls)/float64(b.N), "apicalls/op")
+	b.ReportMetric(float64(hostletTime)/float64(engineTime), "ratio")
+	b.ReportMetric(float64(hostletTime)/float64(engineTime+recreateTime), "floor-ratio")
+}
+
+// engineBuild builds tarball with the engine's builder of version
+// builder under tag, with the options and labels runtime.Docker.Build
+// gives (the instance inst, so dockertest removes the image), and reads
+// its stream to the end.
+func engineBuild(b *testing.B, bb *buildBench, tarball []byte, tag, dockerfile, builder, inst, pod string) {
 	b.Helper()
 	opts := build.ImageBuildOptions{
 		Tags: []string{tag}, Dockerfile: dockerfile, BuildArgs: map[string]*string{},
 		Labels: map[string]string{hruntime.LabelManaged: "true", hruntime.LabelInstance: inst, hruntime.LabelBuildPod: pod},
-		Remove: true, ForceRemove: true, Version: build.BuilderV1,
+		Remove: true, ForceRemove: true, Version: build.BuilderVersion(builder),
 	}
 	resp, err := bb.cli.ImageBuild(bb.ctx, bytes.NewReader(tarball), opts)
 	if err != nil {
 		b.Fatalf("engine build %s: %v", tag, err)
 	}
 	defer resp.Body.Close()
+	// Both builders' streams are JSON messages; a failure has "error".
 	dec := json.NewDecoder(resp.Body)
 	for {
 		var m struct {
