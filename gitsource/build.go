@@ -17,8 +17,9 @@ import (
 
 // treeFolder is folder dir of a commit's tree as a build context.
 type treeFolder struct {
-	root *object.Tree
-	dir  string
+	root  *object.Tree
+	dir   string
+	cache *sources.ContextCache
 }
 
 func (t treeFolder) ReadDir(name string) ([]buildctx.Entry, error) {
@@ -58,24 +59,26 @@ func (t treeFolder) ReadFile(name string) ([]byte, error) {
 	case f.Size > manifest.MaxSize:
 		return nil, fmt.Errorf("%d bytes: %w of %d bytes", f.Size, manifest.ErrTooLarge, manifest.MaxSize)
 	}
-	data, err := readBlob(&f.Blob)
-	if err != nil {
-		return nil, &objectError{err}
-	}
-	return data, nil
+	return t.cache.Read(p, func() ([]byte, error) {
+		data, err := readBlob(&f.Blob)
+		if err != nil {
+			return nil, &objectError{err}
+		}
+		return data, nil
+	})
 }
 
 // resolveBuilds reads the builds of the native manifests of file rel in
 // the commit's tree root: a context is relative to the file's folder and
 // must stay in the repository.
-func resolveBuilds(ms []manifest.Sourced, root *object.Tree, rel string) {
+func resolveBuilds(ms []manifest.Sourced, root *object.Tree, rel string, cache *sources.ContextCache) {
 	for i := range ms {
 		sources.ResolveBuilds(&ms[i], func(ctx string) (buildctx.Folder, string, error) {
 			p := path.Join(path.Dir(rel), ctx)
 			if path.IsAbs(ctx) || !fs.ValidPath(p) {
 				return nil, "", errors.New("must be a folder of the repository, relative to the manifest's file")
 			}
-			return treeFolder{root: root, dir: p}, p, nil
+			return treeFolder{root: root, dir: p, cache: cache}, p, nil
 		}, io.Discard)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
+	"github.com/hostlet/hostlet/sources"
 )
 
 var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
@@ -59,6 +60,8 @@ func ReadCommit(ctx context.Context, commit *object.Commit, paths []string, sour
 		out   []manifest.Sourced
 		errs  *multierror.Error
 		files int
+		// contexts holds the builds' files, read once.
+		contexts *sources.ContextCache
 	)
 	if len(paths) == 0 {
 		paths = []string{"."}
@@ -92,7 +95,10 @@ func ReadCommit(ctx context.Context, commit *object.Commit, paths []string, sour
 			}
 			files++
 			ms, err := manifest.Decode(data, origin)
-			resolveBuilds(ms, root, f.path)
+			if contexts == nil {
+				contexts = sources.NewContextCache()
+			}
+			resolveBuilds(ms, root, f.path, contexts)
 			out = append(out, ms...)
 			if err != nil {
 				errs = multierror.Append(errs, err)

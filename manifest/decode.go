@@ -98,6 +98,7 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 				errs.add(err)
 				continue
 			}
+			forgetBuildInputs(&m)
 			out = append(out, Sourced{Origin: o, Manifest: m, Errors: strict})
 		}
 	}
@@ -505,6 +506,19 @@ func cleanYAMLError(err error, offset int) string {
 // duplicate fields alone do not, in a manifest with a version or an id: it
 // is returned with them in strict, and validation rejects it with its
 // other errors.
+// forgetBuildInputs drops what a manifest's author wrote in the fields of
+// its builds that hostlet fills in (Files, Recipe, Image): only a source
+// that reads the build's context from its files sets them (a file or git
+// source, after decoding), so a source without files (HTTP, etcd, push)
+// has no build, whatever it writes.
+func forgetBuildInputs(m *Manifest) {
+	for i := range m.Containers {
+		if b := m.Containers[i].Build; b != nil {
+			b.Files, b.Recipe, b.Image = nil, "", ""
+		}
+	}
+}
+
 func decodeOne(raw []byte, origin Origin) (m Manifest, strict []*Error, err error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return m, nil, &Error{Origin: origin, Detail: fmt.Sprintf("manifest %d: expected a mapping, found %s", origin.Index+1, describeJSON(raw))}

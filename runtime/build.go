@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/api/types/versions"
+
+	scrub "github.com/hostlet/hostlet/internal/redact"
 )
 
 // ErrBuild: an image build failed (a step's command, a Dockerfile the
@@ -31,8 +33,17 @@ const (
 // BuildSpec is one image build through the engine's build endpoint.
 type BuildSpec struct {
 	// Tags name the image: the first is hostlet's (derived from the
-	// inputs), the others the author's.
+	// inputs).
 	Tags []string
+	// Names are the author's names for the result (Compose's image:
+	// beside build:): each is given to the image only when no image has
+	// it, or the one that has it is this instance's build for Pod; a
+	// name another image holds (another pod's, another team's, a base
+	// image) is left to it (BuildResult.Skipped).
+	Names []string
+	// Secrets are values no line of the log and no error may show, with
+	// the values of Args: hidden before anything is cut to its bound.
+	Secrets []string
 	// Pod is the pod whose container uses the image, for its labels.
 	Pod string
 	// Dockerfile is the Dockerfile's path in the context tar.
@@ -51,10 +62,12 @@ type BuildSpec struct {
 	Context func(w io.Writer) error
 }
 
-// BuildResult is what a build gives back: its log's last lines.
+// BuildResult is what a build gives back: its log's last lines, and the
+// Names not given to the image (held by an image that is not this pod's).
 type BuildResult struct {
 	Log      []string
 	Duration time.Duration
+	Skipped  []string
 }
 
 // Log bounds of a build: the lines kept, each cut to its bound.
@@ -63,10 +76,11 @@ const (
 	BuildLineLength = 300
 )
 
-// Build builds an image with BuildKit where the engine runs it (see
-// builderVersion), else with its classic builder, the context streamed from
-// spec.Context through a pipe (never written to disk by hostlet), and
-// tags it with every name of spec.Tags. The classic builder's
+// Build builds an image with the engine's default builder (see
+// builderVersion), the context streamed from spec.Context through a pipe
+// (never written to disk by hostlet), tags it with every name of
+// spec.Tags, and gives it the names of spec.Names that are free or its
+// own. The classic builder's
 // intermediate containers are removed, failed steps' too. A failure
 // matches ErrBuild and carries the log's last lines; an engine that
 // cannot be reached matches ErrUnavailable.
@@ -116,7 +130,8 @@ func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error)
 		<-written
 		return BuildResult{Duration: d.clock.Since(start)}, fmt.Errorf("build image %s: %w", spec.Tags[0], classify(translate(err), ErrBuild))
 	}
-	log, buildErr := readBuildStream(resp.Body)
+	secrets := slices.Collect(maps.Values(spec.Args))
+	log, buildErr := readBuildStream(resp.Body, append(secrets, spec.Secrets...)...)
 	resp.Body.Close()
 	pr.CloseWithError(errBuildEnded)
 	werr := <-written
@@ -129,14 +144,40 @@ func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error)
 	case werr != nil && !errors.Is(werr, errBuildEnded):
 		return res, fmt.Errorf("build image %s: write the context: %w", spec.Tags[0], werr)
 	}
+	for _, name := range spec.Names {
+		if err := d.nameBuilt(ctx, spec.Tags[0], name, spec.Pod); err != nil {
+			d.log.Warn("built image not given the name its author wrote", "image", spec.Tags[0], "name", name, "why", err)
+			res.Skipped = append(res.Skipped, name)
+		}
+	}
 	return res, nil
 }
 
+// nameBuilt gives built image ref the name name, unless an image that is
+// not this instance's build for pod has it.
+func (d *Docker) nameBuilt(ctx context.Context, ref, name, pod string) error {
+	insp, err := d.cli.ImageInspect(ctx, name)
+	switch err := translate(err); {
+	case err == nil:
+		if l := insp.Config; l == nil || l.Labels[LabelInstance] != d.instance || l.Labels[LabelBuildPod] != pod {
+			return errors.New("another image has that name (not this pod's build): it is left as it is")
+		}
+	case !IsNotFound(err):
+		return fmt.Errorf("inspect %s: %w", name, err)
+	}
+	if err := d.cli.ImageTag(ctx, ref, name); err != nil {
+		return fmt.Errorf("tag %s as %s: %w", ref, name, translate(err))
+	}
+	return nil
+}
+
 // builderVersion is the builder a build uses: the one WithBuilder forced,
-// else BuildKit where the engine runs it in-process (Linux engines from
-// API 1.39 on: Docker 18.09 and later, the default builder from Docker
-// 23 on, and available through the API on Debian's 20.10 though the
-// classic one is its default), else the classic builder.
+// else the engine's default (its /_ping's Builder-Version): BuildKit on
+// engines that default to it (Docker 23 and later, whose builder
+// garbage-collects its cache by default), the classic builder elsewhere
+// (Debian's 20.10 here: it runs BuildKit through the API too, but then
+// nothing collects BuildKit's cache, and a Dockerfile's cache mounts
+// would be shared with every other build on the engine).
 func (d *Docker) builderVersion(ctx context.Context) (build.BuilderVersion, error) {
 	switch d.builder {
 	case string(build.BuilderV1), string(build.BuilderBuildKit):
@@ -149,7 +190,7 @@ func (d *Docker) builderVersion(ctx context.Context) (build.BuilderVersion, erro
 	if err != nil {
 		return "", translate(err)
 	}
-	if ping.BuilderVersion == build.BuilderBuildKit || (ping.OSType == "linux" && versions.GreaterThanOrEqualTo(d.cli.ClientVersion(), "1.39")) {
+	if ping.BuilderVersion == build.BuilderBuildKit {
 		return build.BuilderBuildKit, nil
 	}
 	return build.BuilderV1, nil
@@ -184,8 +225,11 @@ type buildMessage struct {
 const buildkitTrace = "moby.buildkit.trace"
 
 // readBuildStream reads the build's stream to its end, keeping its last
-// lines, and returns the error reported inside it.
-func readBuildStream(r io.Reader) ([]string, error) {
+// lines, and returns the error reported inside it. Every line and the
+// error are shown to operators: secrets are hidden and control
+// characters (terminal escapes) replaced before they are cut to their
+// bound.
+func readBuildStream(r io.Reader, secrets ...string) ([]string, error) {
 	dec := json.NewDecoder(r)
 	var (
 		lines   []string
@@ -194,7 +238,7 @@ func readBuildStream(r io.Reader) ([]string, error) {
 		trace   = newTraceLog()
 	)
 	keep := func(s string) {
-		s = strings.TrimRight(s, "\r")
+		s = shown(strings.TrimRight(s, "\r"), secrets)
 		if strings.TrimSpace(s) == "" {
 			return
 		}
@@ -239,6 +283,7 @@ func readBuildStream(r io.Reader) ([]string, error) {
 			msg = m.ErrorDetail.Message
 		}
 		if msg != "" && failed == nil {
+			msg = shown(msg, secrets)
 			if len(msg) > BuildLineLength {
 				msg = msg[:BuildLineLength] + "..."
 			}
@@ -247,6 +292,20 @@ func readBuildStream(r io.Reader) ([]string, error) {
 	}
 	keep(partial)
 	return lines, failed
+}
+
+// shown is s as an operator may see it: secrets hidden, control
+// characters replaced by spaces.
+func shown(s string, secrets []string) string {
+	if len(secrets) > 0 {
+		s = scrub.Values(errors.New(s), secrets...).Error()
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // BuiltImage is an image hostlet built for a pod.

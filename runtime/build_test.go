@@ -50,7 +50,7 @@ func TestBuildBothBuilders(t *testing.T) {
 			ctx, cancel := context.WithTimeout(testCtx(t), 3*time.Minute)
 			defer cancel()
 			res, err := d.Build(ctx, hruntime.BuildSpec{
-				Tags: []string{tag, other}, Pod: "p1", Dockerfile: "Dockerfile", Target: "final",
+				Tags: []string{tag}, Names: []string{other, base}, Pod: "p1", Dockerfile: "Dockerfile", Target: "final",
 				Args:    map[string]string{"GREETING": "hello-arg"},
 				Labels:  map[string]string{"org.example.team": "shop"},
 				Context: contextTar(map[string]string{"Dockerfile": "FROM " + base + " AS base\nFROM base AS final\nARG GREETING\nENV MESSAGE=$GREETING\nCOPY msg.txt /msg.txt\nFROM base AS never\nCOPY nope /nope\n", "msg.txt": "one"}),
@@ -59,6 +59,12 @@ func TestBuildBothBuilders(t *testing.T) {
 				t.Fatalf("build: %v (log %q)", err, res.Log)
 			}
 			t.Logf("log: %q", res.Log)
+			if len(res.Skipped) != 1 || res.Skipped[0] != base {
+				t.Errorf("names skipped %q, want only %s (another image's name)", res.Skipped, base)
+			}
+			if insp, err := dockertest.Client(t).ImageInspect(ctx, base); err != nil || insp.Config.Labels[hruntime.LabelBuildPod] != "" {
+				t.Errorf("the test image %s was renamed to the build: %v", base, err)
+			}
 			cli := dockertest.Client(t)
 			insp, err := cli.ImageInspect(ctx, other)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
@@ -26,6 +27,87 @@ type savedSet struct {
 	LastSuccess time.Time                `json:"lastSuccess"`
 	Manifests   []manifest.Sourced       `json:"manifests"`
 	Good        map[string]desired.Entry `json:"good"`
+	// Contexts holds each build context once, by its digest: the
+	// manifests' builds refer to it (see shareContexts), so pods built
+	// from one folder, and a manifest in Manifests and Good, do not write
+	// it again.
+	Contexts map[string]*manifest.Files `json:"contexts,omitempty"`
+}
+
+// contextRef marks a build's Files in a saved set as a reference to
+// savedSet.Contexts: its Hash is contextRef + the digest.
+const contextRef = "context-digest:"
+
+// shareContexts returns a copy of set whose builds' contexts are in
+// Contexts, once each, the manifests referring to them (set is not
+// changed).
+func shareContexts(set savedSet) savedSet {
+	out := set
+	ref := func(s manifest.Sourced) manifest.Sourced {
+		changed := false
+		for _, c := range s.Manifest.Containers {
+			changed = changed || (c.Build != nil && c.Build.Files != nil)
+		}
+		if !changed {
+			return s
+		}
+		s.Manifest = s.Manifest.Clone()
+		for i, c := range s.Manifest.Containers {
+			if c.Build == nil || c.Build.Files == nil {
+				continue
+			}
+			d := c.Build.Files.Digest()
+			if out.Contexts == nil {
+				out.Contexts = map[string]*manifest.Files{}
+			}
+			out.Contexts[d] = c.Build.Files
+			s.Manifest.Containers[i].Build.Files = &manifest.Files{Source: c.Build.Files.Source, Hash: contextRef + d}
+		}
+		return s
+	}
+	out.Manifests = make([]manifest.Sourced, len(set.Manifests))
+	for i, s := range set.Manifests {
+		out.Manifests[i] = ref(s)
+	}
+	if set.Good != nil {
+		out.Good = make(map[string]desired.Entry, len(set.Good))
+		for k, e := range set.Good {
+			e.Sourced = ref(e.Sourced)
+			out.Good[k] = e
+		}
+	}
+	return out
+}
+
+// restoreContexts puts the contexts a loaded set refers to back into its
+// builds; a reference to a context the set does not hold is an error.
+func restoreContexts(set *savedSet) error {
+	restore := func(s *manifest.Sourced) error {
+		for i, c := range s.Manifest.Containers {
+			if c.Build == nil || c.Build.Files == nil || !strings.HasPrefix(c.Build.Files.Hash, contextRef) {
+				continue
+			}
+			f, ok := set.Contexts[strings.TrimPrefix(c.Build.Files.Hash, contextRef)]
+			if !ok {
+				return fmt.Errorf("pod %s: build context %s not in the saved set", s.Manifest.ID, c.Build.Files.Hash)
+			}
+			s.Manifest.Containers[i].Build.Files = f
+		}
+		return nil
+	}
+	for i := range set.Manifests {
+		if err := restore(&set.Manifests[i]); err != nil {
+			return err
+		}
+	}
+	for k, e := range set.Good {
+		if err := restore(&e.Sourced); err != nil {
+			return err
+		}
+		set.Good[k] = e
+	}
+	set.Contexts = nil
+	return nil
 }
 
 // Store keeps the sources' last good sets under stateDir/sources, each
@@ -100,13 +182,14 @@ func decodeSaved(b []byte, name string, saved *savedSet) error {
 			return fmt.Errorf("manifest %d has no id", i+1)
 		}
 	}
-	return nil
+	return restoreContexts(saved)
 }
 
 // Save writes set durably; a failure is returned and recorded in the
 // problems.
 func (s *Store) Save(set savedSet) error {
 	path := s.path(set.Name)
+	set = shareContexts(set)
 	b, err := json.Marshal(&set)
 	if err != nil {
 		return fmt.Errorf("encode last good set of source %s: %w", set.Name, err)

@@ -60,6 +60,7 @@ func ReadTree(ctx context.Context, base string, paths []string, source string, r
 		files = append(files, found...)
 	}
 	roots := map[string]*os.Root{}
+	var contexts *ContextCache // the builds' files, read once
 	defer func() {
 		for _, r := range roots {
 			r.Close()
@@ -87,7 +88,10 @@ func ReadTree(ctx context.Context, base string, paths []string, source string, r
 		h.Write(data)
 		ms, err := manifest.Decode(data, origin)
 		if hasBuild(ms) {
-			f.resolveBuilds(ms, roots, base, h)
+			if contexts == nil {
+				contexts = NewContextCache()
+			}
+			f.resolveBuilds(ms, roots, base, contexts, h)
 		}
 		res.Manifests = append(res.Manifests, ms...)
 		if err != nil {
@@ -115,13 +119,24 @@ func hasBuild(ms []manifest.Sourced) bool {
 // every path of the source is relative to (a git checkout's), else the
 // source path's folder (or the file's own folder for a source path that
 // is a file).
-func (f treeFile) resolveBuilds(ms []manifest.Sourced, roots map[string]*os.Root, base string, h io.Writer) {
+func (f treeFile) resolveBuilds(ms []manifest.Sourced, roots map[string]*os.Root, base string, contexts *ContextCache, h io.Writer) {
 	dir, rel := f.root, filepath.ToSlash(f.rel)
 	switch {
 	case base != "":
 		dir, rel = base, display(base, f.name)
 	case dir == "":
-		dir, rel = filepath.Dir(f.name), filepath.Base(f.name)
+		// A source path that is one file has no folder of its own: the
+		// file's folder (/etc/hostlet, with the host's token and config)
+		// is not the source's to build from.
+		for i := range ms {
+			for j, c := range ms[i].Manifest.Containers {
+				if c.Build != nil {
+					ms[i].Errors = append(ms[i].Errors, &manifest.Error{Origin: ms[i].Origin, Pod: ms[i].Manifest.ID, Field: fmt.Sprintf("containers[%d].build.context", j),
+						Detail: "this source is one file, with no folder to build from: make the source's path the folder holding the manifest and its build contexts"})
+				}
+			}
+		}
+		return
 	}
 	r, err := rootOf(roots, dir)
 	if err != nil {
@@ -130,7 +145,7 @@ func (f treeFile) resolveBuilds(ms []manifest.Sourced, roots map[string]*os.Root
 		}
 		return
 	}
-	resolveBuilds(ms, r, rel, h)
+	resolveBuilds(ms, r, rel, contexts, h)
 }
 
 func readDetail(err error) string {

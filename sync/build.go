@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/events"
@@ -42,16 +43,16 @@ const (
 // streamed from the build's files.
 func BuildSpec(pod string, c manifest.Container) hruntime.BuildSpec {
 	b := c.Build
-	tags := []string{c.Image}
+	var names []string
 	if b.Image != "" {
-		tags = append(tags, b.Image)
+		names = []string{b.Image}
 	}
 	network := b.Network
 	if network == "default" {
 		network = ""
 	}
 	return hruntime.BuildSpec{
-		Tags: tags, Pod: pod, Dockerfile: buildctx.RecipeName(b), Args: b.Args, Target: b.Target, Labels: b.Labels,
+		Tags: []string{c.Image}, Names: names, Pod: pod, Dockerfile: buildctx.RecipeName(b), Args: b.Args, Target: b.Target, Labels: b.Labels,
 		NetworkMode: network, ExtraHosts: b.ExtraHosts, NoCache: b.NoCache, Pull: b.Pull,
 		Context: func(w io.Writer) error {
 			_, err := buildctx.WriteTar(w, b)
@@ -75,7 +76,8 @@ func (s *Syncer) build(ctx context.Context, pod string, c manifest.Container) er
 	}
 	s.log.Info("building image", "pod", pod, "container", c.Name, "image", c.Image, "context", c.Build.Context)
 	res, err := s.builder.Build(ctx, BuildSpec(pod, c))
-	if ctx.Err() != nil {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		// Stopped with its owner, not failed (a timeout is a failure).
 		return err
 	}
 	if s.opts.OnBuild != nil {
@@ -103,23 +105,31 @@ func buildSecrets(c manifest.Container) []string {
 	return out
 }
 
-// pruneBuilt removes the images built for pod but the newest KeepBuilt
-// and keep; the engine refuses to remove one a container uses (created,
-// running or stopped), which stays. Failures are only logged.
+// pruneBuilt removes the images built for pod but, for each of its
+// containers (each built image's repository), the newest KeepBuilt, and
+// every image a desired pod names (one about to be used by a container
+// not created yet among them) or keep; the engine refuses to remove one a
+// container uses (created, running or stopped), which stays. Failures are
+// only logged.
 func (s *Syncer) pruneBuilt(ctx context.Context, pod, keep string) {
 	list, err := s.builder.ListBuilt(ctx, pod)
 	if err != nil {
 		s.log.Warn("prune built images", "pod", pod, "error", err)
 		return
 	}
-	kept := 0
+	wanted := s.wantedImages()
+	wanted[keep] = true
+	kept := map[string]int{} // by repository
 	for _, im := range list {
-		mine := false
+		repo, used := "", false
 		for _, t := range im.Tags {
-			mine = mine || t == keep
+			if buildctx.IsBuilt(t) {
+				repo, _, _ = strings.Cut(t, ":")
+			}
+			used = used || wanted[t]
 		}
-		if mine || kept < KeepBuilt {
-			kept++
+		if used || kept[repo] < KeepBuilt {
+			kept[repo]++
 			continue
 		}
 		refs := im.Tags
@@ -138,4 +148,19 @@ func (s *Syncer) pruneBuilt(ctx context.Context, pod, keep string) {
 			}
 		}
 	}
+}
+
+// wantedImages are the built images the desired pods name.
+func (s *Syncer) wantedImages() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]bool{}
+	for _, p := range s.desired.Pods {
+		for _, c := range p.Manifest.Containers {
+			if c.Build != nil {
+				out[c.Image] = true
+			}
+		}
+	}
+	return out
 }

@@ -29,8 +29,12 @@ type puller struct {
 	// their timeout and the error class of one that outlasts it.
 	what, timeoutKey string
 	class            error
-	sem              chan struct{}
-	log              *slog.Logger
+	// wanted, when set, says whether an image is still desired: a job
+	// whose turn comes after its image stopped being desired (a build of
+	// a revision superseded while it waited) is dropped.
+	wanted func(ref string) bool
+	sem    chan struct{}
+	log    *slog.Logger
 	// finished is told when a pull ends (the Syncer's Trigger).
 	finished func()
 	clock    clock.Clock
@@ -144,6 +148,10 @@ func (p *puller) start(ctx context.Context, ref, policy string, run ...func(cont
 	}()
 }
 
+// errSuperseded marks a job dropped before it ran: its image is no longer
+// desired.
+var errSuperseded = errors.New("not run: no desired pod names the image any more")
+
 // errPullTimeout marks a pull or build that outlasted its timeout.
 var errPullTimeout = errors.New("timed out")
 
@@ -154,6 +162,9 @@ func (p *puller) run(ctx context.Context, ref string, job func(context.Context) 
 		defer func() { <-p.sem }()
 	case <-ctx.Done():
 		return fmt.Errorf("%s %s: %w", p.what, ref, ctx.Err())
+	}
+	if p.wanted != nil && !p.wanted(ref) {
+		return fmt.Errorf("%s %s: %w", p.what, ref, errSuperseded)
 	}
 	start := p.clock.Now()
 	tctx, cancel := context.WithTimeout(ctx, p.timeout)

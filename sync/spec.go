@@ -464,7 +464,10 @@ func buildInputs(b *manifest.Build, env *EnvHasher) map[string]string {
 		put("context "+b.Context, f.Digest())
 	} else if f != nil {
 		for _, it := range f.Items {
-			put("context file "+it.Path, strconv.FormatUint(uint64(it.Mode), 8)+":"+string(it.Data))
+			// The content's digest, not a copy of it: a context may be
+			// large, and this runs at every plan.
+			sum := sha256.Sum256(it.Data)
+			put("context file "+it.Path, strconv.FormatUint(uint64(it.Mode), 8)+":"+hex.EncodeToString(sum[:]))
 		}
 	}
 	put("dockerfile", b.Recipe)

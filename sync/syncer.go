@@ -204,6 +204,7 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 	}
 	s.builds = newPuller(rt, opts.BuildTimeout, opts.BuildConcurrency, log, s.Trigger, opts.Clock)
 	s.builds.what, s.builds.timeoutKey, s.builds.class = "build image", "sync.buildTimeout", hruntime.ErrBuild
+	s.builds.wanted = func(ref string) bool { return s.wantedImages()[ref] }
 	s.builder = rt
 	return s, nil
 }

@@ -2,7 +2,10 @@ package validate
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
+
+	"github.com/distribution/reference"
 
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
@@ -35,6 +38,12 @@ func (c *checker) build(f string, ct manifest.Container, p Policy) {
 	if tag, digest, _ := strings.Cut(ct.Image, ":"); !buildctx.IsBuilt(tag) || !strings.HasPrefix(buildctx.Digest(b), digest) || len(digest) < 32 {
 		c.add(f, "the image %q is not the one its inputs name (hostlet names a built image itself)", ct.Image)
 	}
+	for _, it := range b.Files.Items {
+		if !fs.ValidPath(it.Path) || it.Path == "." {
+			c.add(f+".context", "%q is not a path inside the context", it.Path)
+			return
+		}
+	}
 	if err := buildctx.CheckRecipe(b.Recipe, b.Target); err != nil {
 		c.add(f, "%v", err)
 	}
@@ -42,8 +51,11 @@ func (c *checker) build(f string, ct manifest.Container, p Policy) {
 		c.add(f+".args", "%d args are over the limit of %d", len(b.Args), MaxBuildArgs)
 	}
 	for k := range b.Args {
-		if k == "" || strings.ContainsAny(k, "= \t\n") {
+		switch {
+		case k == "" || strings.ContainsAny(k, "= \t\n"):
 			c.add(f+".args", "%q is not an argument name", k)
+		case strings.HasPrefix(strings.ToUpper(k), "BUILDKIT_"):
+			c.add(f+".args", "%s: BUILDKIT_ arguments set the builder itself (a frontend image to pull and run, ...): refused", k)
 		}
 	}
 	if len(b.Labels) > MaxBuildLabels {
@@ -71,8 +83,8 @@ func (c *checker) build(f string, ct manifest.Container, p Policy) {
 	if b.Image != "" {
 		if msg := imageRef(b.Image); msg != "" {
 			c.add(f+".image", "%q is not a valid image reference: %s", b.Image, msg)
-		} else if buildctx.IsBuilt(b.Image) {
-			c.add(f+".image", "%q: %s/ names are hostlet's own", b.Image, manifest.BuildRepository)
+		} else if reserved(b.Image) {
+			c.add(f+".image", "%q: %s/ and hostlet-pause names are hostlet's own", b.Image, manifest.BuildRepository)
 		}
 	}
 }
@@ -88,4 +100,15 @@ func (c *checker) readError(f string) bool {
 		}
 	}
 	return false
+}
+
+// reserved reports whether image names one of hostlet's own repositories
+// (its builds', its pause image's), however it is spelled.
+func reserved(image string) bool {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return false
+	}
+	path := reference.Path(named)
+	return reference.Domain(named) == "docker.io" && (path == "library/hostlet-pause" || strings.HasPrefix(path, manifest.BuildRepository+"/"))
 }

@@ -65,7 +65,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 	defer rt.Close()
 	a := &agent{cfg: cfg, opts: opts, log: log, clock: clk, rt: rt, ev: events.NewLog(1000).WithClock(clk)}
-	if a.infraImage, err = infraImage(ctx, rt, cfg.Docker.InfraImage, opts.Binary); err != nil {
+	if a.infraImage, err = infraImage(ctx, rt, cfg.Docker.InfraImage, opts.Binary, cfg.Instance); err != nil {
 		return err
 	}
 	if cfg.Docker.InfraImage == "" {
@@ -124,7 +124,7 @@ type agent struct {
 
 // infraImage is docker.infraImage, else the pause image built from the
 // hostlet binary (binary, else os.Executable()).
-func infraImage(ctx context.Context, rt imageLoader, configured, binary string) (string, error) {
+func infraImage(ctx context.Context, rt imageLoader, configured, binary, instance string) (string, error) {
 	if configured != "" {
 		return configured, nil
 	}
@@ -134,7 +134,7 @@ func infraImage(ctx context.Context, rt imageLoader, configured, binary string) 
 			return "", fmt.Errorf("find the hostlet binary for the pause image: %w", err)
 		}
 	}
-	return PauseImage(ctx, rt, binary)
+	return PauseImage(ctx, rt, binary, instance)
 }
 
 // buildSources makes the configured sources (sources/configured), finds

@@ -29,13 +29,17 @@ type imageLoader interface {
 }
 
 // PauseImage makes sure the infra image built from this hostlet binary is
-// loaded and returns its reference. The tag is derived from the binary, so
-// the same binary reuses its image; the image is not part of any spec hash,
+// loaded for instance and returns its reference. The tag is derived from
+// the binary and the instance (hostlet-pause:<binary>-<instance>, both
+// hashed), so the same binary reuses its image, and each instance on an
+// engine holds a tag of its own (the image is one: the same content):
+// pruning an older tag of one instance (PrunePauseImages) never takes
+// another's; the image is not part of any spec hash,
 // so a new hostlet with a new pause image never restarts a pod. The binary
 // is streamed, never held in memory: hashing it at every start costs one
 // read of the file, building the image two more.
-func PauseImage(ctx context.Context, rt imageLoader, binary string) (string, error) {
-	ref, err := pauseRef(binary)
+func PauseImage(ctx context.Context, rt imageLoader, binary, instance string) (string, error) {
+	ref, err := pauseRef(binary, instance)
 	if err != nil {
 		return "", err
 	}
@@ -60,8 +64,9 @@ func PauseImage(ctx context.Context, rt imageLoader, binary string) (string, err
 }
 
 // pauseRef checks that binary is statically linked and returns the pause
-// image's reference, tagged with the start of its SHA-256.
-func pauseRef(binary string) (string, error) {
+// image's reference for instance, tagged with the start of the binary's
+// SHA-256 and of the instance's.
+func pauseRef(binary, instance string) (string, error) {
 	f, err := os.Open(binary)
 	if err != nil {
 		return "", fmt.Errorf("read hostlet binary for the pause image: %w", err)
@@ -74,7 +79,8 @@ func pauseRef(binary string) (string, error) {
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("read hostlet binary %s for the pause image: %w", binary, err)
 	}
-	return pauseRepo + hex.EncodeToString(h.Sum(nil))[:12], nil
+	inst := sha256.Sum256([]byte(instance))
+	return pauseRepo + hex.EncodeToString(h.Sum(nil))[:12] + "-" + hex.EncodeToString(inst[:])[:8], nil
 }
 
 // checkStatic refuses a dynamically linked binary: it would not run in an
@@ -105,13 +111,15 @@ type imageRemover interface {
 	RemoveImage(ctx context.Context, ref string) error
 }
 
-// PrunePauseImages removes the pause images of older hostlet binaries
+// PrunePauseImages removes the pause image tags of older hostlet binaries
 // that this hostlet (its stateDir's list) built or used, keeping current,
 // and records what is left: an image still in use (an infra container of
 // a pod that has not been recreated since the upgrade: its image is not
 // part of any spec hash) is refused by the engine and tried again at the
-// next start. Images of other hostlets on the engine are never touched.
-// Failures are only logged.
+// next start. Only tags of current's instance are removed (a tag ends with
+// its instance's hash; one without, from an older hostlet, may be shared
+// and is left alone), so other hostlets' pause images on the engine are
+// never touched. Failures are only logged.
 func PrunePauseImages(ctx context.Context, rt imageRemover, stateDir, current string, log *slog.Logger) {
 	path := filepath.Join(stateDir, pauseImagesFile)
 	var refs []string
@@ -124,8 +132,16 @@ func PrunePauseImages(ctx context.Context, rt imageRemover, stateDir, current st
 		log.Warn("read pause images list", "file", path, "error", err)
 	}
 	keep := []string{current}
+	instanceOf := func(ref string) string {
+		tag := strings.TrimPrefix(ref, pauseRepo)
+		if i := strings.LastIndex(tag, "-"); i >= 0 {
+			return tag[i+1:]
+		}
+		return ""
+	}
+	mine := instanceOf(current)
 	for _, ref := range refs {
-		if ref == current || !strings.HasPrefix(ref, pauseRepo) || slices.Contains(keep, ref) {
+		if ref == current || !strings.HasPrefix(ref, pauseRepo) || slices.Contains(keep, ref) || mine == "" || instanceOf(ref) != mine {
 			continue
 		}
 		err := rt.RemoveImage(ctx, ref)

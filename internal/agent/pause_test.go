@@ -91,7 +91,7 @@ func TestPauseImageArchive(t *testing.T) {
 			}
 		}
 	}}
-	ref, err := agent.PauseImage(t.Context(), f, bin)
+	ref, err := agent.PauseImage(t.Context(), f, bin, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestPauseImageArchive(t *testing.T) {
 	}
 	// Present now: no second load, same reference.
 	f.present[ref] = true
-	ref2, err := agent.PauseImage(t.Context(), f, bin)
+	ref2, err := agent.PauseImage(t.Context(), f, bin, "test")
 	if err != nil || ref2 != ref || f.loads != 1 {
 		t.Errorf("second call: %q, %v, %d loads; want %q and 1 load", ref2, err, f.loads, ref)
 	}
@@ -125,7 +125,7 @@ func TestPauseImageErrors(t *testing.T) {
 		{"load fails", uniqueBinary(t), "engine: disk full"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := agent.PauseImage(t.Context(), failing, tc.bin)
+			_, err := agent.PauseImage(t.Context(), failing, tc.bin, "test")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
@@ -139,7 +139,7 @@ func TestPauseImageDocker(t *testing.T) {
 	rt := dockertest.Docker(t)
 	cli := dockertest.Client(t)
 	bin := uniqueBinary(t)
-	ref, err := agent.PauseImage(t.Context(), rt, bin)
+	ref, err := agent.PauseImage(t.Context(), rt, bin, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestPauseImageDocker(t *testing.T) {
 		t.Errorf("image %s: size %d (binary %d), entrypoint %q", ref, insp.Size, fi.Size(), insp.Config.Entrypoint)
 	}
 	// Again: found, same reference.
-	if ref2, err := agent.PauseImage(t.Context(), rt, bin); err != nil || ref2 != ref {
+	if ref2, err := agent.PauseImage(t.Context(), rt, bin, "test"); err != nil || ref2 != ref {
 		t.Errorf("second call: %q, %v; want %q", ref2, err, ref)
 	}
 }
@@ -177,7 +177,7 @@ func TestPrunePauseImagesDocker(t *testing.T) {
 	instance := dockertest.Instance(t)
 	var refs []string
 	for range 4 {
-		ref, err := agent.PauseImage(t.Context(), rt, uniqueBinary(t))
+		ref, err := agent.PauseImage(t.Context(), rt, uniqueBinary(t), "test")
 		if err != nil {
 			t.Fatal(err)
 		}

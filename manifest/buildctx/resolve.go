@@ -28,6 +28,13 @@ const (
 	MaxBytes = 4 * manifest.MaxSize
 	// MaxRecipe bounds a Dockerfile.
 	MaxRecipe = 1 << 20
+	// MaxIgnorePatterns bounds a .dockerignore's patterns and
+	// MaxIgnoreBytes its size; MaxEntries the files and folders of a
+	// context looked at, those .dockerignore excludes included: each
+	// entry is matched against every pattern.
+	MaxIgnorePatterns = 256
+	MaxIgnoreBytes    = 64 << 10
+	MaxEntries        = 5 * MaxFiles
 )
 
 // DefaultDockerfile is the Dockerfile's name when none is given.
@@ -107,9 +114,18 @@ func readRecipe(b *manifest.Build, folder Folder) (string, error) {
 	return string(data), nil
 }
 
-// CheckRecipe parses a Dockerfile with buildkit's parser and checks that
-// target, when given, is one of its stages.
+// CheckRecipe parses a Dockerfile with buildkit's parser, checks that
+// target, when given, is one of its stages, and refuses what would make
+// the engine reach beyond the context on the host's behalf: ADD of a URL
+// or a git repository (fetched by the engine from the host's network,
+// whatever the build's network), an ADD source named by a variable, RUN
+// flags (--mount: a BuildKit cache, bind or secret mount is the engine's,
+// shared with every other build; --network, --security), and a syntax
+// directive (the engine pulls and runs the frontend image it names).
 func CheckRecipe(recipe, target string) error {
+	if name, _, _, ok := parser.DetectSyntax([]byte(recipe)); ok {
+		return fieldErr("dockerfile", "the syntax directive (%q) is refused: the engine would pull and run that frontend image; remove the line", name)
+	}
 	res, err := parser.Parse(strings.NewReader(recipe))
 	if err != nil {
 		return fieldErr("dockerfile", "does not parse: %v", err)
@@ -120,6 +136,13 @@ func CheckRecipe(recipe, target string) error {
 	}
 	if len(stages) == 0 {
 		return fieldErr("dockerfile", "has no FROM")
+	}
+	for _, st := range stages {
+		for _, cmd := range st.Commands {
+			if err := checkCommand(cmd, 0); err != nil {
+				return err
+			}
+		}
 	}
 	if target == "" {
 		return nil
@@ -134,6 +157,46 @@ func CheckRecipe(recipe, target string) error {
 		}
 	}
 	return fieldErr("target", "%q is not a stage of the Dockerfile (stages: %s)", target, strings.Join(names, ", "))
+}
+
+// checkCommand refuses an instruction that reaches beyond the context
+// (see CheckRecipe); an ONBUILD's instruction is checked too.
+func checkCommand(cmd instructions.Command, depth int) error {
+	line := func() int {
+		if l := cmd.Location(); len(l) > 0 {
+			return l[0].Start.Line
+		}
+		return 0
+	}
+	switch c := cmd.(type) {
+	case *instructions.AddCommand:
+		for _, src := range c.SourcePaths {
+			switch {
+			case strings.Contains(src, "$"):
+				return fieldErr("dockerfile", "line %d: ADD %s: a source named by a variable is refused (it could be a URL); use COPY", line(), src)
+			case strings.Contains(src, "://"), strings.HasPrefix(src, "git@"), strings.HasSuffix(src, ".git"):
+				return fieldErr("dockerfile", "line %d: ADD %s: a URL or git source is refused (the engine would fetch it from the host's network); copy files of the context instead", line(), src)
+			}
+		}
+	case *instructions.RunCommand:
+		if len(c.FlagsUsed) > 0 {
+			return fieldErr("dockerfile", "line %d: RUN --%s is refused (a mount is the engine's, shared with every other build; network and security modes are the host's)", line(), c.FlagsUsed[0])
+		}
+	case *instructions.OnbuildCommand:
+		if depth > 0 {
+			return nil
+		}
+		res, err := parser.Parse(strings.NewReader(c.Expression))
+		if err != nil || len(res.AST.Children) == 0 {
+			return nil
+		}
+		inner, err := instructions.ParseCommand(res.AST.Children[0])
+		if err != nil {
+			return nil
+		}
+		return checkCommand(inner, depth+1)
+	}
+	return nil
 }
 
 // contextFiles reads every file of the context that .dockerignore does not
@@ -158,9 +221,15 @@ func ignoreMatcher(folder Folder) (*patternmatcher.PatternMatcher, error) {
 	if err != nil {
 		return nil, fieldErr("context", "%s: %v", ignoreFile, err)
 	}
+	if len(data) > MaxIgnoreBytes {
+		return nil, fieldErr("context", "%s: %d bytes, over the limit of %d", ignoreFile, len(data), MaxIgnoreBytes)
+	}
 	patterns, err := ignorefile.ReadAll(strings.NewReader(string(data)))
 	if err != nil {
 		return nil, fieldErr("context", "%s: %v", ignoreFile, err)
+	}
+	if len(patterns) > MaxIgnorePatterns {
+		return nil, fieldErr("context", "%s: %d patterns, over the limit of %d", ignoreFile, len(patterns), MaxIgnorePatterns)
 	}
 	pm, err := patternmatcher.New(patterns)
 	if err != nil {
@@ -174,6 +243,8 @@ type walker struct {
 	pm     *patternmatcher.PatternMatcher
 	items  []manifest.FileItem
 	bytes  int
+	// entries counts the entries looked at.
+	entries int
 }
 
 // walk reads folder dir ("" the context) and below.
@@ -188,6 +259,9 @@ func (w *walker) walk(dir string) error {
 	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	for _, e := range entries {
 		name := path.Join(dir, e.Name)
+		if w.entries++; w.entries > MaxEntries {
+			return fieldErr("context", "more than %d files and folders, those %s excludes included (list a large folder by its name in %s, without exceptions below it)", MaxEntries, ignoreFile, ignoreFile)
+		}
 		excluded, err := w.excluded(name)
 		if err != nil {
 			return fieldErr("context", "%s: %v", ignoreFile, err)
@@ -239,10 +313,27 @@ func IsBuilt(image string) bool {
 // digestLen is the hex digits of the inputs' digest in a tag.
 const digestLen = 32
 
+// maxRepoName bounds the <pod>-<container> part of a built image's name
+// (the engine takes names of at most 255 bytes).
+const maxRepoName = 160
+
 // Tag is the image name of a resolved build of container of pod:
-// BuildRepository/<pod>-<container>:<digest of the inputs>.
+// BuildRepository/<pod>-<container>:<digest of the inputs>. A
+// <pod>-<container> over maxRepoName bytes is cut, and ends with a hash
+// of the whole instead.
 func Tag(pod, container string, b *manifest.Build) string {
-	return manifest.BuildRepository + "/" + pod + "-" + container + ":" + Digest(b)[:digestLen]
+	return manifest.BuildRepository + "/" + RepoName(pod, container) + ":" + Digest(b)[:digestLen]
+}
+
+// RepoName is the <pod>-<container> part of the name of pod's container's
+// built image.
+func RepoName(pod, container string) string {
+	name := pod + "-" + container
+	if len(name) <= maxRepoName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:maxRepoName-17], ".-_") + "-" + hex.EncodeToString(sum[:8])
 }
 
 // Digest is the hex SHA-256 of a resolved build's inputs: the context's

@@ -257,3 +257,36 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckRecipeRefusesReachingOut: what would make the engine fetch or
+// run something beyond the context on the host's behalf is refused before
+// anything is built (moved here from the engine attack tests: every build
+// passes this check, and runtime.Build builds what it is given).
+func TestCheckRecipeRefusesReachingOut(t *testing.T) {
+	for _, tt := range []struct{ name, recipe, want string }{
+		{"ADD of a URL", "FROM scratch\nADD http://127.0.0.1:10260/status /loot\n", "a URL or git source is refused"},
+		{"ADD of https", "FROM scratch\nADD --checksum=sha256:00 https://example.org/a.tgz /\n", "a URL or git source is refused"},
+		{"ADD of a git repository", "FROM scratch\nADD git@github.com:org/repo.git /src\n", "a URL or git source is refused"},
+		{"ADD of a variable", "FROM scratch\nARG U=http://169.254.169.254/\nADD ${U} /x\n", "a source named by a variable is refused"},
+		{"ONBUILD ADD of a URL", "FROM scratch AS a\nONBUILD ADD http://127.0.0.1/x /x\nFROM a\n", "a URL or git source is refused"},
+		{"RUN --mount", "FROM scratch\nRUN --mount=type=cache,target=/c,id=gomod [\"/h\"]\n", "RUN --mount is refused"},
+		{"RUN --network", "FROM scratch\nRUN --network=host [\"/h\"]\n", "RUN --network is refused"},
+		{"RUN --security", "FROM scratch\nRUN --security=insecure [\"/h\"]\n", "RUN --security is refused"},
+		{"a syntax directive", "# syntax=127.0.0.1:5000/evil/frontend:1\nFROM scratch\n", "the syntax directive"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := buildctx.CheckRecipe(tt.recipe, "")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("CheckRecipe: %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	for _, ok := range []string{
+		"FROM scratch\nADD app.tar.gz /\nCOPY --from=base / /\n",
+		"# escape=`\nFROM scratch\nADD a /a\n",
+	} {
+		if err := buildctx.CheckRecipe(ok, ""); err != nil && !strings.Contains(err.Error(), "base") {
+			t.Errorf("CheckRecipe(%q): %v", ok, err)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
+	"github.com/hostlet/hostlet/manifest/project"
 )
 
 // buildKeys name a build's fields by the service's build keys.
@@ -79,7 +80,20 @@ func (c *serviceConv) build(ct *manifest.Container, s types.ServiceConfig) {
 	ct.Build = b
 	folder := buildctx.NewListFolder(c.t.files.Names(), ctxPath, c.t.files.ReadFile, c.t.files.Executable)
 	owner := PodID(c.t.project.Name, c.name, 0)
-	if err := buildctx.Resolve(owner, ct, ctxPath, folder); err != nil {
+	err = buildctx.Resolve(owner, ct, ctxPath, folder)
+	if err == nil {
+		// The context travels with every pod of the service (replicas
+		// counted), within the project's bound with its files volumes.
+		f, t := ct.Build.Files, c.t
+		if size := f.Size() * c.replicas; t.fileBytes+size > project.MaxBytes {
+			c.add("build.context", "%s: the project's pods would carry more than %d bytes of files and build contexts (a context counts for every replica)", ctxPath, project.MaxBytes)
+			ct.Build = b
+			return
+		}
+		t.fileBytes += f.Size() * c.replicas
+		return
+	}
+	if err != nil {
 		var fe *buildctx.FieldError
 		if errors.As(err, &fe) {
 			key := "build." + fe.Field

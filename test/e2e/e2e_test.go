@@ -64,15 +64,16 @@ func build(out string) error {
 	return nil
 }
 
-// removePauseImage removes the infra image the hostlet binary built (its
-// tag is derived from the binary, see internal/agent.PauseImage).
+// removePauseImage removes the infra image the hostlet binary built: every
+// tag of it, one per instance (hostlet-pause:<binary>-<instance>, see
+// internal/agent.PauseImage).
 func removePauseImage(bin string) error {
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return err
 	}
 	sum := sha256.Sum256(data)
-	ref := "hostlet-pause:" + hex.EncodeToString(sum[:])[:12]
+	prefix := "hostlet-pause:" + hex.EncodeToString(sum[:])[:12] + "-"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cli, err := dockerClient(ctx)
@@ -80,8 +81,19 @@ func removePauseImage(bin string) error {
 		return err
 	}
 	defer cli.Close()
-	if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("remove %s: %w", ref, err)
+	list, err := cli.ImageList(ctx, image.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list images: %w", err)
+	}
+	for _, im := range list {
+		for _, ref := range im.RepoTags {
+			if !strings.HasPrefix(ref, prefix) {
+				continue
+			}
+			if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				return fmt.Errorf("remove %s: %w", ref, err)
+			}
+		}
 	}
 	return nil
 }

