@@ -138,7 +138,7 @@ func TestExamplesValidate(t *testing.T) {
 		{"validate", "--config", filepath.Join(quick, "hostlet.yaml"), "--source", "local=" + filepath.Join(quick, "manifests")},
 	} {
 		r := runCLI(t, args...)
-		if r.code != 0 || !strings.HasPrefix(r.stdout, "OK: 4 manifests in 1 sources, all valid.") {
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "OK: 5 manifests in 1 sources, all valid.") {
 			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
 	}

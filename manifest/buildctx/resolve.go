@@ -82,7 +82,7 @@ func Resolve(pod string, c *manifest.Container, contextPath string, folder Folde
 	if err != nil {
 		return err
 	}
-	b.Recipe = recipe
+	b.Recipe = sentRecipe(recipe)
 	b.Files = manifest.NewFiles(contextPath, false, items)
 	c.Build = &b
 	c.Image = Tag(pod, c.Name, &b)
@@ -119,16 +119,22 @@ func readRecipe(b *manifest.Build, folder Folder) (string, error) {
 // the engine reach beyond the context on the host's behalf: ADD of a URL
 // or a git repository (fetched by the engine from the host's network,
 // whatever the build's network), an ADD source named by a variable, RUN
-// flags (--mount: a BuildKit cache, bind or secret mount is the engine's,
-// shared with every other build; --network, --security), and a syntax
-// directive (the engine pulls and runs the frontend image it names).
+// flags but cache mounts (a bind, secret or ssh mount, --network,
+// --security; cache mounts are dropped from what is sent: see
+// sentRecipe), and a syntax directive naming another frontend than
+// Docker's own (the engine pulls and runs the frontend image it names).
 func CheckRecipe(recipe, target string) error {
-	if name, _, _, ok := parser.DetectSyntax([]byte(recipe)); ok {
-		return fieldErr("dockerfile", "the syntax directive (%q) is refused: the engine would pull and run that frontend image; remove the line", name)
+	if name, _, _, ok := parser.DetectSyntax([]byte(recipe)); ok && !officialFrontend(name) {
+		return fieldErr("dockerfile", "the syntax directive (%q) is refused: the engine would pull and run that frontend image (docker/dockerfile is allowed); remove the line", name)
 	}
 	res, err := parser.Parse(strings.NewReader(recipe))
 	if err != nil {
 		return fieldErr("dockerfile", "does not parse: %v", err)
+	}
+	for _, n := range res.AST.Children {
+		if err := checkFlags(n); err != nil {
+			return err
+		}
 	}
 	stages, _, err := instructions.Parse(res.AST, nil)
 	if err != nil {
@@ -159,6 +165,80 @@ func CheckRecipe(recipe, target string) error {
 	return fieldErr("target", "%q is not a stage of the Dockerfile (stages: %s)", target, strings.Join(names, ", "))
 }
 
+// officialFrontend reports whether a syntax directive names Docker's own
+// Dockerfile frontend (docker/dockerfile, any tag).
+func officialFrontend(name string) bool {
+	repo, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(name, "docker.io/"), "index.docker.io/"), "@")
+	repo, _, _ = strings.Cut(repo, ":")
+	return repo == "docker/dockerfile" || repo == "docker/dockerfile-upstream"
+}
+
+// checkFlags refuses a RUN flag other than a cache mount (see
+// CheckRecipe).
+func checkFlags(n *parser.Node) error {
+	if !strings.EqualFold(n.Value, "run") {
+		return nil
+	}
+	for _, f := range n.Flags {
+		if !cacheMount(f) {
+			name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+			return fieldErr("dockerfile", "line %d: RUN --%s is refused (a bind, secret or ssh mount reaches the engine's other builds and the host; network and security modes are the host's; a cache mount is allowed)", n.StartLine, name)
+		}
+	}
+	return nil
+}
+
+// cacheMount reports whether a RUN flag is a cache mount
+// (--mount=type=cache,...).
+func cacheMount(flag string) bool {
+	v, ok := strings.CutPrefix(flag, "--mount=")
+	if !ok {
+		return false
+	}
+	for _, opt := range strings.Split(v, ",") {
+		if k, val, _ := strings.Cut(opt, "="); strings.TrimSpace(strings.ToLower(k)) == "type" {
+			return strings.TrimSpace(strings.ToLower(val)) == "cache"
+		}
+	}
+	return false
+}
+
+// sentRecipe is the Dockerfile as hostlet sends it: recipe without its
+// RUN steps' cache mounts. A cache mount only saves work (what RUN makes
+// is the same without it), but BuildKit keeps its caches per engine, by
+// id or target, shared by every build on it: one pod's build would read
+// what another's left there. The classic builder knows no mounts at all.
+// A recipe that does not parse, or has none, is returned as it is.
+func sentRecipe(recipe string) string {
+	res, err := parser.Parse(strings.NewReader(recipe))
+	if err != nil {
+		return recipe
+	}
+	lines := strings.SplitAfter(recipe, "\n")
+	changed := false
+	for _, n := range res.AST.Children {
+		if !strings.EqualFold(n.Value, "run") || n.StartLine < 1 || n.EndLine > len(lines) {
+			continue
+		}
+		for _, f := range n.Flags {
+			if !cacheMount(f) {
+				continue
+			}
+			for i := n.StartLine - 1; i < n.EndLine; i++ {
+				if j := strings.Index(lines[i], f); j >= 0 {
+					lines[i] = lines[i][:j] + lines[i][j+len(f):]
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	if !changed {
+		return recipe
+	}
+	return strings.Join(lines, "")
+}
+
 // checkCommand refuses an instruction that reaches beyond the context
 // (see CheckRecipe); an ONBUILD's instruction is checked too.
 func checkCommand(cmd instructions.Command, depth int) error {
@@ -177,10 +257,6 @@ func checkCommand(cmd instructions.Command, depth int) error {
 			case strings.Contains(src, "://"), strings.HasPrefix(src, "git@"), strings.HasSuffix(src, ".git"):
 				return fieldErr("dockerfile", "line %d: ADD %s: a URL or git source is refused (the engine would fetch it from the host's network); copy files of the context instead", line(), src)
 			}
-		}
-	case *instructions.RunCommand:
-		if len(c.FlagsUsed) > 0 {
-			return fieldErr("dockerfile", "line %d: RUN --%s is refused (a mount is the engine's, shared with every other build; network and security modes are the host's)", line(), c.FlagsUsed[0])
 		}
 	case *instructions.OnbuildCommand:
 		if depth > 0 {

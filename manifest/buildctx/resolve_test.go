@@ -269,10 +269,13 @@ func TestCheckRecipeRefusesReachingOut(t *testing.T) {
 		{"ADD of a git repository", "FROM scratch\nADD git@github.com:org/repo.git /src\n", "a URL or git source is refused"},
 		{"ADD of a variable", "FROM scratch\nARG U=http://169.254.169.254/\nADD ${U} /x\n", "a source named by a variable is refused"},
 		{"ONBUILD ADD of a URL", "FROM scratch AS a\nONBUILD ADD http://127.0.0.1/x /x\nFROM a\n", "a URL or git source is refused"},
-		{"RUN --mount", "FROM scratch\nRUN --mount=type=cache,target=/c,id=gomod [\"/h\"]\n", "RUN --mount is refused"},
+		{"RUN --mount of a bind", "FROM scratch\nRUN --mount=type=bind,from=other,target=/o [\"/h\"]\n", "RUN --mount is refused"},
+		{"RUN --mount of a secret", "FROM scratch\nRUN --mount=type=secret,id=aws [\"/h\"]\n", "RUN --mount is refused"},
+		{"RUN --mount without a type (a bind)", "FROM scratch\nRUN --mount=target=/o [\"/h\"]\n", "RUN --mount is refused"},
 		{"RUN --network", "FROM scratch\nRUN --network=host [\"/h\"]\n", "RUN --network is refused"},
 		{"RUN --security", "FROM scratch\nRUN --security=insecure [\"/h\"]\n", "RUN --security is refused"},
 		{"a syntax directive", "# syntax=127.0.0.1:5000/evil/frontend:1\nFROM scratch\n", "the syntax directive"},
+		{"a syntax directive like Docker's", "# syntax=docker/dockerfile.evil:1\nFROM scratch\n", "the syntax directive"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := buildctx.CheckRecipe(tt.recipe, "")
@@ -284,9 +287,30 @@ func TestCheckRecipeRefusesReachingOut(t *testing.T) {
 	for _, ok := range []string{
 		"FROM scratch\nADD app.tar.gz /\nCOPY --from=base / /\n",
 		"# escape=`\nFROM scratch\nADD a /a\n",
+		"# syntax=docker/dockerfile:1.4\nFROM scratch\nRUN --mount=type=cache,target=/root/.cache/pip true\n",
 	} {
 		if err := buildctx.CheckRecipe(ok, ""); err != nil && !strings.Contains(err.Error(), "base") {
 			t.Errorf("CheckRecipe(%q): %v", ok, err)
 		}
+	}
+}
+
+// Cache mounts are dropped from the Dockerfile sent (BuildKit shares them
+// with every build on the engine; the classic builder knows none), the
+// rest of the RUN kept; the Dockerfile then goes under its own name.
+func TestCacheMountsAreNotSent(t *testing.T) {
+	df := "# syntax=docker/dockerfile:1.4\nFROM scratch\nRUN --mount=type=cache,target=/root/.cache/pip \\\n    --mount=type=cache,id=gomod,target=/go/pkg/mod/cache pip install -r requirements.txt\nCOPY . /\n"
+	c, err := resolve(t, manifest.Build{}, map[string]string{"Dockerfile": df, "requirements.txt": "flask\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(c.Build.Recipe, "--mount") || !strings.Contains(c.Build.Recipe, "pip install -r requirements.txt") {
+		t.Errorf("recipe sent:\n%s\nwant the RUN without its cache mounts", c.Build.Recipe)
+	}
+	if err := buildctx.CheckRecipe(c.Build.Recipe, ""); err != nil {
+		t.Errorf("the recipe sent does not pass the check: %v", err)
+	}
+	if name := buildctx.RecipeName(c.Build); name != ".hostlet.Dockerfile" {
+		t.Errorf("the changed Dockerfile is sent as %q, want .hostlet.Dockerfile (the context's own stays as it is)", name)
 	}
 }

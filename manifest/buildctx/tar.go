@@ -20,12 +20,14 @@ const inlineName = ".hostlet.Dockerfile"
 // build cache sees only content and modes.
 var epoch = time.Unix(0, 0).UTC()
 
-// RecipeName is the Dockerfile's name in the tar of b.
+// RecipeName is the Dockerfile's name in the tar of b: its own name when
+// it is a file of the context as sent, else (given inline, excluded by
+// .dockerignore, or sent without its cache mounts) inlineName.
 func RecipeName(b *manifest.Build) string {
 	if b.DockerfileInline == "" && b.Files != nil {
 		name := path.Clean(cmp.Or(b.Dockerfile, DefaultDockerfile))
 		for _, it := range b.Files.Items {
-			if it.Path == name {
+			if it.Path == name && string(it.Data) == b.Recipe {
 				return name
 			}
 		}
