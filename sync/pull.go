@@ -72,13 +72,9 @@ func newPuller(rt ImageEnsurer, timeout time.Duration, concurrency int, log *slo
 // (started now if needed), or the error of a failed pull or presence check.
 // It never waits for a pull.
 func (p *puller) check(ctx context.Context, ref, policy string) (pulling bool, err error) {
-	p.mu.Lock()
-	if pl := p.pulls[ref]; pl != nil {
-		done, err := pl.done, pl.err
-		p.mu.Unlock()
-		return !done, err
+	if known, running, err := p.known(ref); known {
+		return running, err
 	}
-	p.mu.Unlock()
 	if policy != hruntime.PullAlways {
 		// A presence check: the engine answers it at once.
 		err := p.rt.EnsureImage(ctx, ref, hruntime.PullNever)
@@ -90,18 +86,26 @@ func (p *puller) check(ctx context.Context, ref, policy string) (pulling bool, e
 	return true, nil
 }
 
+// known reports whether a job of ref runs, or ended not long ago with
+// err.
+func (p *puller) known(ref string) (known, running bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl := p.pulls[ref]
+	if pl == nil {
+		return false, false, nil
+	}
+	return true, !pl.done, pl.err
+}
+
 // checkBuild reports whether image ref, built by build, can be used now:
 // nil when it is present (or its build just succeeded), building when a
 // build of it runs (started now if needed), or the error of a failed
 // build or presence check. It never waits for a build.
 func (p *puller) checkBuild(ctx context.Context, ref string, build func(ctx context.Context) error) (building bool, err error) {
-	p.mu.Lock()
-	if pl := p.pulls[ref]; pl != nil {
-		done, err := pl.done, pl.err
-		p.mu.Unlock()
-		return !done, err
+	if known, running, err := p.known(ref); known {
+		return running, err
 	}
-	p.mu.Unlock()
 	err = p.rt.EnsureImage(ctx, ref, hruntime.PullNever)
 	if err == nil || !errors.Is(err, hruntime.ErrImageNeverPull) {
 		return false, err
