@@ -27,3 +27,16 @@ func TestAttackBuildLogKeepsControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// The log's last lines are the ones kept when the whole does not fit an
+// event's message: what failed is said last.
+func TestBuildLogTailKeepsTheLastLines(t *testing.T) {
+	var log []string
+	for i := range BuildLogLines {
+		log = append(log, strings.Repeat("x", BuildLineLength-10)+" line "+string(rune('a'+i)))
+	}
+	tail := logTail(log)
+	if len(tail) > MaxLogTail+64 || !strings.HasSuffix(tail, log[len(log)-1]) {
+		t.Errorf("tail of %d bytes ending %q, want at most %d bytes ending with the last line", len(tail), tail[max(0, len(tail)-20):], MaxLogTail)
+	}
+}

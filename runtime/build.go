@@ -199,12 +199,23 @@ func (d *Docker) builderVersion(ctx context.Context) (build.BuilderVersion, erro
 // errBuildEnded stops writing a context the engine no longer reads.
 var errBuildEnded = errors.New("the build ended before its context was read")
 
-// logTail is the log's lines as the end of an error's text.
+// MaxLogTail bounds the log's lines an error carries (the last ones), so
+// that the whole error fits an event's message (4 KiB) and the most
+// recent lines, which say what failed, are never the ones cut.
+const MaxLogTail = 3 << 10
+
+// logTail is the log's last lines, at most MaxLogTail bytes of them, as
+// the end of an error's text.
 func logTail(log []string) string {
-	if len(log) == 0 {
+	n, size := len(log), 0
+	for n > 0 && size+len(log[n-1])+1 <= MaxLogTail {
+		size += len(log[n-1]) + 1
+		n--
+	}
+	if n == len(log) {
 		return ""
 	}
-	return "; build log (last lines):\n" + strings.Join(log, "\n")
+	return "; build log (last lines):\n" + strings.Join(log[n:], "\n")
 }
 
 // buildMessage is a message of the build's stream: the classic
