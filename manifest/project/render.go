@@ -107,6 +107,7 @@ func result(resp Response) ([]manifest.Sourced, error) {
 	if err := json.Unmarshal(data, &copied); err != nil {
 		return nil, err
 	}
+	shareFiles(copied.Manifests)
 	if len(copied.Errors) == 0 {
 		return copied.Manifests, nil
 	}
@@ -115,6 +116,36 @@ func result(resp Response) ([]manifest.Sourced, error) {
 		errs.Errors = append(errs.Errors, e)
 	}
 	return copied.Manifests, errs
+}
+
+// shareFiles makes the pods' equal files (build contexts, files volumes:
+// a service's replicas, services built from one folder) one value each,
+// by digest: the helper's answer carries a copy per pod, and a Files value
+// is never changed once made.
+func shareFiles(ms []manifest.Sourced) {
+	seen := map[string]*manifest.Files{}
+	share := func(f *manifest.Files) *manifest.Files {
+		if f == nil {
+			return nil
+		}
+		d := f.Digest()
+		if g, ok := seen[d]; ok && g.Source == f.Source && g.Secret == f.Secret {
+			return g
+		}
+		seen[d] = f
+		return f
+	}
+	for i := range ms {
+		m := &ms[i].Manifest
+		for j := range m.Containers {
+			if b := m.Containers[j].Build; b != nil {
+				b.Files = share(b.Files)
+			}
+		}
+		for j := range m.Volumes {
+			m.Volumes[j].Files = share(m.Volumes[j].Files)
+		}
+	}
 }
 
 // fail is a render failure as the project's one error.
