@@ -90,7 +90,11 @@ func (s *Syncer) build(ctx context.Context, pod string, c manifest.Container) er
 		return err
 	}
 	msg := fmt.Sprintf("built image %s in %s", c.Image, res.Duration.Round(time.Millisecond))
-	s.events.Record(events.Event{Time: now, Type: events.Build, Pod: pod, Container: c.Name, Reason: msg})
+	var note string
+	if len(res.Skipped) > 0 {
+		note = "not named " + strings.Join(res.Skipped, ", ") + ": another image has that name (not this pod's build)"
+	}
+	s.events.Record(events.Event{Time: now, Type: events.Build, Pod: pod, Container: c.Name, Reason: msg, Message: note})
 	s.log.Info("built image", "pod", pod, "container", c.Name, "image", c.Image, "duration", res.Duration.Round(time.Millisecond))
 	s.pruneBuilt(ctx, pod, c.Image)
 	return nil
