@@ -7,16 +7,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
-	gosync "sync"
 	"testing"
 	"time"
 
@@ -31,31 +27,6 @@ import (
 	"github.com/hostlet/hostlet/manifest/buildctx"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
-
-// loopbackServer serves on the host's 127.0.0.1 and records the paths
-// asked of it.
-func loopbackServer(t *testing.T) (addr string, asked func() []string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu gosync.Mutex
-	var paths []string
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		paths = append(paths, r.URL.Path)
-		mu.Unlock()
-		fmt.Fprint(w, "host-only-secret\n")
-	}), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String(), func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), paths...)
-	}
-}
 
 func builderRuntime(t *testing.T, builder string) *hruntime.Docker {
 	t.Helper()

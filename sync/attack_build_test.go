@@ -93,8 +93,8 @@ func TestAttackBuildPruneThreeContainersTakesPodDown(t *testing.T) {
 	err = s.SyncOnce(t.Context())
 	st, _ := podStatus(s, "trio")
 	if n := running(); n != 3 {
-		t.Errorf("after the update's sync %d of 3 containers run (builds %d, images left %q); pod %s/%s %q",
-			n, counting.Counts()["Build"], fake.Built(), st.Phase, st.Reason, st.Message)
+		t.Errorf("after the update's sync (%v) %d of 3 containers run (builds %d, images left %q); pod %s/%s %q",
+			err, n, counting.Counts()["Build"], fake.Built(), st.Phase, st.Reason, st.Message)
 	}
 }
 
