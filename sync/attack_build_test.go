@@ -14,6 +14,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -99,9 +100,11 @@ func TestAttackBuildPruneThreeContainersTakesPodDown(t *testing.T) {
 }
 
 // blockingBuilder is the fake engine whose builds wait until their
-// context ends (a RUN step that hangs), counting the ones that started.
+// context ends (a RUN step that hangs), or until release is closed (then
+// they fail), counting the ones that started.
 type blockingBuilder struct {
 	*synctest.Fake
+	release chan struct{} // nil: never
 	mu      gosync.Mutex
 	started []string
 }
@@ -110,8 +113,19 @@ func (b *blockingBuilder) Build(ctx context.Context, spec hruntime.BuildSpec) (h
 	b.mu.Lock()
 	b.started = append(b.started, spec.Tags[0])
 	b.mu.Unlock()
-	<-ctx.Done()
-	return hruntime.BuildResult{Duration: time.Second}, fmt.Errorf("build image %s: %w", spec.Tags[0], ctx.Err())
+	select {
+	case <-ctx.Done():
+		return hruntime.BuildResult{Duration: time.Second}, fmt.Errorf("build image %s: %w", spec.Tags[0], ctx.Err())
+	case <-b.release:
+		return hruntime.BuildResult{Duration: time.Second}, fmt.Errorf("build image %s: %w: released", spec.Tags[0], hruntime.ErrBuild)
+	}
+}
+
+// startedBuilds are the images whose builds started, in order.
+func (b *blockingBuilder) startedBuilds() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.started)
 }
 
 // A build that outlasts sync.buildTimeout fails the pod (BuildFailed) but
@@ -153,10 +167,10 @@ func TestAttackBuildTimeoutNotInMetrics(t *testing.T) {
 // buildConcurrency 1 the current revision waits behind every stale one,
 // each up to sync.buildTimeout (30 minutes by default).
 func TestAttackBuildSupersededBuildsQueue(t *testing.T) {
-	fake := &blockingBuilder{Fake: synctest.NewFake()}
+	fake := &blockingBuilder{Fake: synctest.NewFake(), release: make(chan struct{})}
 	s, err := hsync.New(fake, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, StateDir: t.TempDir(),
-		BuildTimeout: 300 * time.Millisecond,
+		BuildTimeout: time.Minute,
 	}, slog.New(slog.DiscardHandler), events.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
@@ -168,15 +182,26 @@ func TestAttackBuildSupersededBuildsQueue(t *testing.T) {
 	var revs []string
 	for i := range 5 {
 		p := builtPod(t, fmt.Sprintf("rev%d", i), "v")
-		revs = append(revs, p.Manifest.Containers[0].Image)
+		tag := p.Manifest.Containers[0].Image
+		revs = append(revs, tag)
 		s.SetDesired(hsync.Desired{Pods: []hsync.Pod{p}, Ready: true})
-		s.Trigger()
-		time.Sleep(50 * time.Millisecond)
+		// The sync has asked for this revision's build: the pod says it
+		// waits for it (rev0's runs; the others queue behind it).
+		testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+			st, _ := podStatus(s, "web")
+			return st.Reason == hsync.ReasonBuilding && strings.Contains(st.Message, tag), fmt.Sprintf("pod %s/%s %q, want building %s", st.Phase, st.Reason, st.Message, tag)
+		})
 	}
-	time.Sleep(1500 * time.Millisecond)
-	fake.mu.Lock()
-	started := slices.Clone(fake.started)
-	fake.mu.Unlock()
+	if got := fake.startedBuilds(); !slices.Equal(got, revs[:1]) {
+		t.Fatalf("builds started while rev0's runs: %q, want only rev0's", got)
+	}
+	// rev0's build ends: the next to start must be the desired revision's.
+	close(fake.release)
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+		got := fake.startedBuilds()
+		return len(got) >= 2, fmt.Sprintf("builds started %q, want a second one", got)
+	})
+	started := fake.startedBuilds()
 	for i, tag := range started {
 		if i > 0 && tag != revs[4] {
 			t.Errorf("build %d started is of a superseded revision (rev%d); started in order: %d builds, the desired one at position %d",

@@ -314,3 +314,16 @@ func TestCacheMountsAreNotSent(t *testing.T) {
 		t.Errorf("the changed Dockerfile is sent as %q, want .hostlet.Dockerfile (the context's own stays as it is)", name)
 	}
 }
+
+// A .dockerignore within its byte bound but over MaxIgnorePatterns is
+// refused before any entry is matched.
+func TestIgnorePatternBound(t *testing.T) {
+	var ign strings.Builder
+	for i := range buildctx.MaxIgnorePatterns + 1 {
+		ign.WriteString("p" + strconv.Itoa(i) + "\n")
+	}
+	_, err := resolve(t, manifest.Build{}, map[string]string{"Dockerfile": "FROM scratch\n", ".dockerignore": ign.String()})
+	if err == nil || !strings.Contains(err.Error(), "patterns, over the limit") {
+		t.Errorf("error %v, want the pattern bound", err)
+	}
+}
