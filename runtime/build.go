@@ -89,6 +89,8 @@ func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error)
 	if len(spec.Tags) == 0 || spec.Context == nil {
 		return BuildResult{}, errors.New("build: no tag or no context")
 	}
+	// Values no log line and no error may show: the args', and Secrets.
+	secrets := append(slices.Collect(maps.Values(spec.Args)), spec.Secrets...)
 	version, err := d.builderVersion(ctx)
 	if err != nil {
 		return BuildResult{}, fmt.Errorf("build image %s: %w", spec.Tags[0], err)
@@ -128,10 +130,10 @@ func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error)
 	if err != nil {
 		pr.CloseWithError(err)
 		<-written
-		return BuildResult{Duration: d.clock.Since(start)}, fmt.Errorf("build image %s: %w", spec.Tags[0], classify(translate(err), ErrBuild))
+		// The request's URL carries the args: an error quoting it must not.
+		return BuildResult{Duration: d.clock.Since(start)}, scrub.Values(fmt.Errorf("build image %s: %w", spec.Tags[0], classify(translate(err), ErrBuild)), secrets...)
 	}
-	secrets := slices.Collect(maps.Values(spec.Args))
-	log, buildErr := readBuildStream(resp.Body, append(secrets, spec.Secrets...)...)
+	log, buildErr := readBuildStream(resp.Body, secrets...)
 	resp.Body.Close()
 	pr.CloseWithError(errBuildEnded)
 	werr := <-written

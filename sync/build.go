@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/events"
-	scrub "github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -85,7 +84,8 @@ func (s *Syncer) build(ctx context.Context, pod string, c manifest.Container) er
 	}
 	now := s.clock.Now()
 	if err != nil {
-		err = scrub.Values(err, buildSecrets(c)...)
+		// The runtime hides the args in what it returns; the pod's error
+		// is scrubbed again with its other values (apply.go).
 		s.log.Warn("build failed", "pod", pod, "container", c.Name, "image", c.Image, "error", err)
 		return err
 	}

@@ -80,31 +80,28 @@ func (c *serviceConv) build(ct *manifest.Container, s types.ServiceConfig) {
 	ct.Build = b
 	folder := buildctx.NewListFolder(c.t.files.Names(), ctxPath, c.t.files.ReadFile, c.t.files.Executable)
 	owner := PodID(c.t.project.Name, c.name, 0)
-	err = buildctx.Resolve(owner, ct, ctxPath, folder)
-	if err == nil {
-		// The context travels with every pod of the service (replicas
-		// counted), within the project's bound with its files volumes.
-		f, t := ct.Build.Files, c.t
-		if size := f.Size() * c.replicas; t.fileBytes+size > project.MaxBytes {
-			c.add("build.context", "%s: the project's pods would carry more than %d bytes of files and build contexts (a context counts for every replica)", ctxPath, project.MaxBytes)
-			ct.Build = b
+	if err := buildctx.Resolve(owner, ct, ctxPath, folder); err != nil {
+		var fe *buildctx.FieldError
+		if !errors.As(err, &fe) {
+			c.add("build", "%v", err)
 			return
 		}
-		t.fileBytes += f.Size() * c.replicas
+		key := "build." + fe.Field
+		if k, ok := buildKeys[fe.Field]; ok {
+			key = "build." + k
+		}
+		c.add(key, "%s", fe.Detail)
 		return
 	}
-	if err != nil {
-		var fe *buildctx.FieldError
-		if errors.As(err, &fe) {
-			key := "build." + fe.Field
-			if k, ok := buildKeys[fe.Field]; ok {
-				key = "build." + k
-			}
-			c.add(key, "%s", fe.Detail)
-			return
-		}
-		c.add("build", "%v", err)
+	// The context travels with every pod of the service (replicas
+	// counted), within the project's bound with its files volumes.
+	size := ct.Build.Files.Size() * c.replicas
+	if c.t.fileBytes+size > project.MaxBytes {
+		c.add("build.context", "%s: the project's pods would carry more than %d bytes of files and build contexts (a context counts for every replica)", ctxPath, project.MaxBytes)
+		ct.Build = b
+		return
 	}
+	c.t.fileBytes += size
 }
 
 // contextPath is a build context as a folder of the project.
