@@ -82,6 +82,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCompose$$' -fuzztime $(FUZZTIME) ./manifest/compose
 	$(GO) test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZTIME) ./manifest/buildctx
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/config
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/window
 	$(GO) test -run '^$$' -fuzz '^FuzzSyncSignature$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test -run '^$$' -fuzz '^FuzzLoopbackHost$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test -run '^$$' -fuzz '^FuzzHTTPBody$$' -fuzztime $(FUZZTIME) ./sources

@@ -102,6 +102,12 @@ type Sync struct {
 	BuildTimeout     time.Duration `mapstructure:"buildTimeout"`
 	Prune            bool          `mapstructure:"prune"`
 	AllowEmpty       bool          `mapstructure:"allowEmpty"`
+	// Windows are the maintenance windows ("Mon-Fri 02:00-04:00"), in
+	// Timezone (an IANA name, default UTC): outside them, changes that
+	// disrupt a running pod wait. Empty: no restriction. See
+	// internal/window for the syntax.
+	Windows  []string `mapstructure:"windows"`
+	Timezone string   `mapstructure:"timezone"`
 }
 
 // Etcd configures etcd sources and status reporting.
@@ -175,6 +181,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("sync.buildTimeout", "30m")
 	v.SetDefault("sync.prune", true)
 	v.SetDefault("sync.allowEmpty", false)
+	v.SetDefault("sync.windows", []string{})
+	v.SetDefault("sync.timezone", "UTC")
 	v.SetDefault("etcd.endpoints", []string{})
 	v.SetDefault("etcd.prefix", "/hostlet")
 	v.SetDefault("sources", []any{})
@@ -374,6 +382,7 @@ func (c *Config) complete() error {
 	}
 	c.checkTopLevel(bad)
 	c.Stats.check(bad)
+	c.checkWindows(bad)
 	seen := map[string]int{}
 	pushes := 0
 	for i := range c.Sources {
