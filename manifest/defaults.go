@@ -22,6 +22,15 @@ func (m Manifest) WithDefaults() Manifest {
 	if out.TerminationGracePeriodSeconds == 0 {
 		out.TerminationGracePeriodSeconds = DefaultGracePeriodSeconds
 	}
+	if out.MinReadySeconds == 0 {
+		out.MinReadySeconds = DefaultMinReadySeconds
+	}
+	if out.ProgressDeadlineSeconds == 0 {
+		out.ProgressDeadlineSeconds = DefaultProgressDeadlineSeconds
+	}
+	if out.Rollback == "" {
+		out.Rollback = RollbackAuto
+	}
 	for i := range out.Containers {
 		c := &out.Containers[i]
 		if c.ImagePullPolicy == "" {
@@ -54,7 +63,10 @@ func (m Manifest) WithDefaults() Manifest {
 				d.Permissions = "rwm"
 			}
 		}
-		if pr := c.LivenessProbe; pr != nil {
+		for _, pr := range []*Probe{c.LivenessProbe, c.ReadinessProbe} {
+			if pr == nil {
+				continue
+			}
 			if pr.PeriodSeconds == 0 {
 				pr.PeriodSeconds = DefaultProbePeriodSeconds
 			}
@@ -148,22 +160,8 @@ func (m Manifest) Clone() Manifest {
 			h.Command = append([]string(nil), h.Command...)
 			c.Healthcheck = &h
 		}
-		if c.LivenessProbe != nil {
-			p := *c.LivenessProbe
-			if p.HTTPGet != nil {
-				h := *p.HTTPGet
-				p.HTTPGet = &h
-			}
-			if p.TCPSocket != nil {
-				t := *p.TCPSocket
-				p.TCPSocket = &t
-			}
-			if p.Exec != nil {
-				e := Exec{Command: append([]string(nil), p.Exec.Command...)}
-				p.Exec = &e
-			}
-			c.LivenessProbe = &p
-		}
+		c.LivenessProbe = c.LivenessProbe.clone()
+		c.ReadinessProbe = c.ReadinessProbe.clone()
 		if c.Build != nil {
 			// Files is immutable and shared, as a volume's is.
 			b := *c.Build
@@ -174,6 +172,27 @@ func (m Manifest) Clone() Manifest {
 		out.Containers[i] = c
 	}
 	return out
+}
+
+// clone returns a deep copy of p (nil for nil).
+func (p *Probe) clone() *Probe {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.HTTPGet != nil {
+		h := *p.HTTPGet
+		c.HTTPGet = &h
+	}
+	if p.TCPSocket != nil {
+		t := *p.TCPSocket
+		c.TCPSocket = &t
+	}
+	if p.Exec != nil {
+		e := Exec{Command: append([]string(nil), p.Exec.Command...)}
+		c.Exec = &e
+	}
+	return &c
 }
 
 // Volume returns the pod volume with the given name.

@@ -176,6 +176,25 @@ func InfraHash(m Manifest) string {
 	return sum(hashedInfra{Ports: sortedPorts(ports), Labels: nonNilMap(d.Labels), Networks: hashedNetworks(d.Networks), Namespace: namespaceOf(d)})
 }
 
+// PodHash returns the versioned hash of the whole pod: each container's
+// name and ContainerHash, and the infra container's hash for a pod that
+// has one. Two versions of a pod hash the same exactly when no container
+// of it would be created anew; a rollout marks versions by it.
+func PodHash(m Manifest) string {
+	type slot struct{ Name, Hash string }
+	h := struct {
+		Containers []slot
+		Infra      string `json:",omitempty"`
+	}{}
+	for i, c := range m.Containers {
+		h.Containers = append(h.Containers, slot{c.Name, ContainerHash(m, i)})
+	}
+	if len(m.Containers) > 1 {
+		h.Infra = InfraHash(m)
+	}
+	return sum(h)
+}
+
 // hashedNetworks are the pod's networks as hashed: in order (the first is
 // joined at creation), aliases sorted; nil for none.
 func hashedNetworks(ns []Network) []Network {

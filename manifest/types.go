@@ -34,6 +34,25 @@ const (
 	DefaultGracePeriodSeconds    = 10
 )
 
+// Rollback policies: what hostlet does when a changed pod does not become
+// ready (see Manifest.Rollback).
+const (
+	// RollbackAuto restores the last version that was ready and holds the
+	// new one back until the manifest changes again.
+	RollbackAuto = "Auto"
+	// RollbackNever leaves the new version as it is, failing.
+	RollbackNever = "Never"
+	// RollbackHold leaves the new version as it is and holds the pod, as
+	// `hostlet hold` does (Compose's failure_action: pause).
+	RollbackHold = "Hold"
+)
+
+// Rollout defaults, applied when the field is 0.
+const (
+	DefaultMinReadySeconds         = 10
+	DefaultProgressDeadlineSeconds = 300
+)
+
 // Manifest is one pod: a group of containers sharing one network namespace.
 type Manifest struct {
 	// Version is required and must be "v1beta1".
@@ -72,6 +91,15 @@ type Manifest struct {
 	HostNetwork bool `json:"hostNetwork,omitempty"`
 	HostPID     bool `json:"hostPID,omitempty"`
 	HostIPC     bool `json:"hostIPC,omitempty"`
+
+	// MinReadySeconds is how long a changed pod must be ready without a
+	// break for its update to count as done (0: 10). ProgressDeadlineSeconds
+	// bounds how long a changed pod may take to get there (0: 300).
+	// Rollback says what happens when it does not, or fails first: Auto
+	// (default), Never or Hold. None of them is part of any hash.
+	MinReadySeconds         int64  `json:"minReadySeconds,omitempty"`
+	ProgressDeadlineSeconds int64  `json:"progressDeadlineSeconds,omitempty"`
+	Rollback                string `json:"rollback,omitempty"`
 }
 
 // Dependency conditions.
@@ -153,6 +181,10 @@ type Container struct {
 	// CPU is relative CPU shares; 0 means the default.
 	CPU           int64  `json:"cpu,omitempty"`
 	LivenessProbe *Probe `json:"livenessProbe,omitempty"`
+	// ReadinessProbe has the shape of LivenessProbe; its failures never
+	// restart the container, they keep the pod from being ready (an
+	// update is done once the pod has been ready minReadySeconds).
+	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
 	// User runs the container's process as user[:group] (a name or an
 	// id) instead of the image's.
 	User string `json:"user,omitempty"`

@@ -1,4 +1,16 @@
 package sync
 
+import (
+	"context"
+
+	hruntime "github.com/hostlet/hostlet/runtime"
+)
+
 // EventQueueSize is eventQueueSize, for the tests of package sync_test.
 const EventQueueSize = eventQueueSize
+
+// HandleEvent is handleEvent, for tests that feed engine events by hand
+// (a fake clock, SyncOnce: no Run loop reads them).
+func (s *Syncer) HandleEvent(ctx context.Context, e hruntime.Event) bool {
+	return s.handleEvent(ctx, e)
+}

@@ -39,10 +39,13 @@ type prober struct {
 	rt          Execer
 	log         *slog.Logger
 	onUnhealthy unhealthyFunc
-	clock       clock.Clock
+	// onReady, when set, is told that a readiness probe changed its
+	// verdict (a rollout may complete).
+	onReady func()
+	clock   clock.Clock
 
 	mu      gosync.Mutex
-	workers map[string]*probeWorker // by container ID
+	workers map[string]*probeWorker // by container ID; readiness probes by ID + readySuffix
 	// running counts every worker goroutine not yet returned.
 	running gosync.WaitGroup
 }
@@ -60,8 +63,26 @@ func newProber(rt Execer, log *slog.Logger, f unhealthyFunc, clk clock.Clock) *p
 	return &prober{rt: rt, log: log, onUnhealthy: f, clock: clock.Or(clk), workers: map[string]*probeWorker{}}
 }
 
-// healthy reports the container's probe state; a container without a
-// probe is healthy while it runs.
+// readySuffix keys a container's readiness probe worker.
+const readySuffix = "/ready"
+
+// ready reports whether the container's readiness probe passes: it has
+// passed since the container started and not failed failureThreshold
+// times in a row since. False while its worker is not running.
+func (p *prober) ready(id string) bool {
+	p.mu.Lock()
+	w := p.workers[id+readySuffix]
+	p.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.healthy
+}
+
+// healthy reports the container's liveness probe state; a container
+// without a probe is healthy while it runs.
 func (p *prober) healthy(id string) bool {
 	p.mu.Lock()
 	w := p.workers[id]
@@ -81,6 +102,9 @@ type probeTarget struct {
 	probe         manifest.Probe
 	ports         []manifest.Port
 	grace         time.Duration
+	// readiness: the probe only says whether the container is ready; it
+	// never restarts it.
+	readiness bool
 }
 
 // update makes the running workers match the probes of the desired pods'
@@ -102,7 +126,7 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 			}
 		}
 		for i, mc := range m.Containers {
-			if mc.LivenessProbe == nil {
+			if mc.LivenessProbe == nil && mc.ReadinessProbe == nil {
 				continue
 			}
 			hash := manifest.ContainerHash(m, i)
@@ -119,8 +143,16 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 					// and the pod listens on the host's own.
 					podIP = "127.0.0.1"
 				}
-				want[c.ID] = probeTarget{pod: m.ID, slot: mc.Name, id: c.ID, ip: podIP, probe: *mc.LivenessProbe, ports: mc.Ports,
+				t := probeTarget{pod: m.ID, slot: mc.Name, id: c.ID, ip: podIP, ports: mc.Ports,
 					grace: manifest.Seconds(m.TerminationGracePeriodSeconds)}
+				if mc.LivenessProbe != nil {
+					t.probe = *mc.LivenessProbe
+					want[c.ID] = t
+				}
+				if mc.ReadinessProbe != nil {
+					t.probe, t.readiness = *mc.ReadinessProbe, true
+					want[c.ID+readySuffix] = t
+				}
 			}
 		}
 	}
@@ -138,7 +170,9 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 			continue
 		}
 		wctx, cancel := context.WithCancel(ctx)
-		w := &probeWorker{key: targetKey(t), cancel: cancel, done: make(chan struct{}), healthy: true}
+		// A liveness probe holds a container healthy until it fails; a
+		// readiness probe holds it not ready until it passes.
+		w := &probeWorker{key: targetKey(t), cancel: cancel, done: make(chan struct{}), healthy: !t.readiness}
 		p.workers[id] = w
 		p.running.Add(1)
 		go func() {
@@ -197,12 +231,22 @@ func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 			failures = 0
 		} else {
 			failures++
-			p.log.Debug("liveness probe failed", "pod", t.pod, "container", t.slot, "failures", failures, "error", err)
+			p.log.Debug("probe failed", "pod", t.pod, "container", t.slot, "readiness", t.readiness, "failures", failures, "error", err)
 		}
 		w.mu.Lock()
-		w.healthy = failures < int(pr.FailureThreshold)
+		was := w.healthy
+		if t.readiness {
+			w.healthy = err == nil || (was && failures < int(pr.FailureThreshold))
+		} else {
+			w.healthy = failures < int(pr.FailureThreshold)
+		}
+		changed := was != w.healthy
 		w.mu.Unlock()
-		if failures >= int(pr.FailureThreshold) {
+		if t.readiness {
+			if changed && p.onReady != nil {
+				p.onReady()
+			}
+		} else if failures >= int(pr.FailureThreshold) {
 			p.onUnhealthy(ctx, t.pod, t.slot, t.id, err.Error(), t.grace)
 			failures = 0
 			// Give the restarted container its initial delay again.

@@ -4,13 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	gosync "sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
@@ -61,6 +56,8 @@ type PodStatus struct {
 	// InfraHash is the spec hash of the pod's infra container, "" for a pod
 	// without one.
 	InfraHash string `json:"infraHash,omitempty"`
+	// Rollout is where the pod's update stands.
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // ContainerStatus is one container of a pod in the status document.
@@ -84,6 +81,8 @@ type Report struct {
 	LastSync SyncInfo             `json:"lastSync"`
 	Pods     []PodStatus          `json:"pods"`
 	Rejected []validate.Rejection `json:"rejected"`
+	// Window is the maintenance window (nil without sync.windows).
+	Window *Window `json:"window,omitempty"`
 }
 
 // podState is what the syncer remembers of a pod between syncs.
@@ -102,6 +101,9 @@ type podState struct {
 	// waiting says which dependencies the pod waits for ("" when none):
 	// Pending, reason WaitingForDependency, while it is not as desired.
 	waiting string
+	// held and window say what of the pod waits on its hold or for a
+	// maintenance window ("" when nothing).
+	held, window string
 }
 
 func (s *Syncer) podStateLocked(id string) *podState {
@@ -147,7 +149,7 @@ func (ps *podState) crashLooping(slot string, now time.Time) bool {
 func (s *Syncer) Report() Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := Report{LastSync: s.lastSync, Pods: []PodStatus{}, Rejected: append([]validate.Rejection{}, s.desired.Rejected...)}
+	r := Report{LastSync: s.lastSync, Pods: []PodStatus{}, Rejected: append([]validate.Rejection{}, s.desired.Rejected...), Window: s.windowStateLocked()}
 	ids := make([]string, 0, len(s.pods))
 	for id := range s.pods {
 		ids = append(ids, id)
@@ -160,6 +162,14 @@ func (s *Syncer) Report() Report {
 		}
 		st := ps.status
 		st.Containers = append([]ContainerStatus(nil), st.Containers...)
+		if ro := s.rollouts.Pods[id]; ro != nil && ro.Rollout.State != "" {
+			shown := ro.Rollout
+			if shown.Hold != nil {
+				h := *shown.Hold
+				shown.Hold = &h
+			}
+			st.Rollout = &shown
+		}
 		for i := range st.Containers {
 			c := &st.Containers[i]
 			c.Restarts = s.restarts.count(id, c.Name)
@@ -270,6 +280,7 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 		st.Message = fmt.Sprintf("container %s keeps crashing", crashLoop)
 	case ps.waiting != "" && missing > 0:
 		st.Phase, st.Reason, st.Message = PhasePending, ReasonWaiting, ps.waiting
+
 	case missing > 0:
 		st.Phase = PhasePending
 	case running == n:
@@ -283,6 +294,11 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 		st.Phase = PhaseRunning
 	default:
 		st.Phase = PhasePending
+	}
+	if st.Reason == "" && ps.held != "" {
+		st.Reason, st.Message = ReasonHeld, ps.held
+	} else if st.Reason == "" && ps.window != "" {
+		st.Reason, st.Message = ReasonWindow, ps.window
 	}
 	return st
 }
@@ -339,24 +355,8 @@ func joinReasons(r []string) string { return strings.Join(r, "; ") }
 // restartStore counts restarts per container slot and persists them, so
 // counts survive hostlet restarts. It is guarded by the Syncer's mu.
 type restartStore struct {
-	path     string
-	stateDir string
-	Slots    map[string]*slotRestarts `json:"slots"`
-	dirty    bool
-	// damaged is the problem found when the file was loaded (nil when it
-	// loaded, or was not there); problems receives it and every failed
-	// save (see TrackStateFiles).
-	damaged  *atomicfile.Problem
-	problems *atomicfile.Problems
-	// seq numbers the snapshots (under the syncer's lock); written is the
-	// last one on disk and retry says the last write failed (under
-	// writeMu, which orders the writes).
-	seq     uint64
-	writeMu gosync.Mutex
-	written uint64
-	retry   atomic.Bool
-	// clock dates the file's problems.
-	clock clock.Clock
+	stateFile
+	Slots map[string]*slotRestarts `json:"slots"`
 }
 
 // RestartsFile is the file under stateDir holding the restart counts.
@@ -380,26 +380,9 @@ func slotKey(pod, slot string) string { return pod + "/" + slot }
 // counts are added from the next list on), and the problem is kept for
 // TrackStateFiles.
 func loadRestarts(stateDir string, clk clock.Clock) (*restartStore, error) {
-	rs := &restartStore{Slots: map[string]*slotRestarts{}, clock: clock.Or(clk)}
-	if stateDir == "" {
-		return rs, nil
-	}
-	rs.stateDir = stateDir
-	rs.path = filepath.Join(stateDir, RestartsFile)
-	b, err := os.ReadFile(rs.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return rs, nil
-	}
-	if err == nil {
-		err = decodeRestarts(b, rs)
-	}
-	if err != nil {
-		p := atomicfile.Damaged(stateDir, rs.path, err, rs.clock.Now())
-		rs.damaged = &p
-		rs.Slots = map[string]*slotRestarts{}
-		// Write a good file at the next save.
-		rs.dirty = true
-	}
+	rs := &restartStore{Slots: map[string]*slotRestarts{}}
+	rs.init(stateDir, RestartsFile, clk)
+	rs.load(func(b []byte) error { return decodeRestarts(b, rs) }, func() { rs.Slots = map[string]*slotRestarts{} })
 	return rs, nil
 }
 
@@ -434,6 +417,11 @@ func (s *Syncer) TrackStateFiles(p *atomicfile.Problems) {
 	if d := s.restarts.damaged; d != nil {
 		p.Report(*d)
 		s.log.Warn("restart counts unreadable; counting from zero", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
+	}
+	s.rollouts.problems = p
+	if d := s.rollouts.damaged; d != nil {
+		p.Report(*d)
+		s.log.Warn("rollout state unreadable; no pod has a version to roll back to until it is ready again", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
 	}
 	if d := s.keyDamaged; d != nil {
 		// Logged when it was found (loadEnvHasher).
@@ -501,48 +489,5 @@ func (rs *restartStore) forget(pod string) {
 	}
 }
 
-// snapshot encodes the counts to save, or returns nil when nothing
-// changed since the last snapshot that was written. The caller holds the
-// syncer's lock (the counts change under it); the write happens outside
-// it (write), so /status and /metrics never wait on the disk.
-func (rs *restartStore) snapshot() *restartSnapshot {
-	if rs.path == "" || (!rs.dirty && !rs.retry.Swap(false)) {
-		return nil
-	}
-	rs.dirty = false
-	rs.seq++
-	b, err := json.Marshal(rs)
-	return &restartSnapshot{data: b, err: err, seq: rs.seq}
-}
-
-// restartSnapshot is the restart counts as of one snapshot.
-type restartSnapshot struct {
-	data []byte
-	err  error
-	seq  uint64
-}
-
-// write saves snap unless a later snapshot was written already; writes are
-// one at a time. A failed write is reported and retried at the next save.
-func (rs *restartStore) write(snap *restartSnapshot) error {
-	if snap == nil {
-		return nil
-	}
-	rs.writeMu.Lock()
-	defer rs.writeMu.Unlock()
-	if snap.seq <= rs.written {
-		return nil
-	}
-	if snap.err != nil {
-		rs.retry.Store(true)
-		return fmt.Errorf("encode restart counts: %w", snap.err)
-	}
-	if err := atomicfile.WriteFile(rs.path, snap.data, 0o600); err != nil {
-		rs.retry.Store(true)
-		rs.problems.Report(atomicfile.WriteProblem(rs.stateDir, rs.path, err, rs.clock.Now()))
-		return fmt.Errorf("save restart counts: %w", err)
-	}
-	rs.written = snap.seq
-	rs.problems.Resolve(RestartsFile)
-	return nil
-}
+// snapshot encodes the counts to save (see stateFile.snapshot).
+func (rs *restartStore) snapshot() *stateSnapshot { return rs.stateFile.snapshot(rs) }

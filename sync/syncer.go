@@ -98,6 +98,11 @@ type Options struct {
 	// Files keeps the pods' files volumes; nil keeps them in
 	// StateDir/files (without a StateDir a pod with one fails).
 	Files FileStore
+	// Window, when set, says whether a maintenance window is open at a
+	// time and, when it is not, when the next one opens: outside one,
+	// changes that disrupt a running pod wait (sync.windows). Nil: always
+	// open.
+	Window func(t time.Time) (open bool, next time.Time)
 }
 
 // FileStore keeps materialised files volumes: it writes them, and removes
@@ -134,8 +139,16 @@ type Syncer struct {
 	mu      gosync.Mutex
 	desired Desired
 	haveDes bool
-	pods    map[string]*podState
-	recover map[string]bool
+	// podHashes are the PodHash of every desired pod, by ID.
+	podHashes map[string]string
+	// rollouts are the pods' updates, holds and last good versions
+	// (saved in rollouts.json); rollbacks counts rollbacks by pod since
+	// start; forceUntil ends a Force.
+	rollouts   *rolloutStore
+	rollbacks  map[string]uint64
+	forceUntil time.Time
+	pods       map[string]*podState
+	recover    map[string]bool
 	// ownStops holds the containers hostlet itself stops or removes, with
 	// when: their die events are not crashes.
 	ownStops map[string]time.Time
@@ -194,10 +207,14 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 		backoff:    map[string]*backoff{},
 		failures:   map[string]uint64{},
 		restarts:   rs,
+		rollouts:   loadRollouts(opts.StateDir, opts.Clock),
+		rollbacks:  map[string]uint64{},
+		podHashes:  map[string]string{},
 		started:    opts.Clock.Now(),
 		keyDamaged: keyDamaged,
 	}
 	s.prober = newProber(rt, log, s.onUnhealthy, opts.Clock)
+	s.prober.onReady = s.Trigger
 	s.pulls = newPuller(rt, opts.PullTimeout, opts.Concurrency, log, s.Trigger, opts.Clock)
 	if opts.BuildTimeout <= 0 {
 		opts.BuildTimeout = DefaultBuildTimeout
@@ -215,8 +232,9 @@ func (s *Syncer) EnvHasher() *EnvHasher { return s.opts.EnvHasher }
 
 // SetDesired replaces the desired state and wakes the loop.
 func (s *Syncer) SetDesired(d Desired) {
+	hashes := podHashes(d.Pods)
 	s.mu.Lock()
-	s.desired, s.haveDes = d, true
+	s.desired, s.haveDes, s.podHashes = d, true, hashes
 	s.mu.Unlock()
 	s.Trigger()
 }
@@ -246,11 +264,16 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}()
 	t := s.clock.NewTicker(s.opts.Interval)
 	defer t.Stop()
+	// due wakes the loop when a rollout's minReadySeconds or deadline
+	// passes between ticks.
+	due := s.clock.NewTimer(time.Hour)
+	defer due.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C():
+		case <-due.C():
 		case <-s.wake:
 		case e, ok := <-evs:
 			if !ok {
@@ -270,6 +293,12 @@ func (s *Syncer) Run(ctx context.Context) error {
 		if err := s.sync(ctx, false); err != nil && ctx.Err() == nil {
 			s.log.Warn("sync failed", "error", err)
 		}
+		next := time.Hour
+		if d := s.dueRollout(); !d.IsZero() {
+			next = max(d.Sub(s.clock.Now())+10*time.Millisecond, 10*time.Millisecond)
+		}
+		due.Stop()
+		due.Reset(next)
 	}
 }
 
@@ -350,6 +379,8 @@ func (s *Syncer) pass(ctx context.Context) error {
 	defer s.syncMu.Unlock()
 	s.mu.Lock()
 	desired := s.desired
+	var view updateView
+	desired.Pods, view = s.effectiveLocked(desired.Pods)
 	recoverPods := make(map[string]bool, len(s.recover))
 	for k := range s.recover {
 		recoverPods[k] = true
@@ -359,10 +390,13 @@ func (s *Syncer) pass(ctx context.Context) error {
 	defer s.pulls.endPass()
 	s.builds.beginPass()
 	defer s.builds.endPass()
-	return s.syncOnce(ctx, desired, recoverPods)
+	return s.syncOnce(ctx, desired, recoverPods, view)
 }
 
-func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[string]bool) error {
+// syncOnce plans the desired pods (the held back ones replaced by their
+// last good version, see view) against one list of the engine's
+// containers, applies the plan, and moves the rollouts on.
+func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[string]bool, view updateView) error {
 	actual, err := s.rt.List(ctx)
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
@@ -378,6 +412,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher})
 	s.forgetConvergedBackoff(plan)
 	waits := dependencyWaits(plan, actual)
+	windowWaits := s.windowWaits(plan, view)
 	// A backoff delays another try at a failing pod, never the removal of
 	// one no source declares any more.
 	removing := map[string]bool{}
@@ -386,10 +421,13 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 			removing[pp.ID] = true
 		}
 	}
-	s.noteWaits(waits)
+	s.noteWaits(waits, windowWaits, plan, view.held)
+	skip := func(id string) bool {
+		return view.held[id] || windowWaits[id] != "" || waits[id] != "" || (s.backingOff(id) && !removing[id])
+	}
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
-		Skip: func(id string) bool { return waits[id] != "" || (s.backingOff(id) && !removing[id]) }, EnvHasher: s.opts.EnvHasher,
+		Skip: skip, EnvHasher: s.opts.EnvHasher,
 		HostPaths: s.opts.HostPaths, Images: s.pulls.check, Builds: s.checkBuild,
 		SweepNetworks: !s.networksSwept && s.opts.Prune && desired.Ready,
 		Files:         s.fileWriter(),
@@ -409,8 +447,20 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	if !s.filesPruned || slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 }) {
 		s.pruneFiles(ctx, desired, actual)
 	}
+	touched := map[string]bool{}
+	for _, r := range results {
+		if len(r.Applied) > 0 || (r.Err != nil && !r.waiting()) {
+			touched[r.ID] = true
+		}
+	}
+	s.advanceRollouts(view, desired.Ready, actual, touched)
 	s.updateStatus(desired, actual)
-	s.prober.update(ctx, desired.Pods, actual)
+	probed := desired.Pods
+	if len(view.held) > 0 {
+		// A held pod is left exactly as it is: no probe restarts it.
+		probed = slices.DeleteFunc(slices.Clone(probed), func(p Pod) bool { return view.held[p.Manifest.ID] })
+	}
+	s.prober.update(ctx, probed, actual)
 	var failed []error
 	for _, r := range results {
 		if r.Err != nil {
@@ -650,15 +700,17 @@ func (s *Syncer) recordLocked(results []Result) {
 }
 
 // noteWaits marks the pods that wait for their dependencies (Pending,
-// reason WaitingForDependency, while they are not running as desired) and
-// unmarks every other pod.
-func (s *Syncer) noteWaits(waits map[string]string) {
+// reason WaitingForDependency, while they are not running as desired),
+// for a maintenance window or on a hold (their reason says so, with what
+// waits), and unmarks every other pod.
+func (s *Syncer) noteWaits(waits, windowWaits map[string]string, plan Plan, held map[string]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, ps := range s.pods {
 		if _, ok := waits[id]; !ok {
 			ps.waiting = ""
 		}
+		ps.held, ps.window = "", ""
 	}
 	for id, msg := range waits {
 		ps := s.podStateLocked(id)
@@ -667,6 +719,37 @@ func (s *Syncer) noteWaits(waits map[string]string) {
 		}
 		ps.waiting = msg
 	}
+	for _, pp := range plan.Pods {
+		if pp.Unchanged() {
+			continue
+		}
+		switch {
+		case held[pp.ID]:
+			s.podStateLocked(pp.ID).held = "held; waiting: " + changesText(pp)
+		case windowWaits[pp.ID] != "":
+			s.podStateLocked(pp.ID).window = windowWaits[pp.ID] + "; waiting: " + changesText(pp)
+		}
+	}
+}
+
+// changesText says what a pod plan would change, briefly: "app recreate
+// (image a:1 -> a:2)", one change after another.
+func changesText(pp PodPlan) string {
+	var out []string
+	for _, ch := range pp.Changes {
+		if ch.Action == ActionNone || ch.Container == hruntime.InfraName {
+			continue
+		}
+		t := ch.Container + " " + string(ch.Action)
+		if len(ch.Reasons) > 0 {
+			t += " (" + joinReasons(ch.Reasons) + ")"
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return "the pod's network"
+	}
+	return strings.Join(out, ", ")
 }
 
 // notePulls marks the pods whose images are being pulled (Pending,
@@ -713,7 +796,7 @@ func (s *Syncer) saveRestarts() {
 
 // writeRestarts writes a snapshot taken under mu; the caller must not hold
 // mu.
-func (s *Syncer) writeRestarts(snap *restartSnapshot) {
+func (s *Syncer) writeRestarts(snap *stateSnapshot) {
 	if err := s.restarts.write(snap); err != nil {
 		s.log.Warn("save restart counts", "error", err)
 	}

@@ -63,6 +63,7 @@ var (
 	// DNS alias on it may be (Compose service names included).
 	dockerNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 	restartEnum  = []string{manifest.RestartAlways, manifest.RestartOnFailure, manifest.RestartNever}
+	rollbackEnum = []string{manifest.RollbackAuto, manifest.RollbackNever, manifest.RollbackHold}
 	pullEnum     = []string{manifest.PullAlways, manifest.PullIfNotPresent, manifest.PullNever}
 	probeEnum    = []string{manifest.ProbeHTTP, manifest.ProbeTCP, manifest.ProbeExec}
 	protocolEnum = []string{"TCP", "UDP"}
@@ -106,6 +107,9 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	}
 	c.enum("restartPolicy", m.RestartPolicy, restartEnum)
 	c.seconds("terminationGracePeriodSeconds", m.TerminationGracePeriodSeconds)
+	c.seconds("minReadySeconds", m.MinReadySeconds)
+	c.seconds("progressDeadlineSeconds", m.ProgressDeadlineSeconds)
+	c.enum("rollback", m.Rollback, rollbackEnum)
 	for _, k := range sortedKeys(m.Labels) {
 		if strings.HasPrefix(k, ReservedLabelPrefix) {
 			c.add(fmt.Sprintf("labels[%q]", k), "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
@@ -344,6 +348,9 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 	c.nonNegative(f+".cpu", ct.CPU)
 	if ct.LivenessProbe != nil {
 		c.probe(f+".livenessProbe", ct.LivenessProbe, ownPorts)
+	}
+	if ct.ReadinessProbe != nil {
+		c.probe(f+".readinessProbe", ct.ReadinessProbe, ownPorts)
 	}
 }
 

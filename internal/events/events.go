@@ -28,6 +28,10 @@ const (
 	Rejected    = "rejected"
 	SourceError = "source-error"
 	Failed      = "failed"
+	Rollback    = "rollback"
+	Recovered   = "recovered"
+	Hold        = "hold"
+	Release     = "release"
 )
 
 // Event is one thing that happened, as /events and etcd show it. Every

@@ -64,6 +64,9 @@ type Fake struct {
 	subs   []*subscriber
 	nextID int
 	clock  time.Time
+	// now reads the time events are dated by (SetClock); nil: the wall
+	// clock.
+	now func() time.Time
 }
 
 // subscriber is one Events channel. Its queue is unbounded, so the fake
@@ -121,6 +124,14 @@ func NewFake() *Fake {
 	}
 }
 
+// SetClock dates the engine's events and starts by now (a fake clock's
+// Now) instead of the wall clock.
+func (f *Fake) SetClock(now func() time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = now
+}
+
 // BreakStart stops container id and makes every start of it fail, as the
 // engine does for a container whose start an engine restart cut ("task
 // already exists", Exited (128)). Containers created anew are not broken.
@@ -147,6 +158,9 @@ func (f *Fake) record(method, arg string) {
 // so every event and start gets a distinct time.
 func (f *Fake) tick() time.Time {
 	now := time.Now()
+	if f.now != nil {
+		now = f.now()
+	}
 	if !now.After(f.clock) {
 		now = f.clock.Add(time.Microsecond)
 	}
@@ -631,7 +645,8 @@ func (f *Fake) Events(ctx context.Context) <-chan hruntime.Event {
 	return out
 }
 
-// Exec implements hsync.Execer: it returns the code set by SetExecCode.
+// Exec implements hsync.Execer: it returns the code set by SetExecCode,
+// else 1 for the command "false" and 0 for any other.
 func (f *Fake) Exec(_ context.Context, id string, cmd []string) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -643,7 +658,11 @@ func (f *Fake) Exec(_ context.Context, id string, cmd []string) (int, error) {
 	if fc.c.State != hruntime.StateRunning {
 		return -1, fmt.Errorf("exec %v in container %s: not running: %w", cmd, id, hruntime.ErrConflict)
 	}
-	return f.execCodes[fc.c.ID], nil
+	if code, set := f.execCodes[fc.c.ID]; set || len(cmd) == 0 || cmd[0] != "false" {
+		return code, nil
+	}
+	// "false" fails, as it does in an image.
+	return 1, nil
 }
 
 // Spec returns the spec container id was created from.

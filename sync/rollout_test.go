@@ -1,0 +1,386 @@
+package sync_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/clock"
+	"github.com/hostlet/hostlet/internal/events"
+	hruntime "github.com/hostlet/hostlet/runtime"
+	hsync "github.com/hostlet/hostlet/sync"
+	"github.com/hostlet/hostlet/sync/synctest"
+)
+
+const rolloutPodFmt = `
+version: v1beta1
+id: %s
+minReadySeconds: 10
+progressDeadlineSeconds: 60
+rollback: %s
+containers:
+  - name: app
+    image: "%s"
+%s`
+
+// readinessNeverPasses is a readiness probe that fails on the fake.
+const readinessNeverPasses = `    readinessProbe: {type: exec, exec: {command: ["false"]}}
+`
+
+// rolloutEnv is a Syncer on the Fake engine with a fake clock, synced by
+// hand (SyncOnce); the engine's events are fed to it as Run would.
+type rolloutEnv struct {
+	t      *testing.T
+	fake   *synctest.Fake
+	clk    *clock.Fake
+	dir    string
+	window func(time.Time) (bool, time.Time)
+	s      *hsync.Syncer
+	ev     *events.Log
+	evs    <-chan hruntime.Event
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newRolloutEnv(t *testing.T, window func(time.Time) (bool, time.Time)) *rolloutEnv {
+	e := &rolloutEnv{t: t, fake: synctest.NewFake(), clk: clock.NewFake(time.Now()), dir: t.TempDir(), window: window}
+	e.fake.SetClock(e.clk.Now)
+	e.start()
+	return e
+}
+
+// start makes a Syncer on the env's engine and stateDir (again: a
+// restarted hostlet).
+func (e *rolloutEnv) start() {
+	if e.cancel != nil {
+		e.cancel()
+		e.s.Close()
+	}
+	e.ctx, e.cancel = context.WithCancel(e.t.Context())
+	e.ev = events.NewLog(100)
+	s, err := hsync.New(e.fake, hsync.Options{
+		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: e.clk,
+		StateDir: e.dir, Window: e.window,
+	}, slog.New(slog.DiscardHandler), e.ev)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.s = s
+	e.evs = e.fake.Events(e.ctx)
+	e.t.Cleanup(func() {
+		e.cancel()
+		s.Close()
+	})
+}
+
+func (e *rolloutEnv) set(pods ...hsync.Pod) { e.s.SetDesired(hsync.Desired{Pods: pods, Ready: true}) }
+
+func (e *rolloutEnv) pod(id, revision, image, policy, extra string) hsync.Pod {
+	p := decodePod(e.t, fmt.Sprintf(rolloutPodFmt, id, policy, image, extra))
+	p.Revision = revision
+	return p
+}
+
+func (e *rolloutEnv) sync(advance time.Duration) {
+	e.t.Helper()
+	e.clk.Advance(advance)
+	_ = e.s.SyncOnce(e.ctx)
+}
+
+// app is the app container of pod id the engine has ("" ID when none).
+func (e *rolloutEnv) app(id string) hruntime.Container {
+	cs, _ := e.fake.List(e.ctx)
+	for _, c := range cs {
+		if c.Pod() == id && c.Slot() == "app" {
+			return c
+		}
+	}
+	return hruntime.Container{}
+}
+
+// crash makes pod id's app container exit n times; the engine restarts
+// it each time (restartPolicy Always) and the syncer is told, as Run
+// tells it.
+func (e *rolloutEnv) crash(id string, n int) {
+	e.t.Helper()
+	for range n {
+		c := e.app(id)
+		if err := e.fake.Exit(c.ID, 1); err != nil {
+			e.t.Fatal(err)
+		}
+		e.feed()
+	}
+}
+
+// feed feeds every event the engine sent so far to the syncer: up to a
+// marker sent after them.
+func (e *rolloutEnv) feed() {
+	e.t.Helper()
+	e.fake.Emit(hruntime.Event{Action: "test-marker"})
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-e.evs:
+			if ev.Action == "test-marker" {
+				return
+			}
+			e.s.HandleEvent(e.ctx, ev)
+		case <-deadline:
+			e.t.Fatal("the engine's events did not arrive")
+		}
+	}
+}
+
+func (e *rolloutEnv) status(id string) hsync.PodStatus {
+	for _, p := range e.s.Report().Pods {
+		if p.ID == id {
+			return p
+		}
+	}
+	return hsync.PodStatus{}
+}
+
+// want checks pod id's rollout state (and a substring of its reason) and
+// the image its app container runs.
+func (e *rolloutEnv) want(step, id, state, reason, image string) {
+	e.t.Helper()
+	st := e.status(id)
+	if st.Rollout == nil || st.Rollout.State != state || !strings.Contains(st.Rollout.Reason, reason) {
+		e.t.Fatalf("%s: pod %s rollout %+v, want state %s, reason containing %q", step, id, st.Rollout, state, reason)
+	}
+	if c := e.app(id); c.Image != image {
+		e.t.Fatalf("%s: pod %s runs %q (%s), want %s", step, id, c.Image, c.State, image)
+	}
+}
+
+func (e *rolloutEnv) creates() int { return countMethod(e.fake, "Create") }
+
+func countMethod(fake *synctest.Fake, method string) int {
+	n := 0
+	for _, c := range fake.Calls() {
+		if c.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *rolloutEnv) eventsOf(typ string) []events.Event {
+	var out []events.Event
+	for _, ev := range e.ev.List() {
+		if ev.Type == typ {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// complete syncs until pod id's rollout is Complete: ready once, then
+// minReadySeconds later.
+func (e *rolloutEnv) complete(id, image string) {
+	e.t.Helper()
+	e.sync(time.Second)
+	e.sync(11 * time.Second)
+	e.want("complete", id, hsync.RolloutComplete, "", image)
+}
+
+// TestRolloutOnFake plays updates through the Syncer on the Fake engine:
+// a crash-looping version is rolled back and held back (across a
+// restart too) until a later version comes; a version never ready is
+// rolled back at its deadline; rollback Never and Hold; a new pod that
+// fails has nothing to return to.
+func TestRolloutOnFake(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	e.want("new pod", "web", hsync.RolloutProgressing, "", "example.org/app:1")
+	e.complete("web", "example.org/app:1")
+
+	// r2 crashes: rolled back to app:1.
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Second)
+	e.want("r2 applied", "web", hsync.RolloutProgressing, "", "example.org/app:2")
+	e.crash("web", 3)
+	e.sync(time.Second)
+	e.want("r2 crash loop", "web", hsync.RolloutRolledBack, "keeps crashing", "example.org/app:2")
+	if rb := e.eventsOf(events.Rollback); len(rb) != 1 || rb[0].Pod != "web" || !strings.Contains(rb[0].Reason, "keeps crashing") {
+		t.Fatalf("rollback events %+v, want one for web", rb)
+	}
+	if n := e.s.Rollbacks()["web"]; n != 1 {
+		t.Fatalf("rollbacks of web: %d, want 1", n)
+	}
+	e.sync(time.Second)
+	e.want("restored", "web", hsync.RolloutRolledBack, "keeps crashing", "example.org/app:1")
+	if st := e.status("web"); st.Phase != hsync.PhaseRunning || st.Revision != "r1" || st.Rollout.Revision != "r2" {
+		t.Fatalf("restored pod: phase %s revision %s rollout revision %s, want Running r1 with r2 held back", st.Phase, st.Revision, st.Rollout.Revision)
+	}
+
+	// No retry: minutes of syncs, then a restart of hostlet.
+	before := e.creates()
+	for range 10 {
+		e.sync(time.Minute)
+	}
+	e.start()
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Second)
+	e.sync(time.Minute)
+	if n := e.creates() - before; n != 0 {
+		t.Fatalf("%d creates after the rollback, want none (the bad version is not retried)", n)
+	}
+	e.want("after a restart", "web", hsync.RolloutRolledBack, "keeps crashing", "example.org/app:1")
+
+	// A later good commit is applied.
+	e.set(e.pod("web", "r3", "example.org/app:3", "Auto", ""))
+	e.sync(time.Second)
+	e.want("r3 applied", "web", hsync.RolloutProgressing, "", "example.org/app:3")
+	if st := e.status("web"); st.Rollout.PreviousHash == "" {
+		t.Fatalf("r3 progresses from %+v, want the previous hash of app:1", st.Rollout)
+	}
+	e.complete("web", "example.org/app:3")
+
+	// r4 is never ready: rolled back at its deadline, not before.
+	e.set(e.pod("web", "r4", "example.org/app:4", "Auto", readinessNeverPasses))
+	e.sync(time.Second)
+	e.sync(58 * time.Second)
+	e.want("r4 before its deadline", "web", hsync.RolloutProgressing, "readiness probe not passing", "example.org/app:4")
+	e.sync(2 * time.Second)
+	e.want("r4 deadline", "web", hsync.RolloutRolledBack, "not ready within progressDeadlineSeconds (1m0s): container app: readiness probe not passing", "example.org/app:4")
+	e.sync(time.Second)
+	e.want("r4 restored", "web", hsync.RolloutRolledBack, "", "example.org/app:3")
+
+	// rollback: Never leaves r5 failing.
+	e.set(e.pod("web", "r5", "example.org/app:5", "Never", ""))
+	e.sync(time.Second)
+	e.crash("web", 3)
+	e.sync(time.Second)
+	e.want("r5 rollback Never", "web", hsync.RolloutProgressing, "(rollback: Never)", "example.org/app:5")
+	if st := e.status("web"); st.Phase != hsync.PhaseFailed || st.Reason != hsync.ReasonCrashLoop {
+		t.Fatalf("r5: phase %s reason %s, want Failed CrashLoopBackOff", st.Phase, st.Reason)
+	}
+	e.sync(time.Minute)
+	e.want("r5 stays", "web", hsync.RolloutProgressing, "(rollback: Never)", "example.org/app:5")
+
+	// A new pod that fails has nothing to return to.
+	e.set(e.pod("web", "r5", "example.org/app:5", "Never", ""), e.pod("api", "r5", "example.org/api:1", "Auto", ""))
+	e.sync(time.Second)
+	e.crash("api", 3)
+	e.sync(time.Second)
+	e.want("new pod fails", "api", hsync.RolloutProgressing, "no earlier ready version", "example.org/api:1")
+}
+
+// TestRolloutHoldPolicy: a failed update of a pod with rollback: Hold
+// holds the pod as it is, until an operator releases it.
+func TestRolloutHoldPolicy(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Hold", ""))
+	e.sync(0)
+	e.complete("web", "example.org/app:1")
+	e.set(e.pod("web", "r2", "example.org/app:2", "Hold", ""))
+	e.sync(time.Second)
+	e.crash("web", 3)
+	e.sync(time.Second)
+	e.want("r2 failed", "web", hsync.RolloutHeld, "update failed: container app keeps crashing", "example.org/app:2")
+	if st := e.status("web"); st.Rollout.Hold == nil || st.Rollout.Hold.By != "hostlet" {
+		t.Fatalf("hold %+v, want one by hostlet", st.Rollout.Hold)
+	}
+	if err := e.s.Release("web"); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(time.Second)
+	e.want("released", "web", hsync.RolloutProgressing, "", "example.org/app:2")
+}
+
+// TestOperatorHold: a held pod keeps its container through a manifest
+// change and after being stopped by hand; the hold survives a restart;
+// on release the pod converges.
+func TestOperatorHold(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	e.complete("web", "example.org/app:1")
+	id := e.app("web").ID
+	if _, err := e.s.Hold("web", "alice", "debugging\x1b[31m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Hold("../web", "alice", ""); err == nil {
+		t.Fatal("a hold of a pod ID with a path in it was taken")
+	}
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Second)
+	st := e.status("web")
+	if st.Rollout == nil || st.Rollout.State != hsync.RolloutHeld || st.Rollout.Hold.By != "alice" || st.Rollout.Reason != "debugging [31m" {
+		t.Fatalf("held pod rollout %+v, want Held by alice for debugging (control characters replaced)", st.Rollout)
+	}
+	if st.Reason != hsync.ReasonHeld || !strings.Contains(st.Message, "app recreate (image example.org/app:1 -> 2)") {
+		t.Fatalf("held pod reason %s message %q, want Held saying what waits", st.Reason, st.Message)
+	}
+	// Stopped by hand: not started again, also after a restart.
+	if err := e.fake.Stop(e.ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(time.Minute)
+	e.start()
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Minute)
+	if c := e.app("web"); c.ID != id || c.State != hruntime.StateExited {
+		t.Fatalf("held pod's container %s %s, want %s left exited", c.ID, c.State, id)
+	}
+	// Not removed either when no source declares it.
+	e.set()
+	e.sync(time.Second)
+	if c := e.app("web"); c.ID != id {
+		t.Fatalf("held pod's container pruned")
+	}
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	if err := e.s.Release("web"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.Release("web"); err == nil {
+		t.Fatal("a second release found a hold")
+	}
+	e.sync(time.Second)
+	e.want("released", "web", hsync.RolloutProgressing, "", "example.org/app:2")
+	if c := e.app("web"); c.State != hruntime.StateRunning {
+		t.Fatalf("released pod %s, want running", c.State)
+	}
+}
+
+// TestMaintenanceWindow: outside a window a recreate waits while a new
+// pod starts; Force applies it.
+func TestMaintenanceWindow(t *testing.T) {
+	open := true
+	next := time.Date(2030, 1, 1, 2, 0, 0, 0, time.UTC)
+	e := newRolloutEnv(t, func(time.Time) (bool, time.Time) { return open, next })
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	open = false
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""), e.pod("api", "r2", "example.org/api:1", "Auto", ""))
+	e.sync(time.Second)
+	if c := e.app("web"); c.Image != "example.org/app:1" || c.State != hruntime.StateRunning {
+		t.Fatalf("web %s %s in a closed window, want app:1 running", c.Image, c.State)
+	}
+	if c := e.app("api"); c.State != hruntime.StateRunning {
+		t.Fatalf("new pod api %q in a closed window, want it started", c.State)
+	}
+	st := e.status("web")
+	if st.Reason != hsync.ReasonWindow || !strings.Contains(st.Message, "opens 2030-01-01T02:00:00Z") {
+		t.Fatalf("waiting pod: reason %s message %q, want it waiting for the window", st.Reason, st.Message)
+	}
+	if w := e.s.Report().Window; w == nil || w.Open || !w.Next.Equal(next) {
+		t.Fatalf("window %+v, want closed until %v", w, next)
+	}
+	e.s.Force()
+	e.sync(time.Second)
+	if c := e.app("web"); c.Image != "example.org/app:2" {
+		t.Fatalf("web runs %s after a forced sync, want app:2", c.Image)
+	}
+	// The force ends (after two sync intervals: two hours here).
+	e.set(e.pod("web", "r3", "example.org/app:3", "Auto", ""), e.pod("api", "r2", "example.org/api:1", "Auto", ""))
+	e.sync(3 * time.Hour)
+	if c := e.app("web"); c.Image != "example.org/app:2" {
+		t.Fatalf("web runs %s after the force ended, want app:2 waiting", c.Image)
+	}
+}

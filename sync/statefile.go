@@ -1,0 +1,118 @@
+package sync
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	gosync "sync"
+	"sync/atomic"
+
+	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/clock"
+)
+
+// stateFile is one JSON file of the syncer's under stateDir (restart
+// counts, rollouts): loaded at start, saved after changes. Its value
+// changes under the Syncer's mu; snapshot encodes it there, and write
+// saves the snapshot outside the lock, so /status and /metrics never
+// wait on the disk. Without a stateDir nothing is read or written.
+type stateFile struct {
+	name     string
+	path     string
+	stateDir string
+	dirty    bool
+	// damaged is the problem found when the file was loaded (nil when it
+	// loaded, or was not there); problems receives it and every failed
+	// save (see TrackStateFiles).
+	damaged  *atomicfile.Problem
+	problems *atomicfile.Problems
+	// seq numbers the snapshots (under the syncer's lock); written is the
+	// last one on disk and retry says the last write failed (under
+	// writeMu, which orders the writes).
+	seq     uint64
+	writeMu gosync.Mutex
+	written uint64
+	retry   atomic.Bool
+	// clock dates the file's problems.
+	clock clock.Clock
+}
+
+// init names the file (under stateDir; "" for none) and its clock.
+func (f *stateFile) init(stateDir, name string, clk clock.Clock) {
+	f.name, f.stateDir, f.clock = name, stateDir, clock.Or(clk)
+	if stateDir != "" {
+		f.path = filepath.Join(stateDir, name)
+	}
+}
+
+// load reads the file and decodes it. A file that cannot be read or
+// decoded does not stop hostlet: it is moved aside (atomicfile.Damaged),
+// reset empties the value, the problem is kept for TrackStateFiles, and a
+// good file is written at the next save.
+func (f *stateFile) load(decode func([]byte) error, reset func()) {
+	if f.path == "" {
+		return
+	}
+	b, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		err = decode(b)
+	}
+	if err != nil {
+		p := atomicfile.Damaged(f.stateDir, f.path, err, f.clock.Now())
+		f.damaged = &p
+		reset()
+		f.dirty = true
+	}
+}
+
+// snapshot encodes v (the value holding f) to save, or returns nil when
+// nothing changed since the last snapshot that was written. The caller
+// holds the syncer's lock.
+func (f *stateFile) snapshot(v any) *stateSnapshot {
+	if f.path == "" || (!f.dirty && !f.retry.Swap(false)) {
+		return nil
+	}
+	f.dirty = false
+	f.seq++
+	b, err := json.Marshal(v)
+	return &stateSnapshot{data: b, err: err, seq: f.seq}
+}
+
+// stateSnapshot is a state file's content as of one snapshot.
+type stateSnapshot struct {
+	data []byte
+	err  error
+	seq  uint64
+}
+
+// write saves snap unless a later snapshot was written already; writes
+// are one at a time. A failed write is reported and retried at the next
+// save.
+func (f *stateFile) write(snap *stateSnapshot) error {
+	if snap == nil {
+		return nil
+	}
+	f.writeMu.Lock()
+	defer f.writeMu.Unlock()
+	if snap.seq <= f.written {
+		return nil
+	}
+	if snap.err != nil {
+		f.retry.Store(true)
+		return fmt.Errorf("encode %s: %w", f.name, snap.err)
+	}
+	if err := atomicfile.WriteFile(f.path, snap.data, 0o600); err != nil {
+		f.retry.Store(true)
+		f.problems.Report(atomicfile.WriteProblem(f.stateDir, f.path, err, f.clock.Now()))
+		return fmt.Errorf("save %s: %w", f.name, err)
+	}
+	f.written = snap.seq
+	f.problems.Resolve(f.name)
+	return nil
+}
