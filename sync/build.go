@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -159,7 +160,14 @@ func (s *Syncer) wantedImages() map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]bool{}
-	for _, p := range s.desired.Pods {
+	pods := s.desired.Pods
+	for _, r := range s.rollouts.Pods {
+		// A rollback runs the last ready version's image again.
+		if r.Good != nil {
+			pods = append(slices.Clip(pods), r.Good.pod())
+		}
+	}
+	for _, p := range pods {
 		for _, c := range p.Manifest.Containers {
 			if c.Build != nil {
 				out[c.Image] = true

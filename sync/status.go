@@ -10,6 +10,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/clock"
+	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/validate"
@@ -196,7 +197,11 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 		id := p.Manifest.ID
 		keep[id] = true
 		ps := s.podStateLocked(id)
+		was := ps.status.Phase
 		ps.status = s.podStatus(p, ps, byPod[id], now)
+		if was == PhaseFailed && (ps.status.Phase == PhaseRunning || ps.status.Phase == PhaseSucceeded) {
+			s.events.Record(events.Event{Time: now, Type: events.Recovered, Pod: id, Reason: "the pod is " + ps.status.Phase + " again"})
+		}
 	}
 	for id, ps := range s.pods {
 		if keep[id] {

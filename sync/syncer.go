@@ -486,7 +486,9 @@ func (s *Syncer) pruneFiles(ctx context.Context, desired Desired, actual []hrunt
 		return
 	}
 	keep := map[string]bool{}
-	for _, p := range desired.Pods {
+	// The last ready versions' files too: a rollback mounts them again.
+	pods := append(slices.Clone(desired.Pods), s.goodPods()...)
+	for _, p := range pods {
 		for _, v := range p.Manifest.Volumes {
 			if v.Files != nil {
 				keep[s.opts.EnvHasher.FilesName(v.Files.Digest())] = true

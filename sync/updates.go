@@ -359,6 +359,19 @@ func (s *Syncer) dueRollout() time.Time {
 	return due
 }
 
+// goodPods are the last ready versions of the pods that have one.
+func (s *Syncer) goodPods() []Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Pod
+	for _, r := range s.rollouts.Pods {
+		if r.Good != nil {
+			out = append(out, r.Good.pod())
+		}
+	}
+	return out
+}
+
 // Rollbacks returns how many times each pod was rolled back since start.
 func (s *Syncer) Rollbacks() map[string]uint64 {
 	s.mu.Lock()

@@ -63,6 +63,10 @@ var supportedPaths = paths(
 	"services.*.scale",
 	"services.*.profiles", "services.*.profiles.[]",
 	"services.*.deploy", "services.*.deploy.replicas", "services.*.deploy.resources", "services.*.deploy.resources.limits", "services.*.deploy.resources.limits.memory",
+	// Updates: monitor is the pod's minReadySeconds, failure_action its
+	// rollback policy; the other keys schedule swarm tasks, which a host
+	// does not have.
+	"services.*.deploy.update_config", "services.*.deploy.update_config.monitor", "services.*.deploy.update_config.failure_action",
 	"services.*.networks", "services.*.networks.*", "services.*.networks.*.aliases", "services.*.networks.*.aliases.[]",
 	"networks", "networks.*", "networks.*.name", "networks.*.external", "networks.*.internal", "networks.*.driver",
 	"networks.*.ipam", "networks.*.ipam.driver", "networks.*.ipam.config", "networks.*.ipam.config.[]", "networks.*.ipam.config.[].subnet", "networks.*.ipam.config.[].gateway", "networks.*.ipam.config.[].ip_range",
@@ -356,6 +360,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	m.Networks = c.networks(s)
 	c.hostAccess(&m, &ct, s)
 	m.DependsOn = c.dependsOn(s)
+	c.updateConfig(&m, s.Deploy)
 	m.Hostname, m.DNS, m.DNSSearch = s.Hostname, []string(s.DNS), []string(s.DNSSearch)
 	for _, host := range slices.Sorted(maps.Keys(s.ExtraHosts)) {
 		for _, ip := range s.ExtraHosts[host] {
@@ -399,6 +404,39 @@ func (c *serviceConv) restart(r string) string {
 	}
 	c.add("restart", "%q is not one of no, always, on-failure, unless-stopped", r)
 	return ""
+}
+
+// updateConfig maps deploy.update_config onto the pod's update settings:
+// monitor (how long a new version is watched) is minReadySeconds, and
+// failure_action is the rollback policy (rollback: Auto, pause: Hold,
+// continue: Never). Unset, the pod's defaults apply (Auto, 10 s).
+func (c *serviceConv) updateConfig(m *manifest.Manifest, d *types.DeployConfig) {
+	if d == nil || d.UpdateConfig == nil {
+		return
+	}
+	u := d.UpdateConfig
+	switch u.FailureAction {
+	case "":
+	case "rollback":
+		m.Rollback = manifest.RollbackAuto
+	case "pause":
+		m.Rollback = manifest.RollbackHold
+	case "continue":
+		m.Rollback = manifest.RollbackNever
+	default:
+		c.add("deploy.update_config.failure_action", "%q is not one of rollback, pause, continue", u.FailureAction)
+	}
+	if mon := time.Duration(u.Monitor); mon != 0 {
+		secs := math.Ceil(mon.Seconds())
+		switch {
+		case mon < 0:
+			c.add("deploy.update_config.monitor", "%s is negative", mon)
+		case secs > manifest.MaxSeconds:
+			c.add("deploy.update_config.monitor", "%s is over the limit of %d seconds", mon, manifest.MaxSeconds)
+		default:
+			m.MinReadySeconds = int64(secs)
+		}
+	}
 }
 
 func (c *serviceConv) grace(d *types.Duration) int64 {
