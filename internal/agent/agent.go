@@ -22,6 +22,7 @@ import (
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/metrics"
+	"github.com/hostlet/hostlet/internal/notify"
 	"github.com/hostlet/hostlet/internal/reporter"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
@@ -120,6 +121,8 @@ type agent struct {
 	srv    *api.Server
 	met    *metrics.Metrics
 	rep    *reporter.Reporter // nil without etcd
+
+	notifier *notify.Notifier // nil without notify targets
 }
 
 // infraImage is docker.infraImage, else the pause image built from the
@@ -203,6 +206,9 @@ func (a *agent) buildAPI() error {
 	a.met.StateFiles(a.stateProblems)
 	a.met.EngineEventsDropped(a.syncer.EventsDropped)
 	a.met.PodFailures(a.syncer.Failures)
+	if err := a.buildNotifier(); err != nil {
+		return err
+	}
 	a.routes()
 	if a.etcd != nil {
 		a.rep = reporter.New(a.etcd, reporter.Options{
@@ -253,6 +259,7 @@ func (a *agent) run(ctx context.Context) error {
 		wg.Wait()
 	}()
 
+	a.startNotifier(ctx, &wg)
 	if a.rep != nil && !a.opts.Once {
 		wg.Go(func() { a.rep.Run(ctx) })
 	}

@@ -46,6 +46,7 @@ type Config struct {
 	Stats         Stats      `mapstructure:"stats"`
 	Compose       Compose    `mapstructure:"compose"`
 	Policy        Policy     `mapstructure:"policy"`
+	Notify        []Notify   `mapstructure:"notify"`
 
 	// File is the config file that was read, "" when none was found.
 	File string `mapstructure:"-"`
@@ -198,6 +199,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("policy.devices", []string{})
 	v.SetDefault("policy.logDrivers", []string{})
 	v.SetDefault("compose.profiles", []string{})
+	v.SetDefault("notify", []any{})
 }
 
 // DefaultSearchPaths are read in order when neither --config nor
@@ -383,6 +385,7 @@ func (c *Config) complete() error {
 	c.checkTopLevel(bad)
 	c.Stats.check(bad)
 	c.checkWindows(bad)
+	c.checkNotify(bad)
 	seen := map[string]int{}
 	pushes := 0
 	for i := range c.Sources {

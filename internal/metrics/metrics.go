@@ -2,9 +2,11 @@
 // (no global state): sync duration, syncs and errors, pods by phase,
 // container restarts, source fetch duration and errors, build info and the
 // last applied revision per source, failures to read or write a state
-// file under stateDir per file, engine events dropped by the reconciler. Pod and source figures are read at
-// scrape time from what the reconciler and the merge already hold, so a
-// scrape costs no engine calls.
+// file under stateDir per file, engine events dropped by the reconciler,
+// notifications sent, failed and dropped per target. Pod, source and
+// notification figures are read at scrape time from what the reconciler,
+// the merge and the notifier already hold, so a scrape costs no engine
+// calls.
 package metrics
 
 import (
