@@ -156,6 +156,10 @@ type Result struct {
 	Pulling []string
 	// Building lists the images being built outside Apply, as Pulling.
 	Building []string
+	// TookDown: a container of the pod's running version was stopped or
+	// removed (the old version is no longer intact), even if what
+	// followed failed.
+	TookDown bool
 }
 
 // waiting reports whether the pod was left untouched, its images being
@@ -546,6 +550,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 		if i == ap.infraAt || !replaces(ch.Action) {
 			continue
 		}
+		ap.res.TookDown = ap.res.TookDown || ch.Current != nil
 		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
 			return inStep(errStepRemove, err)
 		}
@@ -554,6 +559,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 		}
 	}
 	if replaces(ap.infra.Action) {
+		ap.res.TookDown = ap.res.TookDown || ap.infra.Current != nil
 		if err := ap.stopRemove(ctx, ap.infra.Current, ap.grace); err != nil {
 			return inStep(errStepRemove, err)
 		}
@@ -688,6 +694,7 @@ func (ap *podApplication) takeDownForNewInfra(ctx context.Context) error {
 		if ch.Action == ActionNone && !ch.Current.Running() {
 			continue
 		}
+		ap.res.TookDown = true
 		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
 			return inStep(errStepRemove, fmt.Errorf("container %s: %w", c.Name, err))
 		}

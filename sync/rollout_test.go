@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -383,4 +384,30 @@ func TestMaintenanceWindow(t *testing.T) {
 	if c := e.app("web"); c.Image != "example.org/app:2" {
 		t.Fatalf("web runs %s after the force ended, want app:2 waiting", c.Image)
 	}
+}
+
+// TestRolloutPullFailureIsNoRollback: a new version whose image cannot be
+// pulled leaves the old version running untouched: no rollback, no
+// deadline (the pod is Failed, ErrImagePull, retried with backoff), and
+// the version is applied once the image comes.
+func TestRolloutPullFailureIsNoRollback(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	e.complete("web", "example.org/app:1")
+	e.fake.FailPull("example.org/app:2", errors.New("registry down"))
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Second)
+	e.sync(10 * time.Minute)
+	e.want("pull fails", "web", hsync.RolloutProgressing, "", "example.org/app:1")
+	if st := e.status("web"); st.Phase != hsync.PhaseFailed || st.Reason != hsync.ReasonPull {
+		t.Fatalf("web %s %s, want Failed ErrImagePull", st.Phase, st.Reason)
+	}
+	if rb := e.eventsOf(events.Rollback); len(rb) != 0 {
+		t.Fatalf("rollbacks %+v, want none", rb)
+	}
+	e.fake.FailPull("example.org/app:2", nil)
+	e.sync(10 * time.Minute)
+	e.want("image there", "web", hsync.RolloutProgressing, "", "example.org/app:2")
+	e.complete("web", "example.org/app:2")
 }

@@ -449,7 +449,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	}
 	touched := map[string]bool{}
 	for _, r := range results {
-		if len(r.Applied) > 0 || (r.Err != nil && !r.waiting()) {
+		if len(r.Applied) > 0 || r.TookDown {
 			touched[r.ID] = true
 		}
 	}

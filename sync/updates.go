@@ -194,8 +194,12 @@ func (s *Syncer) observeLocked(p Pod, hash string, r *podRollout, cs []hruntime.
 		want := manifest.ContainerHash(m, i)
 		switch {
 		case !ok:
-			// Taken down (or never made): the old version is not intact.
-			o.applied = true
+			// Taken down (or never made: a new pod): the old version is
+			// not intact. A container the old version did not have is
+			// only not made yet (its image may be pulled).
+			if r.Good == nil || old[mc.Name] != "" {
+				o.applied = true
+			}
 			created, ready = false, false
 			notReady = append(notReady, "container "+mc.Name+" not created")
 			continue
