@@ -189,7 +189,7 @@ func TestSyncFloodUnauthenticated(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var triggered atomic.Int32
 			srv := newServer(t, api.Options{Token: token, Loopback: true, WebhookReadTimeout: 2 * time.Minute}, &fakeSyncer{report: sampleReport()})
-			srv.HandleSync(func() { triggered.Add(1) })
+			srv.HandleSync(func(bool) { triggered.Add(1) })
 			var meter bodyMeter
 			addr := serve(t, srv, meter.wrap(srv))
 
@@ -291,7 +291,7 @@ func roundTrip(t *testing.T, req *http.Request) int {
 func TestWebhookReadDeadline(t *testing.T) {
 	var triggered atomic.Int32
 	srv := newServer(t, api.Options{Token: token, Loopback: true, WebhookReadTimeout: 300 * time.Millisecond}, &fakeSyncer{report: sampleReport()})
-	srv.HandleSync(func() { triggered.Add(1) })
+	srv.HandleSync(func(bool) { triggered.Add(1) })
 	addr := serve(t, srv, srv)
 
 	var wg gosync.WaitGroup
@@ -353,7 +353,7 @@ func TestSyncSignatureHeader(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newServer(t, api.Options{Token: token, Loopback: true}, &fakeSyncer{report: sampleReport()})
-			srv.HandleSync(func() {})
+			srv.HandleSync(func(bool) {})
 			var meter bodyMeter
 			rec := do(meter.wrap(srv), http.MethodPost, "/sync", http.Header{"X-Hub-Signature-256": {tt.sig}}, body)
 			if rec.Code != tt.code {

@@ -63,7 +63,7 @@ func FuzzSyncSignature(f *testing.F) {
 
 	triggered := 0
 	srv := New(Options{Token: fuzzToken, Loopback: true}, fuzzSyncer{}, nil, events.NewLog(1), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	srv.HandleSync(func() { triggered++ })
+	srv.HandleSync(func(bool) { triggered++ })
 	post := func(t *testing.T, header string, body []byte) int {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodPost, "/sync", strings.NewReader(string(body)))

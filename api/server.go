@@ -14,12 +14,14 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
@@ -130,29 +132,46 @@ const MaxSyncBody = 1 << 20
 // body in X-Hub-Signature-256 keyed with the same token. Without a token
 // configured the endpoint is off (404).
 //
+// POST /sync?force=1 (or force=true) also applies now what waits for a
+// maintenance window: trigger is called with force true. Only the bearer
+// token may force; a signed request that asks to is refused (403,
+// unread): a git host's webhook never bypasses the windows.
+//
 // Authentication comes before the body: a request with neither the
 // bearer token nor a well-formed signature header is refused (401) unread.
 // A signed request is unauthenticated until its body is read, so at most
 // WebhookConcurrency are read at once (503 beyond, unread), each within
 // WebhookReadTimeout (408) and MaxSyncBody (413).
-func (s *Server) HandleSync(trigger func()) {
+func (s *Server) HandleSync(trigger func(force bool)) {
 	if s.opts.Token == "" {
 		return
 	}
 	s.mux.HandleFunc("POST /sync", func(w http.ResponseWriter, r *http.Request) {
 		if s.Authorized(r) {
+			force, err := forceParam(r)
+			if err != nil {
+				refuse(w, http.StatusBadRequest, err.Error())
+				return
+			}
 			// The token is the proof; the body is not used.
 			if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, MaxSyncBody)); err != nil {
 				refuseBody(w, err)
 				return
 			}
-			trigger()
-			writeJSON(w, http.StatusAccepted, map[string]string{"status": "sync requested"})
+			trigger(force)
+			writeJSON(w, http.StatusAccepted, syncAnswer(force))
 			return
 		}
 		want, ok := parseSignature(r.Header.Get(SignatureHeader))
 		if !ok {
 			refuse(w, http.StatusUnauthorized, "a bearer token or a valid "+SignatureHeader+" is required")
+			return
+		}
+		if force, err := forceParam(r); err != nil {
+			refuse(w, http.StatusBadRequest, err.Error())
+			return
+		} else if force {
+			refuse(w, http.StatusForbidden, "force needs the bearer token: a signed webhook never bypasses maintenance windows")
 			return
 		}
 		if r.ContentLength > MaxSyncBody {
@@ -179,9 +198,42 @@ func (s *Server) HandleSync(trigger func()) {
 			refuse(w, http.StatusUnauthorized, "a bearer token or a valid "+SignatureHeader+" is required")
 			return
 		}
-		trigger()
-		writeJSON(w, http.StatusAccepted, map[string]string{"status": "sync requested"})
+		trigger(false)
+		writeJSON(w, http.StatusAccepted, syncAnswer(false))
 	})
+}
+
+// SyncAnswer is POST /sync's answer.
+type SyncAnswer struct {
+	Status string `json:"status"`
+	// Forced: the syncs of the next minute apply every change,
+	// maintenance windows or not.
+	Forced bool `json:"forced,omitempty"`
+}
+
+func syncAnswer(force bool) SyncAnswer {
+	if force {
+		return SyncAnswer{Status: "sync requested, forced: changes apply now, maintenance windows or not (holds still hold)", Forced: true}
+	}
+	return SyncAnswer{Status: "sync requested"}
+}
+
+// forceParam reads POST /sync's force parameter: 1 or true (or present
+// without a value) forces; absent, 0 or false does not.
+func forceParam(r *http.Request) (bool, error) {
+	q := r.URL.Query()
+	if !q.Has("force") {
+		return false, nil
+	}
+	v := q.Get("force")
+	if v == "" {
+		return true, nil
+	}
+	force, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("force=%q: want 1 or true (0 or false: not forced)", textcap.Truncate(v, 64))
+	}
+	return force, nil
 }
 
 // parseSignature returns the MAC of a well-formed X-Hub-Signature-256
@@ -406,7 +458,7 @@ func (s *Server) Document() Document {
 	rep := s.syncer.Report()
 	doc := Document{
 		Hostname: s.opts.Hostname, Version: s.opts.Version, Time: s.opts.Clock.Now().UTC(),
-		LastSync: rep.LastSync, Pods: rep.Pods, Rejected: rep.Rejected, Machine: s.opts.Machine,
+		LastSync: rep.LastSync, Window: rep.Window, Pods: rep.Pods, Rejected: rep.Rejected, Machine: s.opts.Machine,
 	}
 	if s.sources != nil {
 		doc.Sources = s.sources()

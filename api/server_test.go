@@ -250,7 +250,7 @@ func TestSyncEndpoint(t *testing.T) {
 	}
 	var triggered atomic.Int32
 	srv := newServer(t, api.Options{Token: token, Loopback: true}, &fakeSyncer{report: sampleReport()})
-	srv.HandleSync(func() { triggered.Add(1) })
+	srv.HandleSync(func(bool) { triggered.Add(1) })
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := triggered.Load()
@@ -273,7 +273,7 @@ func TestSyncEndpoint(t *testing.T) {
 
 	t.Run("no token configured: 404", func(t *testing.T) {
 		srv := newServer(t, api.Options{Loopback: true}, &fakeSyncer{report: sampleReport()})
-		srv.HandleSync(func() { t.Error("triggered without a token configured") })
+		srv.HandleSync(func(bool) { t.Error("triggered without a token configured") })
 		for _, h := range []http.Header{nil, bearer(""), {"X-Hub-Signature-256": {sign("", body)}}} {
 			jsonError(t, do(srv, http.MethodPost, "/sync", h, body), http.StatusNotFound)
 		}
@@ -288,7 +288,7 @@ func TestJSONErrors(t *testing.T) {
 	srv := newServer(t, api.Options{Token: token, Loopback: false, HealthWindow: time.Minute}, s)
 	srv.HandlePods(fakeInspector{err: errors.New("engine said no")})
 	srv.HandleStats(fakeStats{err: errors.New("engine said no")}, nil)
-	srv.HandleSync(func() {})
+	srv.HandleSync(func(bool) {})
 	tests := []struct {
 		method, path string
 		header       http.Header

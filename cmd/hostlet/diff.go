@@ -49,8 +49,13 @@ Sources are merged as the running hostlet merges them: a rejected manifest of a 
 that runs leaves that pod as it runs, and a source that cannot be read keeps what
 runs of it. Env values never appear. docs/diff.md describes the output.
 
+Against live (the rollouts saved under stateDir) and status, a pod whose desired
+version the host rolled back is shown "held back" and a pod an operator holds
+"held by": their changes are what "run --once" would not do, counted apart
+(held back, held) and not as changes.
+
 Exit status: 0 no changes, 2 changes, 1 errors or invalid/rejected manifests (after the
-plan is printed).`,
+plan is printed). Changes that are all held back or held are no changes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutputFormat(output); err != nil {
@@ -69,7 +74,7 @@ plan is printed).`,
 			}
 			var hosts []hostPlan
 			for _, f := range files {
-				hp := diffHost(cmd.Context(), f, against, overrides)
+				hp := diffHost(cmd.Context(), cmd.ErrOrStderr(), f, against, overrides)
 				hosts = append(hosts, hp)
 			}
 			return writeDiff(cmd.OutOrStdout(), output, hosts)
@@ -144,7 +149,24 @@ type podPlanJSON struct {
 	Revision string       `json:"revision,omitempty"`
 	Action   string       `json:"action"`
 	Changes  []changeJSON `json:"changes"`
+	// HeldBack: the host rolled this desired version back; its last
+	// ready version stays and the changes are not made (counted as held
+	// back, not as changes).
+	HeldBack *heldBackJSON `json:"heldBack,omitempty"`
+	// Held: an operator holds the pod; the changes wait for its release
+	// (counted as held, not as changes).
+	Held *hsync.Hold `json:"held,omitempty"`
 }
+
+// heldBackJSON is the rollback that holds a pod's desired version back:
+// the revision rolled back and why.
+type heldBackJSON struct {
+	Revision string `json:"revision"`
+	Reason   string `json:"reason"`
+}
+
+// waits reports whether the pod's changes are not made: held back or held.
+func (p podPlanJSON) waits() bool { return p.HeldBack != nil || p.Held != nil }
 
 // changeJSON is one container slot of a pod's plan. Action "none" leaves
 // the container as it is.
@@ -178,6 +200,11 @@ type summaryJSON struct {
 	Remove    int `json:"remove"`
 	Unchanged int `json:"unchanged"`
 	Rejected  int `json:"rejected"`
+	// HeldBack and Held count the app-container changes of pods held back
+	// by a rollback or held by an operator: not made, not in the counts
+	// above.
+	HeldBack int `json:"heldBack"`
+	Held     int `json:"held"`
 }
 
 // parseAgainst splits --against into its mode (live, status or ref) and,
@@ -192,8 +219,9 @@ func parseAgainst(against string) (mode, rev string, err error) {
 	return "", "", fmt.Errorf("--against %q: want live, status or ref:REV", against)
 }
 
-// diffHost computes one host's plan; errors are recorded in the plan.
-func diffHost(ctx context.Context, file, against string, overrides map[string]string) hostPlan {
+// diffHost computes one host's plan; errors are recorded in the plan,
+// warnings written to stderr.
+func diffHost(ctx context.Context, stderr io.Writer, file, against string, overrides map[string]string) hostPlan {
 	hp := hostPlan{Config: file, Against: against, Pods: []podPlanJSON{}, Rejected: []rejectedJSON{}, Errors: []string{}}
 	fail := func(err error) hostPlan {
 		hp.Errors = append(hp.Errors, err.Error())
@@ -228,13 +256,18 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	reads := readSources(ctx, srcs)
 	hp.Errors = append(hp.Errors, readErrors(reads)...)
 
-	// The other side.
-	var actual []hruntime.Container
+	// The other side, and what the host holds back or holds (nothing at
+	// another revision).
+	var (
+		actual   []hruntime.Container
+		rollouts map[string]hsync.Rollout
+	)
 	switch mode {
 	case "live":
 		actual, err = liveContainers(ctx, cfg)
+		rollouts = savedRollouts(stderr, cfg)
 	case "status":
-		actual, err = statusContainers(ctx, cfg)
+		actual, rollouts, err = statusContainers(ctx, cfg)
 	case "ref":
 		actual, err = refContainers(ctx, cfg, rev, srcs, reads, vopts, env)
 	}
@@ -260,16 +293,69 @@ func diffHost(ctx context.Context, file, against string, overrides map[string]st
 	})
 
 	plan := hsync.MakePlan(m.pods, actual, hsync.PlanOptions{Prune: cfg.Sync.Prune, EnvHasher: env})
-	hp.Pods = podPlans(plan)
-	c := plan.Counts()
-	hp.Summary = summaryJSON{Create: c.Create, Recreate: c.Recreate, Restart: c.Restart, Remove: c.Remove, Unchanged: c.Unchanged + kept, Rejected: len(hp.Rejected)}
-	hp.changed = plan.Changed()
+	hp.Pods = podPlans(plan, rollouts)
+	hp.Summary = summarize(plan, hp.Pods)
+	hp.Summary.Unchanged += kept
+	hp.Summary.Rejected = len(hp.Rejected)
+	hp.changed = slices.ContainsFunc(hp.Pods, func(p podPlanJSON) bool { return !p.waits() })
 	hp.Planned = true
 	return hp
 }
 
-// podPlans lists the pods the plan changes, as the output shows them.
-func podPlans(plan hsync.Plan) []podPlanJSON {
+// summarize counts the plan's app containers, the changes of pods that
+// wait (pods, from podPlans) as held back or held instead of as changes.
+func summarize(plan hsync.Plan, pods []podPlanJSON) summaryJSON {
+	c := plan.Counts()
+	s := summaryJSON{Create: c.Create, Recreate: c.Recreate, Restart: c.Restart, Remove: c.Remove, Unchanged: c.Unchanged}
+	for _, p := range pods {
+		if !p.waits() {
+			continue
+		}
+		for _, ch := range p.Changes {
+			if ch.Container == hruntime.InfraName || ch.Action == "none" {
+				continue
+			}
+			switch hsync.Action(ch.Action) {
+			case hsync.ActionCreate:
+				s.Create--
+			case hsync.ActionRecreate:
+				s.Recreate--
+			case hsync.ActionRestart:
+				s.Restart--
+			case hsync.ActionRemove:
+				s.Remove--
+			default:
+				continue
+			}
+			if p.Held != nil {
+				s.Held++
+			} else {
+				s.HeldBack++
+			}
+		}
+	}
+	return s
+}
+
+// savedRollouts reads the rollouts this host's hostlet saved under
+// stateDir. No stateDir or file is none; one that cannot be read or
+// decoded is none too, with a warning: its held and held back pods then
+// show as changes.
+func savedRollouts(stderr io.Writer, cfg *config.Config) map[string]hsync.Rollout {
+	if cfg.StateDir == "" {
+		return nil
+	}
+	r, err := hsync.ReadRollouts(cfg.StateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "hostlet: warning: host %s: %v; held and held back pods show as changes\n", cfg.Hostname, err)
+		return nil
+	}
+	return r
+}
+
+// podPlans lists the pods the plan changes, as the output shows them;
+// rollouts (by pod ID, nil for none) say which are held back or held.
+func podPlans(plan hsync.Plan, rollouts map[string]hsync.Rollout) []podPlanJSON {
 	out := []podPlanJSON{}
 	for _, pp := range plan.Pods {
 		if pp.Unchanged() {
@@ -297,6 +383,18 @@ func podPlans(plan hsync.Plan) []podPlanJSON {
 				}
 			}
 			pj.Changes = append(pj.Changes, cj)
+		}
+		if r, ok := rollouts[pp.ID]; ok {
+			switch {
+			case r.State == hsync.RolloutHeld:
+				h := hsync.Hold{Reason: r.Reason, Since: r.Since}
+				if r.Hold != nil {
+					h = *r.Hold
+				}
+				pj.Held = &h
+			case r.State == hsync.RolloutRolledBack && pp.Desired != nil && r.Hash == manifest.PodHash(pp.Desired.Manifest):
+				pj.HeldBack = &heldBackJSON{Revision: r.Revision, Reason: r.Reason}
+			}
 		}
 		out = append(out, pj)
 	}
@@ -424,7 +522,9 @@ func liveContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Contain
 // unresponsive host must not hang CI.
 var statusTimeout = 15 * time.Second
 
-func statusContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Container, error) {
+// statusContainers returns the containers and the pods' rollouts the
+// host last reported.
+func statusContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Container, map[string]hsync.Rollout, error) {
 	var (
 		v   statusView
 		err error
@@ -437,9 +537,15 @@ func statusContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Conta
 		v, err = statusFromAPI(ctx, cfg, cfg.Hostname)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return hsync.FromStatus(cfg.Instance, v.Doc.Pods), nil
+	rollouts := map[string]hsync.Rollout{}
+	for _, p := range v.Doc.Pods {
+		if p.Rollout != nil {
+			rollouts[p.ID] = *p.Rollout
+		}
+	}
+	return hsync.FromStatus(cfg.Instance, v.Doc.Pods), rollouts, nil
 }
 
 // readableAt is a source that can be read at another revision of its
@@ -510,11 +616,17 @@ func (hp hostPlan) writeText(w io.Writer, color bool) {
 		if p.Revision != "" && p.Action != "remove" {
 			src += " @ " + shortRev(p.Revision)
 		}
-		switch p.Action {
-		case "remove":
+		switch {
+		case p.HeldBack != nil:
+			// What run --once would not do: nothing to list.
+			fmt.Fprintln(w, paint("33", fmt.Sprintf("~ pod %s (%s): %s", p.ID, src, heldBackText(*p.HeldBack))))
+			continue
+		case p.Held != nil:
+			fmt.Fprintln(w, paint("36", fmt.Sprintf("pod %s (%s): %s; waiting:", p.ID, src, heldText(*p.Held))))
+		case p.Action == "remove":
 			fmt.Fprintln(w, paint("31", fmt.Sprintf("- pod %s (%s)", p.ID, src)))
 			continue
-		case "create":
+		case p.Action == "create":
 			fmt.Fprintln(w, paint("32", fmt.Sprintf("+ pod %s (%s)", p.ID, src)))
 		default:
 			fmt.Fprintf(w, "pod %s (%s)\n", p.ID, src)
@@ -562,7 +674,39 @@ func (hp hostPlan) writeText(w io.Writer, color bool) {
 	if s.Restart > 0 {
 		restart = fmt.Sprintf(", %d to restart", s.Restart)
 	}
-	fmt.Fprintf(w, "Plan: %d to create, %d to recreate%s, %d to remove, %d unchanged, %d rejected.\n", s.Create, s.Recreate, restart, s.Remove, s.Unchanged, s.Rejected)
+	// Like restarts, the counts of what waits show only when there is some.
+	waiting := ""
+	if s.HeldBack > 0 {
+		waiting += fmt.Sprintf(", %d held back", s.HeldBack)
+	}
+	if s.Held > 0 {
+		waiting += fmt.Sprintf(", %d held", s.Held)
+	}
+	fmt.Fprintf(w, "Plan: %d to create, %d to recreate%s, %d to remove, %d unchanged, %d rejected%s.\n", s.Create, s.Recreate, restart, s.Remove, s.Unchanged, s.Rejected, waiting)
+}
+
+// heldBackText says why a pod's desired version is not applied.
+func heldBackText(hb heldBackJSON) string {
+	text := "held back: rolled back"
+	if hb.Revision != "" {
+		text += " at " + short(hb.Revision)
+	}
+	if hb.Reason != "" {
+		text += ": " + hb.Reason
+	}
+	return text
+}
+
+// heldText says who holds a pod and why.
+func heldText(h hsync.Hold) string {
+	text := "held by " + h.By
+	if h.By == "" {
+		text = "held"
+	}
+	if h.Reason != "" {
+		text += ": " + h.Reason
+	}
+	return text
 }
 
 // stripOrigin drops the "source:file: pod "x": " prefix of a reason, which

@@ -35,6 +35,9 @@ func newRootCommand() *cobra.Command {
 		newStatusCommand(g),
 		newDiffCommand(g),
 		newVolumesCommand(g),
+		newHoldCommand(g),
+		newReleaseCommand(g),
+		newSyncCommand(g),
 	)
 	return root
 }

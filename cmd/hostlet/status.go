@@ -19,6 +19,7 @@ import (
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
+	hsync "github.com/hostlet/hostlet/sync"
 )
 
 // statusView is what `hostlet status` shows: a host's last report and
@@ -156,7 +157,11 @@ func (v statusView) writeText(w io.Writer) error {
 	if syncErr == "" {
 		syncErr = "none"
 	}
-	fmt.Fprintf(w, "last sync %s (%d ms), error: %s\n\n", d.LastSync.Start.Format(time.RFC3339), d.LastSync.DurMs, syncErr)
+	fmt.Fprintf(w, "last sync %s (%d ms), error: %s\n", d.LastSync.Start.Format(time.RFC3339), d.LastSync.DurMs, syncErr)
+	if d.Window != nil {
+		fmt.Fprintf(w, "maintenance window: %s\n", windowText(*d.Window))
+	}
+	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SOURCE\tTYPE\tREVISION\tLAST SUCCESS\tMANIFESTS\tERROR")
@@ -185,6 +190,15 @@ func (v statusView) writeText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	var rollouts []string
+	for _, p := range d.Pods {
+		if text := rolloutText(p.Rollout); text != "" {
+			rollouts = append(rollouts, "  "+p.ID+": "+text)
+		}
+	}
+	if len(rollouts) > 0 {
+		fmt.Fprintf(w, "\nrollouts:\n%s\n", strings.Join(rollouts, "\n"))
+	}
 	if len(d.StateErrors) > 0 {
 		fmt.Fprintf(w, "\nstate file problems (stateDir):\n")
 		for _, p := range d.StateErrors {
@@ -202,6 +216,64 @@ func (v statusView) writeText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// windowText says whether the maintenance window is open, when the next
+// opens and until when a force (POST /sync?force=1) applies changes
+// anyway.
+func windowText(win hsync.Window) string {
+	text := "open"
+	if !win.Open {
+		text = "closed"
+		if !win.Next.IsZero() {
+			text += ", next opens " + win.Next.Format(time.RFC3339)
+		}
+	}
+	if !win.ForcedUntil.IsZero() {
+		text += "; forced until " + win.ForcedUntil.Format(time.RFC3339)
+	}
+	return text
+}
+
+// rolloutText says where a pod's update stands when that says something:
+// rolled back, held or progressing ("" when complete or unknown).
+func rolloutText(r *hsync.Rollout) string {
+	if r == nil {
+		return ""
+	}
+	switch r.State {
+	case hsync.RolloutRolledBack:
+		text := "ROLLED BACK"
+		if r.Reason != "" {
+			text += ": " + r.Reason
+		}
+		if r.Revision != "" {
+			text += " (revision " + short(r.Revision) + ")"
+		}
+		return text
+	case hsync.RolloutHeld:
+		by, since := "", r.Since
+		if r.Hold != nil {
+			by, since = r.Hold.By, r.Hold.Since
+		}
+		text := "HELD"
+		if by != "" {
+			text += " by " + by
+		}
+		if !since.IsZero() {
+			text += " since " + since.Format(time.RFC3339)
+		}
+		if r.Reason != "" {
+			text += ": " + r.Reason
+		}
+		return text
+	case hsync.RolloutProgressing:
+		if r.Reason == "" {
+			return "progressing"
+		}
+		return "progressing: " + r.Reason
+	}
+	return ""
 }
 
 // endpointsText shows etcd endpoints without their credentials.

@@ -220,13 +220,17 @@ func (a *agent) buildAPI() error {
 }
 
 // routes adds to the API what the agent serves besides the status:
-// metrics, stats, pods, POST /sync and the push source's POST /manifests.
+// metrics, stats, pods, POST /sync, the pods' holds and the push
+// source's POST /manifests.
 func (a *agent) routes() {
 	srv := a.srv
 	srv.HandleRead("GET /metrics", a.met.Handler())
 	srv.HandleStats(statsReaders(a.rt, a.cfg.Stats))
 	srv.HandlePods(a.rt)
-	srv.HandleSync(func() {
+	srv.HandleSync(func(force bool) {
+		if force {
+			a.syncer.Force()
+		}
 		for _, s := range a.srcs {
 			if t, ok := s.(interface{ Trigger() }); ok {
 				t.Trigger()
@@ -234,6 +238,7 @@ func (a *agent) routes() {
 		}
 		a.syncer.Trigger()
 	})
+	srv.HandleHolds(a.syncer)
 	if a.push != nil {
 		// Nothing pushed yet (and nothing persisted) is an empty set, not a
 		// source that never answered.

@@ -1,0 +1,125 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	hsync "github.com/hostlet/hostlet/sync"
+)
+
+// Holder holds and releases pods (the Syncer). Its errors say what went
+// wrong: Release of a pod not held is hsync.ErrNotHeld; an error that
+// wraps another is a hold that could not be saved (the wrapped error
+// says why); any other refuses the request (a bad pod ID, too many
+// holds).
+type Holder interface {
+	Hold(id, by, reason string) (hsync.Hold, error)
+	Release(id string) error
+}
+
+// MaxHoldBody is the largest body POST /pods/{id}/hold takes: who holds
+// and why, a few words each.
+const MaxHoldBody = 4 << 10
+
+// HoldRequest is the optional JSON body of POST /pods/{id}/hold. The
+// holder keeps By and Reason (cut to its bounds) to show them in the
+// status.
+type HoldRequest struct {
+	By     string `json:"by,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// HoldAnswer is POST /pods/{id}/hold's answer: the hold taken.
+type HoldAnswer struct {
+	Pod string `json:"pod"`
+	hsync.Hold
+}
+
+// ReleaseAnswer is DELETE /pods/{id}/hold's answer.
+type ReleaseAnswer struct {
+	Released string `json:"released"`
+}
+
+// HandleHolds serves POST /pods/{id}/hold (hold the pod: hostlet neither
+// recreates, removes nor starts it) and DELETE /pods/{id}/hold (release
+// it). Both need the bearer token, checked before the body is read;
+// without a token configured they are off (404), as every endpoint that
+// changes something.
+func (s *Server) HandleHolds(h Holder) {
+	if s.opts.Token == "" {
+		return
+	}
+	s.Handle("POST /pods/{id}/hold", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		req, err := readHoldRequest(w, r)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over the limit of %d bytes", MaxHoldBody))
+				return
+			}
+			refuse(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		hold, err := h.Hold(id, req.By, req.Reason)
+		if err != nil {
+			writeError(w, holdErrorCode(err), err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, HoldAnswer{Pod: id, Hold: hold})
+	}))
+	s.Handle("DELETE /pods/{id}/hold", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		err := h.Release(id)
+		switch {
+		case errors.Is(err, hsync.ErrNotHeld):
+			writeError(w, http.StatusNotFound, "pod "+id+" is not held")
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, err.Error())
+		default:
+			writeJSON(w, http.StatusOK, ReleaseAnswer{Released: id})
+		}
+	}))
+}
+
+// holdErrorCode is the status of a Hold error (see Holder): 500 for a
+// hold that could not be saved, 400 for a refused request.
+func holdErrorCode(err error) int {
+	if errors.Unwrap(err) != nil {
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
+}
+
+// readHoldRequest decodes the optional body: nothing, or one JSON object
+// of known fields.
+func readHoldRequest(w http.ResponseWriter, r *http.Request) (HoldRequest, error) {
+	var req HoldRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxHoldBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); errors.Is(err, io.EOF) {
+		return HoldRequest{}, nil
+	} else if err != nil {
+		return HoldRequest{}, bodyError(err)
+	}
+	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
+		if err == nil {
+			err = errors.New("more than one JSON value")
+		}
+		return HoldRequest{}, bodyError(err)
+	}
+	return req, nil
+}
+
+// bodyError says what is wrong with a hold's body, keeping a
+// *http.MaxBytesError findable.
+func bodyError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	return fmt.Errorf(`body: want {"by": "...", "reason": "..."} or nothing: %w`, err)
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/user"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hostlet/hostlet/api"
+)
+
+// apiTimeout bounds one request of hold, release and sync to the local
+// API.
+var apiTimeout = 15 * time.Second
+
+// maxAnswer bounds what is read of an API answer.
+const maxAnswer = 64 << 10
+
+func newHoldCommand(g *globalFlags) *cobra.Command {
+	var by, reason string
+	cmd := &cobra.Command{
+		Use:   "hold POD",
+		Short: "Hold a pod: hostlet leaves it exactly as it is until it is released",
+		Long: `Hold a pod through the local API (listen, with the token of tokenFile).
+
+A held pod is neither recreated, removed nor started by hostlet, whatever its
+manifest says, until "hostlet release POD"; the hold survives hostlet restarts.
+The status shows who holds it, why and since when; "hostlet diff" lists the
+changes waiting on it. The pod need not exist yet.
+
+Exit status: 0 held, 1 when the API refused or could not be reached.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := newAPIClient(g, "hold", "the API only accepts holds with the token")
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("by") {
+				by = currentUser()
+			}
+			body, err := json.Marshal(api.HoldRequest{By: by, Reason: reason})
+			if err != nil {
+				return err
+			}
+			var ans api.HoldAnswer
+			if err := c.do(cmd.Context(), http.MethodPost, "/pods/"+url.PathEscape(args[0])+"/hold", body, &ans); err != nil {
+				return err
+			}
+			line := fmt.Sprintf("pod %s held by %s since %s", args[0], ans.By, ans.Since.Format(time.RFC3339))
+			if ans.Reason != "" {
+				line += ": " + ans.Reason
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), line)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&by, "by", "", "who holds the pod (default: $SUDO_USER, else $USER, else the OS user name)")
+	cmd.Flags().StringVar(&reason, "reason", "", "why the pod is held (shown in the status)")
+	return cmd
+}
+
+func newReleaseCommand(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "release POD",
+		Short: "Release a held pod: the next sync applies what waited",
+		Long: `Release a pod held with "hostlet hold", through the local API (listen, with
+the token of tokenFile). The next sync applies what waited on the hold.
+
+Exit status: 0 released, 1 when the pod was not held, the API refused or could
+not be reached.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := newAPIClient(g, "release", "the API only accepts releases with the token")
+			if err != nil {
+				return err
+			}
+			var ans api.ReleaseAnswer
+			if err := c.do(cmd.Context(), http.MethodDelete, "/pods/"+url.PathEscape(args[0])+"/hold", nil, &ans); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "pod %s released\n", ans.Released)
+			return nil
+		},
+	}
+}
+
+func newSyncCommand(g *globalFlags) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "Ask the local hostlet to fetch every source and sync now",
+		Long: `Ask the local hostlet (listen, with the token of tokenFile) to fetch every
+source and sync now, as a git webhook does (POST /sync).
+
+--force also applies now what waits for a maintenance window: the syncs of the
+next minute apply every change, windows or not. Holds still hold.
+
+Exit status: 0 requested, 1 when the API refused or could not be reached.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := newAPIClient(g, "sync", "the API only accepts POST /sync with the token")
+			if err != nil {
+				return err
+			}
+			path := "/sync"
+			if force {
+				path += "?force=1"
+			}
+			var ans api.SyncAnswer
+			if err := c.do(cmd.Context(), http.MethodPost, path, nil, &ans); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), ans.Status)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "apply every change now, maintenance windows or not")
+	return cmd
+}
+
+// apiClient sends the write requests of hold, release and sync to the
+// local API with the bearer token.
+type apiClient struct {
+	base  string
+	token string
+}
+
+// newAPIClient finds the local API as status does (listen) and reads the
+// token; what names the command and why says why it needs the token.
+func newAPIClient(g *globalFlags, what, why string) (*apiClient, error) {
+	cfg, err := g.load()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Listen == "" {
+		return nil, fmt.Errorf("hostlet %s needs listen in the config: it asks the local API", what)
+	}
+	if cfg.TokenFile == "" {
+		return nil, fmt.Errorf("hostlet %s needs tokenFile in the config: %s", what, why)
+	}
+	tok, err := cfg.Token()
+	if err != nil {
+		return nil, err
+	}
+	return &apiClient{base: "http://" + dialAddr(cfg.Listen), token: tok}, nil
+}
+
+// dialAddr is where a client reaches a listen address: an unspecified
+// host (":10260", "0.0.0.0:10260", "[::]:10260") on loopback.
+func dialAddr(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		if ip != nil && ip.To4() == nil {
+			return net.JoinHostPort("::1", port)
+		}
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return listen
+}
+
+// do sends one request and decodes a 2xx answer into out; any other
+// answer is an error with the API's message.
+func (c *apiClient) do(ctx context.Context, method, path string, body []byte, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	u := c.base + path
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the local API is unreachable: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			return errors.New(e.Error)
+		}
+		return fmt.Errorf("%s %s: %s", method, u, resp.Status)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	return nil
+}
+
+// currentUser names who runs hostlet: the user behind sudo, else $USER,
+// else the OS user name ("" when none is known: the API says "unknown").
+func currentUser() string {
+	for _, v := range []string{"SUDO_USER", "USER"} {
+		if s := os.Getenv(v); s != "" {
+			return s
+		}
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
