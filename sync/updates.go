@@ -333,7 +333,7 @@ func (s *Syncer) tell(notes []rolloutNote, now time.Time) {
 		case outcomeComplete:
 			s.log.Info("update complete", "pod", n.pod, "revision", n.revision)
 		case outcomeRolledBack:
-			msg := fmt.Sprintf("revision %s held back; restoring the last ready version (%s)", manifest.ShortHash(n.revision, 12), manifest.ShortHash(n.prev, 12))
+			msg := fmt.Sprintf("revision %s held back; restoring the last ready version (%s)", shortRevision(n.revision), manifest.ShortHash(n.prev, 12))
 			s.events.Record(events.Event{Time: now, Type: events.Rollback, Pod: n.pod, Reason: n.reason, Message: msg})
 			s.log.Warn("update failed; rolling back", "pod", n.pod, "revision", n.revision, "reason", n.reason)
 			s.Trigger()
@@ -342,6 +342,18 @@ func (s *Syncer) tell(notes []rolloutNote, now time.Time) {
 			s.log.Warn("update failed", "pod", n.pod, "revision", n.revision, "reason", n.reason)
 		}
 	}
+}
+
+// shortRevision is a revision cut to 12 characters, a "sha256:" or
+// similar prefix left out (a git SHA has none).
+func shortRevision(rev string) string {
+	if _, after, ok := strings.Cut(rev, ":"); ok {
+		rev = after
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return rev
 }
 
 // dueRollout is when a rollout next needs a sync without any event (a

@@ -166,6 +166,10 @@ func (a *agent) buildSources() error {
 // sync runs).
 func (a *agent) buildSyncer() error {
 	cfg := a.cfg
+	windows, err := windowFunc(cfg)
+	if err != nil {
+		return err
+	}
 	syncer, err := hsync.New(a.rt, hsync.Options{
 		OnSync: func(d time.Duration, err error) {
 			a.met.SyncDone(d, err)
@@ -177,7 +181,7 @@ func (a *agent) buildSyncer() error {
 		OnBuild:  func(d time.Duration, err error) { a.met.BuildDone(d, err) },
 		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, PullTimeout: cfg.Sync.PullTimeout, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
 		BuildConcurrency: cfg.Sync.BuildConcurrency, BuildTimeout: cfg.Sync.BuildTimeout,
-		HostPaths: a.vopts, Clock: a.clock,
+		HostPaths: a.vopts, Clock: a.clock, Window: windows,
 	}, a.log, a.ev)
 	if err != nil {
 		return err
@@ -206,6 +210,7 @@ func (a *agent) buildAPI() error {
 	a.met.StateFiles(a.stateProblems)
 	a.met.EngineEventsDropped(a.syncer.EventsDropped)
 	a.met.PodFailures(a.syncer.Failures)
+	a.met.Rollbacks(a.syncer.Rollbacks)
 	if err := a.buildNotifier(); err != nil {
 		return err
 	}
@@ -376,8 +381,11 @@ func (a *agent) syncUntilDone(ctx context.Context, wg *gosync.WaitGroup, updates
 // another.
 func recordSourceErrors(ev *events.Log, st sources.State, last map[string]string) {
 	for _, s := range st.Sources {
-		if s.Error != "" && s.Error != last[s.Name] {
+		switch {
+		case s.Error != "" && s.Error != last[s.Name]:
 			ev.Record(events.Event{Type: events.SourceError, Reason: "source " + s.Name, Message: s.Error})
+		case s.Error == "" && last[s.Name] != "":
+			ev.Record(events.Event{Type: events.Recovered, Reason: "source " + s.Name + " reads again"})
 		}
 		last[s.Name] = s.Error
 	}
@@ -413,4 +421,20 @@ func toDesired(st sources.State) hsync.Desired {
 func machine() api.Machine {
 	total, _ := api.ReadMeminfo()
 	return api.Machine{Cores: goruntime.NumCPU(), MemoryBytes: total}
+}
+
+// windowFunc is the syncer's view of the host's maintenance windows: nil
+// (always open) without sync.windows.
+func windowFunc(cfg *config.Config) (func(time.Time) (bool, time.Time), error) {
+	if len(cfg.Sync.Windows) == 0 {
+		return nil, nil
+	}
+	w, err := cfg.Windows()
+	if err != nil {
+		return nil, err
+	}
+	return func(t time.Time) (bool, time.Time) {
+		st := w.State(t)
+		return st.Open, st.Next
+	}, nil
 }
