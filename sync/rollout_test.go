@@ -218,6 +218,9 @@ func TestRolloutOnFake(t *testing.T) {
 	if st := e.status("web"); st.Phase != hsync.PhaseRunning || st.Revision != "r1" || st.Rollout.Revision != "r2" {
 		t.Fatalf("restored pod: phase %s revision %s rollout revision %s, want Running r1 with r2 held back", st.Phase, st.Revision, st.Rollout.Revision)
 	}
+	if st := e.status("web"); st.LastAction == nil || !strings.HasPrefix(st.LastAction.Reason, "rollback to the last ready version; image example.org/app:2 -> 1") {
+		t.Fatalf("restored pod's last action %+v, want the rollback as its reason", st.LastAction)
+	}
 
 	// No retry: minutes of syncs, then a restart of hostlet.
 	before := e.creates()

@@ -411,6 +411,11 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	}
 	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher})
 	s.forgetConvergedBackoff(plan)
+	for i := range plan.Pods {
+		if pp := &plan.Pods[i]; view.restoring[pp.ID] {
+			markRestore(pp)
+		}
+	}
 	waits := dependencyWaits(plan, actual)
 	windowWaits := s.windowWaits(plan, view)
 	// A backoff delays another try at a failing pod, never the removal of
@@ -730,6 +735,17 @@ func (s *Syncer) noteWaits(waits, windowWaits map[string]string, plan Plan, held
 			s.podStateLocked(pp.ID).held = "held; waiting: " + changesText(pp)
 		case windowWaits[pp.ID] != "":
 			s.podStateLocked(pp.ID).window = windowWaits[pp.ID] + "; waiting: " + changesText(pp)
+		}
+	}
+}
+
+// markRestore says in the reasons of a restoring pod's changes that they
+// roll it back.
+func markRestore(pp *PodPlan) {
+	for j := range pp.Changes {
+		ch := &pp.Changes[j]
+		if ch.Action != ActionNone {
+			ch.Reasons = append([]string{"rollback to the last ready version"}, ch.Reasons...)
 		}
 	}
 }
