@@ -38,7 +38,7 @@ type rolloutEnv struct {
 	fake   *synctest.Fake
 	clk    *clock.Fake
 	dir    string
-	window func(time.Time) (bool, time.Time)
+	window func(time.Time) (bool, time.Time, time.Time)
 	s      *hsync.Syncer
 	ev     *events.Log
 	evs    <-chan hruntime.Event
@@ -46,7 +46,7 @@ type rolloutEnv struct {
 	cancel context.CancelFunc
 }
 
-func newRolloutEnv(t *testing.T, window func(time.Time) (bool, time.Time)) *rolloutEnv {
+func newRolloutEnv(t *testing.T, window func(time.Time) (bool, time.Time, time.Time)) *rolloutEnv {
 	e := &rolloutEnv{t: t, fake: synctest.NewFake(), clk: clock.NewFake(time.Now()), dir: t.TempDir(), window: window}
 	e.fake.SetClock(e.clk.Now)
 	e.start()
@@ -357,7 +357,7 @@ func TestOperatorHold(t *testing.T) {
 func TestMaintenanceWindow(t *testing.T) {
 	open := true
 	next := time.Date(2030, 1, 1, 2, 0, 0, 0, time.UTC)
-	e := newRolloutEnv(t, func(time.Time) (bool, time.Time) { return open, next })
+	e := newRolloutEnv(t, func(time.Time) (bool, time.Time, time.Time) { return open, next, time.Time{} })
 	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
 	e.sync(0)
 	open = false

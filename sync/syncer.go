@@ -102,7 +102,9 @@ type Options struct {
 	// time and, when it is not, when the next one opens: outside one,
 	// changes that disrupt a running pod wait (sync.windows). Nil: always
 	// open.
-	Window func(t time.Time) (open bool, next time.Time)
+	// While one is open, next is when the one after it opens and closes
+	// when it closes.
+	Window func(t time.Time) (open bool, next, closes time.Time)
 }
 
 // FileStore keeps materialised files volumes: it writes them, and removes

@@ -106,7 +106,7 @@ func (s *Syncer) windowWaits(plan Plan, v updateView) map[string]string {
 	s.mu.Lock()
 	forced := now.Before(s.forceUntil)
 	s.mu.Unlock()
-	open, next := s.opts.Window(now)
+	open, next, _ := s.opts.Window(now)
 	if open || forced {
 		return nil
 	}
@@ -149,8 +149,10 @@ func (s *Syncer) Force() {
 // Window is the maintenance window's state, as the status shows it.
 type Window struct {
 	Open bool `json:"open"`
-	// Next is when the next window opens.
-	Next time.Time `json:"next,omitzero"`
+	// Next is when the next window opens (while one is open: the one
+	// after it); Closes when the open one closes.
+	Next   time.Time `json:"next,omitzero"`
+	Closes time.Time `json:"closes,omitzero"`
 	// ForcedUntil is the end of a force (POST /sync?force=1) now on.
 	ForcedUntil time.Time `json:"forcedUntil,omitzero"`
 }
@@ -161,8 +163,8 @@ func (s *Syncer) windowStateLocked() *Window {
 		return nil
 	}
 	now := s.clock.Now()
-	open, next := s.opts.Window(now)
-	w := &Window{Open: open, Next: next}
+	open, next, closes := s.opts.Window(now)
+	w := &Window{Open: open, Next: next, Closes: closes}
 	if now.Before(s.forceUntil) {
 		w.ForcedUntil = s.forceUntil
 	}

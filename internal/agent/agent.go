@@ -425,7 +425,7 @@ func machine() api.Machine {
 
 // windowFunc is the syncer's view of the host's maintenance windows: nil
 // (always open) without sync.windows.
-func windowFunc(cfg *config.Config) (func(time.Time) (bool, time.Time), error) {
+func windowFunc(cfg *config.Config) (func(time.Time) (bool, time.Time, time.Time), error) {
 	if len(cfg.Sync.Windows) == 0 {
 		return nil, nil
 	}
@@ -433,8 +433,8 @@ func windowFunc(cfg *config.Config) (func(time.Time) (bool, time.Time), error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(t time.Time) (bool, time.Time) {
+	return func(t time.Time) (bool, time.Time, time.Time) {
 		st := w.State(t)
-		return st.Open, st.Next
+		return st.Open, st.Next, st.Closes
 	}, nil
 }
