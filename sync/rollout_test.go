@@ -188,91 +188,121 @@ func (e *rolloutEnv) complete(id, image string) {
 	e.want("complete", id, hsync.RolloutComplete, "", image)
 }
 
-// TestRolloutOnFake plays updates through the Syncer on the Fake engine:
-// a crash-looping version is rolled back and held back (across a
-// restart too) until a later version comes; a version never ready is
-// rolled back at its deadline; rollback Never and Hold; a new pod that
-// fails has nothing to return to.
+// TestRolloutOnFake plays every transition of a rollout through the
+// Syncer on the Fake engine, one step after another, each a row: a new
+// pod progresses and completes; a crash-looping version is rolled back,
+// restored and held back (for minutes of syncs and across a restart)
+// until a later version comes; a version never ready is rolled back at
+// its deadline and not before; rollback: Never leaves it failing; a new
+// pod that fails has nothing to return to.
 func TestRolloutOnFake(t *testing.T) {
 	e := newRolloutEnv(t, nil)
-	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
-	e.sync(0)
-	e.want("new pod", "web", hsync.RolloutProgressing, "", "example.org/app:1")
-	e.complete("web", "example.org/app:1")
-
-	// r2 crashes: rolled back to app:1.
-	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
-	e.sync(time.Second)
-	e.want("r2 applied", "web", hsync.RolloutProgressing, "", "example.org/app:2")
-	e.crash("web", 3)
-	e.sync(time.Second)
-	e.want("r2 crash loop", "web", hsync.RolloutRolledBack, "keeps crashing", "example.org/app:2")
-	if rb := e.eventsOf(events.Rollback); len(rb) != 1 || rb[0].Pod != "web" || !strings.Contains(rb[0].Reason, "keeps crashing") {
-		t.Fatalf("rollback events %+v, want one for web", rb)
+	web := func(rev, image, policy, extra string) func() {
+		return func() { e.set(e.pod("web", rev, image, policy, extra)) }
 	}
-	if n := e.s.Rollbacks()["web"]; n != 1 {
-		t.Fatalf("rollbacks of web: %d, want 1", n)
+	var creates int
+	steps := []struct {
+		name string
+		do   func()
+		// advance is the fake time before the sync that follows do.
+		advance            time.Duration
+		pod, state, reason string
+		image              string
+		check              func(t *testing.T)
+	}{
+		{name: "a new pod progresses", do: web("r1", "example.org/app:1", "Auto", ""),
+			pod: "web", state: hsync.RolloutProgressing, image: "example.org/app:1"},
+		{name: "ready: minReadySeconds counts", advance: time.Second,
+			pod: "web", state: hsync.RolloutProgressing, reason: "complete after 10s ready", image: "example.org/app:1"},
+		{name: "ready minReadySeconds: complete", advance: 11 * time.Second,
+			pod: "web", state: hsync.RolloutComplete, image: "example.org/app:1"},
+		{name: "a change progresses", do: web("r2", "example.org/app:2", "Auto", ""), advance: time.Second,
+			pod: "web", state: hsync.RolloutProgressing, image: "example.org/app:2",
+			check: func(t *testing.T) {
+				if r := e.status("web").Rollout; r.PreviousHash == "" || r.PreviousHash == r.Hash {
+					t.Errorf("rollout %+v, want the previous version's hash", r)
+				}
+			}},
+		{name: "a crash loop rolls back", do: func() { e.crash("web", 3) }, advance: time.Second,
+			pod: "web", state: hsync.RolloutRolledBack, reason: "keeps crashing", image: "example.org/app:2",
+			check: func(t *testing.T) {
+				if rb := e.eventsOf(events.Rollback); len(rb) != 1 || rb[0].Pod != "web" || !strings.Contains(rb[0].Reason, "keeps crashing") {
+					t.Errorf("rollback events %+v, want one for web", rb)
+				}
+				if n := e.s.Rollbacks()["web"]; n != 1 {
+					t.Errorf("rollbacks of web: %d, want 1", n)
+				}
+			}},
+		{name: "the last ready version is restored", advance: time.Second,
+			pod: "web", state: hsync.RolloutRolledBack, reason: "keeps crashing", image: "example.org/app:1",
+			check: func(t *testing.T) {
+				st := e.status("web")
+				if st.Phase != hsync.PhasePending && st.Phase != hsync.PhaseRunning || st.Revision != "r1" || st.Rollout.Revision != "r2" {
+					t.Errorf("restored pod: phase %s revision %s rollout revision %s, want r1 running with r2 held back", st.Phase, st.Revision, st.Rollout.Revision)
+				}
+				if st.LastAction == nil || !strings.HasPrefix(st.LastAction.Reason, "rollback to the last ready version; image example.org/app:2 -> 1") {
+					t.Errorf("restored pod's last action %+v, want the rollback as its reason", st.LastAction)
+				}
+				creates = e.creates()
+			}},
+		{name: "not retried for minutes of syncs", do: func() {
+			for range 10 {
+				e.sync(time.Minute)
+			}
+		}, pod: "web", state: hsync.RolloutRolledBack, image: "example.org/app:1"},
+		{name: "nor after a restart", do: func() {
+			e.start()
+			e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+			e.sync(time.Second)
+		}, advance: time.Minute, pod: "web", state: hsync.RolloutRolledBack, reason: "keeps crashing", image: "example.org/app:1",
+			check: func(t *testing.T) {
+				if n := e.creates() - creates; n != 0 {
+					t.Errorf("%d creates after the rollback, want none", n)
+				}
+			}},
+		{name: "a later commit is applied", do: web("r3", "example.org/app:3", "Auto", ""), advance: time.Second,
+			pod: "web", state: hsync.RolloutProgressing, image: "example.org/app:3"},
+		{name: "and completes", do: func() { e.sync(time.Second) }, advance: 11 * time.Second,
+			pod: "web", state: hsync.RolloutComplete, image: "example.org/app:3"},
+		{name: "never ready: not rolled back before its deadline", do: func() {
+			web("r4", "example.org/app:4", "Auto", readinessNeverPasses)()
+			e.sync(time.Second)
+		}, advance: 58 * time.Second,
+			pod: "web", state: hsync.RolloutProgressing, reason: "readiness probe not passing", image: "example.org/app:4"},
+		{name: "never ready: rolled back at its deadline", advance: 2 * time.Second,
+			pod: "web", state: hsync.RolloutRolledBack, reason: "not ready within progressDeadlineSeconds (1m0s): container app: readiness probe not passing", image: "example.org/app:4"},
+		{name: "never ready: restored", advance: time.Second,
+			pod: "web", state: hsync.RolloutRolledBack, image: "example.org/app:3"},
+		{name: "rollback: Never leaves it failing", do: func() {
+			web("r5", "example.org/app:5", "Never", "")()
+			e.sync(time.Second)
+			e.crash("web", 3)
+		}, advance: time.Second,
+			pod: "web", state: hsync.RolloutProgressing, reason: "(rollback: Never)", image: "example.org/app:5",
+			check: func(t *testing.T) {
+				if st := e.status("web"); st.Phase != hsync.PhaseFailed || st.Reason != hsync.ReasonCrashLoop {
+					t.Errorf("web %s %s, want Failed CrashLoopBackOff", st.Phase, st.Reason)
+				}
+			}},
+		{name: "and stays", advance: time.Minute,
+			pod: "web", state: hsync.RolloutProgressing, reason: "(rollback: Never)", image: "example.org/app:5"},
+		{name: "a new pod that fails has nothing to return to", do: func() {
+			e.set(e.pod("web", "r5", "example.org/app:5", "Never", ""), e.pod("api", "r5", "example.org/api:1", "Auto", ""))
+			e.sync(time.Second)
+			e.crash("api", 3)
+		}, advance: time.Second,
+			pod: "api", state: hsync.RolloutProgressing, reason: "no earlier ready version", image: "example.org/api:1"},
 	}
-	e.sync(time.Second)
-	e.want("restored", "web", hsync.RolloutRolledBack, "keeps crashing", "example.org/app:1")
-	if st := e.status("web"); st.Phase != hsync.PhaseRunning || st.Revision != "r1" || st.Rollout.Revision != "r2" {
-		t.Fatalf("restored pod: phase %s revision %s rollout revision %s, want Running r1 with r2 held back", st.Phase, st.Revision, st.Rollout.Revision)
+	for _, st := range steps {
+		if st.do != nil {
+			st.do()
+		}
+		e.sync(st.advance)
+		e.want(st.name, st.pod, st.state, st.reason, st.image)
+		if st.check != nil {
+			st.check(t)
+		}
 	}
-	if st := e.status("web"); st.LastAction == nil || !strings.HasPrefix(st.LastAction.Reason, "rollback to the last ready version; image example.org/app:2 -> 1") {
-		t.Fatalf("restored pod's last action %+v, want the rollback as its reason", st.LastAction)
-	}
-
-	// No retry: minutes of syncs, then a restart of hostlet.
-	before := e.creates()
-	for range 10 {
-		e.sync(time.Minute)
-	}
-	e.start()
-	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
-	e.sync(time.Second)
-	e.sync(time.Minute)
-	if n := e.creates() - before; n != 0 {
-		t.Fatalf("%d creates after the rollback, want none (the bad version is not retried)", n)
-	}
-	e.want("after a restart", "web", hsync.RolloutRolledBack, "keeps crashing", "example.org/app:1")
-
-	// A later good commit is applied.
-	e.set(e.pod("web", "r3", "example.org/app:3", "Auto", ""))
-	e.sync(time.Second)
-	e.want("r3 applied", "web", hsync.RolloutProgressing, "", "example.org/app:3")
-	if st := e.status("web"); st.Rollout.PreviousHash == "" {
-		t.Fatalf("r3 progresses from %+v, want the previous hash of app:1", st.Rollout)
-	}
-	e.complete("web", "example.org/app:3")
-
-	// r4 is never ready: rolled back at its deadline, not before.
-	e.set(e.pod("web", "r4", "example.org/app:4", "Auto", readinessNeverPasses))
-	e.sync(time.Second)
-	e.sync(58 * time.Second)
-	e.want("r4 before its deadline", "web", hsync.RolloutProgressing, "readiness probe not passing", "example.org/app:4")
-	e.sync(2 * time.Second)
-	e.want("r4 deadline", "web", hsync.RolloutRolledBack, "not ready within progressDeadlineSeconds (1m0s): container app: readiness probe not passing", "example.org/app:4")
-	e.sync(time.Second)
-	e.want("r4 restored", "web", hsync.RolloutRolledBack, "", "example.org/app:3")
-
-	// rollback: Never leaves r5 failing.
-	e.set(e.pod("web", "r5", "example.org/app:5", "Never", ""))
-	e.sync(time.Second)
-	e.crash("web", 3)
-	e.sync(time.Second)
-	e.want("r5 rollback Never", "web", hsync.RolloutProgressing, "(rollback: Never)", "example.org/app:5")
-	if st := e.status("web"); st.Phase != hsync.PhaseFailed || st.Reason != hsync.ReasonCrashLoop {
-		t.Fatalf("r5: phase %s reason %s, want Failed CrashLoopBackOff", st.Phase, st.Reason)
-	}
-	e.sync(time.Minute)
-	e.want("r5 stays", "web", hsync.RolloutProgressing, "(rollback: Never)", "example.org/app:5")
-
-	// A new pod that fails has nothing to return to.
-	e.set(e.pod("web", "r5", "example.org/app:5", "Never", ""), e.pod("api", "r5", "example.org/api:1", "Auto", ""))
-	e.sync(time.Second)
-	e.crash("api", 3)
-	e.sync(time.Second)
-	e.want("new pod fails", "api", hsync.RolloutProgressing, "no earlier ready version", "example.org/api:1")
 }
 
 // TestRolloutHoldPolicy: a failed update of a pod with rollback: Hold

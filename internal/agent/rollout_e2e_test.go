@@ -161,8 +161,11 @@ func TestRollbackOnCrash(t *testing.T) {
 		return n >= 1, fmt.Sprintf("%d rollback notifications", n)
 	})
 
-	// No retry: syncs go on, the restored container stays.
-	waitSyncs(t, a, 5)
+	// No retry: syncs go on (past the 10, 20 and 40 s a backoff would
+	// wait), the restored container stays.
+	a.WaitStatus(t, 150*time.Second, func(d api.Document) (bool, string) {
+		return syncedSince(d, r.Since.Add(75*time.Second)), fmt.Sprintf("last sync %s, rolled back %s", d.LastSync.Start, r.Since)
+	})
 	if c := e.app(t, "web"); c.ID != restored.ID || c.StartedAt != restored.StartedAt {
 		t.Fatalf("web changed after the rollback: %+v, want %+v", c, restored)
 	}
