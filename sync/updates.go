@@ -175,8 +175,8 @@ func (s *Syncer) windowStateLocked() *Window {
 // its containers), for the rollout state machine.
 func (s *Syncer) observeLocked(p Pod, hash string, r *podRollout, cs []hruntime.Container, ps *podState, touched bool, now time.Time) observation {
 	m := p.Manifest
-	o := observation{now: now, pod: p, hash: hash, revision: p.Revision, policy: m.Rollback,
-		minReady: manifest.Seconds(m.MinReadySeconds), deadline: manifest.Seconds(m.ProgressDeadlineSeconds)}
+	o := observation{now: now, pod: p, hash: hash, revision: p.Revision}
+	o.minReady, o.deadline, o.policy = rolloutSettings(m)
 	slots := map[string]hruntime.Container{}
 	for _, c := range cs {
 		if prev, dup := slots[c.Slot()]; c.Slot() != hruntime.InfraName && (!dup || c.Created.After(prev.Created)) {
@@ -271,17 +271,23 @@ type rolloutNote struct {
 // saw (actual), saves the rollouts when they changed, and tells what
 // happened. touched names the pods this sync applied something to.
 func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Container, touched map[string]bool) {
-	byPod := map[string][]hruntime.Container{}
-	for _, c := range actual {
-		byPod[c.Pod()] = append(byPod[c.Pod()], c)
+	// byPod is made when a pod needs more than a look at its rollout
+	// (not in a no-op sync of pods that are Complete).
+	var byPod map[string][]hruntime.Container
+	containersOf := func(id string) []hruntime.Container {
+		if byPod == nil {
+			byPod = map[string][]hruntime.Container{}
+			for _, c := range actual {
+				byPod[c.Pod()] = append(byPod[c.Pod()], c)
+			}
+		}
+		return byPod[id]
 	}
 	now := s.clock.Now()
 	var notes []rolloutNote
 	s.mu.Lock()
-	declared := map[string]bool{}
 	for _, p := range v.declared {
 		id := p.Manifest.ID
-		declared[id] = true
 		hash := v.hashes[id]
 		if hash == "" {
 			hash = manifest.PodHash(p.Manifest)
@@ -292,7 +298,7 @@ func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Con
 		}
 		before := r.Rollout
 		ps := s.podStateLocked(id)
-		out := r.step(s.observeLocked(p, hash, r, byPod[id], ps, touched[id], now))
+		out := r.step(s.observeLocked(p, hash, r, containersOf(id), ps, touched[id], now))
 		if out != outcomeNone || r.Rollout != before {
 			s.rollouts.dirty = true
 		}
@@ -314,7 +320,7 @@ func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Con
 		// Forget the pods no source declares any more (and not held):
 		// removed, their last good version goes too.
 		for id, r := range s.rollouts.Pods {
-			if !declared[id] && r.Hold == nil && len(byPod[id]) == 0 {
+			if _, declared := v.hashes[id]; !declared && r.Hold == nil && len(containersOf(id)) == 0 {
 				delete(s.rollouts.Pods, id)
 				s.rollouts.dirty = true
 			}
@@ -346,6 +352,22 @@ func (s *Syncer) tell(notes []rolloutNote, now time.Time) {
 	}
 }
 
+// rolloutSettings are m's minReadySeconds, progressDeadlineSeconds and
+// rollback policy, their defaults where m leaves them out.
+func rolloutSettings(m manifest.Manifest) (minReady, deadline time.Duration, policy string) {
+	minReady, deadline, policy = manifest.Seconds(m.MinReadySeconds), manifest.Seconds(m.ProgressDeadlineSeconds), m.Rollback
+	if m.MinReadySeconds == 0 {
+		minReady = manifest.DefaultMinReadySeconds * time.Second
+	}
+	if m.ProgressDeadlineSeconds == 0 {
+		deadline = manifest.DefaultProgressDeadlineSeconds * time.Second
+	}
+	if policy == "" {
+		policy = manifest.RollbackAuto
+	}
+	return minReady, deadline, policy
+}
+
 // shortRevision is a revision cut to 12 characters, a "sha256:" or
 // similar prefix left out (a git SHA has none).
 func shortRevision(rev string) string {
@@ -366,11 +388,11 @@ func (s *Syncer) dueRollout() time.Time {
 	var due time.Time
 	for _, p := range s.desired.Pods {
 		r := s.rollouts.Pods[p.Manifest.ID]
-		if r == nil {
+		if r == nil || r.Rollout.State != RolloutProgressing {
 			continue
 		}
-		d := r.due(manifest.Seconds(p.Manifest.WithDefaults().MinReadySeconds), manifest.Seconds(p.Manifest.WithDefaults().ProgressDeadlineSeconds))
-		if !d.IsZero() && (due.IsZero() || d.Before(due)) {
+		minReady, deadline, _ := rolloutSettings(p.Manifest)
+		if d := r.due(minReady, deadline); !d.IsZero() && (due.IsZero() || d.Before(due)) {
 			due = d
 		}
 	}
