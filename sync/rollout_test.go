@@ -444,3 +444,43 @@ func TestRolloutPullFailureIsNoRollback(t *testing.T) {
 	e.want("image there", "web", hsync.RolloutProgressing, "", "example.org/app:2")
 	e.complete("web", "example.org/app:2")
 }
+
+// TestRollbackKeepsDependencyOrder: when a commit breaks a pod and the
+// pod it depends on, both are rolled back, the dependency first: the
+// dependent pod's restore waits until the dependency's restore runs.
+func TestRollbackKeepsDependencyOrder(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	const dependsOnDB = "dependsOn: [{pod: db}]\n"
+	pods := func(rev, v string) {
+		db := e.pod("db", rev, "example.org/db:"+v, "Auto", "")
+		web := decodePod(t, fmt.Sprintf(strings.Replace(rolloutPodFmt, "containers:", dependsOnDB+"containers:", 1), "web", "Auto", "example.org/web:"+v, ""))
+		web.Revision = rev
+		e.set(db, web)
+	}
+	pods("r1", "1")
+	e.sync(0)
+	e.sync(time.Second) // web waited for db to start
+	e.sync(time.Second)
+	e.sync(11 * time.Second)
+	e.want("db r1", "db", hsync.RolloutComplete, "", "example.org/db:1")
+	e.want("web r1", "web", hsync.RolloutComplete, "", "example.org/web:1")
+
+	pods("r2", "2")
+	e.sync(time.Second)
+	e.sync(time.Second)
+	e.want("db r2", "db", hsync.RolloutProgressing, "", "example.org/db:2")
+	e.want("web r2", "web", hsync.RolloutProgressing, "", "example.org/web:2")
+	e.crash("db", 3)
+	e.crash("web", 3)
+	e.sync(time.Second)
+	e.want("db rolled back", "db", hsync.RolloutRolledBack, "keeps crashing", "example.org/db:2")
+	e.want("web rolled back", "web", hsync.RolloutRolledBack, "keeps crashing", "example.org/web:2")
+	e.sync(time.Second)
+	e.want("db restored first", "db", hsync.RolloutRolledBack, "", "example.org/db:1")
+	e.want("web waits for db", "web", hsync.RolloutRolledBack, "", "example.org/web:2")
+	if st := e.status("web"); !strings.Contains(st.Message, "pod db") {
+		t.Fatalf("web %s %s %q, want it waiting for db", st.Phase, st.Reason, st.Message)
+	}
+	e.sync(time.Second)
+	e.want("then web", "web", hsync.RolloutRolledBack, "", "example.org/web:1")
+}

@@ -237,7 +237,9 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 			slots[c.Slot()] = c
 		}
 	}
-	running, succeeded, failedExit, missing := 0, 0, 0, 0
+	// missing counts the containers not there, outdated those there with
+	// another spec (a change waits: dependencies, a hold, a window).
+	running, succeeded, failedExit, missing, outdated := 0, 0, 0, 0, 0
 	crashLoop := ""
 	for i, mc := range m.Containers {
 		c, ok := slots[mc.Name]
@@ -248,8 +250,8 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 		} else {
 			missing++
 		}
-		if ok && c.Hash() != cst.Hash {
-			missing++
+		if ok && c.Hash() != manifest.ContainerHash(m, i) {
+			outdated++
 		}
 		switch {
 		case !ok:
@@ -283,7 +285,7 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 	case crashLoop != "":
 		st.Phase, st.Reason = PhaseFailed, ReasonCrashLoop
 		st.Message = fmt.Sprintf("container %s keeps crashing", crashLoop)
-	case ps.waiting != "" && missing > 0:
+	case ps.waiting != "" && missing+outdated > 0:
 		st.Phase, st.Reason, st.Message = PhasePending, ReasonWaiting, ps.waiting
 
 	case missing > 0:
