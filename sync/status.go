@@ -243,14 +243,15 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 	crashLoop := ""
 	for i, mc := range m.Containers {
 		c, ok := slots[mc.Name]
-		cst := ContainerStatus{Name: mc.Name, Image: mc.Image, Hash: manifest.ContainerHash(m, i), State: "absent"}
+		want := manifest.ContainerHash(m, i)
+		cst := ContainerStatus{Name: mc.Name, Image: mc.Image, Hash: want, State: "absent"}
 		if ok {
 			cst = containerStatus(c, ps)
 			cst.Image = mc.Image
 		} else {
 			missing++
 		}
-		if ok && c.Hash() != manifest.ContainerHash(m, i) {
+		if ok && c.Hash() != want {
 			outdated++
 		}
 		switch {
