@@ -21,11 +21,13 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 all: build
 
-# bin/hostlet-compose renders Compose projects for hostlet (docs/compose.md),
-# which finds it beside itself.
+# bin/hostlet-compose renders Compose projects for hostlet (docs/compose.md)
+# and bin/hostlet-notify sends its chat notifications (docs/updates.md,
+# "Notifications"); hostlet finds them beside itself.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/hostlet ./cmd/hostlet
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/hostlet-compose ./cmd/hostlet-compose
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/hostlet-notify ./cmd/hostlet-notify
 
 deps:
 	@scripts/ensure-deps.sh

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,21 +172,27 @@ func TestDownTargetBlocksNothing(t *testing.T) {
 	}
 }
 
-// TestRunJoins: when its context ends, Run returns, also with a request
-// in flight to a receiver that hangs, and leaves no goroutine behind.
+// TestRunJoins: when its context ends, Run returns promptly, also with
+// a request in flight to a receiver that hangs, from a webhook and from a
+// chat target's helper (killed), and leaves no goroutine behind.
 func TestRunJoins(t *testing.T) {
 	h := newHanging(t)
 	up := newReceiver(t, nil)
+	chatURL := strings.Replace(h.srv.URL, "http://", "generic://", 1) + "/chat?disabletls=yes"
 	ignore := goleak.IgnoreCurrent()
 	ev := events.NewLog(100)
-	_, stop := start(t, ev, []config.Notify{{Name: "down", URL: h.srv.URL}, {Name: "up", URL: up.srv.URL}},
-		Options{Retry: Retry{Timeout: time.Hour}})
+	_, stop := start(t, ev, []config.Notify{{Name: "down", URL: h.srv.URL}, {Name: "chat-down", URL: chatURL}, {Name: "up", URL: up.srv.URL}},
+		Options{Retry: Retry{Timeout: time.Hour}, Helper: helper(t)})
 	for i := range 5 {
 		ev.Record(events.Event{Type: events.Failed, Pod: fmt.Sprintf("p%d", i)})
 	}
-	waitRequests(t, h.receiver, 1)
+	waitRequests(t, h.receiver, 2)
 	up.waitPod(t, "p4")
+	begin := time.Now()
 	stop()
+	if d := time.Since(begin); d > 3*time.Second {
+		t.Errorf("Run returned %s after its context's end", d)
+	}
 	close(h.release)
 	h.srv.Close()
 	up.srv.Close()

@@ -4,24 +4,79 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	gosync "sync"
 	"testing"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/notify/chatwire"
 	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // wait is how long a test waits for a condition.
 const wait = 10 * time.Second
+
+// TestMain removes the helper built for the package's tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the hostlet-notify helper built for the package's tests.
+var built struct {
+	once gosync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// helper builds cmd/hostlet-notify, once for the package's tests (the
+// build cache makes it quick after the first time), and returns its path.
+func helper(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		gomod, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			built.err = fmt.Errorf("go env GOMOD: %w", err)
+			return
+		}
+		mod := strings.TrimSpace(string(gomod))
+		if mod == "" || mod == os.DevNull {
+			built.err = errors.New("not inside a module")
+			return
+		}
+		if built.dir, built.err = os.MkdirTemp("", "notify-helper-"); built.err != nil {
+			return
+		}
+		path := filepath.Join(built.dir, chatwire.HelperName)
+		cmd := exec.Command("go", "build", "-trimpath", "-o", path, "./cmd/hostlet-notify")
+		cmd.Dir = filepath.Dir(mod)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build ./cmd/hostlet-notify: %w\n%s", err, out)
+			return
+		}
+		built.path = path
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
 
 // request is one request a receiver got.
 type request struct {

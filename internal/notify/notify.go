@@ -47,6 +47,10 @@ type Options struct {
 	// Retry says how often and after what waits a notification is sent
 	// again, and bounds one attempt.
 	Retry Retry
+	// Helper is the hostlet-notify executable that chat targets run (""
+	// finds it beside the running executable, else on PATH). Webhook
+	// targets need none.
+	Helper string
 }
 
 // Notifier sends the events of an events log to the configured targets.
@@ -78,7 +82,9 @@ type Stat struct {
 }
 
 // New checks the targets, reads their urlFile and secretFile, and makes
-// the Notifier. Every error names the key at fault, and none quotes a URL.
+// the Notifier. A chat target's URL is checked by running the helper once
+// (up to 10 s each); without chat targets the helper is not looked for.
+// Every error names the key at fault, and none quotes a URL.
 func New(targets []config.Notify, opts Options) (*Notifier, error) {
 	n := &Notifier{
 		host: opts.Hostname, revision: opts.Revision, clock: clock.Or(opts.Clock), log: opts.Log,
@@ -98,14 +104,23 @@ func New(targets []config.Notify, opts Options) (*Notifier, error) {
 	if size <= 0 {
 		size = DefaultQueueSize
 	}
+	helper := gosync.OnceValues(func() (string, error) { return findHelper(opts.Helper) })
 	var errs []string
+	noHelper := false
 	for i, c := range targets {
-		t, err := n.newTarget(i, c, size, "hostlet/"+opts.Version)
-		if err != nil {
+		t, err := n.newTarget(i, c, size, "hostlet/"+opts.Version, helper)
+		switch {
+		case errors.Is(err, errNoHelper):
+			// One fault, said once.
+			if !noHelper {
+				errs = append(errs, err.Error())
+			}
+			noHelper = true
+		case err != nil:
 			errs = append(errs, err.Error())
-			continue
+		default:
+			n.targets = append(n.targets, t)
 		}
-		n.targets = append(n.targets, t)
 	}
 	if len(errs) > 0 {
 		return nil, errors.New(strings.Join(errs, "; "))
@@ -113,8 +128,9 @@ func New(targets []config.Notify, opts Options) (*Notifier, error) {
 	return n, nil
 }
 
-// newTarget makes notify[i] from c.
-func (n *Notifier) newTarget(i int, c config.Notify, size int, userAgent string) (*target, error) {
+// newTarget makes notify[i] from c; a chat target runs the helper that
+// helper finds.
+func (n *Notifier) newTarget(i int, c config.Notify, size int, userAgent string, helper func() (string, error)) (*target, error) {
 	key := func(f string) string { return fmt.Sprintf("notify[%d].%s", i, f) }
 	name := c.Name
 	if name == "" {
@@ -150,7 +166,11 @@ func (n *Notifier) newTarget(i int, c config.Notify, size int, userAgent string)
 		if c.SecretFile != "" {
 			return nil, fmt.Errorf("key %q: only an http(s) webhook is signed, not a %s target", key("secretFile"), u.Scheme)
 		}
-		if t.sender, err = newChat(raw, u.Scheme); err != nil {
+		path, err := helper()
+		if err != nil {
+			return nil, fmt.Errorf("notify[%d]: %w", i, err)
+		}
+		if t.sender, err = newChat(raw, path); err != nil {
 			return nil, fmt.Errorf("key %q: %w", urlKey, err)
 		}
 		return t, nil
@@ -174,10 +194,9 @@ func (n *Notifier) newTarget(i int, c config.Notify, size int, userAgent string)
 }
 
 // Run subscribes to ev and delivers its notable events until ctx ends,
-// then returns once every goroutine it started has ended. The
-// notifications still queued then are dropped (not counted); a chat
-// message still being sent is waited for up to Retry.Timeout, then left
-// to end on its own. Call it once.
+// then returns once every goroutine it started has ended (a chat helper
+// still sending is killed and waited for). The notifications still
+// queued then are dropped (not counted). Call it once.
 func (n *Notifier) Run(ctx context.Context, ev *events.Log) {
 	if len(n.targets) == 0 {
 		close(n.subscribed)
@@ -195,9 +214,6 @@ func (n *Notifier) Run(ctx context.Context, ev *events.Log) {
 	left := 0
 	for _, t := range n.targets {
 		left += t.queue.len()
-		if c, ok := t.sender.(*chat); ok && !c.wait(n.clock, n.retry.Timeout) {
-			n.log.Warn("a chat message is still being sent; not waiting for it", "target", t.name, "endpoint", t.endpoint)
-		}
 	}
 	n.client.CloseIdleConnections()
 	if left > 0 {

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/hostlet/hostlet/internal/notify/chatwire"
 )
 
 // SignatureHeader carries a signed webhook's signature: "sha256=" and the
@@ -38,7 +40,7 @@ func (w *webhook) send(ctx context.Context, n Notification) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("make request: %w", scrub(err, w.url))
+		return fmt.Errorf("make request: %w", chatwire.Scrub(err, w.url))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", w.userAgent)
@@ -47,7 +49,7 @@ func (w *webhook) send(ctx context.Context, n Notification) error {
 	}
 	resp, err := w.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("post: %w", scrub(err, w.url))
+		return fmt.Errorf("post: %w", chatwire.Scrub(err, w.url))
 	}
 	defer resp.Body.Close()
 	// Read a little of the answer so that the connection can be reused.

@@ -1,4 +1,4 @@
-package notify
+package chatwire
 
 import (
 	"errors"
@@ -9,13 +9,13 @@ import (
 	"github.com/hostlet/hostlet/internal/redact"
 )
 
-// scrub returns err without the secrets of raw, the target's URL: the
+// Scrub returns err without the secrets of raw, the target's URL: the
 // url.Error wrapping that quotes the request's URL is taken off, every
 // part of raw that may be a token (user, password, path segments, query
 // values, fragment, the host of a chat URL) is replaced by REDACTED, and
 // any URL left in the text is cut to its scheme and host. errors.Is and As
 // still see err.
-func scrub(err error, raw string) error {
+func Scrub(err error, raw string) error {
 	if err == nil {
 		return nil
 	}
