@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 // says why); any other refuses the request (a bad pod ID, too many
 // holds).
 type Holder interface {
-	Hold(id, by, reason string) (hsync.Hold, error)
+	Hold(ctx context.Context, id, by, reason string) (hsync.Hold, error)
 	Release(id string) error
 }
 
@@ -64,7 +65,7 @@ func (s *Server) HandleHolds(h Holder) {
 			refuse(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		hold, err := h.Hold(id, req.By, req.Reason)
+		hold, err := h.Hold(r.Context(), id, req.By, req.Reason)
 		if err != nil {
 			writeError(w, holdErrorCode(err), err.Error())
 			return

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,7 +28,7 @@ type fakeHolder struct {
 	err   error
 }
 
-func (f *fakeHolder) Hold(id, by, reason string) (hsync.Hold, error) {
+func (f *fakeHolder) Hold(_ context.Context, id, by, reason string) (hsync.Hold, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, fmt.Sprintf("hold %s by=%q reason=%q", id, by, reason))

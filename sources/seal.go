@@ -2,9 +2,6 @@ package sources
 
 import (
 	"bytes"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/seal"
 )
 
 // StateKeyFile is the file under stateDir holding the key that seals the
@@ -24,7 +22,7 @@ const StateKeyFile = "state.key"
 // sealMagic starts every sealed saved set; what follows is a 12-byte nonce
 // and the AES-256-GCM ciphertext of the set's JSON, its source's name as
 // additional data (a set cannot be passed off as another source's).
-const sealMagic = "hostlet-sealed-v1\n"
+const sealMagic = seal.Magic
 
 // sealer seals saved sets, so that the env values they hold (the sets are
 // the manifests as delivered) are not plain text on disk: copies of
@@ -32,7 +30,7 @@ const sealMagic = "hostlet-sealed-v1\n"
 // sets, so this does not protect against root on the host, which Docker's
 // own container configs do not either.
 type sealer struct {
-	aead cipher.AEAD
+	s *seal.Sealer
 }
 
 // loadSealer returns the sealer of the key in stateDir/state.key, creating
@@ -64,45 +62,35 @@ func loadSealer(stateDir string, problems *atomicfile.Problems, now time.Time, l
 }
 
 func newSealer(key []byte) (*sealer, error) {
-	block, err := aes.NewCipher(key)
+	s, err := seal.New(key)
 	if err != nil {
 		return nil, fmt.Errorf("state key: %w", err)
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("state key: %w", err)
-	}
-	return &sealer{aead: aead}, nil
+	return &sealer{s: s}, nil
 }
 
 // seal returns the sealed form of a saved set of source name.
 func (s *sealer) seal(plain []byte, name string) ([]byte, error) {
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
+	b, err := s.s.Seal(plain, name)
+	if err != nil {
 		return nil, fmt.Errorf("seal the saved set of source %s: %w", name, err)
 	}
-	out := append([]byte(sealMagic), nonce...)
-	return s.aead.Seal(out, nonce, plain, []byte(name)), nil
+	return b, nil
 }
 
 // open returns the JSON of a saved set of source name. legacy is true for
 // a set saved in plain text by an earlier release: it is taken as it is
 // and sealed when saved next.
 func (s *sealer) open(b []byte, name string) (plain []byte, legacy bool, err error) {
-	rest, ok := bytes.CutPrefix(b, []byte(sealMagic))
-	if !ok {
+	plain, err = s.s.Open(b, name)
+	if errors.Is(err, seal.ErrNotSealed) {
 		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 			return b, true, nil
 		}
 		return nil, false, errors.New("neither a sealed saved set nor JSON")
 	}
-	n := s.aead.NonceSize()
-	if len(rest) < n+s.aead.Overhead() {
-		return nil, false, errors.New("sealed saved set cut short")
-	}
-	plain, err = s.aead.Open(nil, rest[:n], rest[n:], []byte(name))
 	if err != nil {
-		return nil, false, errors.New("sealed saved set does not open with this host's state key (damaged, another source's, or sealed with another key)")
+		return nil, false, fmt.Errorf("saved set: %w", err)
 	}
 	return plain, false, nil
 }

@@ -70,6 +70,12 @@ type ApplyOptions struct {
 	Concurrency  int
 	// Skip names pods not to touch this time (backing off after a failure).
 	Skip func(id string) bool
+	// Begin, when set, is asked right before a pod is applied (a worker
+	// may start it long after the plan was made): false leaves it as it
+	// is this time (a hold taken meanwhile). End is told when a pod Begin
+	// let through is done.
+	Begin func(id string) bool
+	End   func(id string)
 	// Images, when set, decides whether an image can be used now without
 	// waiting for a pull: pulling means a pull runs outside Apply and the
 	// pod is left as it is this time (Result.Pulling). When nil, Apply
@@ -160,6 +166,8 @@ type Result struct {
 	// removed (the old version is no longer intact), even if what
 	// followed failed.
 	TookDown bool
+	// skipped: Begin refused the pod; it is left out of Apply's results.
+	skipped bool
 }
 
 // waiting reports whether the pod was left untouched, its images being
@@ -261,11 +269,20 @@ func (a *applier) run(ctx context.Context, pods []PodPlan, fn func(context.Conte
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if a.opts.Begin != nil {
+				if !a.opts.Begin(pp.ID) {
+					results[i] = Result{ID: pp.ID, Plan: pp, skipped: true}
+					return
+				}
+				if a.opts.End != nil {
+					defer a.opts.End(pp.ID)
+				}
+			}
 			results[i] = fn(ctx, pp)
 		}()
 	}
 	wg.Wait()
-	return results
+	return slices.DeleteFunc(results, func(r Result) bool { return r.skipped })
 }
 
 // removePod stops and removes every container of the pod, app containers

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/seal"
 )
 
 // EnvKeyFile is the file under stateDir holding the host's env hash key:
@@ -51,6 +52,14 @@ func NewEnvHasher(key []byte) *EnvHasher {
 	m := hmac.New(sha256.New, k)
 	m.Write([]byte("hostlet env hash key id"))
 	return &EnvHasher{key: k, id: hex.EncodeToString(m.Sum(nil))[:envKeyIDHex]}
+}
+
+// stateSealer is the sealer of the syncer's state files that hold
+// secrets (rollouts.json), its key derived from the host's env hash key.
+func (h *EnvHasher) stateSealer() (*seal.Sealer, error) {
+	m := hmac.New(sha256.New, h.key)
+	m.Write([]byte("hostlet state file seal"))
+	return seal.New(m.Sum(nil))
 }
 
 // RandomEnvHasher returns a hasher with a fresh random key, for a process

@@ -79,7 +79,8 @@ type podRollout struct {
 	Applied time.Time   `json:"applied,omitzero"`
 	Good    *version    `json:"good,omitempty"`
 	Bad     *badVersion `json:"bad,omitempty"`
-	Hold    *Hold       `json:"hold,omitempty"`
+	// Hold is saved apart (HoldsFile).
+	Hold *Hold `json:"-"`
 	// Failed: the version of Rollout.Hash failed and stays (rollback
 	// Never, or nothing to return to); said once.
 	Failed bool `json:"failed,omitempty"`

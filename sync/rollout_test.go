@@ -11,6 +11,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
@@ -336,10 +337,10 @@ func TestOperatorHold(t *testing.T) {
 	e.sync(0)
 	e.complete("web", "example.org/app:1")
 	id := e.app("web").ID
-	if _, err := e.s.Hold("web", "alice", "debugging\x1b[31m"); err != nil {
+	if _, err := e.s.Hold(e.ctx, "web", "alice", "debugging\x1b[31m"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.s.Hold("../web", "alice", ""); err == nil {
+	if _, err := e.s.Hold(e.ctx, "../web", "alice", ""); err == nil {
 		t.Fatal("a hold of a pod ID with a path in it was taken")
 	}
 	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
@@ -483,4 +484,132 @@ func TestRollbackKeepsDependencyOrder(t *testing.T) {
 	}
 	e.sync(time.Second)
 	e.want("then web", "web", hsync.RolloutRolledBack, "", "example.org/web:1")
+}
+
+// TestRolloutCompletesAfterReleaseAndRevert: a pod released from a hold
+// with no change, and a pod whose manifest reverts to the version that
+// runs, complete again (they are not stuck Progressing).
+func TestRolloutCompletesAfterReleaseAndRevert(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	e.complete("web", "example.org/app:1")
+	if _, err := e.s.Hold(e.ctx, "web", "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(time.Second)
+	if err := e.s.Release("web"); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(time.Second)
+	e.complete("web", "example.org/app:1")
+
+	// r2 crashes and is rolled back; r3 reverts to r1's manifest.
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Second)
+	e.crash("web", 3)
+	e.sync(time.Second)
+	e.sync(time.Second)
+	e.want("r2 rolled back", "web", hsync.RolloutRolledBack, "", "example.org/app:1")
+	e.set(e.pod("web", "r3", "example.org/app:1", "Auto", ""))
+	e.sync(time.Second)
+	e.complete("web", "example.org/app:1")
+}
+
+// stopGate is the Fake engine with the stops of one pod's containers held
+// until released.
+type stopGate struct {
+	*synctest.Fake
+	pod     string
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *stopGate) Stop(ctx context.Context, id string, timeout time.Duration) error {
+	cs, _ := g.Fake.List(ctx)
+	for _, c := range cs {
+		if c.ID == id && c.Pod() == g.pod {
+			g.entered <- struct{}{}
+			<-g.release
+		}
+	}
+	return g.Fake.Stop(ctx, id, timeout)
+}
+
+// TestHoldDuringASync: a hold taken while a sync is under way holds: a
+// pod the sync has not reached yet is left as it is, and a hold of the
+// pod being changed returns once that change has ended (never while it
+// runs).
+func TestHoldDuringASync(t *testing.T) {
+	for _, tt := range []struct {
+		name, gate string
+		// changed: web's change, under way when the hold is taken, ends.
+		changed bool
+	}{
+		{name: "a pod not reached yet", gate: "aaa", changed: false},
+		{name: "the pod being changed", gate: "web", changed: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := synctest.NewFake()
+			gate := &stopGate{Fake: fake, pod: tt.gate, entered: make(chan struct{}), release: make(chan struct{})}
+			s, err := hsync.New(gate, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, StateDir: t.TempDir(), Concurrency: 1},
+				slog.New(slog.DiscardHandler), events.NewLog(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+			ctx := t.Context()
+			pods := func(v string) {
+				s.SetDesired(hsync.Desired{Ready: true, Pods: []hsync.Pod{
+					decodePod(t, fmt.Sprintf(pullPodFmt, "aaa", "example.org/aaa:"+v)),
+					decodePod(t, fmt.Sprintf(pullPodFmt, "web", "example.org/web:"+v)),
+				}})
+			}
+			pods("1")
+			if err := s.SyncOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			pods("2")
+			synced := make(chan error, 1)
+			go func() { synced <- s.SyncOnce(ctx) }()
+			<-gate.entered // the sync is stopping a container of the gated pod
+			webImage := func() string {
+				cs, _ := fake.List(ctx)
+				for _, c := range cs {
+					if c.Pod() == "web" {
+						return c.Image
+					}
+				}
+				return ""
+			}
+			held := make(chan string, 1)
+			go func() {
+				if _, err := s.Hold(ctx, "web", "alice", "incident"); err != nil {
+					t.Error(err)
+				}
+				held <- webImage()
+			}()
+			// The hold is taken (its event recorded) before the stop ends.
+			testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+				for _, p := range s.Report().Pods {
+					if p.ID == "web" && p.Rollout != nil && p.Rollout.State == hsync.RolloutHeld {
+						return true, ""
+					}
+				}
+				return false, "web not held yet"
+			})
+			close(gate.release)
+			atReturn := <-held
+			if err := <-synced; err != nil {
+				t.Fatal(err)
+			}
+			want := "example.org/web:1"
+			if tt.changed {
+				want = "example.org/web:2"
+			}
+			if atReturn != want || webImage() != want {
+				t.Fatalf("web ran %q when Hold returned and %q after the sync, want %q", atReturn, webImage(), want)
+			}
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/clock"
+	"github.com/hostlet/hostlet/internal/seal"
 )
 
 // stateFile is one JSON file of the syncer's under stateDir (restart
@@ -38,6 +39,9 @@ type stateFile struct {
 	retry   atomic.Bool
 	// clock dates the file's problems.
 	clock clock.Clock
+	// sealer, when set, seals the file (it holds secrets: env values,
+	// files' contents); a file that does not open with it is damaged.
+	sealer *seal.Sealer
 }
 
 // init names the file (under stateDir; "" for none) and its clock.
@@ -60,6 +64,9 @@ func (f *stateFile) load(decode func([]byte) error, reset func()) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
+	if err == nil && f.sealer != nil {
+		b, err = f.sealer.Open(b, f.name)
+	}
 	if err == nil {
 		err = decode(b)
 	}
@@ -81,6 +88,9 @@ func (f *stateFile) snapshot(v any) *stateSnapshot {
 	f.dirty = false
 	f.seq++
 	b, err := json.Marshal(v)
+	if err == nil && f.sealer != nil {
+		b, err = f.sealer.Seal(b, f.name)
+	}
 	return &stateSnapshot{data: b, err: err, seq: f.seq}
 }
 

@@ -426,10 +426,14 @@ func (s *Syncer) TrackStateFiles(p *atomicfile.Problems) {
 		p.Report(*d)
 		s.log.Warn("restart counts unreadable; counting from zero", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
 	}
-	s.rollouts.problems = p
+	s.rollouts.problems, s.rollouts.holds.problems = p, p
 	if d := s.rollouts.damaged; d != nil {
 		p.Report(*d)
 		s.log.Warn("rollout state unreadable; no pod has a version to roll back to until it is ready again", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
+	}
+	if d := s.rollouts.holds.damaged; d != nil {
+		p.Report(*d)
+		s.log.Warn("holds unreadable; no pod is held until held again", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
 	}
 	if d := s.keyDamaged; d != nil {
 		// Logged when it was found (loadEnvHasher).

@@ -19,6 +19,7 @@ import (
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/filestore"
+	"github.com/hostlet/hostlet/internal/seal"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -149,8 +150,11 @@ type Syncer struct {
 	rollouts   *rolloutStore
 	rollbacks  map[string]uint64
 	forceUntil time.Time
-	pods       map[string]*podState
-	recover    map[string]bool
+	// applying holds the pods being applied now, each closed when done
+	// (a hold waits for it).
+	applying map[string]chan struct{}
+	pods     map[string]*podState
+	recover  map[string]bool
 	// ownStops holds the containers hostlet itself stops or removes, with
 	// when: their die events are not crashes.
 	ownStops map[string]time.Time
@@ -197,6 +201,12 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 			return nil, err
 		}
 	}
+	var sealer *seal.Sealer
+	if opts.StateDir != "" {
+		if sealer, err = opts.EnvHasher.stateSealer(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Files == nil && opts.StateDir != "" {
 		opts.Files = filestore.New(filepath.Join(opts.StateDir, "files"))
 	}
@@ -209,8 +219,9 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 		backoff:    map[string]*backoff{},
 		failures:   map[string]uint64{},
 		restarts:   rs,
-		rollouts:   loadRollouts(opts.StateDir, opts.Clock),
+		rollouts:   loadRollouts(opts.StateDir, opts.Clock, sealer, log),
 		rollbacks:  map[string]uint64{},
+		applying:   map[string]chan struct{}{},
 		podHashes:  map[string]string{},
 		started:    opts.Clock.Now(),
 		keyDamaged: keyDamaged,
@@ -434,7 +445,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	}
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
-		Skip: skip, EnvHasher: s.opts.EnvHasher,
+		Skip: skip, Begin: s.beginApply, End: s.endApply, EnvHasher: s.opts.EnvHasher,
 		HostPaths: s.opts.HostPaths, Images: s.pulls.check, Builds: s.checkBuild,
 		SweepNetworks: !s.networksSwept && s.opts.Prune && desired.Ready,
 		Files:         s.fileWriter(),

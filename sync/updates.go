@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -237,7 +238,9 @@ func (s *Syncer) observeLocked(p Pod, hash string, r *podRollout, cs []hruntime.
 			notReady = append(notReady, fmt.Sprintf("container %s is %s", mc.Name, stateText(c)))
 		}
 	}
-	o.applied = o.applied || touched
+	// Every container of the desired version there (a release, a revert
+	// to what runs): applied, whatever the old version was.
+	o.applied = o.applied || touched || created
 	if o.applied && o.failure == "" && ps.failReason != "" && ps.pulling == "" && ps.failReason != ReasonUnavailable {
 		o.failure = ps.failMessage
 	}
@@ -301,6 +304,9 @@ func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Con
 		out := r.step(s.observeLocked(p, hash, r, containersOf(id), ps, touched[id], now))
 		if out != outcomeNone || r.Rollout != before {
 			s.rollouts.dirty = true
+		}
+		if out == outcomeHeld {
+			s.rollouts.holdsChanged()
 		}
 		switch out {
 		case outcomeStarted:
@@ -434,7 +440,11 @@ var podIDRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 // under stateDir before Hold returns; a hold that cannot be saved is not
 // taken. by and reason are shown in the status; control characters are
 // replaced and both are cut to their bounds.
-func (s *Syncer) Hold(id, by, reason string) (Hold, error) {
+//
+// A change of the pod that was being applied when the hold was taken is
+// waited for (until ctx ends): once Hold returns, nothing of the pod is
+// being changed, and nothing will be until Release.
+func (s *Syncer) Hold(ctx context.Context, id, by, reason string) (Hold, error) {
 	if len(id) > 253 || !podIDRE.MatchString(id) {
 		return Hold{}, fmt.Errorf("hold %q: not a pod ID (an RFC 1123 DNS subdomain)", id)
 	}
@@ -457,22 +467,59 @@ func (s *Syncer) Hold(id, by, reason string) (Hold, error) {
 		}
 	}
 	r = s.rollouts.get(id)
-	prev := r.Hold
+	prev, prevRollout := r.Hold, r.Rollout
 	r.Hold = &h
+	r.Rollout = Rollout{State: RolloutHeld, Revision: r.Rollout.Revision, Hash: r.Rollout.Hash, PreviousHash: r.Rollout.PreviousHash,
+		Since: h.Since, Reason: h.Reason, Hold: r.Hold}
 	s.rollouts.dirty = true
+	s.rollouts.holdsChanged()
 	snap := s.rollouts.snapshot()
 	s.mu.Unlock()
 	if err := s.rollouts.write(snap); err != nil {
 		s.mu.Lock()
-		r.Hold = prev
+		r.Hold, r.Rollout = prev, prevRollout
 		s.rollouts.dirty = true
+		s.rollouts.holdsChanged()
 		s.mu.Unlock()
 		return Hold{}, fmt.Errorf("hold %s: %w", id, err)
 	}
 	s.events.Record(events.Event{Time: h.Since, Type: events.Hold, Pod: id, Reason: "held by " + h.By, Message: h.Reason})
 	s.log.Info("pod held", "pod", id, "by", h.By, "reason", h.Reason)
+	s.mu.Lock()
+	busy := s.applying[id]
+	s.mu.Unlock()
+	if busy != nil {
+		s.log.Info("a change of the held pod is under way; waiting for it to end", "pod", id)
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return h, fmt.Errorf("hold %s: taken, but a change of the pod under way when it was taken has not ended yet: %w", id, ctx.Err())
+		}
+	}
 	s.Trigger()
 	return h, nil
+}
+
+// beginApply is asked right before a pod is applied: a pod held since
+// the plan was made is left as it is; any other is marked as being
+// applied until endApply.
+func (s *Syncer) beginApply(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.rollouts.Pods[id]; r != nil && r.Hold != nil {
+		return false
+	}
+	s.applying[id] = make(chan struct{})
+	return true
+}
+
+func (s *Syncer) endApply(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch := s.applying[id]; ch != nil {
+		close(ch)
+		delete(s.applying, id)
+	}
 }
 
 // Release ends the hold on pod id (ErrNotHeld when there is none); the
@@ -487,12 +534,14 @@ func (s *Syncer) Release(id string) error {
 	prev := r.Hold
 	r.Hold = nil
 	s.rollouts.dirty = true
+	s.rollouts.holdsChanged()
 	snap := s.rollouts.snapshot()
 	s.mu.Unlock()
 	if err := s.rollouts.write(snap); err != nil {
 		s.mu.Lock()
 		r.Hold = prev
 		s.rollouts.dirty = true
+		s.rollouts.holdsChanged()
 		s.mu.Unlock()
 		return fmt.Errorf("release %s: %w", id, err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,7 +33,7 @@ type cliHolder struct {
 
 var holdSince = time.Date(2026, 12, 5, 14, 0, 0, 0, time.UTC)
 
-func (h *cliHolder) Hold(id, by, reason string) (hsync.Hold, error) {
+func (h *cliHolder) Hold(_ context.Context, id, by, reason string) (hsync.Hold, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.calls = append(h.calls, fmt.Sprintf("hold %s by=%s reason=%s", id, by, reason))
