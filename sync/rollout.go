@@ -89,6 +89,9 @@ type podRollout struct {
 	// it is not); not saved: a restarted hostlet counts minReadySeconds
 	// from when it sees the pod ready.
 	readySince time.Time
+	// unrestorable says why the last ready version is not restored (the
+	// host's policy no longer allows it); "" when it is.
+	unrestorable string
 }
 
 // observation is what a sync saw of a pod, as the rollout state machine

@@ -15,6 +15,7 @@ import (
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
+	"github.com/hostlet/hostlet/validate"
 )
 
 const rolloutPodFmt = `
@@ -40,6 +41,8 @@ type rolloutEnv struct {
 	clk    *clock.Fake
 	dir    string
 	window func(time.Time) (bool, time.Time, time.Time)
+	// hostPaths are the host's policy (hostPathAllow).
+	hostPaths validate.Options
 	s      *hsync.Syncer
 	ev     *events.Log
 	evs    <-chan hruntime.Event
@@ -65,7 +68,7 @@ func (e *rolloutEnv) start() {
 	e.ev = events.NewLog(100)
 	s, err := hsync.New(e.fake, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: e.clk,
-		StateDir: e.dir, Window: e.window,
+		StateDir: e.dir, Window: e.window, HostPaths: e.hostPaths,
 	}, slog.New(slog.DiscardHandler), e.ev)
 	if err != nil {
 		e.t.Fatal(err)
@@ -612,4 +615,38 @@ func TestHoldDuringASync(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRollbackNotAllowedAnyMore: when the host's policy no longer allows
+// the last ready version, a rollback does not restore it; the status
+// says so and the new version stays.
+func TestRollbackNotAllowedAnyMore(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	allowed := t.TempDir()
+	e.hostPaths = validate.Options{HostPathAllow: []string{allowed}}
+	e.start()
+	withHostPath := "  - name: app\n    image: \"%s\"\n    volumeMounts: [{name: data, mountPath: /data}]\n"
+	pod := func(rev, image string) hsync.Pod {
+		y := fmt.Sprintf("version: v1beta1\nid: web\nvolumes: [{name: data, hostPath: %q}]\ncontainers:\n"+withHostPath, allowed, image)
+		if image == "example.org/app:2" {
+			// The new version mounts nothing from the host.
+			y = fmt.Sprintf(rolloutPodFmt, "web", "Auto", image, "")
+		}
+		p := decodePod(t, y)
+		p.Revision = rev
+		return p
+	}
+	e.set(pod("r1", "example.org/app:1"))
+	e.sync(0)
+	e.complete("web", "example.org/app:1")
+	e.set(pod("r2", "example.org/app:2"))
+	e.sync(time.Second)
+	e.hostPaths = validate.Options{} // the host's policy changes
+	e.start()
+	e.set(pod("r2", "example.org/app:2"))
+	e.sync(time.Second)
+	e.crash("web", 3)
+	e.sync(time.Second)
+	e.sync(time.Second)
+	e.want("not restored", "web", hsync.RolloutRolledBack, "the last ready version is not allowed on this host any more, so the new version stays", "example.org/app:2")
 }

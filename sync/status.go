@@ -165,6 +165,9 @@ func (s *Syncer) Report() Report {
 		st.Containers = append([]ContainerStatus(nil), st.Containers...)
 		if ro := s.rollouts.Pods[id]; ro != nil && ro.Rollout.State != "" {
 			shown := ro.Rollout
+			if shown.State == RolloutRolledBack && ro.unrestorable != "" {
+				shown.Reason += "; " + ro.unrestorable
+			}
 			if shown.Hold != nil {
 				h := *shown.Hold
 				shown.Hold = &h

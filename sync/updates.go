@@ -65,10 +65,15 @@ func (s *Syncer) effectiveLocked(pods []Pod) ([]Pod, updateView) {
 		good := r.Good.pod()
 		if err := validate.Manifest(manifest.Sourced{Manifest: good.Manifest, Origin: manifest.Origin{Source: good.Source}}, s.opts.HostPaths); err != nil {
 			// The host's policy changed since: what was ready is not
-			// allowed any more, and stays down.
-			s.log.Warn("the last ready version of a rolled back pod is not valid on this host any more; not restored", "pod", id, "error", err)
+			// allowed any more; the new version stays, and the status
+			// says why.
+			if r.unrestorable == "" {
+				s.log.Warn("the last ready version of a rolled back pod is not valid on this host any more; not restored", "pod", id, "error", err)
+			}
+			r.unrestorable = "the last ready version is not allowed on this host any more, so the new version stays: " + textcap.Truncate(err.Error(), 512)
 			continue
 		}
+		r.unrestorable = ""
 		out[i] = good
 		v.restoring[id] = true
 	}
