@@ -43,11 +43,11 @@ type rolloutEnv struct {
 	window func(time.Time) (bool, time.Time, time.Time)
 	// hostPaths are the host's policy (hostPathAllow).
 	hostPaths validate.Options
-	s      *hsync.Syncer
-	ev     *events.Log
-	evs    <-chan hruntime.Event
-	ctx    context.Context
-	cancel context.CancelFunc
+	s         *hsync.Syncer
+	ev        *events.Log
+	evs       <-chan hruntime.Event
+	ctx       context.Context
+	cancel    context.CancelFunc
 }
 
 func newRolloutEnv(t *testing.T, window func(time.Time) (bool, time.Time, time.Time)) *rolloutEnv {
