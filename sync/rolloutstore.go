@@ -152,6 +152,17 @@ func (rs *rolloutStore) write(snap rolloutSnapshot) error {
 	return errors.Join(rs.holds.write(snap.holds), rs.stateFile.write(snap.rollouts))
 }
 
+// ReadStateSealer returns the sealer of the state files a hostlet with
+// stateDir seals (RolloutsFile), from its env hash key, never creating or
+// changing the key.
+func ReadStateSealer(stateDir string) (*seal.Sealer, error) {
+	h, err := ReadEnvHasher(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return h.stateSealer()
+}
+
 // ReadRollouts reads the rollouts and holds a hostlet saved under
 // stateDir, as its status shows them, by pod ID (hostlet diff shows what
 // is held back or held). No files are no rollouts; one that cannot be
@@ -164,13 +175,9 @@ func ReadRollouts(stateDir string) (map[string]Rollout, error) {
 	case err != nil:
 		return nil, fmt.Errorf("read rollouts: %w", err)
 	default:
-		h, err := ReadEnvHasher(stateDir)
+		sl, err := ReadStateSealer(stateDir)
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", filepath.Join(stateDir, RolloutsFile), err)
-		}
-		sl, err := h.stateSealer()
-		if err != nil {
-			return nil, err
 		}
 		if b, err = sl.Open(b, RolloutsFile); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(stateDir, RolloutsFile), err)

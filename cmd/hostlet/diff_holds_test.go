@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/manifest"
@@ -115,13 +116,16 @@ func newHoldsFixture(t *testing.T, instance, listen string) *holdsFixture {
 	return f
 }
 
-// rollouts is a rollouts.json as hostlet saves it (sync/rolloutstore.go,
-// without the kept "good" versions): web held, api's desired version
-// rolled back, cache's older version rolled back.
+// holds is a holds.json as hostlet saves it: web held.
+const holdsJSON = `{"pods": {"web": {"by": "alice", "reason": "db migration", "since": "2026-12-05T14:00:00Z"}}}`
+
+// rollouts is the content of a rollouts.json as hostlet saves it
+// (sync/rolloutstore.go, without the kept "good" versions; writeSealed
+// seals it): api's desired version rolled back, cache's older version
+// rolled back.
 func (f *holdsFixture) rollouts() string {
 	return fmt.Sprintf(`{"pods": {
-  "web": {"rollout": {"state": "Complete", "since": "2026-12-01T10:00:00Z"},
-          "hold": {"by": "alice", "reason": "db migration", "since": "2026-12-05T14:00:00Z"}},
+  "web": {"rollout": {"state": "Complete", "since": "2026-12-01T10:00:00Z"}},
   "api": {"rollout": {"state": "RolledBack", "revision": %[1]q, "hash": %[2]q, "since": "2026-12-05T13:00:00Z", "reason": "container app keeps crashing (CrashLoopBackOff)"},
           "bad": {"hash": %[2]q, "revision": %[1]q, "reason": "container app keeps crashing (CrashLoopBackOff)", "at": "2026-12-05T13:00:00Z"}},
   "cache": {"rollout": {"state": "RolledBack", "revision": %[1]q, "hash": "v1:older", "since": "2026-12-05T12:00:00Z", "reason": "not ready within 300s"},
@@ -136,9 +140,29 @@ func (f *holdsFixture) rollouts() string {
 // without it; no stateDir is no rollouts, silently.
 func TestDiffAgainstLiveHolds(t *testing.T) {
 	f := newHoldsFixture(t, dockertest.Instance(t), "")
-	write := func(content string) {
+	// write seals content as the host's hostlet does (with the key in
+	// its stateDir); writeRaw writes it as it is.
+	writeRaw := func(content string) {
 		t.Helper()
 		writeFile(t, f.stateDir, hsync.RolloutsFile, content)
+	}
+	write := func(content string) {
+		t.Helper()
+		if _, err := os.Stat(filepath.Join(f.stateDir, hsync.EnvKeyFile)); err != nil {
+			if _, err := atomicfile.NewKey(filepath.Join(f.stateDir, hsync.EnvKeyFile)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sl, err := hsync.ReadStateSealer(f.stateDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := sl.Seal([]byte(content), hsync.RolloutsFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeRaw(string(b))
+		writeFile(t, f.stateDir, hsync.HoldsFile, holdsJSON)
 	}
 
 	// No stateDir at all.
@@ -199,17 +223,19 @@ Plan: 1 to create, 0 to recreate, 0 to remove, 0 unchanged, 0 rejected, 1 held b
 	}
 
 	// A damaged file: a warning, and the plan without rollouts.
-	write(`{"pods": {"web": null}}`)
+	writeRaw("hostlet-sealed-v1\n" + "cut short")
+	writeFile(t, f.stateDir, hsync.HoldsFile, `{"pods": {"web": null}}`)
 	r = runCLI(t, "diff", "--config", f.config)
 	t.Logf("damaged rollouts:\n%s%s", r.stdout, r.stderr)
 	if r.code != 2 || !strings.Contains(r.stderr, "hostlet: warning: host web-1: ") || !strings.Contains(r.stderr, "held and held back pods show as changes") ||
 		!strings.HasSuffix(r.stdout, "Plan: 2 to create, 0 to recreate, 0 to remove, 0 unchanged, 0 rejected.\n") {
 		t.Errorf("damaged rollouts: exit %d, want 2 and a warning\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	// A "good" version that does not hash as recorded is damage too.
-	write(`{"pods": {"web": {"rollout": {"state": "Complete", "since": "2026-12-01T10:00:00Z"}, "good": {"hash": "v1:x", "manifest": {"id": "web"}}}}}`)
+	// A file hostlet did not seal (written by hand, forged) is damage too.
+	writeRaw(f.rollouts())
+	writeFile(t, f.stateDir, hsync.HoldsFile, holdsJSON)
 	if r = runCLI(t, "diff", "--config", f.config); r.code != 2 || !strings.Contains(r.stderr, "warning") {
-		t.Errorf("forged good version: exit %d, want 2 and a warning\n%s%s", r.code, r.stdout, r.stderr)
+		t.Errorf("unsealed rollouts: exit %d, want 2 and a warning\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 
