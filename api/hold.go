@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	hsync "github.com/hostlet/hostlet/sync"
 )
@@ -37,7 +38,14 @@ type HoldRequest struct {
 type HoldAnswer struct {
 	Pod string `json:"pod"`
 	hsync.Hold
+	// Note says that a change of the pod under way when the hold was
+	// taken is still ending (202): the hold is in effect.
+	Note string `json:"note,omitempty"`
 }
+
+// HoldWait bounds how long POST /pods/{id}/hold waits for a change of
+// the pod under way to end before it answers 202.
+const HoldWait = 10 * time.Second
 
 // ReleaseAnswer is DELETE /pods/{id}/hold's answer.
 type ReleaseAnswer struct {
@@ -65,7 +73,13 @@ func (s *Server) HandleHolds(h Holder) {
 			refuse(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		hold, err := h.Hold(r.Context(), id, req.By, req.Reason)
+		ctx, cancel := context.WithTimeout(r.Context(), HoldWait)
+		defer cancel()
+		hold, err := h.Hold(ctx, id, req.By, req.Reason)
+		if errors.Is(err, hsync.ErrChangeUnderWay) {
+			writeJSON(w, http.StatusAccepted, HoldAnswer{Pod: id, Hold: hold, Note: err.Error()})
+			return
+		}
 		if err != nil {
 			writeError(w, holdErrorCode(err), err.Error())
 			return

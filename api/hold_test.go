@@ -32,6 +32,9 @@ func (f *fakeHolder) Hold(_ context.Context, id, by, reason string) (hsync.Hold,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, fmt.Sprintf("hold %s by=%q reason=%q", id, by, reason))
+	if errors.Is(f.err, hsync.ErrChangeUnderWay) {
+		return hsync.Hold{By: by, Reason: reason, Since: testNow}, f.err
+	}
 	if f.err != nil {
 		return hsync.Hold{}, f.err
 	}
@@ -88,6 +91,8 @@ func TestHoldEndpoints(t *testing.T) {
 			want: "not a pod ID", call: `hold Web_1 by="" reason=""`},
 		{name: "hold not saved", method: "POST", path: "/pods/web/hold", header: bearer(token), holdErr: saveErr, code: 500,
 			want: "no space left on device", call: `hold web by="" reason=""`},
+		{name: "held, a change still ending", method: "POST", path: "/pods/web/hold", header: bearer(token), holdErr: hsync.ErrChangeUnderWay, code: 202,
+			want: `"note": "held; a change of the pod under way`, call: `hold web by="" reason=""`},
 		{name: "release", method: "DELETE", path: "/pods/web/hold", header: bearer(token), code: 200, want: `"released": "web"`, call: "release web"},
 		{name: "release of a pod not held", method: "DELETE", path: "/pods/web/hold", header: bearer(token), holdErr: fmt.Errorf("release %q: %w", "web", hsync.ErrNotHeld), code: 404,
 			want: "pod web is not held", call: "release web"},

@@ -14,3 +14,8 @@ const EventQueueSize = eventQueueSize
 func (s *Syncer) HandleEvent(ctx context.Context, e hruntime.Event) bool {
 	return s.handleEvent(ctx, e)
 }
+
+// OnUnhealthy is onUnhealthy (a liveness probe's failure), for tests.
+func (s *Syncer) OnUnhealthy(ctx context.Context, pod, slot, id string) {
+	s.onUnhealthy(ctx, pod, slot, id, "probe failed", 0)
+}

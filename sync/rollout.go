@@ -76,9 +76,12 @@ type podRollout struct {
 	// containers created, or the old ones taken down): its progress
 	// deadline counts from then. Zero while its images are pulled or
 	// built: the old version runs untouched meanwhile.
-	Applied time.Time   `json:"applied,omitzero"`
-	Good    *version    `json:"good,omitempty"`
-	Bad     *badVersion `json:"bad,omitempty"`
+	Applied time.Time `json:"applied,omitzero"`
+	Good    *version  `json:"good,omitempty"`
+	// Bad is saved apart (HoldsFile): it holds no secret, and must
+	// survive the loss of the sealed file (a lost key), or the version
+	// held back would be applied again.
+	Bad *badVersion `json:"-"`
 	// Hold is saved apart (HoldsFile).
 	Hold *Hold `json:"-"`
 	// Failed: the version of Rollout.Hash failed and stays (rollback

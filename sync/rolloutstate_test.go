@@ -101,3 +101,94 @@ func TestRolloutStateFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldPodNotRestartedByItsProbe: a liveness probe failing on a held
+// pod restarts nothing.
+func TestHeldPodNotRestartedByItsProbe(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	c := e.app("web")
+	if _, err := e.s.Hold(e.ctx, "web", "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Reset()
+	e.s.OnUnhealthy(e.ctx, "web", "app", c.ID)
+	if calls := e.fake.Calls(); len(calls) != 0 {
+		t.Fatalf("a held pod's failed probe made engine calls %v, want none", calls)
+	}
+}
+
+// TestLostKeyKeepsBadVersionHeldBack: with env-hash.key lost, the sealed
+// last ready versions cannot be read, but the version held back stays
+// held back (kept apart): what runs is left as it is, and the status
+// says why.
+func TestLostKeyKeepsBadVersionHeldBack(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	e.complete("web", "example.org/app:1")
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Second)
+	e.crash("web", 3)
+	e.sync(time.Second)
+	e.sync(time.Second)
+	e.want("rolled back", "web", hsync.RolloutRolledBack, "keeps crashing", "example.org/app:1")
+	if err := os.Remove(filepath.Join(e.dir, hsync.EnvKeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Second)
+	e.sync(time.Minute)
+	e.want("key lost", "web", hsync.RolloutRolledBack, "the last ready version is not known", "example.org/app:1")
+}
+
+// TestHoldSavedWhenRolloutsAreNot: a hold is taken and saved when the
+// rollouts file cannot be written (a full disk spares the small holds
+// file): the hold stands on the holds file alone.
+func TestHoldSavedWhenRolloutsAreNot(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	rollouts := filepath.Join(e.dir, hsync.RolloutsFile)
+	if err := os.RemoveAll(rollouts); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(rollouts, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Hold(e.ctx, "web", "alice", "incident"); err != nil {
+		t.Fatalf("Hold with an unwritable rollouts file: %v, want it taken", err)
+	}
+	got, _ := hsync.ReadRollouts(e.dir)
+	if got["web"].State != hsync.RolloutHeld {
+		t.Fatalf("saved: %+v, want web held", got)
+	}
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Second)
+	e.want("held", "web", hsync.RolloutHeld, "incident", "example.org/app:1")
+	if err := e.s.Release("web"); err != nil {
+		t.Fatalf("Release with an unwritable rollouts file: %v", err)
+	}
+	if got, _ := hsync.ReadRollouts(e.dir); got["web"].State == hsync.RolloutHeld {
+		t.Fatalf("saved after the release: %+v, want web not held", got)
+	}
+}
+
+// TestReadRolloutsKeepsHolds: diff's reading of a host's files gives the
+// holds also when the rollouts cannot be opened (no key).
+func TestReadRolloutsKeepsHolds(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, hsync.RolloutsFile), []byte("hostlet-sealed-v1\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holds := `{"pods": {"web": {"by": "alice", "reason": "x", "since": "2026-12-05T14:00:00Z"}}, "heldBack": {"api": {"hash": "v1:ab", "revision": "r2", "reason": "crash", "at": "2026-12-05T13:00:00Z"}}}`
+	if err := os.WriteFile(filepath.Join(dir, hsync.HoldsFile), []byte(holds), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := hsync.ReadRollouts(dir)
+	if err == nil || got["web"].State != hsync.RolloutHeld || got["api"].State != hsync.RolloutRolledBack || got["api"].Hash != "v1:ab" {
+		t.Fatalf("ReadRollouts: %+v, %v; want web held, api held back, and the rollouts' error", got, err)
+	}
+}

@@ -11,21 +11,27 @@ import (
 
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/seal"
+	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
 )
 
 // RolloutsFile is the file under stateDir holding every pod's rollout:
-// its state, the last version that was ready (the whole desired pod, its
-// env values and files included: what a rollback restores, also after a
-// restart) and the version held back. It is sealed (AES-256-GCM, a key
-// derived from env-hash.key): it holds secrets, and one hostlet did not
-// write does not open.
+// its state and the last version that was ready (the whole desired pod,
+// its env values and files included: what a rollback restores, also
+// after a restart). It is sealed (AES-256-GCM, a key derived from
+// env-hash.key): it holds secrets, and one hostlet did not write does not
+// open.
 const RolloutsFile = "rollouts.json"
 
-// HoldsFile is the file under stateDir holding the operators' holds, apart
-// from RolloutsFile: the hold is the operator's safety lock, and survives
-// the loss of the rollouts (a damaged file, a new key).
+// HoldsFile is the file under stateDir holding what holds pods back: the
+// operators' holds and the versions held back by a rollback. It is plain
+// (none of it is secret) and apart from RolloutsFile, so that losing that
+// file (damage, a lost key) never drops a hold nor lets a bad version be
+// applied again.
 const HoldsFile = "holds.json"
+
+// MaxHoldsFileBytes bounds the HoldsFile read at start.
+const MaxHoldsFileBytes = 4 << 20
 
 // rolloutStore keeps the pods' rollouts and holds and saves them (the
 // embedded stateFile is RolloutsFile); guarded by the Syncer's mu.
@@ -33,11 +39,13 @@ type rolloutStore struct {
 	stateFile
 	Pods  map[string]*podRollout `json:"pods"`
 	holds stateFile
+	log   *slog.Logger
 }
 
 // savedHolds is the content of HoldsFile.
 type savedHolds struct {
-	Pods map[string]*Hold `json:"pods"`
+	Pods     map[string]*Hold       `json:"pods"`
+	HeldBack map[string]*badVersion `json:"heldBack,omitempty"`
 }
 
 // loadRollouts reads the rollouts and holds saved in stateDir; sealer
@@ -45,7 +53,7 @@ type savedHolds struct {
 // is set aside and reported (TrackStateFiles): hostlet goes on without
 // what it held.
 func loadRollouts(stateDir string, clk clock.Clock, sealer *seal.Sealer, log *slog.Logger) *rolloutStore {
-	rs := &rolloutStore{Pods: map[string]*podRollout{}}
+	rs := &rolloutStore{Pods: map[string]*podRollout{}, log: log}
 	rs.init(stateDir, RolloutsFile, clk)
 	rs.sealer = sealer
 	rs.holds.init(stateDir, HoldsFile, clk)
@@ -57,9 +65,12 @@ func loadRollouts(stateDir string, clk clock.Clock, sealer *seal.Sealer, log *sl
 		return err
 	}, func() { rs.Pods = map[string]*podRollout{} })
 	rs.holds.load(func(b []byte) error {
-		holds, err := decodeHolds(b)
-		for id, h := range holds {
+		saved, err := decodeHolds(b, log)
+		for id, h := range saved.Pods {
 			rs.get(id).Hold = h
+		}
+		for id, bad := range saved.HeldBack {
+			rs.get(id).Bad = bad
 		}
 		return err
 	}, func() {})
@@ -94,21 +105,45 @@ func decodeRollouts(b []byte, log *slog.Logger) (map[string]*podRollout, error) 
 	return saved.Pods, nil
 }
 
-// decodeHolds decodes the content of a holds file.
-func decodeHolds(b []byte) (map[string]*Hold, error) {
+// decodeHolds decodes the content of a holds file. It is bounded
+// (MaxHoldsFileBytes, MaxHolds holds, each one's text cleaned and cut as
+// Hold does); an entry that is not a pod's is left out (and logged), the
+// others kept: one bad line never drops every hold.
+func decodeHolds(b []byte, log *slog.Logger) (savedHolds, error) {
 	var saved savedHolds
+	if len(b) > MaxHoldsFileBytes {
+		return savedHolds{}, fmt.Errorf("decode holds: %d bytes is over the limit of %d", len(b), MaxHoldsFileBytes)
+	}
 	if err := json.Unmarshal(b, &saved); err != nil {
-		return nil, fmt.Errorf("decode holds: %w", err)
+		return savedHolds{}, fmt.Errorf("decode holds: %w", err)
 	}
 	if saved.Pods == nil {
-		return nil, errors.New("decode holds: no pods")
+		return savedHolds{}, errors.New("decode holds: no pods")
 	}
-	for id, h := range saved.Pods {
-		if h == nil || len(id) > 253 || !podIDRE.MatchString(id) {
-			return nil, fmt.Errorf("decode holds: %q is not a hold of a pod", id)
+	skip := func(what, id string) {
+		if log != nil {
+			log.Warn("an entry of the holds file is not a pod's; left out", "entry", what, "pod", textcap.Truncate(id, 64))
 		}
 	}
-	return saved.Pods, nil
+	n := 0
+	for id, h := range saved.Pods {
+		if h == nil || len(id) > 253 || !podIDRE.MatchString(id) || n >= MaxHolds {
+			skip("hold", id)
+			delete(saved.Pods, id)
+			continue
+		}
+		n++
+		h.By, h.Reason = cleanText(h.By, 256), cleanText(h.Reason, MaxHoldText)
+	}
+	for id, bad := range saved.HeldBack {
+		if bad == nil || bad.Hash == "" || len(id) > 253 || !podIDRE.MatchString(id) {
+			skip("held back version", id)
+			delete(saved.HeldBack, id)
+			continue
+		}
+		bad.Reason, bad.Revision = textcap.Truncate(bad.Reason, 4<<10), textcap.Truncate(bad.Revision, 256)
+	}
+	return saved, nil
 }
 
 // get returns the pod's rollout, made when absent.
@@ -121,7 +156,8 @@ func (rs *rolloutStore) get(id string) *podRollout {
 	return r
 }
 
-// holdsChanged marks the holds to be saved.
+// holdsChanged marks the holds file (holds, held back versions) to be
+// saved.
 func (rs *rolloutStore) holdsChanged() {
 	rs.holds.dirty = true
 }
@@ -136,20 +172,29 @@ type rolloutSnapshot struct {
 func (rs *rolloutStore) snapshot() rolloutSnapshot {
 	snap := rolloutSnapshot{rollouts: rs.stateFile.snapshot(rs)}
 	if rs.holds.path != "" && (rs.holds.dirty || rs.holds.retry.Load()) {
-		held := savedHolds{Pods: map[string]*Hold{}}
+		saved := savedHolds{Pods: map[string]*Hold{}, HeldBack: map[string]*badVersion{}}
 		for id, r := range rs.Pods {
 			if r.Hold != nil {
-				held.Pods[id] = r.Hold
+				saved.Pods[id] = r.Hold
+			}
+			if r.Bad != nil {
+				saved.HeldBack[id] = r.Bad
 			}
 		}
-		snap.holds = rs.holds.snapshot(held)
+		snap.holds = rs.holds.snapshot(saved)
 	}
 	return snap
 }
 
-// write saves a snapshot: the holds first (the operator's lock).
-func (rs *rolloutStore) write(snap rolloutSnapshot) error {
-	return errors.Join(rs.holds.write(snap.holds), rs.stateFile.write(snap.rollouts))
+// write saves a snapshot: the holds file first (the operator's lock) and
+// its error apart. A rollouts file that cannot be saved is only logged
+// (reported in the status's stateErrors, and retried at the next save).
+func (rs *rolloutStore) write(snap rolloutSnapshot) (holdsErr error) {
+	holdsErr = rs.holds.write(snap.holds)
+	if err := rs.stateFile.write(snap.rollouts); err != nil && rs.log != nil {
+		rs.log.Warn("save rollouts", "error", err)
+	}
+	return holdsErr
 }
 
 // ReadStateSealer returns the sealer of the state files a hostlet with
@@ -165,49 +210,59 @@ func ReadStateSealer(stateDir string) (*seal.Sealer, error) {
 
 // ReadRollouts reads the rollouts and holds a hostlet saved under
 // stateDir, as its status shows them, by pod ID (hostlet diff shows what
-// is held back or held). No files are no rollouts; one that cannot be
-// read (the rollouts need the host's env hash key) is an error.
+// is held back or held). No files are no rollouts. A file that cannot be
+// read (the rollouts need the host's env hash key) is an error, returned
+// with what the other file says.
 func ReadRollouts(stateDir string) (map[string]Rollout, error) {
 	out := map[string]Rollout{}
+	var errs []error
 	b, err := os.ReadFile(filepath.Join(stateDir, RolloutsFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("read rollouts: %w", err)
+		errs = append(errs, fmt.Errorf("read rollouts: %w", err))
 	default:
-		sl, err := ReadStateSealer(stateDir)
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", filepath.Join(stateDir, RolloutsFile), err)
-		}
-		if b, err = sl.Open(b, RolloutsFile); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(stateDir, RolloutsFile), err)
-		}
-		pods, err := decodeRollouts(b, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(stateDir, RolloutsFile), err)
-		}
-		for id, r := range pods {
-			ro := r.Rollout
-			if r.Bad != nil {
-				ro = Rollout{State: RolloutRolledBack, Revision: r.Bad.Revision, Hash: r.Bad.Hash, Since: r.Bad.At, Reason: r.Bad.Reason}
-			}
-			out[id] = ro
+		if err := readSealedRollouts(stateDir, b, out); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(stateDir, RolloutsFile), err))
 		}
 	}
 	b, err = os.ReadFile(filepath.Join(stateDir, HoldsFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return out, nil
+		return out, errors.Join(errs...)
 	case err != nil:
-		return nil, fmt.Errorf("read holds: %w", err)
+		return out, errors.Join(append(errs, fmt.Errorf("read holds: %w", err))...)
 	}
-	holds, err := decodeHolds(b)
+	saved, err := decodeHolds(b, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(stateDir, HoldsFile), err)
+		return out, errors.Join(append(errs, fmt.Errorf("%s: %w", filepath.Join(stateDir, HoldsFile), err))...)
 	}
-	for id, h := range holds {
+	for id, bad := range saved.HeldBack {
+		out[id] = Rollout{State: RolloutRolledBack, Revision: bad.Revision, Hash: bad.Hash, PreviousHash: out[id].PreviousHash, Since: bad.At, Reason: bad.Reason}
+	}
+	for id, h := range saved.Pods {
 		ro := out[id]
 		out[id] = Rollout{State: RolloutHeld, Revision: ro.Revision, Hash: ro.Hash, PreviousHash: ro.PreviousHash, Since: h.Since, Reason: h.Reason, Hold: h}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
+}
+
+// readSealedRollouts opens a rollouts file's content b with the key in
+// stateDir and adds its rollouts to out.
+func readSealedRollouts(stateDir string, b []byte, out map[string]Rollout) error {
+	sl, err := ReadStateSealer(stateDir)
+	if err != nil {
+		return err
+	}
+	if b, err = sl.Open(b, RolloutsFile); err != nil {
+		return err
+	}
+	pods, err := decodeRollouts(b, nil)
+	if err != nil {
+		return err
+	}
+	for id, r := range pods {
+		out[id] = r.Rollout
+	}
+	return nil
 }

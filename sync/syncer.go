@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -194,12 +195,20 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 		return nil, err
 	}
 	var keyDamaged *atomicfile.Problem
+	// A key missing while a file sealed with it exists is lost, not new.
+	lostKey := opts.EnvHasher == nil && opts.StateDir != "" &&
+		!fileExists(filepath.Join(opts.StateDir, EnvKeyFile)) && fileExists(filepath.Join(opts.StateDir, RolloutsFile))
 	if opts.EnvHasher == nil {
 		if opts.StateDir == "" {
 			opts.EnvHasher = RandomEnvHasher()
 		} else if opts.EnvHasher, keyDamaged, err = loadEnvHasher(opts.StateDir, log, opts.Clock.Now()); err != nil {
 			return nil, err
 		}
+	}
+	if lostKey && keyDamaged == nil {
+		keyDamaged = &atomicfile.Problem{File: EnvKeyFile, Op: atomicfile.OpRead, Since: opts.Clock.Now().UTC(),
+			Error: "missing while " + RolloutsFile + " sealed with it exists: the last ready versions cannot be read (holds and held back versions are kept apart)"}
+		log.Warn("env hash key missing; a new one is made (the saved last ready versions cannot be read)", "file", EnvKeyFile)
 	}
 	var sealer *seal.Sealer
 	if opts.StateDir != "" {
@@ -1000,6 +1009,13 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 		// stopping) while waiting for the sync lock.
 		return
 	}
+	// A pod held meanwhile is left as it is; a hold taken while it is
+	// restarted waits for the restart to end.
+	if !s.beginApply(pod) {
+		s.log.Info("liveness probe failed on a held pod; not restarted", "pod", pod, "container", slot)
+		return
+	}
+	defer s.endApply(pod)
 	s.markOwnStop(id)
 	if err := s.rt.Stop(ctx, id, grace); err != nil {
 		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
@@ -1057,4 +1073,10 @@ func (b *backoff) delay() time.Duration {
 func (b *backoff) fail(now time.Time) {
 	b.failures++
 	b.next = now.Add(b.delay())
+}
+
+// fileExists reports whether path names something (that can be seen).
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

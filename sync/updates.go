@@ -56,7 +56,15 @@ func (s *Syncer) effectiveLocked(pods []Pod) ([]Pod, updateView) {
 	for i, p := range pods {
 		id := p.Manifest.ID
 		r := s.rollouts.Pods[id]
-		if r == nil || r.Bad == nil || r.Good == nil || r.Bad.Hash != s.podHash(p) {
+		if r == nil || r.Bad == nil || r.Bad.Hash != s.podHash(p) {
+			continue
+		}
+		if r.Good == nil {
+			// Held back, but what to restore is not known (the sealed
+			// rollouts were lost): what runs is left as it is, as a
+			// held pod is, rather than the bad version applied again.
+			v.held[id] = true
+			r.unrestorable = "the last ready version is not known (rollouts.json was lost), so what runs is left as it is"
 			continue
 		}
 		if out == nil {
@@ -304,13 +312,13 @@ func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Con
 		if r.Hold == nil && r.Bad == nil && r.Rollout.State == RolloutComplete && r.Rollout.Hash == hash {
 			continue // the common case: nothing to look at
 		}
-		before := r.Rollout
+		before, badBefore := r.Rollout, r.Bad
 		ps := s.podStateLocked(id)
 		out := r.step(s.observeLocked(p, hash, r, containersOf(id), ps, touched[id], now))
 		if out != outcomeNone || r.Rollout != before {
 			s.rollouts.dirty = true
 		}
-		if out == outcomeHeld {
+		if out == outcomeHeld || r.Bad != badBefore {
 			s.rollouts.holdsChanged()
 		}
 		switch out {
@@ -334,13 +342,16 @@ func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Con
 			if _, declared := v.hashes[id]; !declared && r.Hold == nil && len(containersOf(id)) == 0 {
 				delete(s.rollouts.Pods, id)
 				s.rollouts.dirty = true
+				if r.Bad != nil {
+					s.rollouts.holdsChanged()
+				}
 			}
 		}
 	}
 	snap := s.rollouts.snapshot()
 	s.mu.Unlock()
 	if err := s.rollouts.write(snap); err != nil {
-		s.log.Warn("save rollouts", "error", err)
+		s.log.Warn("save holds", "error", err)
 	}
 	s.tell(notes, now)
 }
@@ -434,6 +445,11 @@ func (s *Syncer) Rollbacks() map[string]uint64 {
 	return out
 }
 
+// ErrChangeUnderWay is Hold's answer when the hold is taken (and saved)
+// but a change of the pod that was under way when it was taken had not
+// ended when ctx did: it ends, and nothing more is changed.
+var ErrChangeUnderWay = errors.New("held; a change of the pod under way when the hold was taken is still ending (nothing more will be changed)")
+
 // ErrNotHeld is Release's error for a pod that is not held.
 var ErrNotHeld = errors.New("pod is not held")
 
@@ -498,7 +514,7 @@ func (s *Syncer) Hold(ctx context.Context, id, by, reason string) (Hold, error) 
 		select {
 		case <-busy:
 		case <-ctx.Done():
-			return h, fmt.Errorf("hold %s: taken, but a change of the pod under way when it was taken has not ended yet: %w", id, ctx.Err())
+			return h, ErrChangeUnderWay
 		}
 	}
 	s.Trigger()

@@ -60,6 +60,9 @@ Exit status: 0 held, 1 when the API refused or could not be reached.`,
 			if ans.Reason != "" {
 				line += ": " + ans.Reason
 			}
+			if ans.Note != "" {
+				line += " (" + ans.Note + ")"
+			}
 			fmt.Fprintln(cmd.OutOrStdout(), line)
 			return nil
 		},
