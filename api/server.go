@@ -39,7 +39,9 @@ type SourceStates func() []sources.Status
 // Options configure the server.
 type Options struct {
 	Hostname string
-	Version  string
+	// Labels are the host's labels (the config's labels).
+	Labels  map[string]string
+	Version string
 	// Token guards POST endpoints (and every endpoint but /healthz on a
 	// non-loopback address); "" turns POST endpoints off.
 	Token string
@@ -457,7 +459,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) Document() Document {
 	rep := s.syncer.Report()
 	doc := Document{
-		Hostname: s.opts.Hostname, Version: s.opts.Version, Time: s.opts.Clock.Now().UTC(),
+		Hostname: s.opts.Hostname, Labels: s.opts.Labels, Version: s.opts.Version, Time: s.opts.Clock.Now().UTC(),
 		LastSync: rep.LastSync, Window: rep.Window, Pods: rep.Pods, Rejected: rep.Rejected, Machine: s.opts.Machine,
 	}
 	if s.sources != nil {

@@ -12,10 +12,12 @@ import (
 // Document is the status document: what a host runs, where it came from,
 // and what went wrong. Env values never appear in it.
 type Document struct {
-	Hostname string         `json:"hostname"`
-	Version  string         `json:"version"`
-	Time     time.Time      `json:"time"`
-	LastSync hsync.SyncInfo `json:"lastSync"`
+	Hostname string `json:"hostname"`
+	// Labels are the host's labels (fleet selectors match them).
+	Labels   map[string]string `json:"labels,omitempty"`
+	Version  string            `json:"version"`
+	Time     time.Time         `json:"time"`
+	LastSync hsync.SyncInfo    `json:"lastSync"`
 	// Window is the maintenance window (sync.windows): open, when the
 	// next opens, and a force now on; absent without windows.
 	Window   *hsync.Window        `json:"window,omitempty"`

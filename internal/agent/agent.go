@@ -202,7 +202,7 @@ func (a *agent) buildAPI() error {
 	a.token = token
 	sourceStates := func() []sources.Status { return a.merger.State().Sources }
 	a.srv = api.New(api.Options{
-		Hostname: cfg.Hostname, Version: a.opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
+		Hostname: cfg.Hostname, Labels: cfg.Labels, Version: a.opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
 		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(),
 		EnvHasher: a.syncer.EnvHasher(), StateErrors: a.stateProblems.List, Clock: a.clock,
 	}, a.syncer, sourceStates, a.ev, a.log)

@@ -46,6 +46,9 @@ type Config struct {
 	Stats         Stats      `mapstructure:"stats"`
 	Compose       Compose    `mapstructure:"compose"`
 	Policy        Policy     `mapstructure:"policy"`
+	// Labels name what the host is (role, zone, ...), for fleet
+	// selectors; the status document reports them.
+	Labels map[string]string `mapstructure:"labels"`
 	Notify        []Notify   `mapstructure:"notify"`
 
 	// File is the config file that was read, "" when none was found.
@@ -199,6 +202,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("policy.devices", []string{})
 	v.SetDefault("policy.logDrivers", []string{})
 	v.SetDefault("compose.profiles", []string{})
+	v.SetDefault("labels", map[string]string{})
 	v.SetDefault("notify", []any{})
 }
 
@@ -243,6 +247,9 @@ func Load(path string) (*Config, error) {
 	}
 	c.File = file
 	if err := c.composeEnvCase(file); err != nil {
+		return nil, withFile(file, err)
+	}
+	if err := c.labelsCase(file); err != nil {
 		return nil, withFile(file, err)
 	}
 	if err := c.complete(); err != nil {
@@ -386,6 +393,7 @@ func (c *Config) complete() error {
 	c.Stats.check(bad)
 	c.checkWindows(bad)
 	c.checkNotify(bad)
+	c.checkLabels(bad)
 	seen := map[string]int{}
 	pushes := 0
 	for i := range c.Sources {
