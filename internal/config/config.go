@@ -49,7 +49,7 @@ type Config struct {
 	// Labels name what the host is (role, zone, ...), for fleet
 	// selectors; the status document reports them.
 	Labels map[string]string `mapstructure:"labels"`
-	Notify        []Notify   `mapstructure:"notify"`
+	Notify []Notify          `mapstructure:"notify"`
 
 	// File is the config file that was read, "" when none was found.
 	File string `mapstructure:"-"`
