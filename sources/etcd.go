@@ -14,6 +14,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
 )
@@ -37,6 +38,9 @@ type Etcd struct {
 	log    *slog.Logger
 	prefix bool
 	clock  clock.Clock
+	// published: the key holds a set `hostlet publish` wrote (a git source
+	// with via: etcd), not manifests; its revision is the release's.
+	published bool
 	// compose renders the Compose files the source holds.
 	compose *project.Renderer
 }
@@ -64,8 +68,25 @@ func (e *Etcd) WithClock(c clock.Clock) *Etcd {
 // Name implements Source.
 func (e *Etcd) Name() string { return e.cfg.Name }
 
-// Type implements Source.
-func (e *Etcd) Type() string { return config.TypeEtcd }
+// Type implements Source: etcd, or git for a git source read through
+// etcd (via: etcd).
+func (e *Etcd) Type() string {
+	if e.published {
+		return config.TypeGit
+	}
+	return config.TypeEtcd
+}
+
+// NewPublished returns the source of a git source with via: etcd: it
+// watches key (fleet.DesiredKey of the host and the source) as an etcd
+// source watches its key, and takes the value as `hostlet publish` wrote
+// it (fleet.DecodePublished). Its revision is the release's git commit.
+func NewPublished(cfg config.Source, kv EtcdKV, key string, log *slog.Logger) *Etcd {
+	cfg.Key = key
+	e := NewEtcd(cfg, kv, log)
+	e.prefix, e.published = false, true
+	return e
+}
 
 // Read implements Source: one Get, for `hostlet validate` and `hostlet
 // diff`.
@@ -131,6 +152,9 @@ func (e *Etcd) Run(ctx context.Context, out chan<- Update) {
 			}
 			lastErr, lastSig, lastRev, sent = "", set.sig, rev, true
 			u := Update{Source: e.cfg.Name, Revision: fmt.Sprint(rev), Files: set.snap.Files, Manifests: set.snap.Manifests, Took: took}
+			if set.release != "" {
+				u.Revision = set.release
+			}
 			if !send(ctx, out, u) {
 				return
 			}
@@ -203,6 +227,9 @@ func (e *Etcd) read(ctx context.Context) (manifest.Snapshot, int64, error) {
 		return set.snap, 0, err
 	}
 	set.snap.Revision = fmt.Sprint(set.modRev)
+	if set.release != "" {
+		set.snap.Revision = set.release
+	}
 	return set.snap, set.storeRev, nil
 }
 
@@ -214,6 +241,8 @@ type etcdSet struct {
 	storeRev, modRev int64
 	// sig identifies the content: every key with its mod revision.
 	sig string
+	// release is the revision a published set names ("" for others).
+	release string
 }
 
 func (e *Etcd) get(ctx context.Context) (etcdSet, error) {
@@ -236,6 +265,14 @@ func (e *Etcd) get(ctx context.Context) (etcdSet, error) {
 		fmt.Fprintf(h, "%s\x00%d\x00", kv.Key, kv.ModRevision)
 		set.modRev = max(set.modRev, kv.ModRevision)
 		if len(strings.TrimSpace(string(kv.Value))) == 0 {
+			continue
+		}
+		if e.published {
+			p, err := fleet.DecodePublished(kv.Value, e.cfg.Name)
+			if err != nil {
+				return set, fmt.Errorf("etcd key %s: %w", kv.Key, err)
+			}
+			set.snap.Files, set.snap.Manifests, set.release = p.Files, p.Manifests, p.Release
 			continue
 		}
 		ms, err := decodeBody(ctx, kv.Value, manifest.Origin{Source: e.cfg.Name, File: string(kv.Key)}, e.compose)

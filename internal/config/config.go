@@ -30,6 +30,10 @@ const (
 	TypePush = "push"
 )
 
+// ViaEtcd is the value of a git source's via that reads what `hostlet
+// publish` wrote to etcd.
+const ViaEtcd = "etcd"
+
 // Config is one host's configuration.
 type Config struct {
 	Hostname      string     `mapstructure:"hostname"`
@@ -142,6 +146,10 @@ type Source struct {
 	Headers  map[string]string `mapstructure:"headers"`
 	Auth     Auth              `mapstructure:"auth"`
 	Verify   Verify            `mapstructure:"verify"`
+	// Via: etcd makes a git source read what `hostlet publish` wrote for
+	// this host (<etcd.prefix>/desired/<hostname>/<name>) instead of
+	// polling the repository; "" polls it.
+	Via string `mapstructure:"via"`
 }
 
 // Auth holds git credentials, each read from a file.
@@ -481,6 +489,13 @@ func (c *Config) checkSource(s *Source, key func(string) string, seen map[string
 		return
 	}
 	rule(c, s, key, bad)
+	switch {
+	case s.Via == "":
+	case s.Via != ViaEtcd:
+		bad(key("via"), "%q is not etcd (or leave it out: the source polls its own)", s.Via)
+	case s.Type != TypeGit:
+		bad(key("via"), "only a git source is published through etcd")
+	}
 }
 
 // renderSource expands {{.Hostname}} in s's path, paths, url and key; it
@@ -515,9 +530,12 @@ var sourceRules = map[string]func(c *Config, s *Source, key func(string) string,
 			bad(key("path"), "required for a file source")
 		}
 	},
-	TypeGit: func(_ *Config, s *Source, key func(string) string, bad badFunc) {
+	TypeGit: func(c *Config, s *Source, key func(string) string, bad badFunc) {
 		if s.URL == "" {
 			bad(key("url"), "required for a git source")
+		}
+		if s.Via == ViaEtcd && len(c.Etcd.Endpoints) == 0 {
+			bad("etcd.endpoints", "required by git source %q (via: etcd)", s.Name)
 		}
 		if s.Ref == "" {
 			s.Ref = "main"

@@ -14,6 +14,7 @@ import (
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/manifest/project"
 	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/validate"
@@ -39,6 +40,9 @@ type Deps struct {
 	// Compose renders the Compose projects sources hold; nil makes a
 	// project an error.
 	Compose *project.Renderer
+	// Hostname and EtcdPrefix name the key a git source with via: etcd
+	// watches (fleet.DesiredKey); All sets them from the config.
+	Hostname, EtcdPrefix string
 }
 
 // New returns the source for c.
@@ -61,6 +65,9 @@ func New(c config.Source, d Deps) (sources.Source, error) {
 	case config.TypeHTTP:
 		return sources.NewHTTP(c, log).WithClock(d.Clock).WithCompose(d.Compose), nil
 	case config.TypeGit:
+		if c.Via == config.ViaEtcd {
+			return sources.NewPublished(c, d.Etcd, fleet.DesiredKey(d.EtcdPrefix, d.Hostname, c.Name), log).WithClock(d.Clock), nil
+		}
 		return gitsource.New(c, d.StateDir, log).WithClock(d.Clock).WithCompose(d.Compose), nil
 	case config.TypeEtcd:
 		return sources.NewEtcd(c, d.Etcd, log).WithClock(d.Clock).WithCompose(d.Compose), nil
@@ -82,6 +89,7 @@ func Renderer(cfg *config.Config) *project.Renderer {
 // All returns the sources of cfg, in config order.
 func All(cfg *config.Config, d Deps) ([]sources.Source, error) {
 	out := make([]sources.Source, 0, len(cfg.Sources))
+	d.Hostname, d.EtcdPrefix = cfg.Hostname, cfg.Etcd.Prefix
 	for _, c := range cfg.Sources {
 		s, err := New(c, d)
 		if err != nil {
