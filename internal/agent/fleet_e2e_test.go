@@ -1,13 +1,17 @@
 package agent_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/fleet"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -15,7 +19,14 @@ import (
 // source fleet: the pods ids at version v, release rev.
 func (e *env) publish(t *testing.T, etcd *etcdtest.Server, rev, v string, ids ...string) {
 	t.Helper()
-	ms, err := manifest.Decode([]byte(e.podList(v, ids...)), manifest.Origin{Source: "fleet", File: "hosts/test-host/pods.yaml"})
+	etcdtest.Put(t, etcd.Client(t), fleet.DesiredKey("/hostlet", "test-host", "fleet"), e.publishedSet(t, "test-host", rev, v, ids...))
+}
+
+// publishedSet is the published set of source fleet for host: the pods
+// ids at version v, release rev.
+func (e *env) publishedSet(t *testing.T, host, rev, v string, ids ...string) string {
+	t.Helper()
+	ms, err := manifest.Decode([]byte(e.podList(v, ids...)), manifest.Origin{Source: "fleet", File: "hosts/" + host + "/pods.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +34,7 @@ func (e *env) publish(t *testing.T, etcd *etcdtest.Server, rev, v string, ids ..
 	if err != nil {
 		t.Fatal(err)
 	}
-	etcdtest.Put(t, etcd.Client(t), fleet.DesiredKey("/hostlet", "test-host", "fleet"), string(b))
+	return string(b)
 }
 
 // TestGitViaEtcd: a host whose git source says via: etcd never polls the
@@ -73,9 +84,65 @@ sources:
 		_, _, rev := sourceStatus(d, "fleet")
 		return rev == r3, fmt.Sprintf("fleet revision %q", rev)
 	})
-	for _, c := range e.containers(t) {
-		if c.Pod == "web" && c.Labels["v"] != "3" {
-			t.Fatalf("web runs version %q, want 3", c.Labels["v"])
+	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
+		for _, c := range e.containers(t) {
+			if c.Pod == "web" {
+				return c.Labels["v"] == "3" && c.State == "running", fmt.Sprintf("web at version %q %s", c.Labels["v"], c.State)
+			}
+		}
+		return false, "no web"
+	})
+}
+
+// TestViaEtcdClusterMemberLost: two hosts watch a 3-member etcd cluster;
+// the member leading it is killed in the middle of a release (after one
+// host's key is written, before the other's): the release completes
+// through the other members, both hosts converge, and they keep watching
+// (a later release reaches both).
+func TestViaEtcdClusterMemberLost(t *testing.T) {
+	cluster := etcdtest.StartCluster(t, 3)
+	cli := cluster.Client(t)
+	endpoints := strings.Join(cluster.Endpoints, ", ")
+	hosts := []string{"web-1", "web-2"}
+	var envs []*env
+	var agents []*agenttest.Agent
+	for _, h := range hosts {
+		e := newEnv(t)
+		cfg := e.config(t, fmt.Sprintf(`etcd:
+  endpoints: [%s]
+sources:
+  - {name: fleet, type: git, via: etcd, url: "https://git.invalid/ops/fleet.git", interval: 1s, timeout: 2s}
+`, endpoints))
+		cfg.Hostname = h
+		envs = append(envs, e)
+		agents = append(agents, e.start(t, cfg))
+	}
+	release := func(rev, v string, kill bool) {
+		for i, h := range hosts {
+			if kill && i == 1 {
+				leader := cluster.Leader()
+				t.Logf("killing etcd member %d (the leader) mid-release", leader)
+				cluster.Stop(max(leader, 0))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			_, err := cli.Put(ctx, fleet.DesiredKey("/hostlet", h, "fleet"), envs[i].publishedSet(t, h, rev, v, "app"))
+			cancel()
+			if err != nil {
+				t.Fatalf("publish to %s: %v", h, err)
+			}
+		}
+		for i := range hosts {
+			agents[i].WaitStatus(t, 90*time.Second, func(d api.Document) (bool, string) {
+				_, errText, got := sourceStatus(d, "fleet")
+				return got == rev, fmt.Sprintf("host %s: fleet revision %q error %q", hosts[i], got, errText)
+			})
+			testkit.WaitFor(t, 90*time.Second, func() (bool, string) {
+				cs := envs[i].containers(t)
+				return len(cs) == 1 && cs[0].Labels["v"] == v && cs[0].State == "running", fmt.Sprintf("host %s: containers %+v, want app at version %s running", hosts[i], cs, v)
+			})
 		}
 	}
+	release("1111111111111111111111111111111111111111", "1", false)
+	release("2222222222222222222222222222222222222222", "2", true)
+	release("3333333333333333333333333333333333333333", "3", false)
 }
