@@ -38,6 +38,7 @@ func newRootCommand() *cobra.Command {
 		newHoldCommand(g),
 		newReleaseCommand(g),
 		newSyncCommand(g),
+		newPublishCommand(g),
 	)
 	return root
 }

@@ -1,0 +1,726 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/gitsource"
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/fleet"
+	"github.com/hostlet/hostlet/internal/redact"
+	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/sources"
+	"github.com/hostlet/hostlet/sources/configured"
+	hsync "github.com/hostlet/hostlet/sync"
+)
+
+// publishOptions are the flags of hostlet publish.
+type publishOptions struct {
+	configs     []string
+	overrides   map[string]string
+	ref         string
+	endpoints   []string
+	prefix      string
+	waves       []fleet.Wave
+	waveTimeout time.Duration
+	dryRun      bool
+	output      string
+}
+
+func newPublishCommand(g *globalFlags) *cobra.Command {
+	var (
+		o           publishOptions
+		sourceFlags []string
+		waveFlags   []string
+	)
+	cmd := &cobra.Command{
+		Use:   "publish",
+		Short: "Render every host's via: etcd git sources at a commit and publish them to etcd, in waves",
+		Long: `Publish git revision --ref to a fleet through etcd.
+
+For every host config given (--config, once per host), each git source with
+"via: etcd" is read from its checkout (--source NAME=DIR) at --ref, exactly as
+"hostlet diff --against ref:REV" reads it (paths with {{.Hostname}}, Compose
+projects, files and build contexts), and the host's set of those sources is
+validated. If any host's set is invalid, every error is printed (host and
+source:file) and nothing is written (exit 1).
+
+Each host's set is written to <etcd.prefix>/desired/<hostname>/<source>, a host
+whose set is unchanged is not written, and a release record to
+<etcd.prefix>/releases/<commit>. Publishing the same commit again writes
+nothing ("0 hosts changed").
+
+--wave 'NAME: SELECTOR' (repeatable, in order) splits the hosts by their
+labels: a host is in the first wave that picks it; a host no wave picks is an
+error. Each wave is one etcd transaction (several when it holds more than
+etcd's max-txn-ops or 1 MiB); then publish waits until every changed host of
+it reports the commit on its via: etcd sources and its pods' rollouts
+Complete. A host that rolls back or fails a pod of the release, or does not
+report within --wave-timeout, halts the release: exit 1, later waves not
+written, the release record says why. Without --wave, every host is one wave.
+
+--etcd-endpoints and --etcd-prefix default to the first config's etcd block.
+--dry-run prints the plan (waves, which hosts would change) and writes nothing.
+
+Exit status: 0 published (or nothing to change), 1 invalid sets, errors or a
+halted release.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutputFormat(o.output); err != nil {
+				return err
+			}
+			var err error
+			if o.overrides, err = parseSourceFlags(sourceFlags); err != nil {
+				return err
+			}
+			if o.ref == "" {
+				return errors.New("--ref is required: the git revision to publish")
+			}
+			if len(g.configFiles) == 0 {
+				return errors.New("--config is required: one per host to publish to")
+			}
+			if o.waveTimeout <= 0 {
+				return fmt.Errorf("--wave-timeout %s: want a positive duration", o.waveTimeout)
+			}
+			for _, w := range waveFlags {
+				wave, err := fleet.ParseWave(w)
+				if err != nil {
+					return fmt.Errorf("--wave: %w", err)
+				}
+				o.waves = append(o.waves, wave)
+			}
+			o.configs = g.configFiles
+			return publish(cmd.Context(), cmd.OutOrStdout(), o)
+		},
+	}
+	cmd.Flags().StringArrayVar(&sourceFlags, "source", nil, "read git source NAME from the checkout DIR (NAME=DIR, repeatable; every via: etcd source needs one)")
+	cmd.Flags().StringVar(&o.ref, "ref", "", "git revision to publish (branch, tag or commit), resolved in the --source checkouts")
+	cmd.Flags().StringSliceVar(&o.endpoints, "etcd-endpoints", nil, "etcd endpoints (default: the first config's etcd.endpoints)")
+	cmd.Flags().StringVar(&o.prefix, "etcd-prefix", "", "etcd key prefix (default: the first config's etcd.prefix)")
+	cmd.Flags().StringArrayVar(&waveFlags, "wave", nil, "a wave, 'NAME: SELECTOR' (k=v[,k=v] or *), repeatable, in order")
+	cmd.Flags().DurationVar(&o.waveTimeout, "wave-timeout", 10*time.Minute, "how long a wave's hosts have to report the release")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the plan; write nothing")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+// publishHost is one host of a release: its sets at the revision and
+// what publishing them changes.
+type publishHost struct {
+	Name   string
+	Config string
+	Labels map[string]string
+	// Sets are the host's via: etcd sources at the revision, in config
+	// order; enc their encodings.
+	Sets []fleet.Published
+	enc  [][]byte
+	// Changed names the sources whose set differs from what etcd holds;
+	// modRevs are the keys' mod revisions when read (0: absent), so that
+	// a write never overwrites a set written meanwhile.
+	Changed []string
+	modRevs map[string]int64
+}
+
+func (h *publishHost) key(prefix, source string) string {
+	return fleet.DesiredKey(prefix, h.Name, source)
+}
+
+// publishReport is the JSON output of publish (docs/fleet.md).
+type publishReport struct {
+	DryRun  bool          `json:"dryRun"`
+	Release fleet.Release `json:"release"`
+	Hosts   []publishedJS `json:"hosts"`
+	// Skipped are hosts without a via: etcd git source.
+	Skipped []string `json:"skipped"`
+	Errors  []string `json:"errors"`
+}
+
+type publishedJS struct {
+	Host    string   `json:"host"`
+	Config  string   `json:"config"`
+	Wave    string   `json:"wave"`
+	Sources []string `json:"sources"`
+	Changed []string `json:"changed"`
+}
+
+// publishOut prints publish's progress (text) or its summary (JSON).
+type publishOut struct {
+	w    io.Writer
+	json bool
+	rep  publishReport
+}
+
+func (p *publishOut) printf(format string, args ...any) {
+	if !p.json {
+		fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+// done prints the summary and returns err.
+func (p *publishOut) done(err error) error {
+	if p.json {
+		if werr := writeJSON(p.w, p.rep); werr != nil {
+			return werr
+		}
+	} else {
+		n := len(p.rep.Release.HostsChanged)
+		switch {
+		case p.rep.DryRun:
+			p.printf("Dry run: %s would change; nothing written.\n", plural(n, "host"))
+		case len(p.rep.Errors) == 0:
+			p.printf("%s changed.\n", plural(n, "host"))
+		}
+	}
+	return err
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// publishEtcdTimeout bounds each etcd request of publish.
+var publishEtcdTimeout = 15 * time.Second
+
+func publish(ctx context.Context, w io.Writer, o publishOptions) error {
+	out := &publishOut{w: w, json: o.output == "json", rep: publishReport{DryRun: o.dryRun, Hosts: []publishedJS{}, Skipped: []string{}, Errors: []string{}}}
+
+	// Render and validate every host first: nothing is written unless
+	// every host's set is valid.
+	var (
+		hosts []*publishHost
+		first *config.Config
+		rev   string
+	)
+	used := map[string]bool{}
+	names := map[string]string{}
+	for _, file := range o.configs {
+		cfg, err := config.Load(file)
+		if err != nil {
+			return err
+		}
+		if first == nil {
+			first = cfg
+		}
+		if prev, dup := names[cfg.Hostname]; dup {
+			return fmt.Errorf("host %s: configs %s and %s have the same hostname", cfg.Hostname, prev, cfg.File)
+		}
+		names[cfg.Hostname] = cfg.File
+		h, errs, err := renderHost(ctx, cfg, o.ref, o.overrides, used)
+		if err != nil {
+			return err
+		}
+		if h == nil {
+			out.rep.Skipped = append(out.rep.Skipped, cfg.Hostname)
+			out.printf("host %s: no git source with via: etcd; skipped\n", cfg.Hostname)
+			continue
+		}
+		out.rep.Errors = append(out.rep.Errors, errs...)
+		for _, s := range h.Sets {
+			if rev == "" {
+				rev = s.Release
+			} else if s.Release != rev {
+				return fmt.Errorf("--ref %s is commit %s in one checkout and %s in another: publish one repository's commit", o.ref, rev, s.Release)
+			}
+		}
+		hosts = append(hosts, h)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.overrides)) {
+		if !used[name] {
+			return fmt.Errorf("--source %s: no host given has a git source %q with via: etcd", name, name)
+		}
+	}
+	if len(out.rep.Errors) > 0 {
+		for _, e := range out.rep.Errors {
+			out.printf("%s\n", e)
+		}
+		out.printf("INVALID: %s; nothing published.\n", plural(len(out.rep.Errors), "error"))
+		return out.done(&exitError{code: 1, silent: true})
+	}
+	if len(hosts) == 0 {
+		return errors.New("no host given has a git source with via: etcd: nothing to publish")
+	}
+
+	// Waves, before anything is read from or written to etcd.
+	fh := make([]fleet.Host, len(hosts))
+	byName := map[string]*publishHost{}
+	for i, h := range hosts {
+		fh[i] = fleet.Host{Name: h.Name, Labels: h.Labels}
+		byName[h.Name] = h
+	}
+	assigned, waves, err := fleet.Assign(fh, o.waves)
+	if err != nil {
+		return err
+	}
+
+	endpoints, prefix := o.endpoints, o.prefix
+	if len(endpoints) == 0 {
+		endpoints = first.Etcd.Endpoints
+	}
+	if prefix == "" {
+		prefix = first.Etcd.Prefix
+	}
+	if len(endpoints) == 0 {
+		return fmt.Errorf("no --etcd-endpoints and %s has no etcd.endpoints", configName(first))
+	}
+	cli, err := sources.DialEtcd(endpoints)
+	if err != nil {
+		return redact.Error(err, endpoints...)
+	}
+	defer cli.Close()
+	etcdErr := func(err error) error {
+		return redact.Error(fmt.Errorf("etcd %s: %w", endpointsText(endpoints), err), endpoints...)
+	}
+	for _, h := range hosts {
+		if err := h.compare(ctx, cli, prefix); err != nil {
+			return etcdErr(err)
+		}
+	}
+
+	now := time.Now().UTC()
+	rel := fleet.Release{Rev: rev, Ref: o.ref, Time: now, Updated: now, State: fleet.StateWaiting, HostsChanged: []string{}, Waves: []fleet.WaveRecord{}}
+	for i, wave := range waves {
+		wr := fleet.WaveRecord{Name: wave.Name, Selector: wave.Selector.String(), Hosts: []string{}, Changed: []string{}, State: fleet.StatePending}
+		for _, fhost := range assigned[i] {
+			h := byName[fhost.Name]
+			wr.Hosts = append(wr.Hosts, h.Name)
+			var srcs []string
+			for _, s := range h.Sets {
+				srcs = append(srcs, s.Source)
+			}
+			out.rep.Hosts = append(out.rep.Hosts, publishedJS{Host: h.Name, Config: h.Config, Wave: wave.Name, Sources: srcs, Changed: append([]string{}, h.Changed...)})
+			if len(h.Changed) > 0 {
+				wr.Changed = append(wr.Changed, h.Name)
+				rel.HostsChanged = append(rel.HostsChanged, h.Name)
+			}
+		}
+		rel.Waves = append(rel.Waves, wr)
+	}
+	out.rep.Release = rel
+	out.printf("release %s (%s): %s of %d change\n", shortRev(rev), o.ref, plural(len(rel.HostsChanged), "host"), len(hosts))
+	for _, wr := range rel.Waves {
+		var unchanged []string
+		for _, h := range wr.Hosts {
+			if !slices.Contains(wr.Changed, h) {
+				unchanged = append(unchanged, h)
+			}
+		}
+		line := fmt.Sprintf("  wave %s (%s): changes %s", wr.Name, wr.Selector, listOrNone(wr.Changed))
+		if len(unchanged) > 0 {
+			line += "; unchanged " + strings.Join(unchanged, ", ")
+		}
+		out.printf("%s\n", line)
+	}
+	if o.dryRun || len(rel.HostsChanged) == 0 {
+		// Nothing to write: not even the release record, so that
+		// publishing a commit again writes nothing.
+		return out.done(nil)
+	}
+
+	rec := &out.rep.Release
+	for i := range rec.Waves {
+		wr := &rec.Waves[i]
+		if len(wr.Changed) == 0 {
+			wr.State, wr.Reason = fleet.StateComplete, "no host of it changes"
+			continue
+		}
+		wr.State = fleet.StateWaiting
+		rec.Updated = time.Now().UTC()
+		var puts []clientv3.Op
+		var cmps []clientv3.Cmp
+		for _, name := range wr.Changed {
+			h := byName[name]
+			for j, s := range h.Sets {
+				if !slices.Contains(h.Changed, s.Source) {
+					continue
+				}
+				key := h.key(prefix, s.Source)
+				puts = append(puts, clientv3.OpPut(key, string(h.enc[j])))
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", h.modRevs[key]))
+			}
+		}
+		n, err := writeWave(ctx, cli, cmps, puts, releaseOp(prefix, *rec))
+		if err != nil {
+			return out.done(etcdErr(fmt.Errorf("wave %s: %w", wr.Name, err)))
+		}
+		note := ""
+		if n > 1 {
+			note = fmt.Sprintf(" in %d transactions", n)
+		}
+		out.printf("wave %s: written (%s%s); waiting up to %s\n", wr.Name, plural(len(wr.Changed), "host"), note, o.waveTimeout)
+
+		var waitFor []waitHost
+		for _, name := range wr.Changed {
+			waitFor = append(waitFor, waitHost{name: name, sources: byName[name].Changed})
+		}
+		reason, err := waitWave(ctx, cli, prefix, rev, waitFor, o.waveTimeout)
+		if err != nil {
+			return out.done(etcdErr(fmt.Errorf("wave %s: %w", wr.Name, err)))
+		}
+		now := time.Now().UTC()
+		if reason != "" {
+			wr.State, wr.Reason = fleet.StateHalted, reason
+			rec.State, rec.Reason, rec.Updated = fleet.StateHalted, fmt.Sprintf("wave %s: %s", wr.Name, reason), now
+			var left []string
+			for _, later := range rec.Waves[i+1:] {
+				left = append(left, later.Name)
+			}
+			werr := putRelease(ctx, cli, prefix, *rec)
+			out.printf("wave %s: halted: %s\n", wr.Name, reason)
+			out.printf("%s changed; release halted, waves not written: %s\n", plural(countWritten(*rec), "host"), listOrNone(left))
+			out.rep.Errors = append(out.rep.Errors, rec.Reason)
+			err := fmt.Errorf("release %s halted: %s", shortRev(rev), rec.Reason)
+			if werr != nil {
+				err = fmt.Errorf("%w (and the release record could not be written: %v)", err, etcdErr(werr))
+			}
+			return out.done(&exitError{code: 1, err: err})
+		}
+		wr.State = fleet.StateComplete
+		rec.Updated = now
+		out.printf("wave %s: complete\n", wr.Name)
+	}
+	rec.State, rec.Updated = fleet.StateComplete, time.Now().UTC()
+	if err := putRelease(ctx, cli, prefix, *rec); err != nil {
+		return out.done(etcdErr(err))
+	}
+	return out.done(nil)
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// countWritten counts the hosts of waves written so far.
+func countWritten(rec fleet.Release) int {
+	n := 0
+	for _, wr := range rec.Waves {
+		if wr.State != fleet.StatePending {
+			n += len(wr.Changed)
+		}
+	}
+	return n
+}
+
+// renderHost reads cfg's git sources with via: etcd from their checkouts
+// at ref, as `hostlet diff --against ref:REV` reads them, and validates
+// their merged set. It returns nil for a host without such a source; the
+// validation errors name the host, then source:file. used collects the
+// --source names read.
+func renderHost(ctx context.Context, cfg *config.Config, ref string, overrides map[string]string, used map[string]bool) (*publishHost, []string, error) {
+	h := &publishHost{Name: cfg.Hostname, Config: cfg.File, Labels: cfg.Labels, modRevs: map[string]int64{}}
+	compose := configured.Renderer(cfg)
+	var reads []sourceRead
+	for _, s := range cfg.Sources {
+		if s.Type != config.TypeGit || s.Via != config.ViaEtcd {
+			continue
+		}
+		dir := overrides[s.Name]
+		if dir == "" {
+			return nil, nil, fmt.Errorf("host %s: source %s has via: etcd: give its checkout with --source %s=DIR", cfg.Hostname, s.Name, s.Name)
+		}
+		used[s.Name] = true
+		src, err := configured.New(s, configured.Deps{Dirs: overrides, Compose: compose})
+		if err != nil {
+			return nil, nil, err
+		}
+		ra, ok := src.(readableAt)
+		if !ok {
+			return nil, nil, fmt.Errorf("host %s: source %s cannot be read at a revision", cfg.Hostname, s.Name)
+		}
+		snap, err := ra.ReadAt(ctx, ref)
+		if ce := (*gitsource.CheckoutError)(nil); errors.As(err, &ce) {
+			return nil, nil, errors.New(strings.ReplaceAll(err.Error(), "--against ref:", "--ref "))
+		}
+		reads = append(reads, sourceRead{Snapshot: snap, Err: err})
+		h.Sets = append(h.Sets, fleet.Published{Release: snap.Revision, Source: s.Name, Files: snap.Files, Manifests: snap.Manifests})
+	}
+	if len(reads) == 0 {
+		return nil, nil, nil
+	}
+	var errs []string
+	for _, e := range buildValidateReport(reads, configured.ValidateOptions(cfg)).Errors {
+		errs = append(errs, "host "+cfg.Hostname+": "+e.Error())
+	}
+	for _, p := range h.Sets {
+		b, err := fleet.EncodePublished(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("host %s: %w", cfg.Hostname, err)
+		}
+		h.enc = append(h.enc, b)
+	}
+	return h, errs, nil
+}
+
+// compare reads what etcd holds for each of h's sources and records
+// which differ from h's sets (Changed) and the keys' mod revisions. Sets
+// compare decoded, the release aside: a host whose set a release does
+// not change is not written (its sources keep the revision of the
+// release that last changed them).
+func (h *publishHost) compare(ctx context.Context, cli *clientv3.Client, prefix string) error {
+	for i, p := range h.Sets {
+		key := h.key(prefix, p.Source)
+		rctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
+		resp, err := cli.Get(rctx, key)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("get %s: %w", key, err)
+		}
+		if len(resp.Kvs) == 1 {
+			h.modRevs[key] = resp.Kvs[0].ModRevision
+			if sameSet(resp.Kvs[0].Value, h.enc[i], p.Source) {
+				continue
+			}
+		}
+		h.Changed = append(h.Changed, p.Source)
+	}
+	return nil
+}
+
+// sameSet reports whether two encoded published sets hold the same set,
+// whatever their release: both decoded and encoded again as JSON.
+func sameSet(old, new []byte, source string) bool {
+	canon := func(b []byte) []byte {
+		p, err := fleet.DecodePublished(b, source)
+		if err != nil {
+			return nil
+		}
+		p.Release = ""
+		j, err := json.Marshal(p)
+		if err != nil {
+			return nil
+		}
+		return j
+	}
+	a, b := canon(old), canon(new)
+	return a != nil && bytes.Equal(a, b)
+}
+
+// Limits of one etcd transaction: embedded and default etcd refuse more
+// than 128 operations (--max-txn-ops) or 1.5 MiB (--max-request-bytes).
+const (
+	maxTxnOps   = 128
+	maxTxnBytes = 1 << 20
+)
+
+// writeWave writes a wave's puts, each guarded by its compare (the key
+// as read), and the release record, in one transaction, or in as few as
+// etcd's limits allow (the record in the last): it returns how many. A
+// failed compare is an error: another publish wrote meanwhile.
+func writeWave(ctx context.Context, cli *clientv3.Client, cmps []clientv3.Cmp, puts []clientv3.Op, record clientv3.Op) (int, error) {
+	type chunk struct {
+		cmps []clientv3.Cmp
+		puts []clientv3.Op
+	}
+	var chunks []chunk
+	cur, size := chunk{}, 0
+	for i, p := range puts {
+		n := len(p.KeyBytes()) + len(p.ValueBytes())
+		if len(cur.puts) > 0 && (len(cur.puts)+1 >= maxTxnOps || size+n > maxTxnBytes) {
+			chunks = append(chunks, cur)
+			cur, size = chunk{}, 0
+		}
+		cur.cmps, cur.puts, size = append(cur.cmps, cmps[i]), append(cur.puts, p), size+n
+	}
+	cur.puts = append(cur.puts, record)
+	chunks = append(chunks, cur)
+	for i, c := range chunks {
+		tctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
+		resp, err := cli.Txn(tctx).If(c.cmps...).Then(c.puts...).Commit()
+		cancel()
+		if err != nil {
+			return i, err
+		}
+		if !resp.Succeeded {
+			return i, errors.New("a host's key changed since it was read (another publish at the same time?); publish again")
+		}
+	}
+	return len(chunks), nil
+}
+
+func releaseOp(prefix string, rec fleet.Release) clientv3.Op {
+	b, _ := json.Marshal(rec) // plain strings and times: never fails
+	return clientv3.OpPut(fleet.ReleaseKey(prefix, rec.Rev), string(b))
+}
+
+func putRelease(ctx context.Context, cli *clientv3.Client, prefix string, rec fleet.Release) error {
+	op := releaseOp(prefix, rec)
+	tctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
+	defer cancel()
+	_, err := cli.Do(tctx, op)
+	return err
+}
+
+// waitHost is a host a wave waits for and the sources written for it.
+type waitHost struct {
+	name    string
+	sources []string
+}
+
+// waitWave waits until every host reports the release rev on its sources
+// with its pods' rollouts done (nil, ""), a host reports a pod of the
+// release rolled back or failed, or timeout passes (the reason why it
+// halts the release). Hosts' status documents are read from etcd and
+// watched: no polling.
+func waitWave(ctx context.Context, cli *clientv3.Client, prefix, rev string, hosts []waitHost, timeout time.Duration) (string, error) {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	statusPrefix, _, _ := reporter.Keys(prefix, "") // prefix/status/
+	byKey := map[string]waitHost{}
+	progress := map[string]string{}
+	for _, h := range hosts {
+		key, _, _ := reporter.Keys(prefix, h.name)
+		byKey[key] = h
+		progress[h.name] = "no status reported"
+	}
+	done := map[string]bool{}
+	// see evaluates a host's status: a reason to halt, or "".
+	see := func(key string, value []byte) string {
+		h, ok := byKey[key]
+		if !ok || done[h.name] {
+			return ""
+		}
+		var doc api.Document
+		if err := json.Unmarshal(value, &doc); err != nil {
+			progress[h.name] = "status unreadable: " + err.Error()
+			return ""
+		}
+		fin, halt, waiting := releaseProgress(doc, rev, h.sources)
+		switch {
+		case halt != "":
+			return "host " + h.name + ": " + halt
+		case fin:
+			done[h.name] = true
+		default:
+			progress[h.name] = waiting
+		}
+		return ""
+	}
+	timedOut := func() string {
+		var parts []string
+		for _, h := range hosts {
+			if !done[h.name] {
+				parts = append(parts, h.name+": "+progress[h.name])
+			}
+		}
+		return fmt.Sprintf("not reported within --wave-timeout %s: %s", timeout, strings.Join(parts, "; "))
+	}
+	for {
+		// List once, then watch from there; again if the watch ends.
+		gctx, gcancel := context.WithTimeout(wctx, publishEtcdTimeout)
+		resp, err := cli.Get(gctx, statusPrefix, clientv3.WithPrefix())
+		gcancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			if wctx.Err() != nil {
+				return timedOut(), nil
+			}
+			return "", err
+		}
+		for _, kv := range resp.Kvs {
+			if reason := see(string(kv.Key), kv.Value); reason != "" {
+				return reason, nil
+			}
+		}
+		if len(done) == len(hosts) {
+			return "", nil
+		}
+		watch := cli.Watch(clientv3.WithRequireLeader(wctx), statusPrefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+		for wresp := range watch {
+			if wresp.Err() != nil {
+				break
+			}
+			for _, ev := range wresp.Events {
+				if ev.Type != clientv3.EventTypePut {
+					continue
+				}
+				if reason := see(string(ev.Kv.Key), ev.Kv.Value); reason != "" {
+					return reason, nil
+				}
+			}
+			if len(done) == len(hosts) {
+				return "", nil
+			}
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if wctx.Err() != nil {
+			return timedOut(), nil
+		}
+	}
+}
+
+// releaseProgress says where a host stands with release rev, written to
+// its sources: done when every source reports rev and no pod of them is
+// still rolling out or pending at rev; halt (why) when a pod of rev was
+// rolled back or failed; else what it waits for.
+func releaseProgress(doc api.Document, rev string, srcs []string) (done bool, halt, waiting string) {
+	of := map[string]bool{}
+	for _, s := range srcs {
+		of[s] = true
+	}
+	for _, p := range doc.Pods {
+		if !of[p.Source] {
+			continue
+		}
+		if r := p.Rollout; r != nil && r.State == hsync.RolloutRolledBack && r.Revision == rev {
+			why := ""
+			if r.Reason != "" {
+				why = ": " + r.Reason
+			}
+			return false, fmt.Sprintf("pod %s rolled back%s", p.ID, why), ""
+		}
+		if p.Phase == hsync.PhaseFailed && p.Revision == rev {
+			why := p.Reason
+			if p.Message != "" {
+				why += ": " + p.Message
+			}
+			return false, fmt.Sprintf("pod %s failed: %s", p.ID, why), ""
+		}
+	}
+	for _, name := range srcs {
+		i := slices.IndexFunc(doc.Sources, func(s sources.Status) bool { return s.Name == name })
+		switch {
+		case i < 0:
+			return false, "", fmt.Sprintf("source %s not in its status", name)
+		case doc.Sources[i].Revision != rev:
+			w := fmt.Sprintf("source %s at %s", name, cmp.Or(shortRev(doc.Sources[i].Revision), "no revision"))
+			if e := doc.Sources[i].Error; e != "" {
+				w += " (error: " + e + ")"
+			}
+			return false, "", w
+		}
+	}
+	for _, p := range doc.Pods {
+		if !of[p.Source] {
+			continue
+		}
+		if r := p.Rollout; r != nil && r.State == hsync.RolloutProgressing {
+			return false, "", fmt.Sprintf("pod %s rollout Progressing", p.ID)
+		}
+		if p.Revision == rev && (p.Rollout == nil || p.Rollout.State != hsync.RolloutComplete) && p.Phase == hsync.PhasePending {
+			return false, "", fmt.Sprintf("pod %s Pending", p.ID)
+		}
+	}
+	return true, "", ""
+}

@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/internal/etcdtest"
+	"github.com/hostlet/hostlet/internal/fleet"
+	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/sources"
+	hsync "github.com/hostlet/hostlet/sync"
+)
+
+const publishPrefix = "/hostlet"
+
+// pubFleet is a fleet repository, an etcd and three host configs whose
+// git source "fleet" reads via etcd: web-1 (role canary), web-2 and
+// web-3 (role web).
+type pubFleet struct {
+	root    string
+	repo    *gitRepo
+	etcd    *etcdtest.Server
+	cli     *clientv3.Client
+	configs []string
+}
+
+var pubHosts = []string{"web-1", "web-2", "web-3"}
+
+func newPubFleet(t *testing.T) *pubFleet {
+	t.Helper()
+	// The git source's URL: a publisher reads the checkout, never this.
+	trap := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("hostlet contacted the git source's URL: %s %s", r.Method, r.URL)
+		http.Error(w, "no", http.StatusForbidden)
+	}))
+	t.Cleanup(trap.Close)
+	root := t.TempDir()
+	srv := etcdtest.Start(t)
+	f := &pubFleet{root: root, repo: newGitRepo(t, filepath.Join(root, "fleet")), etcd: srv, cli: srv.Client(t)}
+	writeFile(t, f.repo.dir, "common/node-info.yaml", nodeInfoYAML)
+	for _, host := range pubHosts {
+		role := "web"
+		if host == "web-1" {
+			role = "canary"
+		}
+		writeFile(t, f.repo.dir, "hosts/"+host+"/web.yaml", pubPodYAML("web", "example.org/shop/web:1.0"))
+		f.configs = append(f.configs, writeFile(t, root, "hostlet/"+host+".yaml", fmt.Sprintf(`hostname: %s
+stateDir: %s/state-%s
+listen: ""
+labels: {role: %s}
+etcd:
+  endpoints: [%s]
+  prefix: %s
+sources:
+  - name: fleet
+    type: git
+    via: etcd
+    url: %s/ops/fleet.git
+    ref: main
+    paths: [common, "hosts/{{.Hostname}}"]
+  - name: local
+    type: file
+    path: %s/local
+`, host, root, host, role, srv.Endpoint, publishPrefix, trap.URL, root)))
+	}
+	writeFile(t, root, "local/.keep", "")
+	return f
+}
+
+// publish runs hostlet publish of rev for every host with extra flags.
+func (f *pubFleet) publish(t *testing.T, rev string, extra ...string) cliResult {
+	t.Helper()
+	args := []string{"publish", "--source", "fleet=" + f.repo.dir, "--ref", rev}
+	for _, c := range f.configs {
+		args = append(args, "--config", c)
+	}
+	return runCLI(t, append(args, extra...)...)
+}
+
+// storeRev is etcd's store revision: it moves with every write.
+func (f *pubFleet) storeRev(t *testing.T) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	resp, err := f.cli.Get(ctx, "/", clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Revision
+}
+
+// get returns key's value and mod revision; ok false when absent.
+func (f *pubFleet) get(t *testing.T, key string) (value []byte, modRev int64, ok bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	resp, err := f.cli.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, 0, false
+	}
+	return resp.Kvs[0].Value, resp.Kvs[0].ModRevision, true
+}
+
+// published decodes what etcd holds for host's source fleet.
+func (f *pubFleet) published(t *testing.T, host string) (fleet.Published, bool) {
+	t.Helper()
+	b, _, ok := f.get(t, fleet.DesiredKey(publishPrefix, host, "fleet"))
+	if !ok {
+		return fleet.Published{}, false
+	}
+	p, err := fleet.DecodePublished(b, "fleet")
+	if err != nil {
+		t.Fatalf("host %s: %v", host, err)
+	}
+	return p, true
+}
+
+func (f *pubFleet) release(t *testing.T, sha string) fleet.Release {
+	t.Helper()
+	b, _, ok := f.get(t, fleet.ReleaseKey(publishPrefix, sha))
+	if !ok {
+		t.Fatalf("no release record at %s", fleet.ReleaseKey(publishPrefix, sha))
+	}
+	var rel fleet.Release
+	if err := json.Unmarshal(b, &rel); err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// fakeHosts stands in for the hosts' agents: on every set published for
+// a host it writes the host's status document to <prefix>/status/<host>,
+// as the reporter does, reporting the release on source fleet and each
+// pod's rollout in the state rollout(host, pod) gives. It stops when the test
+// ends.
+func (f *pubFleet) fakeHosts(t *testing.T, rollout func(host, pod string) string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	from := f.storeRev(t) + 1
+	watch := f.cli.Watch(ctx, publishPrefix+"/desired/", clientv3.WithPrefix(), clientv3.WithRev(from))
+	wg.Go(func() {
+		for wresp := range watch {
+			for _, ev := range wresp.Events {
+				parts := strings.Split(strings.TrimPrefix(string(ev.Kv.Key), publishPrefix+"/desired/"), "/")
+				if ev.Type != clientv3.EventTypePut || len(parts) != 2 {
+					continue
+				}
+				host := parts[0]
+				p, err := fleet.DecodePublished(ev.Kv.Value, parts[1])
+				if err != nil {
+					t.Errorf("host %s: %v", host, err)
+					continue
+				}
+				doc := api.Document{Hostname: host, Time: time.Now().UTC(), Sources: []sources.Status{{Name: p.Source, Type: "git", Revision: p.Release, Delivered: true}}}
+				for _, m := range p.Manifests {
+					state := rollout(host, m.Manifest.ID)
+					ps := hsync.PodStatus{ID: m.Manifest.ID, Source: p.Source, Revision: p.Release, Phase: hsync.PhaseRunning,
+						Rollout: &hsync.Rollout{State: state, Revision: p.Release, Since: time.Now().UTC()}}
+					if state == hsync.RolloutRolledBack {
+						ps.Rollout.Reason = "readiness probe failed 3 times"
+					}
+					doc.Pods = append(doc.Pods, ps)
+				}
+				b, err := json.Marshal(doc)
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				key, _, _ := reporter.Keys(publishPrefix, host)
+				pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
+				_, err = f.cli.Put(pctx, key, string(b))
+				pcancel()
+				if err != nil && ctx.Err() == nil {
+					t.Errorf("put status of %s: %v", host, err)
+				}
+			}
+		}
+	})
+}
+
+func complete(string, string) string { return hsync.RolloutComplete }
+
+// TestPublishWritesEachHost: publish writes each host's set (what its
+// via: etcd source reads at the commit, {{.Hostname}} paths expanded)
+// and a release record; publishing the same commit again writes nothing
+// ("0 hosts changed"); a commit that changes one host writes that host
+// only; the host's other sources are not published.
+func TestPublishWritesEachHost(t *testing.T) {
+	f := newPubFleet(t)
+	f.fakeHosts(t, complete)
+	sha := f.repo.commit("three hosts")
+
+	r := f.publish(t, "main")
+	if r.code != 0 {
+		t.Fatalf("publish: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "3 hosts changed.") {
+		t.Errorf("publish does not say 3 hosts changed:\n%s", r.stdout)
+	}
+	for _, host := range pubHosts {
+		p, ok := f.published(t, host)
+		if !ok {
+			t.Fatalf("host %s: nothing published", host)
+		}
+		if p.Release != sha || p.Source != "fleet" || p.Files != 2 {
+			t.Errorf("host %s: release %s, source %s, %d files; want %s, fleet, 2", host, p.Release, p.Source, p.Files, sha)
+		}
+		var got []string
+		for _, m := range p.Manifests {
+			got = append(got, m.Manifest.ID+"@"+m.Origin.File)
+		}
+		want := []string{"node-info@common/node-info.yaml", "web@hosts/" + host + "/web.yaml"}
+		if !slices.Equal(got, want) {
+			t.Errorf("host %s: manifests %v, want %v", host, got, want)
+		}
+	}
+	rel := f.release(t, sha)
+	if rel.Rev != sha || rel.Ref != "main" || rel.State != fleet.StateComplete || !slices.Equal(rel.HostsChanged, pubHosts) {
+		t.Errorf("release record: %+v", rel)
+	}
+	if len(rel.Waves) != 1 || rel.Waves[0].Name != "all" || rel.Waves[0].State != fleet.StateComplete {
+		t.Errorf("release record's waves: %+v", rel.Waves)
+	}
+
+	// The same commit again: nothing written.
+	before := f.storeRev(t)
+	r = f.publish(t, sha)
+	if r.code != 0 || !strings.Contains(r.stdout, "0 hosts changed.") {
+		t.Errorf("publish again: exit %d, want 0 and \"0 hosts changed.\"\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after := f.storeRev(t); after != before {
+		t.Errorf("publish of the same commit wrote to etcd: store revision %d -> %d", before, after)
+	}
+
+	// A commit that changes web-2 only: web-2 is written, the others not.
+	writeFile(t, f.repo.dir, "hosts/web-2/web.yaml", pubPodYAML("web", "example.org/shop/web:2.0"))
+	sha2 := f.repo.commit("web 2.0 on web-2")
+	_, rev1, _ := f.get(t, fleet.DesiredKey(publishPrefix, "web-1", "fleet"))
+	r = f.publish(t, "main", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("publish web-2's change: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var rep publishReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("publish -o json: %v\n%s", err, r.stdout)
+	}
+	if rep.Release.Rev != sha2 || !slices.Equal(rep.Release.HostsChanged, []string{"web-2"}) || rep.Release.State != fleet.StateComplete {
+		t.Errorf("publish -o json: release %+v", rep.Release)
+	}
+	if p, _ := f.published(t, "web-2"); p.Release != sha2 || p.Manifests[1].Manifest.Containers[0].Image != "example.org/shop/web:2.0" {
+		t.Errorf("web-2 holds release %s, image %s", p.Release, p.Manifests[1].Manifest.Containers[0].Image)
+	}
+	if _, rev, _ := f.get(t, fleet.DesiredKey(publishPrefix, "web-1", "fleet")); rev != rev1 {
+		t.Errorf("web-1's set is unchanged but was written again")
+	}
+	if _, _, ok := f.get(t, fleet.DesiredKey(publishPrefix, "web-1", "local")); ok {
+		t.Errorf("the local file source was published")
+	}
+}
+
+// TestPublishInvalidWritesNothing: one host's set is invalid (a manifest
+// rejected, one that does not decode): every error is printed with the
+// host and source:file, exit 1, and nothing is written for any host.
+func TestPublishInvalidWritesNothing(t *testing.T) {
+	f := newPubFleet(t)
+	writeFile(t, f.repo.dir, "hosts/web-2/api.yaml", `version: v1beta1
+id: api
+containers:
+  - name: api
+    image: example.org/shop/api:1.0
+    ports:
+      - {containerPort: 9100, hostPort: 70000}
+`)
+	writeFile(t, f.repo.dir, "hosts/web-3/broken.yaml", "version: v1beta1\nid: broken\ncontainers: [\n")
+	f.repo.commit("two bad hosts")
+	before := f.storeRev(t)
+	r := f.publish(t, "main")
+	if r.code != 1 {
+		t.Fatalf("publish of invalid sets: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"host web-2: fleet:hosts/web-2/api.yaml: pod \"api\": containers[0].ports[0].hostPort", "host web-3: fleet:hosts/web-3/broken.yaml", "nothing published"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("publish output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if after := f.storeRev(t); after != before {
+		t.Errorf("publish of invalid sets wrote to etcd: store revision %d -> %d", before, after)
+	}
+}
+
+// TestPublishWaves: the canary wave is written and completes (its host
+// reports the release, pods Complete) before the next wave is written.
+func TestPublishWaves(t *testing.T) {
+	f := newPubFleet(t)
+	f.fakeHosts(t, complete)
+	sha := f.repo.commit("three hosts")
+	r := f.publish(t, "main", "--wave", "canary: role=canary", "--wave", "rest: *")
+	if r.code != 0 {
+		t.Fatalf("publish in waves: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"wave canary (role=canary): changes web-1", "wave rest (*): changes web-2, web-3", "wave canary: complete", "wave rest: complete", "3 hosts changed."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("publish output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// The rest was written after the canary reported.
+	canaryStatus, _, _ := reporter.Keys(publishPrefix, "web-1")
+	_, reported, _ := f.get(t, canaryStatus)
+	for _, host := range []string{"web-2", "web-3"} {
+		_, written, ok := f.get(t, fleet.DesiredKey(publishPrefix, host, "fleet"))
+		if !ok || written < reported {
+			t.Errorf("host %s of wave rest written at revision %d, before the canary reported (%d)", host, written, reported)
+		}
+	}
+	rel := f.release(t, sha)
+	if rel.State != fleet.StateComplete || len(rel.Waves) != 2 || rel.Waves[0].State != fleet.StateComplete || rel.Waves[1].State != fleet.StateComplete {
+		t.Errorf("release record: %+v", rel)
+	}
+}
+
+// TestPublishCanaryRollsBack: the canary rolls the release back: exit 1,
+// the rest not written, the release record says why.
+func TestPublishCanaryRollsBack(t *testing.T) {
+	f := newPubFleet(t)
+	f.fakeHosts(t, func(host, pod string) string {
+		if host == "web-1" && pod == "web" {
+			return hsync.RolloutRolledBack
+		}
+		return hsync.RolloutComplete
+	})
+	sha := f.repo.commit("three hosts")
+	r := f.publish(t, "main", "--wave", "canary: role=canary", "--wave", "rest: *")
+	if r.code != 1 {
+		t.Fatalf("publish with a canary that rolls back: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "host web-1: pod web rolled back: readiness probe failed") {
+		t.Errorf("the error does not say the canary rolled back:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "waves not written: rest") {
+		t.Errorf("the output does not say which waves were not written:\n%s", r.stdout)
+	}
+	for _, host := range []string{"web-2", "web-3"} {
+		if _, ok := f.published(t, host); ok {
+			t.Errorf("host %s of wave rest was written after the canary rolled back", host)
+		}
+	}
+	rel := f.release(t, sha)
+	if rel.State != fleet.StateHalted || !strings.Contains(rel.Reason, "wave canary: host web-1: pod web rolled back") {
+		t.Errorf("release record: state %s, reason %q", rel.State, rel.Reason)
+	}
+	if len(rel.Waves) != 2 || rel.Waves[0].State != fleet.StateHalted || rel.Waves[1].State != fleet.StatePending {
+		t.Errorf("release record's waves: %+v", rel.Waves)
+	}
+}
+
+// TestPublishSilentHost: a host that never reports halts the release
+// after --wave-timeout.
+func TestPublishSilentHost(t *testing.T) {
+	f := newPubFleet(t)
+	f.repo.commit("three hosts")
+	r := f.publish(t, "main", "--wave", "canary: role=canary", "--wave", "rest: *", "--wave-timeout", "500ms")
+	if r.code != 1 || !strings.Contains(r.stderr, "not reported within --wave-timeout 500ms: web-1: no status reported") {
+		t.Errorf("publish to a silent canary: exit %d, want 1 and the host named\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, ok := f.published(t, "web-2"); ok {
+		t.Errorf("wave rest was written after the canary stayed silent")
+	}
+}
+
+// TestPublishDryRun prints the plan and writes nothing; a host that no
+// wave picks is an error before anything is written.
+func TestPublishDryRun(t *testing.T) {
+	f := newPubFleet(t)
+	f.repo.commit("three hosts")
+	before := f.storeRev(t)
+	r := f.publish(t, "main", "--dry-run", "--wave", "canary: role=canary", "--wave", "rest: *")
+	if r.code != 0 {
+		t.Fatalf("publish --dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"wave canary (role=canary): changes web-1", "wave rest (*): changes web-2, web-3", "Dry run: 3 hosts would change; nothing written."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("publish --dry-run output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = f.publish(t, "main", "--wave", "canary: role=canary")
+	if r.code != 1 || !strings.Contains(r.stderr, "no wave picks host(s) web-2, web-3") {
+		t.Errorf("publish with hosts no wave picks: exit %d, want 1 naming them\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after := f.storeRev(t); after != before {
+		t.Errorf("publish --dry-run wrote to etcd: store revision %d -> %d", before, after)
+	}
+}
+
+// TestPublishWaveTransactions: a wave over etcd's 128 operations per
+// transaction is written in several.
+func TestPublishWaveTransactions(t *testing.T) {
+	srv := etcdtest.Start(t)
+	cli := srv.Client(t)
+	var (
+		puts []clientv3.Op
+		cmps []clientv3.Cmp
+	)
+	for i := range 300 {
+		key := fmt.Sprintf("/p/desired/h%03d/fleet", i)
+		puts = append(puts, clientv3.OpPut(key, "x"))
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", 0))
+	}
+	n, err := writeWave(t.Context(), cli, cmps, puts, clientv3.OpPut("/p/releases/x", "{}"))
+	if err != nil || n != 3 {
+		t.Fatalf("writeWave of 300 puts: %d transactions, %v; want 3, nil", n, err)
+	}
+	resp, err := cli.Get(t.Context(), "/p/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || resp.Count != 301 {
+		t.Fatalf("after writeWave: %d keys, %v; want 301", resp.Count, err)
+	}
+	// The same keys again, as if unwritten: refused.
+	if _, err := writeWave(t.Context(), cli, cmps[:1], puts[:1], clientv3.OpPut("/p/releases/x", "{}")); err == nil || !strings.Contains(err.Error(), "changed since it was read") {
+		t.Errorf("writeWave over a key written meanwhile: %v", err)
+	}
+}
+
+func pubPodYAML(id, image string) string {
+	return fmt.Sprintf("version: v1beta1\nid: %s\ncontainers:\n  - name: app\n    image: %s\n", id, image)
+}
