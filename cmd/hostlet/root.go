@@ -39,6 +39,7 @@ func newRootCommand() *cobra.Command {
 		newReleaseCommand(g),
 		newSyncCommand(g),
 		newPublishCommand(g),
+		newFleetCommand(g),
 	)
 	return root
 }
