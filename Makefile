@@ -17,7 +17,7 @@ GO      ?= go
 TESTFLAGS ?= -race -timeout 30m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build deps run test test-short bench bench-smoke faults lint fuzz clean
+.PHONY: all build deps deps-test run test test-short bench bench-smoke faults lint fuzz clean
 
 all: build
 
@@ -32,13 +32,17 @@ build:
 deps:
 	@scripts/ensure-deps.sh
 
+# What the tests need besides: Chromium for the fleet page's browser test.
+deps-test:
+	@scripts/ensure-deps.sh --test
+
 # The quickstart: builds hostlet and the demo image, starts dockerd if
 # needed, runs hostlet on examples/quickstart. Offline.
 run: build deps
 	$(GO) run ./internal/tools/demoimage -tag hostlet-demo:v1
 	./bin/hostlet run --config examples/quickstart/hostlet.yaml
 
-test: deps
+test: deps-test
 	$(GO) test $(TESTFLAGS) ./...
 
 # Unit tests only (no Docker needed).

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure what hostlet's quickstart and tests need is here: git and a
-# running Docker engine. On Debian as root it installs what is missing
-# (docker.io, git) and starts dockerd; elsewhere it says exactly what is
-# missing and how to get it. Idempotent.
+# running Docker engine, and with --test also Chromium (the fleet page is
+# tested in a real headless browser). On Debian as root it installs what
+# is missing (docker.io, git, chromium) and starts dockerd; elsewhere it
+# says exactly what is missing and how to get it. Idempotent.
 set -euo pipefail
 
 log() { printf 'ensure-deps: %s\n' "$*" >&2; }
@@ -13,6 +14,9 @@ missing=()
 command -v git >/dev/null 2>&1 || missing+=(git)
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v docker >/dev/null 2>&1 || missing+=(docker.io)
+if [ "${1:-}" = --test ]; then
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   # unique

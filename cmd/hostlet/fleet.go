@@ -69,7 +69,7 @@ func newFleetCommand(g *globalFlags) *cobra.Command {
 		Short: "Look at the fleet of hosts reporting to etcd",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newFleetStatusCommand(g))
+	cmd.AddCommand(newFleetStatusCommand(g), newFleetServeCommand(g))
 	return cmd
 }
 
