@@ -58,10 +58,10 @@ projects, files and build contexts), and the host's set of those sources is
 validated. If any host's set is invalid, every error is printed (host and
 source:file) and nothing is written (exit 1).
 
-Each host's set is written to <etcd.prefix>/desired/<hostname>/<source>, a host
-whose set is unchanged is not written, and a release record to
-<etcd.prefix>/releases/<commit>. Publishing the same commit again writes
-nothing ("0 hosts changed").
+Each host's set is written to <etcd.prefix>/desired/<hostname>/<source> (a key
+that already holds this commit's set is not written again) and a release
+record to <etcd.prefix>/releases/<commit>. Publishing the same commit again
+writes nothing ("0 hosts changed").
 
 --wave 'NAME: SELECTOR' (repeatable, in order) splits the hosts by their
 labels: a host is in the first wave that picks it; a host no wave picks is an
@@ -127,7 +127,8 @@ type publishHost struct {
 	// order; enc their encodings.
 	Sets []fleet.Published
 	enc  [][]byte
-	// Changed names the sources whose set differs from what etcd holds;
+	// Changed names the sources whose set (or release) differs from what
+	// etcd holds;
 	// modRevs are the keys' mod revisions when read (0: absent), so that
 	// a write never overwrites a set written meanwhile.
 	Changed []string
@@ -290,6 +291,14 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 		if err := h.compare(ctx, cli, prefix); err != nil {
 			return etcdErr(err)
 		}
+	}
+
+	// A release halted before is not pushed on by publishing it again:
+	// its hosts that have it are unchanged and would not be waited for.
+	if prev, err := getRelease(ctx, cli, prefix, rev); err != nil {
+		return etcdErr(err)
+	} else if prev != nil && prev.State == fleet.StateHalted {
+		return fmt.Errorf("release %s halted at %s: %s; publish a fix (another commit)", shortRev(rev), prev.Updated.Format(time.RFC3339), prev.Reason)
 	}
 
 	now := time.Now().UTC()
@@ -471,9 +480,9 @@ func renderHost(ctx context.Context, cfg *config.Config, ref string, overrides m
 
 // compare reads what etcd holds for each of h's sources and records
 // which differ from h's sets (Changed) and the keys' mod revisions. Sets
-// compare decoded, the release aside: a host whose set a release does
-// not change is not written (its sources keep the revision of the
-// release that last changed them).
+// compare decoded, release included: every host of a new commit is
+// written, even when its manifests are the same (so that every host
+// reports the latest release); the same commit again writes nothing.
 func (h *publishHost) compare(ctx context.Context, cli *clientv3.Client, prefix string) error {
 	for i, p := range h.Sets {
 		key := h.key(prefix, p.Source)
@@ -494,15 +503,15 @@ func (h *publishHost) compare(ctx context.Context, cli *clientv3.Client, prefix 
 	return nil
 }
 
-// sameSet reports whether two encoded published sets hold the same set,
-// whatever their release: both decoded and encoded again as JSON.
+// sameSet reports whether two encoded published sets are the same
+// release of the same set: both decoded and encoded again as JSON (gzip
+// output may differ between Go versions for the same content).
 func sameSet(old, new []byte, source string) bool {
 	canon := func(b []byte) []byte {
 		p, err := fleet.DecodePublished(b, source)
 		if err != nil {
 			return nil
 		}
-		p.Release = ""
 		j, err := json.Marshal(p)
 		if err != nil {
 			return nil
@@ -558,6 +567,25 @@ func writeWave(ctx context.Context, cli *clientv3.Client, cmps []clientv3.Cmp, p
 func releaseOp(prefix string, rec fleet.Release) clientv3.Op {
 	b, _ := json.Marshal(rec) // plain strings and times: never fails
 	return clientv3.OpPut(fleet.ReleaseKey(prefix, rec.Rev), string(b))
+}
+
+// getRelease reads the record of release rev; nil when there is none.
+func getRelease(ctx context.Context, cli *clientv3.Client, prefix, rev string) (*fleet.Release, error) {
+	key := fleet.ReleaseKey(prefix, rev)
+	rctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
+	defer cancel()
+	resp, err := cli.Get(rctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, nil
+	}
+	var rec fleet.Release
+	if err := json.Unmarshal(resp.Kvs[0].Value, &rec); err != nil {
+		return nil, fmt.Errorf("release record %s: %w", key, err)
+	}
+	return &rec, nil
 }
 
 func putRelease(ctx context.Context, cli *clientv3.Client, prefix string, rec fleet.Release) error {

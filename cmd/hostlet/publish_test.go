@@ -200,8 +200,8 @@ func complete(string, string) string { return hsync.RolloutComplete }
 // TestPublishWritesEachHost: publish writes each host's set (what its
 // via: etcd source reads at the commit, {{.Hostname}} paths expanded)
 // and a release record; publishing the same commit again writes nothing
-// ("0 hosts changed"); a commit that changes one host writes that host
-// only; the host's other sources are not published.
+// ("0 hosts changed"); a commit that changes one host's manifests
+// publishes it to every host; the hosts' other sources are not published.
 func TestPublishWritesEachHost(t *testing.T) {
 	f := newPubFleet(t)
 	f.fakeHosts(t, complete)
@@ -249,10 +249,10 @@ func TestPublishWritesEachHost(t *testing.T) {
 		t.Errorf("publish of the same commit wrote to etcd: store revision %d -> %d", before, after)
 	}
 
-	// A commit that changes web-2 only: web-2 is written, the others not.
+	// A commit that changes web-2's manifests only: every host is written
+	// the new release (each reports the latest), web-2 with its new image.
 	writeFile(t, f.repo.dir, "hosts/web-2/web.yaml", pubPodYAML("web", "example.org/shop/web:2.0"))
 	sha2 := f.repo.commit("web 2.0 on web-2")
-	_, rev1, _ := f.get(t, fleet.DesiredKey(publishPrefix, "web-1", "fleet"))
 	r = f.publish(t, "main", "-o", "json")
 	if r.code != 0 {
 		t.Fatalf("publish web-2's change: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -261,14 +261,17 @@ func TestPublishWritesEachHost(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("publish -o json: %v\n%s", err, r.stdout)
 	}
-	if rep.Release.Rev != sha2 || !slices.Equal(rep.Release.HostsChanged, []string{"web-2"}) || rep.Release.State != fleet.StateComplete {
+	if rep.Release.Rev != sha2 || !slices.Equal(rep.Release.HostsChanged, pubHosts) || rep.Release.State != fleet.StateComplete {
 		t.Errorf("publish -o json: release %+v", rep.Release)
 	}
-	if p, _ := f.published(t, "web-2"); p.Release != sha2 || p.Manifests[1].Manifest.Containers[0].Image != "example.org/shop/web:2.0" {
-		t.Errorf("web-2 holds release %s, image %s", p.Release, p.Manifests[1].Manifest.Containers[0].Image)
-	}
-	if _, rev, _ := f.get(t, fleet.DesiredKey(publishPrefix, "web-1", "fleet")); rev != rev1 {
-		t.Errorf("web-1's set is unchanged but was written again")
+	for _, host := range pubHosts {
+		want := "example.org/shop/web:1.0"
+		if host == "web-2" {
+			want = "example.org/shop/web:2.0"
+		}
+		if p, _ := f.published(t, host); p.Release != sha2 || p.Manifests[1].Manifest.Containers[0].Image != want {
+			t.Errorf("%s holds release %s, image %s; want %s, %s", host, p.Release, p.Manifests[1].Manifest.Containers[0].Image, sha2, want)
+		}
 	}
 	if _, _, ok := f.get(t, fleet.DesiredKey(publishPrefix, "web-1", "local")); ok {
 		t.Errorf("the local file source was published")
@@ -336,7 +339,8 @@ func TestPublishWaves(t *testing.T) {
 }
 
 // TestPublishCanaryRollsBack: the canary rolls the release back: exit 1,
-// the rest not written, the release record says why.
+// the rest not written, the release record says why; publishing the same
+// commit again is refused.
 func TestPublishCanaryRollsBack(t *testing.T) {
 	f := newPubFleet(t)
 	f.fakeHosts(t, func(host, pod string) string {
@@ -367,6 +371,16 @@ func TestPublishCanaryRollsBack(t *testing.T) {
 	}
 	if len(rel.Waves) != 2 || rel.Waves[0].State != fleet.StateHalted || rel.Waves[1].State != fleet.StatePending {
 		t.Errorf("release record's waves: %+v", rel.Waves)
+	}
+
+	// Publishing the halted release again does not push it on to the
+	// rest (the canary, which has it, would not be waited for).
+	r = f.publish(t, "main", "--wave", "canary: role=canary", "--wave", "rest: *")
+	if r.code != 1 || !strings.Contains(r.stderr, "halted") {
+		t.Errorf("publish of a halted release again: exit %d, want 1 saying it halted\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, ok := f.published(t, "web-2"); ok {
+		t.Errorf("publishing the halted release again wrote wave rest")
 	}
 }
 
