@@ -51,6 +51,8 @@ type Source struct {
 	clock   clock.Clock
 	// compose renders the Compose projects the source holds.
 	compose *project.Renderer
+	// pace draws Run's waits between polls.
+	pace *pacer
 
 	lastCommit string
 	lastErr    string
@@ -67,6 +69,7 @@ func New(cfg config.Source, stateDir string, log *slog.Logger) *Source {
 		baseLog: log,
 		trigger: make(chan struct{}, 1),
 		clock:   clock.Real{},
+		pace:    newPacer(cfg.Interval),
 	}
 }
 
@@ -91,7 +94,8 @@ func (s *Source) Name() string { return s.cfg.Name }
 // Type implements sources.Source.
 func (s *Source) Type() string { return config.TypeGit }
 
-// Trigger asks for a fetch now (POST /sync); calls coalesce.
+// Trigger asks for a fetch now (POST /sync), backoff or not; calls
+// coalesce.
 func (s *Source) Trigger() {
 	select {
 	case s.trigger <- struct{}{}:
@@ -99,25 +103,40 @@ func (s *Source) Trigger() {
 	}
 }
 
-// Run implements sources.Source.
+// Run implements sources.Source. It polls at once, then after each wait
+// the pacer draws: the interval ±10%; after n failures to fetch in a row,
+// interval × 2^(n-1) up to max(5 min, 10 × interval), ±10% too, until a
+// poll succeeds. Trigger cuts any wait short. A failure of the commit
+// itself (see commitError) is no reason to wait longer.
 func (s *Source) Run(ctx context.Context, out chan<- sources.Update) {
-	t := s.clock.NewTicker(s.cfg.Interval)
-	defer t.Stop()
 	for {
-		if u, ok := s.Poll(ctx); ok {
+		u, ok := s.Poll(ctx)
+		if ok {
 			select {
 			case out <- u:
 			case <-ctx.Done():
 				return
 			}
 		}
-		select {
-		case <-ctx.Done():
+		failed := ok && u.Err != nil && !isCommitError(u.Err)
+		if !s.wait(ctx, s.pace.next(failed)) {
 			return
-		case <-t.C():
-		case <-s.trigger:
 		}
 	}
+}
+
+// wait waits d, or until Trigger is called; it reports false when ctx
+// ended first.
+func (s *Source) wait(ctx context.Context, d time.Duration) bool {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+	case <-s.trigger:
+	}
+	return true
 }
 
 // Poll checks the remote once. It returns an update, and true, when the
@@ -199,6 +218,21 @@ type cacheError struct{ err error }
 func (e *cacheError) Error() string { return e.err.Error() }
 func (e *cacheError) Unwrap() error { return e.err }
 
+// commitError is a failure of the commit itself (its signature, its
+// manifests), met once the remote answered and the commit is in the
+// cache: Flux's "stalling" class. Run does not back off for it: the same
+// commit fails alike until a new one is pushed, and that one is seen
+// within the interval. Its message is the error's.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }
+
+func isCommitError(err error) bool {
+	var ce *commitError
+	return errors.As(err, &ce)
+}
+
 // load makes the commit present in the cache, checks its signature and
 // reads its manifests. Decode errors come back with everything that did
 // decode (ReadOnce reports them all; Poll sends no partial set).
@@ -209,12 +243,15 @@ func (s *Source) load(ctx context.Context, auth transport.AuthMethod, target plu
 	}
 	if s.cfg.Verify.KeyringFile != "" {
 		if err := verify(commit, s.cfg.Verify.KeyringFile); err != nil {
-			return sources.Update{}, err
+			return sources.Update{}, &commitError{err}
 		}
 	}
 	ms, files, err := ReadCommit(ctx, commit, s.cfg.AllPaths(), s.cfg.Name, s.compose)
 	if isObjectError(err) {
 		return sources.Update{}, &cacheError{fmt.Errorf("source %s: %w", s.cfg.Name, err)}
+	}
+	if err != nil && ctx.Err() == nil {
+		err = &commitError{err}
 	}
 	return sources.Update{Source: s.cfg.Name, Revision: commit.Hash.String(), Files: files, Manifests: ms}, err
 }
