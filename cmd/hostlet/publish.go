@@ -38,6 +38,8 @@ type publishOptions struct {
 	waveTimeout time.Duration
 	dryRun      bool
 	output      string
+	// resume goes on with the halted (or interrupted) release of ref.
+	resume bool
 }
 
 func newPublishCommand(g *globalFlags) *cobra.Command {
@@ -45,6 +47,7 @@ func newPublishCommand(g *globalFlags) *cobra.Command {
 		o           publishOptions
 		sourceFlags []string
 		waveFlags   []string
+		resume      string
 	)
 	cmd := &cobra.Command{
 		Use:   "publish",
@@ -75,6 +78,11 @@ written, the release record says why. Without --wave, every host is one wave.
 --etcd-endpoints and --etcd-prefix default to the first config's etcd block.
 --dry-run prints the plan (waves, which hosts would change) and writes nothing.
 
+A halted release is not published again as it is. --resume REV goes on with
+it after a fix on its hosts, in the waves its record holds: the halted wave's
+hosts are waited for again (and written if their key changed meanwhile), then
+the later waves go as before.
+
 Exit status: 0 published (or nothing to change), 1 invalid sets, errors or a
 halted release.`,
 		Args: cobra.NoArgs,
@@ -85,6 +93,15 @@ halted release.`,
 			var err error
 			if o.overrides, err = parseSourceFlags(sourceFlags); err != nil {
 				return err
+			}
+			if resume != "" {
+				if o.ref != "" && o.ref != resume {
+					return fmt.Errorf("--resume %s and --ref %s: give one revision", resume, o.ref)
+				}
+				if len(waveFlags) > 0 {
+					return errors.New("--resume takes the waves of the release record: do not give --wave")
+				}
+				o.ref, o.resume = resume, true
 			}
 			if o.ref == "" {
 				return errors.New("--ref is required: the git revision to publish")
@@ -113,6 +130,7 @@ halted release.`,
 	cmd.Flags().StringArrayVar(&waveFlags, "wave", nil, "a wave, 'NAME: SELECTOR' (k=v[,k=v] or *), repeatable, in order")
 	cmd.Flags().DurationVar(&o.waveTimeout, "wave-timeout", 10*time.Minute, "how long a wave's hosts have to report the release")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the plan; write nothing")
+	cmd.Flags().StringVar(&resume, "resume", "", "go on with the halted release of revision REV (after a fix on its hosts), in its record's waves")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
@@ -195,8 +213,12 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// publishEtcdTimeout bounds each etcd request of publish.
-var publishEtcdTimeout = 15 * time.Second
+// publishEtcdTimeout bounds each etcd request of publish; publishRetry
+// is the pause before reading the hosts' status again after etcd failed.
+var (
+	publishEtcdTimeout = 15 * time.Second
+	publishRetry       = time.Second
+)
 
 func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 	out := &publishOut{w: w, json: o.output == "json", rep: publishReport{DryRun: o.dryRun, Hosts: []publishedJS{}, Skipped: []string{}, Errors: []string{}}}
@@ -264,9 +286,15 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 		fh[i] = fleet.Host{Name: h.Name, Labels: h.Labels}
 		byName[h.Name] = h
 	}
-	assigned, waves, err := fleet.Assign(fh, o.waves)
-	if err != nil {
-		return err
+	var (
+		assigned [][]fleet.Host
+		waves    []fleet.Wave
+		err      error
+	)
+	if !o.resume {
+		if assigned, waves, err = fleet.Assign(fh, o.waves); err != nil {
+			return err
+		}
 	}
 
 	endpoints, prefix := o.endpoints, o.prefix
@@ -295,14 +323,41 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 
 	// A release halted before is not pushed on by publishing it again:
 	// its hosts that have it are unchanged and would not be waited for.
-	if prev, err := getRelease(ctx, cli, prefix, rev); err != nil {
+	prev, err := getRelease(ctx, cli, prefix, rev)
+	if err != nil {
 		return etcdErr(err)
-	} else if prev != nil && prev.State == fleet.StateHalted {
-		return fmt.Errorf("release %s halted at %s: %s; publish a fix (another commit)", shortRev(rev), prev.Updated.Format(time.RFC3339), prev.Reason)
 	}
-
 	now := time.Now().UTC()
 	rel := fleet.Release{Rev: rev, Ref: o.ref, Time: now, Updated: now, State: fleet.StateWaiting, HostsChanged: []string{}, Waves: []fleet.WaveRecord{}}
+	// again: per wave, the hosts a resumed release waits for again
+	// (written before, in a wave that did not complete).
+	again := map[string][]string{}
+	switch {
+	case o.resume && prev == nil:
+		return fmt.Errorf("--resume %s: no release record of %s at %s", o.ref, rev, fleet.ReleaseKey(prefix, rev))
+	case o.resume && prev.State == fleet.StateComplete:
+		out.rep.Release = *prev
+		out.printf("release %s is complete: nothing to resume\n", shortRev(rev))
+		return out.done(nil)
+	case o.resume:
+		for _, pw := range prev.Waves {
+			sel, err := fleet.ParseSelector(pw.Selector)
+			if err != nil {
+				return fmt.Errorf("--resume %s: the release record's wave %s: %w", o.ref, pw.Name, err)
+			}
+			waves = append(waves, fleet.Wave{Name: pw.Name, Selector: sel})
+			if pw.State == fleet.StateWaiting || pw.State == fleet.StateHalted {
+				again[pw.Name] = pw.Changed
+			}
+		}
+		if assigned, waves, err = fleet.Assign(fh, waves); err != nil {
+			return fmt.Errorf("--resume %s: %w", o.ref, err)
+		}
+		rel.Time = prev.Time
+		out.printf("resuming release %s, halted: %s\n", shortRev(rev), prev.Reason)
+	case prev != nil && prev.State == fleet.StateHalted:
+		return fmt.Errorf("release %s halted at %s: %s; publish a fix (another commit), or --resume %s after a fix on the hosts", shortRev(rev), prev.Updated.Format(time.RFC3339), prev.Reason, o.ref)
+	}
 	for i, wave := range waves {
 		wr := fleet.WaveRecord{Name: wave.Name, Selector: wave.Selector.String(), Hosts: []string{}, Changed: []string{}, State: fleet.StatePending}
 		for _, fhost := range assigned[i] {
@@ -313,7 +368,7 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 				srcs = append(srcs, s.Source)
 			}
 			out.rep.Hosts = append(out.rep.Hosts, publishedJS{Host: h.Name, Config: h.Config, Wave: wave.Name, Sources: srcs, Changed: append([]string{}, h.Changed...)})
-			if len(h.Changed) > 0 {
+			if len(h.Changed) > 0 || slices.Contains(again[wave.Name], h.Name) {
 				wr.Changed = append(wr.Changed, h.Name)
 				rel.HostsChanged = append(rel.HostsChanged, h.Name)
 			}
@@ -350,10 +405,16 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 		}
 		wr.State = fleet.StateWaiting
 		rec.Updated = time.Now().UTC()
-		var puts []clientv3.Op
-		var cmps []clientv3.Cmp
+		var (
+			puts    []clientv3.Op
+			cmps    []clientv3.Cmp
+			written int
+		)
 		for _, name := range wr.Changed {
 			h := byName[name]
+			if len(h.Changed) > 0 {
+				written++
+			}
 			for j, s := range h.Sets {
 				if !slices.Contains(h.Changed, s.Source) {
 					continue
@@ -371,11 +432,20 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 		if n > 1 {
 			note = fmt.Sprintf(" in %d transactions", n)
 		}
-		out.printf("wave %s: written (%s%s); waiting up to %s\n", wr.Name, plural(len(wr.Changed), "host"), note, o.waveTimeout)
+		if w := len(wr.Changed) - written; w > 0 {
+			note += fmt.Sprintf(", %s written before", plural(w, "host"))
+		}
+		out.printf("wave %s: written (%s%s); waiting up to %s\n", wr.Name, plural(written, "host"), note, o.waveTimeout)
 
+		// Every via: etcd source of a host holds the release now
+		// (unchanged keys held it already): the host reports it on all.
 		var waitFor []waitHost
 		for _, name := range wr.Changed {
-			waitFor = append(waitFor, waitHost{name: name, sources: byName[name].Changed})
+			var srcs []string
+			for _, s := range byName[name].Sets {
+				srcs = append(srcs, s.Source)
+			}
+			waitFor = append(waitFor, waitHost{name: name, sources: srcs})
 		}
 		reason, err := waitWave(ctx, cli, prefix, rev, waitFor, o.waveTimeout)
 		if err != nil {
@@ -619,6 +689,7 @@ func waitWave(ctx context.Context, cli *clientv3.Client, prefix, rev string, hos
 		progress[h.name] = "no status reported"
 	}
 	done := map[string]bool{}
+	var etcdErr error // the last failed read, while etcd fails
 	// see evaluates a host's status: a reason to halt, or "".
 	see := func(key string, value []byte) string {
 		h, ok := byKey[key]
@@ -648,6 +719,9 @@ func waitWave(ctx context.Context, cli *clientv3.Client, prefix, rev string, hos
 				parts = append(parts, h.name+": "+progress[h.name])
 			}
 		}
+		if etcdErr != nil {
+			parts = append(parts, "etcd: "+etcdErr.Error())
+		}
 		return fmt.Sprintf("not reported within --wave-timeout %s: %s", timeout, strings.Join(parts, "; "))
 	}
 	for {
@@ -662,8 +736,16 @@ func waitWave(ctx context.Context, cli *clientv3.Client, prefix, rev string, hos
 			if wctx.Err() != nil {
 				return timedOut(), nil
 			}
-			return "", err
+			// etcd unreachable (a member down, no leader): the hosts go
+			// on without it; try again until the wave's time is up.
+			etcdErr = err
+			select {
+			case <-wctx.Done():
+			case <-time.After(publishRetry):
+			}
+			continue
 		}
+		etcdErr = nil
 		for _, kv := range resp.Kvs {
 			if reason := see(string(kv.Key), kv.Value); reason != "" {
 				return reason, nil

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,7 +83,10 @@ sources:
 // publish runs hostlet publish of rev for every host with extra flags.
 func (f *pubFleet) publish(t *testing.T, rev string, extra ...string) cliResult {
 	t.Helper()
-	args := []string{"publish", "--source", "fleet=" + f.repo.dir, "--ref", rev}
+	args := []string{"publish", "--source", "fleet=" + f.repo.dir}
+	if rev != "" {
+		args = append(args, "--ref", rev)
+	}
 	for _, c := range f.configs {
 		args = append(args, "--config", c)
 	}
@@ -340,11 +344,12 @@ func TestPublishWaves(t *testing.T) {
 
 // TestPublishCanaryRollsBack: the canary rolls the release back: exit 1,
 // the rest not written, the release record says why; publishing the same
-// commit again is refused.
+// commit again is refused; --resume after a fix on the canary goes on.
 func TestPublishCanaryRollsBack(t *testing.T) {
 	f := newPubFleet(t)
+	var fixed atomic.Bool
 	f.fakeHosts(t, func(host, pod string) string {
-		if host == "web-1" && pod == "web" {
+		if host == "web-1" && pod == "web" && !fixed.Load() {
 			return hsync.RolloutRolledBack
 		}
 		return hsync.RolloutComplete
@@ -381,6 +386,42 @@ func TestPublishCanaryRollsBack(t *testing.T) {
 	}
 	if _, ok := f.published(t, "web-2"); ok {
 		t.Errorf("publishing the halted release again wrote wave rest")
+	}
+
+	// Fixed on the canary (it now reports the release Complete):
+	// --resume waits for it again, then writes the rest.
+	fixed.Store(true)
+	p, _ := f.published(t, "web-1")
+	doc := api.Document{Hostname: "web-1", Sources: []sources.Status{{Name: "fleet", Revision: sha}}}
+	for _, m := range p.Manifests {
+		doc.Pods = append(doc.Pods, hsync.PodStatus{ID: m.Manifest.ID, Source: "fleet", Revision: sha, Phase: hsync.PhaseRunning, Rollout: &hsync.Rollout{State: hsync.RolloutComplete, Revision: sha}})
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canaryStatus, _, _ := reporter.Keys(publishPrefix, "web-1")
+	etcdtest.Put(t, f.cli, canaryStatus, string(b))
+	r = f.publish(t, "", "--resume", "main")
+	if r.code != 0 {
+		t.Fatalf("publish --resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"resuming release " + sha[:7], "wave canary: written (0 hosts, 1 host written before)", "wave rest: complete"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("publish --resume output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, host := range []string{"web-2", "web-3"} {
+		if p, ok := f.published(t, host); !ok || p.Release != sha {
+			t.Errorf("host %s not written by --resume", host)
+		}
+	}
+	rel = f.release(t, sha)
+	if rel.State != fleet.StateComplete || rel.Waves[0].State != fleet.StateComplete || rel.Waves[1].State != fleet.StateComplete || !slices.Equal(rel.HostsChanged, pubHosts) {
+		t.Errorf("release record after --resume: %+v", rel)
+	}
+	if r = f.publish(t, "", "--resume", "main"); r.code != 0 || !strings.Contains(r.stdout, "nothing to resume") {
+		t.Errorf("--resume of a complete release: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 
