@@ -40,6 +40,9 @@ type publishOptions struct {
 	output      string
 	// resume goes on with the halted (or interrupted) release of ref.
 	resume bool
+	// abort names a release to take back: the release before it is
+	// published again.
+	abort string
 }
 
 func newPublishCommand(g *globalFlags) *cobra.Command {
@@ -48,6 +51,7 @@ func newPublishCommand(g *globalFlags) *cobra.Command {
 		sourceFlags []string
 		waveFlags   []string
 		resume      string
+		abort       string
 	)
 	cmd := &cobra.Command{
 		Use:   "publish",
@@ -81,7 +85,10 @@ written, the release record says why. Without --wave, every host is one wave.
 A halted release is not published again as it is. --resume REV goes on with
 it after a fix on its hosts, in the waves its record holds: the halted wave's
 hosts are waited for again (and written if their key changed meanwhile), then
-the later waves go as before.
+the later waves go as before. --abort REV takes a halted release back instead:
+the last complete release before it is published again (the hosts REV reached
+are written and waited for; the others still hold it) and REV's record is
+marked Aborted.
 
 Exit status: 0 published (or nothing to change), 1 invalid sets, errors or a
 halted release.`,
@@ -93,6 +100,17 @@ halted release.`,
 			var err error
 			if o.overrides, err = parseSourceFlags(sourceFlags); err != nil {
 				return err
+			}
+			if abort != "" {
+				if o.ref != "" || resume != "" || len(waveFlags) > 0 {
+					return errors.New("--abort REV takes no --ref, --resume or --wave: it publishes the release before REV")
+				}
+				o.abort = abort
+				o.configs = g.configFiles
+				if len(o.configs) == 0 {
+					return errors.New("--config is required: one per host to publish to")
+				}
+				return abortRelease(cmd.Context(), cmd.OutOrStdout(), o)
 			}
 			if resume != "" {
 				if o.ref != "" && o.ref != resume {
@@ -130,6 +148,7 @@ halted release.`,
 	cmd.Flags().StringArrayVar(&waveFlags, "wave", nil, "a wave, 'NAME: SELECTOR' (k=v[,k=v] or *), repeatable, in order")
 	cmd.Flags().DurationVar(&o.waveTimeout, "wave-timeout", 10*time.Minute, "how long a wave's hosts have to report the release")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the plan; write nothing")
+	cmd.Flags().StringVar(&abort, "abort", "", "take back the halted release REV (a commit SHA, or its start): publish the last complete release before it again")
 	cmd.Flags().StringVar(&resume, "resume", "", "go on with the halted release of revision REV (after a fix on its hosts), in its record's waves")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	return cmd
@@ -220,6 +239,22 @@ var (
 	publishRetry       = time.Second
 )
 
+// publishEtcd returns the etcd endpoints and prefix of a publish: the
+// flags', else first's etcd block.
+func publishEtcd(o publishOptions, first *config.Config) ([]string, string, error) {
+	endpoints, prefix := o.endpoints, o.prefix
+	if len(endpoints) == 0 {
+		endpoints = first.Etcd.Endpoints
+	}
+	if prefix == "" {
+		prefix = first.Etcd.Prefix
+	}
+	if len(endpoints) == 0 {
+		return nil, "", fmt.Errorf("no --etcd-endpoints and %s has no etcd.endpoints", configName(first))
+	}
+	return endpoints, prefix, nil
+}
+
 func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 	out := &publishOut{w: w, json: o.output == "json", rep: publishReport{DryRun: o.dryRun, Hosts: []publishedJS{}, Skipped: []string{}, Errors: []string{}}}
 
@@ -297,15 +332,9 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 		}
 	}
 
-	endpoints, prefix := o.endpoints, o.prefix
-	if len(endpoints) == 0 {
-		endpoints = first.Etcd.Endpoints
-	}
-	if prefix == "" {
-		prefix = first.Etcd.Prefix
-	}
-	if len(endpoints) == 0 {
-		return fmt.Errorf("no --etcd-endpoints and %s has no etcd.endpoints", configName(first))
+	endpoints, prefix, err := publishEtcd(o, first)
+	if err != nil {
+		return err
 	}
 	cli, err := sources.DialEtcd(endpoints)
 	if err != nil {
@@ -637,6 +666,82 @@ func writeWave(ctx context.Context, cli *clientv3.Client, cmps []clientv3.Cmp, p
 func releaseOp(prefix string, rec fleet.Release) clientv3.Op {
 	b, _ := json.Marshal(rec) // plain strings and times: never fails
 	return clientv3.OpPut(fleet.ReleaseKey(prefix, rec.Rev), string(b))
+}
+
+// abortRelease takes back release o.abort: it finds its record and the
+// last complete release before it, publishes that one again (in one
+// wave: the hosts o.abort reached change, the others hold it still), and
+// marks o.abort's record Aborted.
+func abortRelease(ctx context.Context, w io.Writer, o publishOptions) error {
+	first, err := config.Load(o.configs[0])
+	if err != nil {
+		return err
+	}
+	endpoints, prefix, err := publishEtcd(o, first)
+	if err != nil {
+		return err
+	}
+	cli, err := sources.DialEtcd(endpoints)
+	if err != nil {
+		return redact.Error(err, endpoints...)
+	}
+	defer cli.Close()
+	etcdErr := func(err error) error {
+		return redact.Error(fmt.Errorf("etcd %s: %w", endpointsText(endpoints), err), endpoints...)
+	}
+	rctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
+	resp, err := cli.Get(rctx, fleet.ReleaseKey(prefix, "")+"/", clientv3.WithPrefix())
+	cancel()
+	if err != nil {
+		return etcdErr(err)
+	}
+	var (
+		cur     *fleet.Release
+		records []fleet.Release
+	)
+	for _, kv := range resp.Kvs {
+		var rec fleet.Release
+		if json.Unmarshal(kv.Value, &rec) != nil || rec.Rev == "" {
+			continue
+		}
+		records = append(records, rec)
+		if strings.HasPrefix(rec.Rev, o.abort) {
+			if cur != nil {
+				return fmt.Errorf("--abort %s: more than one release starts so (%s, %s): give more of the SHA", o.abort, shortRev(cur.Rev), shortRev(rec.Rev))
+			}
+			cur = &rec
+		}
+	}
+	if cur == nil {
+		return fmt.Errorf("--abort %s: no release record at %s", o.abort, fleet.ReleaseKey(prefix, o.abort))
+	}
+	if cur.State == fleet.StateComplete || cur.State == fleet.StateAborted {
+		return fmt.Errorf("--abort %s: release %s is %s; publish the commit to go back to", o.abort, shortRev(cur.Rev), cur.State)
+	}
+	var prev *fleet.Release
+	for i, rec := range records {
+		if rec.Rev != cur.Rev && rec.State == fleet.StateComplete && rec.Time.Before(cur.Time) && (prev == nil || rec.Time.After(prev.Time)) {
+			prev = &records[i]
+		}
+	}
+	if prev == nil {
+		return fmt.Errorf("--abort %s: no complete release before %s to go back to", o.abort, shortRev(cur.Rev))
+	}
+	if o.output != "json" {
+		fmt.Fprintf(w, "aborting release %s: publishing %s again\n", shortRev(cur.Rev), shortRev(prev.Rev))
+	}
+	o.ref = prev.Rev
+	if err := publish(ctx, w, o); err != nil || o.dryRun {
+		return err
+	}
+	cur.State, cur.Reason, cur.Updated = fleet.StateAborted, fmt.Sprintf("aborted: %s published again", prev.Rev), time.Now().UTC()
+	if err := putRelease(ctx, cli, prefix, *cur); err != nil {
+		return etcdErr(err)
+	}
+	if o.output != "json" {
+		fmt.Fprintf(w, "release %s aborted.\n", shortRev(cur.Rev))
+	}
+	return nil
 }
 
 // getRelease reads the record of release rev; nil when there is none.

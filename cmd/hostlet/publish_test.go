@@ -150,9 +150,9 @@ func (f *pubFleet) release(t *testing.T, sha string) fleet.Release {
 // fakeHosts stands in for the hosts' agents: on every set published for
 // a host it writes the host's status document to <prefix>/status/<host>,
 // as the reporter does, reporting the release on source fleet and each
-// pod's rollout in the state rollout(host, pod) gives. It stops when the test
+// pod's rollout in the state rollout(host, pod, release) gives. It stops when the test
 // ends.
-func (f *pubFleet) fakeHosts(t *testing.T, rollout func(host, pod string) string) {
+func (f *pubFleet) fakeHosts(t *testing.T, rollout func(host, pod, release string) string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -174,7 +174,7 @@ func (f *pubFleet) fakeHosts(t *testing.T, rollout func(host, pod string) string
 				}
 				doc := api.Document{Hostname: host, Time: time.Now().UTC(), Sources: []sources.Status{{Name: p.Source, Type: "git", Revision: p.Release, Delivered: true}}}
 				for _, m := range p.Manifests {
-					state := rollout(host, m.Manifest.ID)
+					state := rollout(host, m.Manifest.ID, p.Release)
 					ps := hsync.PodStatus{ID: m.Manifest.ID, Source: p.Source, Revision: p.Release, Phase: hsync.PhaseRunning,
 						Rollout: &hsync.Rollout{State: state, Revision: p.Release, Since: time.Now().UTC()}}
 					if state == hsync.RolloutRolledBack {
@@ -199,7 +199,7 @@ func (f *pubFleet) fakeHosts(t *testing.T, rollout func(host, pod string) string
 	})
 }
 
-func complete(string, string) string { return hsync.RolloutComplete }
+func complete(string, string, string) string { return hsync.RolloutComplete }
 
 // TestPublishWritesEachHost: publish writes each host's set (what its
 // via: etcd source reads at the commit, {{.Hostname}} paths expanded)
@@ -348,7 +348,7 @@ func TestPublishWaves(t *testing.T) {
 func TestPublishCanaryRollsBack(t *testing.T) {
 	f := newPubFleet(t)
 	var fixed atomic.Bool
-	f.fakeHosts(t, func(host, pod string) string {
+	f.fakeHosts(t, func(host, pod, _ string) string {
 		if host == "web-1" && pod == "web" && !fixed.Load() {
 			return hsync.RolloutRolledBack
 		}
@@ -493,4 +493,60 @@ func TestPublishWaveTransactions(t *testing.T) {
 
 func pubPodYAML(id, image string) string {
 	return fmt.Sprintf("version: v1beta1\nid: %s\ncontainers:\n  - name: app\n    image: %s\n", id, image)
+}
+
+// TestPublishAbort: a release whose canary rolls back is taken back with
+// --abort: the release before it is published again to the canary (the
+// rest still hold it and are not written), and the record says Aborted.
+func TestPublishAbort(t *testing.T) {
+	f := newPubFleet(t)
+	var bad atomic.Value
+	bad.Store("")
+	f.fakeHosts(t, func(host, pod, release string) string {
+		if host == "web-1" && pod == "web" && release == bad.Load() {
+			return hsync.RolloutRolledBack
+		}
+		return hsync.RolloutComplete
+	})
+	sha1 := f.repo.commit("web 1.0")
+	if r := f.publish(t, "main"); r.code != 0 {
+		t.Fatalf("publish %s: exit %d\n%s%s", sha1, r.code, r.stdout, r.stderr)
+	}
+	writeFile(t, f.repo.dir, "common/extra.yaml", pubPodYAML("extra", "example.org/ops/extra:1.0"))
+	sha2 := f.repo.commit("extra everywhere")
+	bad.Store(sha2)
+	if r := f.publish(t, "main", "--wave", "canary: role=canary", "--wave", "rest: *"); r.code != 1 {
+		t.Fatalf("publish %s: exit %d, want 1 (the canary rolls back)\n%s%s", sha2, r.code, r.stdout, r.stderr)
+	}
+	_, rest, _ := f.get(t, fleet.DesiredKey(publishPrefix, "web-2", "fleet"))
+
+	before := f.storeRev(t)
+	r := f.publish(t, "", "--abort", sha2[:10], "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stdout, "Dry run: 1 host would change") {
+		t.Errorf("publish --abort --dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after := f.storeRev(t); after != before {
+		t.Errorf("publish --abort --dry-run wrote to etcd: store revision %d -> %d", before, after)
+	}
+	r = f.publish(t, "", "--abort", sha2[:10])
+	if r.code != 0 {
+		t.Fatalf("publish --abort: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"aborting release " + sha2[:7] + ": publishing " + sha1[:7] + " again", "1 host changed.", "release " + sha2[:7] + " aborted."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("publish --abort output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if p, _ := f.published(t, "web-1"); p.Release != sha1 || len(p.Manifests) != 2 {
+		t.Errorf("web-1 holds release %s with %d manifests after --abort; want %s with 2", p.Release, len(p.Manifests), sha1)
+	}
+	if _, rev, _ := f.get(t, fleet.DesiredKey(publishPrefix, "web-2", "fleet")); rev != rest {
+		t.Errorf("--abort wrote web-2, which never got the aborted release")
+	}
+	if rel := f.release(t, sha2); rel.State != fleet.StateAborted {
+		t.Errorf("the aborted release's record: state %s, reason %q", rel.State, rel.Reason)
+	}
+	if r := f.publish(t, "", "--abort", sha2); r.code != 1 || !strings.Contains(r.stderr, "is Aborted") {
+		t.Errorf("--abort twice: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }

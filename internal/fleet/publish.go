@@ -86,6 +86,9 @@ const (
 	// StateHalted: a host rolled back, failed or stayed silent; later
 	// waves are not written.
 	StateHalted = "Halted"
+	// StateAborted: a halted release taken back (`hostlet publish
+	// --abort`): the release before it was published again.
+	StateAborted = "Aborted"
 )
 
 // Release is the record of a release, written by `hostlet publish` at
@@ -100,7 +103,7 @@ type Release struct {
 	Time    time.Time `json:"time"`
 	Updated time.Time `json:"updated"`
 	// State is Waiting while waves go, then Complete or Halted (Reason
-	// says why).
+	// says why); Aborted once taken back.
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
 	// HostsChanged are the hosts whose set this release changes, in
