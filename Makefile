@@ -66,6 +66,17 @@ bench-smoke: build deps
 	@bench/ensure-compose.sh
 	$(GO) run ./bench -smoke -hostlet bin/hostlet
 
+# The fleet simulation (internal/fleet/sim, docs/scale.md): 100, 300 and
+# 1,000 in-process agents (each its own etcd client, published source,
+# merger and Syncer on the fake engine) watching one etcd in a process of
+# its own; a publish, in transactions of 128 then in one Put per host; a
+# table of convergence times, etcd's CPU and RSS, bytes per host and per
+# release; < 1 min. FLEETFLAGS='-fleet.n 1000 -fleet.share 50' and the
+# like (-cpuprofile F, -fleet.etcdprofile F) pass on.
+.PHONY: bench-fleet
+bench-fleet:
+	$(GO) test -tags fleetsim -run '^TestFleetSim$$' -count=1 -v -timeout 20m ./internal/fleet/sim/ $(FLEETFLAGS)
+
 # The fault suite (test/faults, docs/reliability.md, "Fault suite"), as
 # root: bin/hostlet as a subprocess against a dockerd of its own, etcd,
 # git smart HTTP, HTTP, file and push sources; every fault class injected
