@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +44,9 @@ type publishOptions struct {
 	// abort names a release to take back: the release before it is
 	// published again.
 	abort string
+	// maxUnavailable splits a wave into batches written and waited for
+	// in turn.
+	maxUnavailable maxUnavailable
 }
 
 func newPublishCommand(g *globalFlags) *cobra.Command {
@@ -52,6 +56,7 @@ func newPublishCommand(g *globalFlags) *cobra.Command {
 		waveFlags   []string
 		resume      string
 		abort       string
+		maxUnavail  string
 	)
 	cmd := &cobra.Command{
 		Use:   "publish",
@@ -79,6 +84,9 @@ Complete. A host that rolls back or fails a pod of the release, or does not
 report within --wave-timeout, halts the release: exit 1, later waves not
 written, the release record says why. Without --wave, every host is one wave.
 
+--max-unavailable N|P% writes a wave N hosts (P% of its hosts, at least 1) at a
+time, one transaction each, and waits for each batch before the next.
+
 --etcd-endpoints and --etcd-prefix default to the first config's etcd block.
 --dry-run prints the plan (waves, which hosts would change) and writes nothing.
 
@@ -99,6 +107,9 @@ halted release.`,
 			}
 			var err error
 			if o.overrides, err = parseSourceFlags(sourceFlags); err != nil {
+				return err
+			}
+			if o.maxUnavailable, err = parseMaxUnavailable(maxUnavail); err != nil {
 				return err
 			}
 			if abort != "" {
@@ -148,6 +159,7 @@ halted release.`,
 	cmd.Flags().StringArrayVar(&waveFlags, "wave", nil, "a wave, 'NAME: SELECTOR' (k=v[,k=v] or *), repeatable, in order")
 	cmd.Flags().DurationVar(&o.waveTimeout, "wave-timeout", 10*time.Minute, "how long a wave's hosts have to report the release")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the plan; write nothing")
+	cmd.Flags().StringVar(&maxUnavail, "max-unavailable", "", "write a wave N hosts (or P% of its hosts) at a time, each batch waited for before the next (default: the whole wave at once)")
 	cmd.Flags().StringVar(&abort, "abort", "", "take back the halted release REV (a commit SHA, or its start): publish the last complete release before it again")
 	cmd.Flags().StringVar(&resume, "resume", "", "go on with the halted release of revision REV (after a fix on its hosts), in its record's waves")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
@@ -426,6 +438,7 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 	}
 
 	rec := &out.rep.Release
+	written := 0 // hosts written so far
 	for i := range rec.Waves {
 		wr := &rec.Waves[i]
 		if len(wr.Changed) == 0 {
@@ -433,73 +446,44 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 			continue
 		}
 		wr.State = fleet.StateWaiting
-		rec.Updated = time.Now().UTC()
-		var (
-			puts    []clientv3.Op
-			cmps    []clientv3.Cmp
-			written int
-		)
-		for _, name := range wr.Changed {
-			h := byName[name]
-			if len(h.Changed) > 0 {
-				written++
+		size := o.maxUnavailable.of(len(wr.Hosts))
+		if size <= 0 || size > len(wr.Changed) {
+			size = len(wr.Changed)
+		}
+		for first := 0; first < len(wr.Changed); first += size {
+			batch := wr.Changed[first:min(first+size, len(wr.Changed))]
+			label := "wave " + wr.Name
+			if size < len(wr.Changed) {
+				label += fmt.Sprintf(" (hosts %d-%d of %d)", first+1, first+len(batch), len(wr.Changed))
 			}
-			for j, s := range h.Sets {
-				if !slices.Contains(h.Changed, s.Source) {
-					continue
-				}
-				key := h.key(prefix, s.Source)
-				puts = append(puts, clientv3.OpPut(key, string(h.enc[j])))
-				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", h.modRevs[key]))
+			reason, err := writeAndWait(ctx, out, cli, prefix, rev, rec, byName, batch, label, o.waveTimeout, &written)
+			if err != nil {
+				return out.done(etcdErr(fmt.Errorf("%s: %w", label, err)))
 			}
-		}
-		n, err := writeWave(ctx, cli, cmps, puts, releaseOp(prefix, *rec))
-		if err != nil {
-			return out.done(etcdErr(fmt.Errorf("wave %s: %w", wr.Name, err)))
-		}
-		note := ""
-		if n > 1 {
-			note = fmt.Sprintf(" in %d transactions", n)
-		}
-		if w := len(wr.Changed) - written; w > 0 {
-			note += fmt.Sprintf(", %s written before", plural(w, "host"))
-		}
-		out.printf("wave %s: written (%s%s); waiting up to %s\n", wr.Name, plural(written, "host"), note, o.waveTimeout)
-
-		// Every via: etcd source of a host holds the release now
-		// (unchanged keys held it already): the host reports it on all.
-		var waitFor []waitHost
-		for _, name := range wr.Changed {
-			var srcs []string
-			for _, s := range byName[name].Sets {
-				srcs = append(srcs, s.Source)
+			if reason == "" {
+				continue
 			}
-			waitFor = append(waitFor, waitHost{name: name, sources: srcs})
-		}
-		reason, err := waitWave(ctx, cli, prefix, rev, waitFor, o.waveTimeout)
-		if err != nil {
-			return out.done(etcdErr(fmt.Errorf("wave %s: %w", wr.Name, err)))
-		}
-		now := time.Now().UTC()
-		if reason != "" {
 			wr.State, wr.Reason = fleet.StateHalted, reason
-			rec.State, rec.Reason, rec.Updated = fleet.StateHalted, fmt.Sprintf("wave %s: %s", wr.Name, reason), now
+			rec.State, rec.Reason, rec.Updated = fleet.StateHalted, fmt.Sprintf("%s: %s", label, reason), time.Now().UTC()
 			var left []string
 			for _, later := range rec.Waves[i+1:] {
 				left = append(left, later.Name)
 			}
 			werr := putRelease(ctx, cli, prefix, *rec)
-			out.printf("wave %s: halted: %s\n", wr.Name, reason)
-			out.printf("%s changed; release halted, waves not written: %s\n", plural(countWritten(*rec), "host"), listOrNone(left))
+			out.printf("%s: halted: %s\n", label, reason)
+			if rest := len(wr.Changed) - first - len(batch); rest > 0 {
+				out.printf("%s of wave %s not written\n", plural(rest, "host"), wr.Name)
+			}
+			out.printf("%s changed; release halted, waves not written: %s\n", plural(written, "host"), listOrNone(left))
 			out.rep.Errors = append(out.rep.Errors, rec.Reason)
-			err := fmt.Errorf("release %s halted: %s", shortRev(rev), rec.Reason)
+			err = fmt.Errorf("release %s halted: %s", shortRev(rev), rec.Reason)
 			if werr != nil {
 				err = fmt.Errorf("%w (and the release record could not be written: %v)", err, etcdErr(werr))
 			}
 			return out.done(&exitError{code: 1, err: err})
 		}
 		wr.State = fleet.StateComplete
-		rec.Updated = now
+		rec.Updated = time.Now().UTC()
 		out.printf("wave %s: complete\n", wr.Name)
 	}
 	rec.State, rec.Updated = fleet.StateComplete, time.Now().UTC()
@@ -516,15 +500,86 @@ func listOrNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// countWritten counts the hosts of waves written so far.
-func countWritten(rec fleet.Release) int {
-	n := 0
-	for _, wr := range rec.Waves {
-		if wr.State != fleet.StatePending {
-			n += len(wr.Changed)
+// writeAndWait writes the changed keys of hosts (one transaction, or as
+// few as etcd's limits allow) with the release record, then waits for the
+// hosts to report the release; written counts the hosts written. It
+// returns why the release halts, or "".
+func writeAndWait(ctx context.Context, out *publishOut, cli *clientv3.Client, prefix, rev string, rec *fleet.Release, byName map[string]*publishHost, hosts []string, label string, timeout time.Duration, written *int) (string, error) {
+	rec.Updated = time.Now().UTC()
+	var (
+		puts  []clientv3.Op
+		cmps  []clientv3.Cmp
+		wrote int
+	)
+	for _, name := range hosts {
+		h := byName[name]
+		if len(h.Changed) > 0 {
+			wrote++
+		}
+		for j, s := range h.Sets {
+			if !slices.Contains(h.Changed, s.Source) {
+				continue
+			}
+			key := h.key(prefix, s.Source)
+			puts = append(puts, clientv3.OpPut(key, string(h.enc[j])))
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", h.modRevs[key]))
 		}
 	}
-	return n
+	n, err := writeWave(ctx, cli, cmps, puts, releaseOp(prefix, *rec))
+	if err != nil {
+		return "", err
+	}
+	*written += wrote
+	note := ""
+	if n > 1 {
+		note = fmt.Sprintf(" in %d transactions", n)
+	}
+	if w := len(hosts) - wrote; w > 0 {
+		note += fmt.Sprintf(", %s written before", plural(w, "host"))
+	}
+	out.printf("%s: written (%s%s); waiting up to %s\n", label, plural(wrote, "host"), note, timeout)
+
+	// Every via: etcd source of a host holds the release now (unchanged
+	// keys held it already): the host reports it on all.
+	var waitFor []waitHost
+	for _, name := range hosts {
+		var srcs []string
+		for _, s := range byName[name].Sets {
+			srcs = append(srcs, s.Source)
+		}
+		waitFor = append(waitFor, waitHost{name: name, sources: srcs})
+	}
+	return waitWave(ctx, cli, prefix, rev, waitFor, timeout)
+}
+
+// maxUnavailable is --max-unavailable: N hosts, or P percent of a wave's.
+type maxUnavailable struct {
+	n, percent int
+}
+
+func parseMaxUnavailable(s string) (maxUnavailable, error) {
+	if s == "" {
+		return maxUnavailable{}, nil
+	}
+	num, pct := strings.CutSuffix(s, "%")
+	v, err := strconv.Atoi(num)
+	switch {
+	case err != nil || v < 1:
+		return maxUnavailable{}, fmt.Errorf("--max-unavailable %q: want N or P%% (N, P at least 1)", s)
+	case pct && v > 100:
+		return maxUnavailable{}, fmt.Errorf("--max-unavailable %q: over 100%%", s)
+	case pct:
+		return maxUnavailable{percent: v}, nil
+	}
+	return maxUnavailable{n: v}, nil
+}
+
+// of is how many of a wave of total hosts update at a time: 0 for all.
+func (m maxUnavailable) of(total int) int {
+	if m.percent > 0 {
+		return max(1, (total*m.percent+99)/100)
+	}
+	return m.n
 }
 
 // renderHost reads cfg's git sources with via: etcd from their checkouts

@@ -550,3 +550,55 @@ func TestPublishAbort(t *testing.T) {
 		t.Errorf("--abort twice: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestPublishMaxUnavailable: --max-unavailable 1 writes a wave one host at
+// a time, each written after the one before reported the release.
+func TestPublishMaxUnavailable(t *testing.T) {
+	f := newPubFleet(t)
+	f.fakeHosts(t, complete)
+	f.repo.commit("three hosts")
+	r := f.publish(t, "main", "--max-unavailable", "1")
+	if r.code != 0 {
+		t.Fatalf("publish --max-unavailable 1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"wave all (hosts 1-1 of 3): written (1 host)", "wave all (hosts 3-3 of 3): written (1 host)", "wave all: complete", "3 hosts changed."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("publish --max-unavailable output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for i := 1; i < len(pubHosts); i++ {
+		status, _, _ := reporter.Keys(publishPrefix, pubHosts[i-1])
+		_, reported, _ := f.get(t, status)
+		_, written, _ := f.get(t, fleet.DesiredKey(publishPrefix, pubHosts[i], "fleet"))
+		if written < reported {
+			t.Errorf("host %s written at revision %d, before %s reported (%d)", pubHosts[i], written, pubHosts[i-1], reported)
+		}
+	}
+}
+
+func TestPublishParseMaxUnavailable(t *testing.T) {
+	for _, tc := range []struct {
+		in          string
+		total, want int
+		err         bool
+	}{
+		{in: "", total: 10, want: 0},
+		{in: "3", total: 10, want: 3},
+		{in: "25%", total: 10, want: 3},
+		{in: "1%", total: 10, want: 1},
+		{in: "100%", total: 7, want: 7},
+		{in: "0", err: true},
+		{in: "101%", err: true},
+		{in: "x%", err: true},
+		{in: "-1", err: true},
+	} {
+		m, err := parseMaxUnavailable(tc.in)
+		if (err != nil) != tc.err {
+			t.Errorf("parseMaxUnavailable(%q): %v", tc.in, err)
+			continue
+		}
+		if got := m.of(tc.total); err == nil && got != tc.want {
+			t.Errorf("parseMaxUnavailable(%q).of(%d) = %d, want %d", tc.in, tc.total, got, tc.want)
+		}
+	}
+}
