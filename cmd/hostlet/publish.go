@@ -177,9 +177,8 @@ type publishHost struct {
 	Sets []fleet.Published
 	enc  [][]byte
 	// Changed names the sources whose set (or release) differs from what
-	// etcd holds;
-	// modRevs are the keys' mod revisions when read (0: absent), so that
-	// a write never overwrites a set written meanwhile.
+	// etcd holds; modRevs are the keys' mod revisions when read (0:
+	// absent), so that a write never overwrites a set written meanwhile.
 	Changed []string
 	modRevs map[string]int64
 }
@@ -610,7 +609,8 @@ func renderHost(ctx context.Context, cfg *config.Config, ref string, overrides m
 		}
 		snap, err := ra.ReadAt(ctx, ref)
 		if ce := (*gitsource.CheckoutError)(nil); errors.As(err, &ce) {
-			return nil, nil, errors.New(strings.ReplaceAll(err.Error(), "--against ref:", "--ref "))
+			// ReadAt speaks of diff's flag: say publish's.
+			return nil, nil, errors.New(strings.NewReplacer("--against ref: needs", "--ref needs", "--against ref:", "--ref ").Replace(err.Error()))
 		}
 		reads = append(reads, sourceRead{Snapshot: snap, Err: err})
 		h.Sets = append(h.Sets, fleet.Published{Release: snap.Revision, Source: s.Name, Files: snap.Files, Manifests: snap.Manifests})
@@ -626,6 +626,13 @@ func renderHost(ctx context.Context, cfg *config.Config, ref string, overrides m
 		b, err := fleet.EncodePublished(p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("host %s: %w", cfg.Hostname, err)
+		}
+		// What the host will read must decode there (its size bounded),
+		// and fit in one etcd request.
+		if _, err := fleet.DecodePublished(b, p.Source); err != nil {
+			errs = append(errs, fmt.Sprintf("host %s: source %s: %v", cfg.Hostname, p.Source, err))
+		} else if len(b) > maxValueBytes {
+			errs = append(errs, fmt.Sprintf("host %s: source %s: published set of %d bytes compressed, over the %d an etcd request holds by default", cfg.Hostname, p.Source, len(b), maxValueBytes))
 		}
 		h.enc = append(h.enc, b)
 	}
@@ -678,9 +685,12 @@ func sameSet(old, new []byte, source string) bool {
 
 // Limits of one etcd transaction: embedded and default etcd refuse more
 // than 128 operations (--max-txn-ops) or 1.5 MiB (--max-request-bytes).
+// A wave's puts are split at maxTxnBytes; one host's set over
+// maxValueBytes is refused before anything is written.
 const (
-	maxTxnOps   = 128
-	maxTxnBytes = 1 << 20
+	maxTxnOps     = 128
+	maxTxnBytes   = 1 << 20
+	maxValueBytes = 3<<19 - 64<<10
 )
 
 // writeWave writes a wave's puts, each guarded by its compare (the key
