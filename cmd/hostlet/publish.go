@@ -23,6 +23,7 @@ import (
 	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/sources/configured"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -181,6 +182,9 @@ type publishHost struct {
 	// absent), so that a write never overwrites a set written meanwhile.
 	Changed []string
 	modRevs map[string]int64
+	// pods are the pods the host's sets make (by ID: the spec hash the
+	// host will report in the pod's rollout), as diff computes them.
+	pods map[string]string
 }
 
 func (h *publishHost) key(prefix, source string) string {
@@ -546,7 +550,7 @@ func writeAndWait(ctx context.Context, out *publishOut, cli *clientv3.Client, pr
 		for _, s := range byName[name].Sets {
 			srcs = append(srcs, s.Source)
 		}
-		waitFor = append(waitFor, waitHost{name: name, sources: srcs})
+		waitFor = append(waitFor, waitHost{name: name, sources: srcs, pods: byName[name].pods})
 	}
 	return waitWave(ctx, cli, prefix, rev, waitFor, timeout)
 }
@@ -619,8 +623,13 @@ func renderHost(ctx context.Context, cfg *config.Config, ref string, overrides m
 		return nil, nil, nil
 	}
 	var errs []string
-	for _, e := range buildValidateReport(reads, configured.ValidateOptions(cfg)).Errors {
+	vopts := configured.ValidateOptions(cfg)
+	for _, e := range buildValidateReport(reads, vopts).Errors {
 		errs = append(errs, "host "+cfg.Hostname+": "+e.Error())
+	}
+	h.pods = map[string]string{}
+	for _, p := range desiredFrom(reads, vopts) {
+		h.pods[p.Manifest.ID] = manifest.PodHash(p.Manifest)
 	}
 	for _, p := range h.Sets {
 		b, err := fleet.EncodePublished(p)
@@ -836,10 +845,12 @@ func putRelease(ctx context.Context, cli *clientv3.Client, prefix string, rec fl
 	return err
 }
 
-// waitHost is a host a wave waits for and the sources written for it.
+// waitHost is a host a wave waits for, the sources written for it and
+// the pods they make (ID to spec hash).
 type waitHost struct {
 	name    string
 	sources []string
+	pods    map[string]string
 }
 
 // waitWave waits until every host reports the release rev on its sources
@@ -871,7 +882,7 @@ func waitWave(ctx context.Context, cli *clientv3.Client, prefix, rev string, hos
 			progress[h.name] = "status unreadable: " + err.Error()
 			return ""
 		}
-		fin, halt, waiting := releaseProgress(doc, rev, h.sources)
+		fin, halt, waiting := releaseProgress(doc, rev, h.sources, h.pods)
 		switch {
 		case halt != "":
 			return "host " + h.name + ": " + halt
@@ -953,17 +964,20 @@ func waitWave(ctx context.Context, cli *clientv3.Client, prefix, rev string, hos
 // releaseProgress says where a host stands with release rev, written to
 // its sources: done when every source reports rev and no pod of them is
 // still rolling out or pending at rev; halt (why) when a pod of rev was
-// rolled back or failed; else what it waits for.
-func releaseProgress(doc api.Document, rev string, srcs []string) (done bool, halt, waiting string) {
+// rolled back, or failed with no rollback coming; else what it waits for
+// (a failed pod its host is rolling back halts the release once its
+// rollback shows, with the rollback's reason).
+func releaseProgress(doc api.Document, rev string, srcs []string, pods map[string]string) (done bool, halt, waiting string) {
 	of := map[string]bool{}
 	for _, s := range srcs {
 		of[s] = true
 	}
+	failing := ""
 	for _, p := range doc.Pods {
 		if !of[p.Source] {
 			continue
 		}
-		if r := p.Rollout; r != nil && r.State == hsync.RolloutRolledBack && r.Revision == rev {
+		if r := p.Rollout; r != nil && r.State == hsync.RolloutRolledBack && (r.Revision == rev || (r.Hash != "" && r.Hash == pods[p.ID])) {
 			why := ""
 			if r.Reason != "" {
 				why = ": " + r.Reason
@@ -971,12 +985,23 @@ func releaseProgress(doc api.Document, rev string, srcs []string) (done bool, ha
 			return false, fmt.Sprintf("pod %s rolled back%s", p.ID, why), ""
 		}
 		if p.Phase == hsync.PhaseFailed && p.Revision == rev {
+			if rollingBack(p) {
+				// The host is about to put the last ready version back:
+				// its rollback says why.
+				failing = fmt.Sprintf("pod %s failed (%s); the host rolls it back", p.ID, p.Reason)
+				continue
+			}
 			why := p.Reason
-			if p.Message != "" {
+			if p.Message != "" && !strings.HasPrefix(p.Message, p.Reason) {
 				why += ": " + p.Message
+			} else if p.Message != "" {
+				why = p.Message
 			}
 			return false, fmt.Sprintf("pod %s failed: %s", p.ID, why), ""
 		}
+	}
+	if failing != "" {
+		return false, "", failing
 	}
 	for _, name := range srcs {
 		i := slices.IndexFunc(doc.Sources, func(s sources.Status) bool { return s.Name == name })
@@ -991,16 +1016,42 @@ func releaseProgress(doc api.Document, rev string, srcs []string) (done bool, ha
 			return false, "", w
 		}
 	}
+	// Every pod of the release reported, at its version: a source may
+	// report the release before the sync that applies it.
+	for _, id := range slices.Sorted(maps.Keys(pods)) {
+		i := slices.IndexFunc(doc.Pods, func(p hsync.PodStatus) bool { return p.ID == id })
+		if i < 0 {
+			return false, "", fmt.Sprintf("pod %s not reported yet", id)
+		}
+		p := doc.Pods[i]
+		switch r := p.Rollout; {
+		case r != nil && r.Hash != "" && r.Hash != pods[id]:
+			if r.State == hsync.RolloutHeld {
+				return false, "", fmt.Sprintf("pod %s held", id)
+			}
+			return false, "", fmt.Sprintf("pod %s not at the release's version yet", id)
+		case r != nil && r.State == hsync.RolloutProgressing:
+			return false, "", fmt.Sprintf("pod %s rollout Progressing", id)
+		case r == nil && p.Phase == hsync.PhasePending:
+			return false, "", fmt.Sprintf("pod %s Pending", id)
+		}
+	}
 	for _, p := range doc.Pods {
-		if !of[p.Source] {
-			continue
-		}
-		if r := p.Rollout; r != nil && r.State == hsync.RolloutProgressing {
+		if r := p.Rollout; of[p.Source] && r != nil && r.State == hsync.RolloutProgressing {
 			return false, "", fmt.Sprintf("pod %s rollout Progressing", p.ID)
-		}
-		if p.Revision == rev && (p.Rollout == nil || p.Rollout.State != hsync.RolloutComplete) && p.Phase == hsync.PhasePending {
-			return false, "", fmt.Sprintf("pod %s Pending", p.ID)
 		}
 	}
 	return true, "", ""
+}
+
+// rollingBack reports whether a failed pod's update is about to be rolled
+// back by its host: still Progressing, with a ready version before it,
+// and rollback Auto. A new pod, or one with rollback Never or Hold, stays
+// failed: that halts a release at once.
+func rollingBack(p hsync.PodStatus) bool {
+	r := p.Rollout
+	if r == nil || r.State != hsync.RolloutProgressing || r.PreviousHash == "" {
+		return false
+	}
+	return p.Manifest == nil || p.Manifest.Rollback == "" || p.Manifest.Rollback == manifest.RollbackAuto
 }

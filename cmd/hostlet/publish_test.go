@@ -17,9 +17,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/internal/agenttest"
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 )
@@ -176,7 +181,7 @@ func (f *pubFleet) fakeHosts(t *testing.T, rollout func(host, pod, release strin
 				for _, m := range p.Manifests {
 					state := rollout(host, m.Manifest.ID, p.Release)
 					ps := hsync.PodStatus{ID: m.Manifest.ID, Source: p.Source, Revision: p.Release, Phase: hsync.PhaseRunning,
-						Rollout: &hsync.Rollout{State: state, Revision: p.Release, Since: time.Now().UTC()}}
+						Rollout: &hsync.Rollout{State: state, Revision: p.Release, Hash: manifest.PodHash(m.Manifest.WithDefaults()), Since: time.Now().UTC()}}
 					if state == hsync.RolloutRolledBack {
 						ps.Rollout.Reason = "readiness probe failed 3 times"
 					}
@@ -394,7 +399,7 @@ func TestPublishCanaryRollsBack(t *testing.T) {
 	p, _ := f.published(t, "web-1")
 	doc := api.Document{Hostname: "web-1", Sources: []sources.Status{{Name: "fleet", Revision: sha}}}
 	for _, m := range p.Manifests {
-		doc.Pods = append(doc.Pods, hsync.PodStatus{ID: m.Manifest.ID, Source: "fleet", Revision: sha, Phase: hsync.PhaseRunning, Rollout: &hsync.Rollout{State: hsync.RolloutComplete, Revision: sha}})
+		doc.Pods = append(doc.Pods, hsync.PodStatus{ID: m.Manifest.ID, Source: "fleet", Revision: sha, Phase: hsync.PhaseRunning, Rollout: &hsync.Rollout{State: hsync.RolloutComplete, Revision: sha, Hash: manifest.PodHash(m.Manifest.WithDefaults())}})
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -513,7 +518,8 @@ func TestPublishAbort(t *testing.T) {
 		t.Fatalf("publish %s: exit %d\n%s%s", sha1, r.code, r.stdout, r.stderr)
 	}
 	writeFile(t, f.repo.dir, "common/extra.yaml", pubPodYAML("extra", "example.org/ops/extra:1.0"))
-	sha2 := f.repo.commit("extra everywhere")
+	writeFile(t, f.repo.dir, "hosts/web-1/web.yaml", pubPodYAML("web", "example.org/shop/web:2.0"))
+	sha2 := f.repo.commit("extra everywhere, web 2.0 on web-1")
 	bad.Store(sha2)
 	if r := f.publish(t, "main", "--wave", "canary: role=canary", "--wave", "rest: *"); r.code != 1 {
 		t.Fatalf("publish %s: exit %d, want 1 (the canary rolls back)\n%s%s", sha2, r.code, r.stdout, r.stderr)
@@ -600,5 +606,71 @@ func TestPublishParseMaxUnavailable(t *testing.T) {
 		if got := m.of(tc.total); err == nil && got != tc.want {
 			t.Errorf("parseMaxUnavailable(%q).of(%d) = %d, want %d", tc.in, tc.total, got, tc.want)
 		}
+	}
+}
+
+// TestPublishToAgent publishes to a real hostlet (Docker engine, etcd):
+// the host reads its via: etcd source, runs the pod and reports it; the
+// release completes. A commit whose pod cannot start is rolled back by
+// the host (Failed, then RolledBack), and the release halts saying so.
+func TestPublishToAgent(t *testing.T) {
+	image := dockertest.TestImage(t)
+	instance := dockertest.Instance(t)
+	srv := etcdtest.Start(t)
+	root := t.TempDir()
+	repo := newGitRepo(t, filepath.Join(root, "fleet"))
+	pod := func(extra string) string {
+		return strings.Replace(dockertest.PausePod("web", image, extra), "id: web\n", "id: web\nminReadySeconds: 1\n", 1)
+	}
+	writeFile(t, repo.dir, "hosts/pub-e2e/web.yaml", pod(""))
+	sha1 := repo.commit("web")
+	hostCfg := writeFile(t, root, "pub-e2e.yaml", fmt.Sprintf(`hostname: pub-e2e
+instance: %s
+stateDir: %s
+listen: 127.0.0.1:%d
+docker: {infraImage: %s}
+sync: {interval: 1s}
+etcd: {endpoints: [%s], prefix: %s}
+sources:
+  - name: fleet
+    type: git
+    via: etcd
+    url: http://127.0.0.1:1/fleet.git
+    ref: main
+    paths: ["hosts/{{.Hostname}}"]
+`, instance, filepath.Join(root, "state"), testkit.FreePort(t), image, srv.Endpoint, publishPrefix))
+	cfg, err := config.Load(hostCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agenttest.Start(t, cfg, nil)
+
+	publish := func() cliResult {
+		return runCLI(t, "publish", "--config", hostCfg, "--source", "fleet="+repo.dir, "--ref", "main", "--wave-timeout", "90s")
+	}
+	r := publish()
+	if r.code != 0 || !strings.Contains(r.stdout, "1 host changed.") {
+		t.Fatalf("publish %s to a real host: exit %d\n%s%s", sha1[:7], r.code, r.stdout, r.stderr)
+	}
+
+	// A version that cannot start: the host rolls it back, the release
+	// halts.
+	writeFile(t, repo.dir, "hosts/pub-e2e/web.yaml", fmt.Sprintf(`version: v1beta1
+id: web
+minReadySeconds: 1
+terminationGracePeriodSeconds: 1
+containers:
+  - name: app
+    image: %s
+    imagePullPolicy: Never
+    command: [/nonexistent]
+`, image))
+	sha2 := repo.commit("web cannot start")
+	r = publish()
+	// The host reports the pod Failed (StartError), then RolledBack:
+	// either halts the release.
+	halted := strings.Contains(r.stderr, "host pub-e2e: pod web failed: StartError: container app") || strings.Contains(r.stderr, "host pub-e2e: pod web rolled back")
+	if r.code != 1 || !halted {
+		t.Fatalf("publish %s, cannot start: exit %d, want 1 saying web failed or rolled back\n%s%s", sha2[:7], r.code, r.stdout, r.stderr)
 	}
 }
