@@ -404,3 +404,21 @@ func TestNotifyReceiverDownDoesNotSlowSyncs(t *testing.T) {
 	testkit.WriteFile(t, filepath.Join(local, "api.yaml"), e.pod("api", "1"))
 	e.waitPods(t, 60*time.Second, "api", "web")
 }
+
+// TestRollbackReadinessProbeAtDeadline: a new version whose exec
+// readiness probe never passes is rolled back at its deadline.
+func TestRollbackReadinessProbeAtDeadline(t *testing.T) {
+	e := newEnv(t)
+	port := testkit.FreePort(t)
+	local := filepath.Join(e.dir, "local")
+	const settings = "minReadySeconds: 1\nprogressDeadlineSeconds: 4\n"
+	testkit.WriteFile(t, filepath.Join(local, "web.yaml"), e.webPod(port, "1", settings, "    readinessProbe: {type: exec, exec: {command: [/demo, probe-ok]}, periodSeconds: 1}\n"))
+	cfg := e.config(t, fmt.Sprintf("sources:\n  - {name: local, type: file, path: %s}\n", local))
+	a := e.start(t, cfg)
+	waitRollout(t, a, 90*time.Second, "web", hsync.RolloutComplete, "")
+	testkit.WriteFile(t, filepath.Join(local, "web.yaml"), e.webPod(port, "2", settings, "    readinessProbe: {type: exec, exec: {command: [/demo, probe-fail]}, periodSeconds: 1}\n"))
+	doc := waitRollout(t, a, 90*time.Second, "web", hsync.RolloutRolledBack, "")
+	if r := rollout(doc, "web"); !strings.Contains(r.Reason, "readiness probe not passing") {
+		t.Fatalf("rolled back: %+v, want the readiness probe as the reason", *r)
+	}
+}
