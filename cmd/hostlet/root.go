@@ -47,7 +47,7 @@ func newRootCommand() *cobra.Command {
 // load reads the one config file given (or found by the search order).
 func (g *globalFlags) load() (*config.Config, error) {
 	if len(g.configFiles) > 1 {
-		return nil, fmt.Errorf("--config given %d times; only diff takes several", len(g.configFiles))
+		return nil, fmt.Errorf("--config given %d times; only diff and publish take several", len(g.configFiles))
 	}
 	return config.Load(g.configFile())
 }
