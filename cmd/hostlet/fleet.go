@@ -112,7 +112,7 @@ Exit status: 0, or 1 when etcd cannot be read.`,
 			if output == "json" {
 				return writeJSON(cmd.OutOrStdout(), v)
 			}
-			return writeFleetText(cmd.OutOrStdout(), v, prefix, sel)
+			return writeFleetText(terminalSafe(cmd.OutOrStdout()), v, prefix, sel)
 		},
 	}
 	ef.add(cmd)

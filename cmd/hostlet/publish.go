@@ -233,7 +233,7 @@ func (p *publishOut) done(err error) error {
 		switch {
 		case p.rep.DryRun:
 			p.printf("Dry run: %s would change; nothing written.\n", plural(n, "host"))
-		case len(p.rep.Errors) == 0:
+		case len(p.rep.Errors) == 0 && err == nil:
 			p.printf("%s changed.\n", plural(n, "host"))
 		}
 	}
@@ -271,6 +271,9 @@ func publishEtcd(o publishOptions, first *config.Config) ([]string, string, erro
 }
 
 func publish(ctx context.Context, w io.Writer, o publishOptions) error {
+	if o.output != "json" {
+		w = terminalSafe(w)
+	}
 	out := &publishOut{w: w, json: o.output == "json", rep: publishReport{DryRun: o.dryRun, Hosts: []publishedJS{}, Skipped: []string{}, Errors: []string{}}}
 
 	// Render and validate every host first: nothing is written unless
@@ -401,6 +404,11 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 		out.printf("resuming release %s, halted: %s\n", shortRev(rev), prev.Reason)
 	case prev != nil && prev.State == fleet.StateHalted:
 		return fmt.Errorf("release %s halted at %s: %s; publish a fix (another commit), or --resume %s after a fix on the hosts", shortRev(rev), prev.Updated.Format(time.RFC3339), prev.Reason, o.ref)
+	case prev != nil && prev.State == fleet.StateWaiting:
+		// An earlier publish of it stopped (interrupted, or still
+		// running): publishing it again would count the hosts it wrote
+		// as unchanged and skip their waits (a canary's included).
+		return fmt.Errorf("release %s is still Waiting (since %s): an earlier publish of it stopped before its waves ended, or is running; --resume %s goes on with its waves", shortRev(rev), prev.Updated.Format(time.RFC3339), o.ref)
 	}
 	for i, wave := range waves {
 		wr := fleet.WaveRecord{Name: wave.Name, Selector: wave.Selector.String(), Hosts: []string{}, Changed: []string{}, State: fleet.StatePending}
@@ -721,8 +729,14 @@ func writeWave(ctx context.Context, cli *clientv3.Client, cmps []clientv3.Cmp, p
 		}
 		cur.cmps, cur.puts, size = append(cur.cmps, cmps[i]), append(cur.puts, p), size+n
 	}
-	cur.puts = append(cur.puts, record)
-	chunks = append(chunks, cur)
+	// The record goes with the last puts when it fits, else on its own:
+	// it grows with the fleet (every host's name).
+	if n := len(record.KeyBytes()) + len(record.ValueBytes()); len(cur.puts)+1 < maxTxnOps && size+n <= maxTxnBytes {
+		cur.puts = append(cur.puts, record)
+		chunks = append(chunks, cur)
+	} else {
+		chunks = append(chunks, cur, chunk{puts: []clientv3.Op{record}})
+	}
 	for i, c := range chunks {
 		tctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
 		resp, err := cli.Txn(tctx).If(c.cmps...).Then(c.puts...).Commit()
@@ -1025,6 +1039,9 @@ func releaseProgress(doc api.Document, rev string, srcs []string, pods map[strin
 		}
 		p := doc.Pods[i]
 		switch r := p.Rollout; {
+		case p.Revision != rev:
+			// Not synced since its source took the release.
+			return false, "", fmt.Sprintf("pod %s not synced at the release yet", id)
 		case r != nil && r.Hash != "" && r.Hash != pods[id]:
 			if r.State == hsync.RolloutHeld {
 				return false, "", fmt.Sprintf("pod %s held", id)

@@ -698,7 +698,9 @@ func TestPublishReleaseProgress(t *testing.T) {
 		{name: "source behind", doc: api.Document{Sources: src(old), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutComplete, "v1:old", "", old)}}, waiting: "source fleet at 1111111"},
 		{name: "no such source", doc: api.Document{}, waiting: "source fleet not in its status"},
 		{name: "pod not synced yet", doc: api.Document{Sources: src(rev)}, waiting: "pod web not reported yet"},
-		{name: "old version", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutComplete, "v1:old", "", old)}}, waiting: "pod web not at the release's version yet"},
+		{name: "old version", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutComplete, "v1:old", "", old)}}, waiting: "pod web not synced at the release yet"},
+		{name: "old version, no rollout", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, "", "", "", old)}}, waiting: "pod web not synced at the release yet"},
+		{name: "synced, another hash", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutComplete, "v1:old", "", rev)}}, waiting: "pod web not at the release's version yet"},
 		{name: "progressing", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutProgressing, "v1:new", "v1:old", rev)}}, waiting: "pod web rollout Progressing"},
 		{name: "rolled back", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutRolledBack, "v1:new", "v1:old", rev)}}, halt: "pod web rolled back: why"},
 		{name: "holds back this version", doc: api.Document{Sources: src(old), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutRolledBack, "v1:new", "v1:old", old)}}, halt: "pod web rolled back"},
@@ -711,5 +713,44 @@ func TestPublishReleaseProgress(t *testing.T) {
 				t.Errorf("releaseProgress = %v, halt %q, waiting %q; want %v, %q, %q", done, halt, waiting, tc.done, tc.halt, tc.waiting)
 			}
 		})
+	}
+}
+
+// TestPublishInterruptedRelease: a release whose record still says
+// Waiting (an earlier publish of it stopped before its waves ended) is
+// not published again as if new (its written hosts would count as
+// unchanged and their waits, the canary's included, be skipped):
+// --resume goes on with it.
+func TestPublishInterruptedRelease(t *testing.T) {
+	f := newPubFleet(t)
+	sha := f.repo.commit("three hosts")
+	etcdtest.Put(t, f.cli, fleet.ReleaseKey(publishPrefix, sha), fmt.Sprintf(`{"rev": %q, "ref": "main", "time": "2026-12-05T14:00:00Z", "updated": "2026-12-05T14:00:00Z", "state": "Waiting", "hostsChanged": ["web-1"], "waves": [{"name": "canary", "selector": "role=canary", "hosts": ["web-1"], "changed": ["web-1"], "state": "Waiting"}, {"name": "rest", "selector": "*", "hosts": ["web-2", "web-3"], "changed": [], "state": ""}]}`, sha))
+	before := f.storeRev(t)
+	r := f.publish(t, "main", "--wave", "canary: role=canary", "--wave", "rest: *")
+	if r.code != 1 || !strings.Contains(r.stderr, "still Waiting") || !strings.Contains(r.stderr, "--resume") || strings.Contains(r.stdout, "changed.") {
+		t.Fatalf("publish of an interrupted release: exit %d, want 1 pointing to --resume\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after := f.storeRev(t); after != before {
+		t.Fatalf("the refused publish wrote to etcd: store revision %d -> %d", before, after)
+	}
+}
+
+// TestPublishLargeRecord: a release record that does not fit beside a
+// full transaction of puts (it grows with the fleet) goes in a
+// transaction of its own, never making one etcd refuses.
+func TestPublishLargeRecord(t *testing.T) {
+	srv := etcdtest.Start(t)
+	cli := srv.Client(t)
+	var cmps []clientv3.Cmp
+	var puts []clientv3.Op
+	for i := range 120 {
+		k := fmt.Sprintf("/hostlet/desired/host-%03d/fleet", i)
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", 0))
+		puts = append(puts, clientv3.OpPut(k, strings.Repeat("v", 8<<10)))
+	}
+	record := clientv3.OpPut("/hostlet/releases/r", strings.Repeat("h", 600<<10))
+	n, err := writeWave(t.Context(), cli, cmps, puts, record)
+	if err != nil || n != 2 {
+		t.Fatalf("writeWave: %d transactions, %v; want 2 (the record on its own)", n, err)
 	}
 }

@@ -422,6 +422,18 @@ func (c *Config) complete() error {
 
 // checkTopLevel checks the keys outside sources and stats.
 func (c *Config) checkTopLevel(bad badFunc) {
+	// The hostname names the host's etcd keys (status, liveness, events,
+	// its published set): a path element, never a path.
+	if h := c.Hostname; len(h) > 253 || h == "." || h == ".." || strings.IndexFunc(h, func(r rune) bool {
+		return r == '/' || r == '\\' || r <= ' ' || r == 0x7f
+	}) >= 0 {
+		bad("hostname", "%q is not a host name (no '/', space or control character, not . or .., at most 253 bytes)", truncateKey(h))
+	}
+	// One spelling of the prefix for every key built from it: a leading
+	// '/', no trailing one.
+	if p := strings.Trim(c.Etcd.Prefix, "/"); p != "" {
+		c.Etcd.Prefix = "/" + p
+	}
 	if c.Sync.Interval <= 0 {
 		bad("sync.interval", "must be positive, got %s", c.Sync.Interval)
 	}

@@ -41,3 +41,27 @@ func TestLabels(t *testing.T) {
 		})
 	}
 }
+
+// TestHostnameAndPrefix: a hostname is one path element of the host's
+// etcd keys; the prefix is spelled one way.
+func TestHostnameAndPrefix(t *testing.T) {
+	for _, tt := range []struct {
+		yaml, wantErr, prefix string
+	}{
+		{yaml: "hostname: web-1\n", prefix: "/hostlet"},
+		{yaml: "hostname: Web_1.example\n", prefix: "/hostlet"},
+		{yaml: "hostname: web-1\netcd: {prefix: \"hostlet/\"}\n", prefix: "/hostlet"},
+		{yaml: "hostname: web-1\netcd: {prefix: \"/a/b//\"}\n", prefix: "/a/b"},
+		{yaml: "hostname: \"x/../web-2\"\n", wantErr: `key "hostname": "x/../web-2" is not a host name`},
+		{yaml: "hostname: \"..\"\n", wantErr: `key "hostname"`},
+		{yaml: "hostname: \"a b\"\n", wantErr: `key "hostname"`},
+	} {
+		c, err := Load(writeConfig(t, tt.yaml))
+		switch {
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%q: %v, want an error containing %q", tt.yaml, err, tt.wantErr)
+		case tt.wantErr == "" && (err != nil || c.Etcd.Prefix != tt.prefix):
+			t.Errorf("%q: %v, prefix %q; want %q", tt.yaml, err, c.Etcd.Prefix, tt.prefix)
+		}
+	}
+}

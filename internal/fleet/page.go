@@ -9,7 +9,6 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -80,7 +79,10 @@ type pageData struct {
 // Details reads host's pods (from its status) and recent events.
 func Details(ctx context.Context, kv KV, prefix, host string) HostDetail {
 	var d HostDetail
-	resp, err := kv.Get(ctx, path.Join("/", prefix, "status", host))
+	// The keys as the reporter writes them (no path cleaning: a host
+	// name read from a key stays under its prefix).
+	base := strings.TrimSuffix(prefix, "/")
+	resp, err := kv.Get(ctx, base+"/status/"+host)
 	switch {
 	case err != nil:
 		d.Error = cut(err.Error(), maxErrorBytes)
@@ -107,7 +109,7 @@ func Details(ctx context.Context, kv KV, prefix, host string) HostDetail {
 			d.Pods = append(d.Pods, l)
 		}
 	}
-	evs, err := kv.Get(ctx, path.Join("/", prefix, "events", host)+"/", clientv3.WithPrefix(),
+	evs, err := kv.Get(ctx, base+"/events/"+host+"/", clientv3.WithPrefix(),
 		clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(MaxEvents))
 	if err == nil {
 		for _, kv := range evs.Kvs {
