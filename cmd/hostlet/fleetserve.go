@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hostlet/hostlet/internal/fleet"
-	"github.com/hostlet/hostlet/internal/redact"
-	"github.com/hostlet/hostlet/sources"
 )
 
 func newFleetServeCommand(g *globalFlags) *cobra.Command {
@@ -37,9 +35,9 @@ behind a proxy that has.`,
 			if err != nil {
 				return err
 			}
-			cli, err := sources.DialEtcd(endpoints)
+			cli, _, err := dialFleetEtcd(endpoints)
 			if err != nil {
-				return redact.Error(err, endpoints...)
+				return err
 			}
 			defer cli.Close()
 			ln, err := net.Listen("tcp", listen)

@@ -21,7 +21,6 @@ import (
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/fleet"
-	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
@@ -354,14 +353,11 @@ func publish(ctx context.Context, w io.Writer, o publishOptions) error {
 	if err != nil {
 		return err
 	}
-	cli, err := sources.DialEtcd(endpoints)
+	cli, etcdErr, err := dialFleetEtcd(endpoints)
 	if err != nil {
-		return redact.Error(err, endpoints...)
+		return err
 	}
 	defer cli.Close()
-	etcdErr := func(err error) error {
-		return redact.Error(fmt.Errorf("etcd %s: %w", endpointsText(endpoints), err), endpoints...)
-	}
 	for _, h := range hosts {
 		if err := h.compare(ctx, cli, prefix); err != nil {
 			return etcdErr(err)
@@ -769,14 +765,11 @@ func abortRelease(ctx context.Context, w io.Writer, o publishOptions) error {
 	if err != nil {
 		return err
 	}
-	cli, err := sources.DialEtcd(endpoints)
+	cli, etcdErr, err := dialFleetEtcd(endpoints)
 	if err != nil {
-		return redact.Error(err, endpoints...)
+		return err
 	}
 	defer cli.Close()
-	etcdErr := func(err error) error {
-		return redact.Error(fmt.Errorf("etcd %s: %w", endpointsText(endpoints), err), endpoints...)
-	}
 	rctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
 	resp, err := cli.Get(rctx, fleet.ReleaseKey(prefix, "")+"/", clientv3.WithPrefix())
 	cancel()
