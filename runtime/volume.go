@@ -28,6 +28,14 @@ func (d *Docker) EnsureVolume(ctx context.Context, name string, labels map[strin
 		return fmt.Errorf("ensure volume %q: %w", name, translate(err))
 	}
 	if v.Labels[LabelManaged] != "true" || v.Labels[LabelInstance] != d.instance {
+		// After an engine restart, creating a volume that exists may
+		// answer without its labels (seen with Docker 20.10): ask for
+		// the volume itself before calling it someone else's.
+		if iv, err := d.cli.VolumeInspect(ctx, name); err == nil {
+			v = iv
+		}
+	}
+	if v.Labels[LabelManaged] != "true" || v.Labels[LabelInstance] != d.instance {
 		return fmt.Errorf("ensure volume %q: %w", name,
 			classify(fmt.Errorf("volume exists and does not belong to hostlet instance %q", d.instance), ErrConflict))
 	}
