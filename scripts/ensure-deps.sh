@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what hostlet's quickstart and tests need is here: git and a
 # running Docker engine, and with --test also Chromium (the fleet page is
-# tested in a real headless browser). On Debian as root it installs what
+# tested in a real headless browser) and tzdata (time zones). On Debian as root it installs what
 # is missing (docker.io, git, chromium) and starts dockerd; elsewhere it
 # says exactly what is missing and how to get it. Idempotent.
 set -euo pipefail
@@ -16,6 +16,8 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v docker >/dev/null 2>&1 || missing+=(docker.io)
 if [ "${1:-}" = --test ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  # The maintenance windows' tests read time zones from the system.
+  [ -e /usr/share/zoneinfo/Europe/Berlin ] || missing+=(tzdata)
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -55,13 +55,22 @@ const (
 	envChild = "HOSTLET_FLEETSIM_ETCD"
 )
 
-// TestSimEtcdServer is the etcd of the simulation, run by TestFleetSim in
-// a process of its own (so that its CPU and RSS are its own): it prints
-// its endpoint and serves until its stdin closes.
-func TestSimEtcdServer(t *testing.T) {
-	if os.Getenv(envChild) == "" {
-		t.Skip("run by TestFleetSim")
+// TestMain runs the test binary as the simulation's etcd when TestFleetSim
+// starts it with envChild set (a process of its own, so that its CPU and
+// RSS are its own), and the tests otherwise.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if os.Getenv(envChild) != "" {
+		testing.Main(func(string, string) (bool, error) { return true, nil },
+			[]testing.InternalTest{{Name: "SimEtcdServer", F: simEtcdServer}}, nil, nil)
+		return
 	}
+	os.Exit(m.Run())
+}
+
+// simEtcdServer prints the etcd's endpoint and serves until its stdin
+// closes.
+func simEtcdServer(t *testing.T) {
 	srv := etcdtest.Start(t)
 	fmt.Printf("ENDPOINT %s\n", srv.Endpoint)
 	_, _ = io.Copy(io.Discard, os.Stdin)
@@ -75,7 +84,7 @@ type etcdProc struct {
 
 func startEtcd(t *testing.T) etcdProc {
 	t.Helper()
-	args := []string{"-test.run=^TestSimEtcdServer$", "-test.v"}
+	args := []string{"-test.v"}
 	if *simEtcdProfile != "" {
 		args = append(args, "-test.cpuprofile="+*simEtcdProfile)
 	}
@@ -513,8 +522,8 @@ func simulate(t *testing.T, n int) []result {
 		res.valueAvg = res.releaseBytes / n
 		res.releaseBytes += len(`{"release":"` + r.rev + `"}`)
 		dbBefore := dbSize(t, pub, etcd.endpoint)
-		// Quiet: let the agents' syncs after the last round settle.
-		time.Sleep(2 * time.Second)
+		// Quiet: the agents' syncs after the last round settled.
+		waitQuiet(t, strconv.Itoa(etcd.pid))
 		etcd0, self0 := usageOf(t, strconv.Itoa(etcd.pid)), usageOf(t, "self")
 		t0 := time.Now()
 		for j, a := range agents {
@@ -615,3 +624,23 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // encodeJSON encodes v as EncodePublished does before gzip.
 func encodeJSON(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
+
+// waitQuiet waits (at most a minute) until this process and the etcd
+// process pid used under 10 ms of CPU each over a 250 ms sample: what the
+// last round started has settled before the next is measured.
+func waitQuiet(t *testing.T, pid string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		self0, etcd0 := usageOf(t, "self"), usageOf(t, pid)
+		tick := time.NewTimer(250 * time.Millisecond)
+		<-tick.C
+		self1, etcd1 := usageOf(t, "self"), usageOf(t, pid)
+		if self1.cpu-self0.cpu < 10*time.Millisecond && etcd1.cpu-etcd0.cpu < 10*time.Millisecond {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agents and etcd not quiet within a minute (last sample: %s and %s of CPU in 250 ms)", self1.cpu-self0.cpu, etcd1.cpu-etcd0.cpu)
+		}
+	}
+}
