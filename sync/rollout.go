@@ -93,8 +93,10 @@ type podRollout struct {
 	// from when it sees the pod ready.
 	readySince time.Time
 	// unrestorable says why the last ready version is not restored (the
-	// host's policy no longer allows it); "" when it is.
-	unrestorable string
+	// host's policy no longer allows it, or it is not known); "" when it
+	// is. checkedGood is the hash of the kept version last checked
+	// against the policy.
+	unrestorable, checkedGood string
 }
 
 // observation is what a sync saw of a pod, as the rollout state machine

@@ -60,6 +60,7 @@ func (s *Syncer) effectiveLocked(pods []Pod) ([]Pod, updateView) {
 			continue
 		}
 		if r.Good == nil {
+			r.checkedGood = ""
 			// Held back, but what to restore is not known (the sealed
 			// rollouts were lost): what runs is left as it is, as a
 			// held pod is, rather than the bad version applied again.
@@ -71,17 +72,21 @@ func (s *Syncer) effectiveLocked(pods []Pod) ([]Pod, updateView) {
 			out = append([]Pod(nil), pods...)
 		}
 		good := r.Good.pod()
-		if err := validate.Manifest(manifest.Sourced{Manifest: good.Manifest, Origin: manifest.Origin{Source: good.Source}}, s.opts.HostPaths); err != nil {
-			// The host's policy changed since: what was ready is not
-			// allowed any more; the new version stays, and the status
-			// says why.
-			if r.unrestorable == "" {
+		// Checked once per kept version (the host's policy is fixed while
+		// hostlet runs), not at every sync of a rolled back pod.
+		if r.checkedGood != r.Good.Hash {
+			r.checkedGood, r.unrestorable = r.Good.Hash, ""
+			if err := validate.Manifest(manifest.Sourced{Manifest: good.Manifest, Origin: manifest.Origin{Source: good.Source}}, s.opts.HostPaths); err != nil {
+				// The host's policy changed since: what was ready is not
+				// allowed any more; the new version stays, and the status
+				// says why.
 				s.log.Warn("the last ready version of a rolled back pod is not valid on this host any more; not restored", "pod", id, "error", err)
+				r.unrestorable = "the last ready version is not allowed on this host any more, so the new version stays: " + textcap.Truncate(err.Error(), 512)
 			}
-			r.unrestorable = "the last ready version is not allowed on this host any more, so the new version stays: " + textcap.Truncate(err.Error(), 512)
+		}
+		if r.unrestorable != "" {
 			continue
 		}
-		r.unrestorable = ""
 		out[i] = good
 		v.restoring[id] = true
 	}
