@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hostlet/hostlet/internal/clock"
 	"io"
 	"maps"
 	"slices"
@@ -734,17 +735,56 @@ func writeWave(ctx context.Context, cli *clientv3.Client, cmps []clientv3.Cmp, p
 		chunks = append(chunks, cur, chunk{puts: []clientv3.Op{record}})
 	}
 	for i, c := range chunks {
-		tctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
-		resp, err := cli.Txn(tctx).If(c.cmps...).Then(c.puts...).Commit()
-		cancel()
-		if err != nil {
+		if err := commitChunk(ctx, cli, c.cmps, c.puts); err != nil {
 			return i, err
-		}
-		if !resp.Succeeded {
-			return i, errors.New("a host's key changed since it was read (another publish at the same time?); publish again")
 		}
 	}
 	return len(chunks), nil
+}
+
+// publishTries bounds the tries of one transaction that etcd did not
+// answer (a leader election after a member was lost).
+const publishTries = 5
+
+// commitChunk commits one transaction of a wave. A try etcd did not
+// answer may have been applied: the next try, whose compares then fail,
+// reads the keys back, and their holding exactly what was written counts
+// as done.
+func commitChunk(ctx context.Context, cli *clientv3.Client, cmps []clientv3.Cmp, puts []clientv3.Op) error {
+	unanswered := false
+	for try := 1; ; try++ {
+		tctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
+		resp, err := cli.Txn(tctx).If(cmps...).Then(puts...).Commit()
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil && try < publishTries:
+			unanswered = true
+			if !clock.Sleep(ctx, clock.Real{}, time.Duration(try)*time.Second) {
+				return ctx.Err()
+			}
+			continue
+		case err != nil:
+			return err
+		case resp.Succeeded:
+			return nil
+		case unanswered && holds(ctx, cli, puts):
+			return nil
+		}
+		return errors.New("a host's key changed since it was read (another publish at the same time?); publish again")
+	}
+}
+
+// holds reports whether every key of puts holds the value put.
+func holds(ctx context.Context, cli *clientv3.Client, puts []clientv3.Op) bool {
+	for _, p := range puts {
+		tctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
+		resp, err := cli.Get(tctx, string(p.KeyBytes()))
+		cancel()
+		if err != nil || len(resp.Kvs) != 1 || !bytes.Equal(resp.Kvs[0].Value, p.ValueBytes()) {
+			return false
+		}
+	}
+	return true
 }
 
 func releaseOp(prefix string, rec fleet.Release) clientv3.Op {
@@ -845,11 +885,7 @@ func getRelease(ctx context.Context, cli *clientv3.Client, prefix, rev string) (
 }
 
 func putRelease(ctx context.Context, cli *clientv3.Client, prefix string, rec fleet.Release) error {
-	op := releaseOp(prefix, rec)
-	tctx, cancel := context.WithTimeout(ctx, publishEtcdTimeout)
-	defer cancel()
-	_, err := cli.Do(tctx, op)
-	return err
+	return commitChunk(ctx, cli, nil, []clientv3.Op{releaseOp(prefix, rec)})
 }
 
 // waitHost is a host a wave waits for, the sources written for it and
