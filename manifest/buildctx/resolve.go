@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/patternmatcher"
 	"github.com/moby/patternmatcher/ignorefile"
@@ -114,95 +113,6 @@ func readRecipe(b *manifest.Build, folder Folder) (string, error) {
 	return string(data), nil
 }
 
-// CheckRecipe parses a Dockerfile with buildkit's parser, checks that
-// target, when given, is one of its stages, and refuses what would make
-// the engine reach beyond the context on the host's behalf: ADD of a URL
-// or a git repository (fetched by the engine from the host's network,
-// whatever the build's network), an ADD source named by a variable, RUN
-// flags but cache mounts (a bind, secret or ssh mount, --network,
-// --security; cache mounts are dropped from what is sent: see
-// sentRecipe), and a syntax directive naming another frontend than
-// Docker's own (the engine pulls and runs the frontend image it names).
-func CheckRecipe(recipe, target string) error {
-	if name, _, _, ok := parser.DetectSyntax([]byte(recipe)); ok && !officialFrontend(name) {
-		return fieldErr("dockerfile", "the syntax directive (%q) is refused: the engine would pull and run that frontend image (docker/dockerfile is allowed); remove the line", name)
-	}
-	res, err := parser.Parse(strings.NewReader(recipe))
-	if err != nil {
-		return fieldErr("dockerfile", "does not parse: %v", err)
-	}
-	for _, n := range res.AST.Children {
-		if err := checkFlags(n); err != nil {
-			return err
-		}
-	}
-	stages, _, err := instructions.Parse(res.AST, nil)
-	if err != nil {
-		return fieldErr("dockerfile", "does not parse: %v", err)
-	}
-	if len(stages) == 0 {
-		return fieldErr("dockerfile", "has no FROM")
-	}
-	for _, st := range stages {
-		for _, cmd := range st.Commands {
-			if err := checkCommand(cmd, 0); err != nil {
-				return err
-			}
-		}
-	}
-	if target == "" {
-		return nil
-	}
-	var names []string
-	for _, s := range stages {
-		if strings.EqualFold(s.Name, target) {
-			return nil
-		}
-		if s.Name != "" {
-			names = append(names, s.Name)
-		}
-	}
-	return fieldErr("target", "%q is not a stage of the Dockerfile (stages: %s)", target, strings.Join(names, ", "))
-}
-
-// officialFrontend reports whether a syntax directive names Docker's own
-// Dockerfile frontend (docker/dockerfile, any tag).
-func officialFrontend(name string) bool {
-	repo, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(name, "docker.io/"), "index.docker.io/"), "@")
-	repo, _, _ = strings.Cut(repo, ":")
-	return repo == "docker/dockerfile" || repo == "docker/dockerfile-upstream"
-}
-
-// checkFlags refuses a RUN flag other than a cache mount (see
-// CheckRecipe).
-func checkFlags(n *parser.Node) error {
-	if !strings.EqualFold(n.Value, "run") {
-		return nil
-	}
-	for _, f := range n.Flags {
-		if !cacheMount(f) {
-			name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
-			return fieldErr("dockerfile", "line %d: RUN --%s is refused (a bind, secret or ssh mount reaches the engine's other builds and the host; network and security modes are the host's; a cache mount is allowed)", n.StartLine, name)
-		}
-	}
-	return nil
-}
-
-// cacheMount reports whether a RUN flag is a cache mount
-// (--mount=type=cache,...).
-func cacheMount(flag string) bool {
-	v, ok := strings.CutPrefix(flag, "--mount=")
-	if !ok {
-		return false
-	}
-	for _, opt := range strings.Split(v, ",") {
-		if k, val, _ := strings.Cut(opt, "="); strings.TrimSpace(strings.ToLower(k)) == "type" {
-			return strings.TrimSpace(strings.ToLower(val)) == "cache"
-		}
-	}
-	return false
-}
-
 // sentRecipe is the Dockerfile as hostlet sends it: recipe without its
 // RUN steps' cache mounts. A cache mount only saves work (what RUN makes
 // is the same without it), but BuildKit keeps its caches per engine, by
@@ -237,42 +147,6 @@ func sentRecipe(recipe string) string {
 		return recipe
 	}
 	return strings.Join(lines, "")
-}
-
-// checkCommand refuses an instruction that reaches beyond the context
-// (see CheckRecipe); an ONBUILD's instruction is checked too.
-func checkCommand(cmd instructions.Command, depth int) error {
-	line := func() int {
-		if l := cmd.Location(); len(l) > 0 {
-			return l[0].Start.Line
-		}
-		return 0
-	}
-	switch c := cmd.(type) {
-	case *instructions.AddCommand:
-		for _, src := range c.SourcePaths {
-			switch {
-			case strings.Contains(src, "$"):
-				return fieldErr("dockerfile", "line %d: ADD %s: a source named by a variable is refused (it could be a URL); use COPY", line(), src)
-			case strings.Contains(src, "://"), strings.HasPrefix(src, "git@"), strings.HasSuffix(src, ".git"):
-				return fieldErr("dockerfile", "line %d: ADD %s: a URL or git source is refused (the engine would fetch it from the host's network); copy files of the context instead", line(), src)
-			}
-		}
-	case *instructions.OnbuildCommand:
-		if depth > 0 {
-			return nil
-		}
-		res, err := parser.Parse(strings.NewReader(c.Expression))
-		if err != nil || len(res.AST.Children) == 0 {
-			return nil
-		}
-		inner, err := instructions.ParseCommand(res.AST.Children[0])
-		if err != nil {
-			return nil
-		}
-		return checkCommand(inner, depth+1)
-	}
-	return nil
 }
 
 // contextFiles reads every file of the context that .dockerignore does not

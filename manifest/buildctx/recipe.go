@@ -1,0 +1,450 @@
+package buildctx
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/distribution/reference"
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"github.com/moby/buildkit/frontend/dockerfile/shell"
+)
+
+// MaxTriggers bounds the ONBUILD triggers of a base image CheckTriggers
+// reads (each is bounded by MaxRecipe).
+const MaxTriggers = 256
+
+// classicNote says that a problem was found in the classic builder's
+// reading only: a line BuildKit reads as part of a heredoc.
+const classicNote = " (as the engine's classic builder reads it, without heredocs)"
+
+// CheckRecipe parses a Dockerfile with buildkit's parser, checks that
+// target, when given, is one of its stages, and refuses what would make
+// the engine reach beyond the context on the host's behalf, or make what
+// it builds look like hostlet's:
+//
+//   - ADD of a URL or a git repository (fetched by the engine from the
+//     host's network, whatever the build's network), and an ADD source
+//     named by a variable;
+//   - RUN flags but cache mounts (a bind, secret or ssh mount, --network,
+//     --security; cache mounts are dropped from what is sent: see
+//     sentRecipe);
+//   - a LABEL key of hostlet's (io.hostlet.*, however quoted or escaped),
+//     or made from a variable (it could expand to one): the classic
+//     builder's step containers carry the image's labels;
+//   - the same in an ONBUILD (which runs in the builds FROM the image),
+//     and an ONBUILD in an ONBUILD;
+//   - a syntax directive naming another frontend than Docker's own (the
+//     engine pulls and runs the frontend image it names).
+//
+// The rules are applied to the Dockerfile as each builder reads it:
+// BuildKit's parser reads heredocs (`COPY <<EOF /x` and the lines up to
+// EOF), the engine's classic builder does not, and reads each line of a
+// heredoc's body as an instruction of its own.
+func CheckRecipe(recipe, target string) error {
+	if name, _, _, ok := parser.DetectSyntax([]byte(recipe)); ok && !officialFrontend(name) {
+		return fieldErr("dockerfile", "the syntax directive (%q) is refused: the engine would pull and run that frontend image (docker/dockerfile is allowed); remove the line", name)
+	}
+	res, err := parser.Parse(strings.NewReader(recipe))
+	if err != nil {
+		return fieldErr("dockerfile", "does not parse: %v", err)
+	}
+	if p := nodesProblem(res.AST.Children, 0); p != nil {
+		return fieldErr("dockerfile", "line %d: %s", p.line, p.msg)
+	}
+	stages, _, err := instructions.Parse(res.AST, nil)
+	if err != nil {
+		return fieldErr("dockerfile", "does not parse: %v", err)
+	}
+	if len(stages) == 0 {
+		return fieldErr("dockerfile", "has no FROM")
+	}
+	if p := nodesProblem(classicNodes(recipe), 0); p != nil {
+		return fieldErr("dockerfile", "line %d%s: %s", p.line, classicNote, p.msg)
+	}
+	if target == "" {
+		return nil
+	}
+	var names []string
+	for _, s := range stages {
+		if strings.EqualFold(s.Name, target) {
+			return nil
+		}
+		if s.Name != "" {
+			names = append(names, s.Name)
+		}
+	}
+	return fieldErr("target", "%q is not a stage of the Dockerfile (stages: %s)", target, strings.Join(names, ", "))
+}
+
+// CheckTriggers checks the ONBUILD triggers of a base image (its
+// config's OnBuild: each an instruction the builder runs at the start of
+// a build FROM the image) with CheckRecipe's rules, as both builders read
+// them.
+func CheckTriggers(triggers []string) error {
+	if len(triggers) > MaxTriggers {
+		return fmt.Errorf("%d ONBUILD triggers, over the limit of %d", len(triggers), MaxTriggers)
+	}
+	for _, t := range triggers {
+		if len(t) > MaxRecipe {
+			return fmt.Errorf("an ONBUILD trigger of %d bytes, over the limit of %d", len(t), MaxRecipe)
+		}
+		if msg := triggerProblem(t, 1); msg != "" {
+			return fmt.Errorf("ONBUILD trigger %q is refused: %s", shortText(t), msg)
+		}
+	}
+	return nil
+}
+
+// HeredocLine is the line of the recipe's first instruction with a
+// heredoc as BuildKit's parser reads it, 0 when it has none: the engine's
+// classic builder reads the recipe differently.
+func HeredocLine(recipe string) (int, error) {
+	res, err := parser.Parse(strings.NewReader(recipe))
+	if err != nil {
+		return 0, fieldErr("dockerfile", "does not parse: %v", err)
+	}
+	for _, n := range res.AST.Children {
+		if len(n.Heredocs) > 0 {
+			return n.StartLine, nil
+		}
+	}
+	return 0, nil
+}
+
+// problem is a rule an instruction breaks, at a line of its text.
+type problem struct {
+	line int
+	msg  string
+}
+
+// nodesProblem is the first problem of a reading's instructions; depth
+// is 1 inside an ONBUILD.
+func nodesProblem(nodes []*parser.Node, depth int) *problem {
+	for _, n := range nodes {
+		if msg := nodeProblem(n, depth); msg != "" {
+			return &problem{line: n.StartLine, msg: msg}
+		}
+	}
+	return nil
+}
+
+// classicText is text as the classic builder's parser reads it, for
+// buildkit's parser: it reads a heredoc only where a line (its
+// continuations joined) holds "<<", so every "<" becomes a character
+// that means nothing to the parser, its shell lexer or the rules, and a
+// heredoc's body is read line by line as instructions.
+func classicText(text string) string {
+	return strings.ReplaceAll(text, "<", "\u2039")
+}
+
+// classicNodes are the instructions of text as the classic builder reads
+// it. When it does not parse as a whole (a heredoc's body line that is a
+// malformed instruction: the classic builder refuses the file), each line
+// is read alone, and lines that do not parse are left out.
+func classicNodes(text string) []*parser.Node {
+	t := classicText(text)
+	if res, err := parser.Parse(strings.NewReader(t)); err == nil {
+		return res.AST.Children
+	}
+	var nodes []*parser.Node
+	for i, line := range strings.Split(t, "\n") {
+		res, err := parser.Parse(strings.NewReader(line))
+		if err != nil {
+			continue
+		}
+		for _, n := range res.AST.Children {
+			n.StartLine, n.EndLine = i+1, i+1
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes
+}
+
+// triggerProblem is the first problem of an ONBUILD's instruction (a
+// Dockerfile's, or a base image's trigger) read as either builder reads
+// it; depth is that of the instruction. A trigger BuildKit cannot read is
+// left to the classic reading (BuildKit refuses it).
+func triggerProblem(text string, depth int) string {
+	if res, err := parser.Parse(strings.NewReader(text)); err == nil {
+		if p := nodesProblem(res.AST.Children, depth); p != nil {
+			return p.msg
+		}
+	}
+	if p := nodesProblem(classicNodes(text), depth); p != nil {
+		return p.msg
+	}
+	return ""
+}
+
+// nodeProblem is the rule instruction n breaks, "" when none. An
+// instruction that does not parse on its own (a heredoc's body line in
+// the classic reading) is checked from its words.
+func nodeProblem(n *parser.Node, depth int) string {
+	if msg := flagProblem(n); msg != "" {
+		return msg
+	}
+	cmd, err := instructions.ParseCommand(n)
+	if err != nil {
+		return rawProblem(n, depth)
+	}
+	switch c := cmd.(type) {
+	case *instructions.AddCommand:
+		return addProblem(c.SourcePaths)
+	case *instructions.LabelCommand:
+		for _, kv := range c.Labels {
+			if msg := labelProblem(kv.Key); msg != "" {
+				return msg
+			}
+		}
+	case *instructions.OnbuildCommand:
+		if depth > 0 {
+			return "ONBUILD inside an ONBUILD is refused"
+		}
+		msg := ""
+		if n.Next != nil && len(n.Next.Children) > 0 {
+			msg = nodeProblem(n.Next.Children[0], depth+1)
+		}
+		if msg == "" {
+			// The trigger as the image records it, heredocs' bodies
+			// included: what a build FROM it reads.
+			msg = triggerProblem(c.Expression, depth+1)
+		}
+		if msg != "" {
+			return "ONBUILD " + msg
+		}
+	}
+	return ""
+}
+
+// rawProblem is nodeProblem for an instruction that does not parse: an
+// ADD's sources (its words but the last), a LABEL's keys, an ONBUILD's
+// instruction.
+func rawProblem(n *parser.Node, depth int) string {
+	var words []string
+	for w := n.Next; w != nil; w = w.Next {
+		words = append(words, w.Value)
+	}
+	switch strings.ToLower(n.Value) {
+	case "add":
+		if len(words) > 1 {
+			return addProblem(words[:len(words)-1])
+		}
+	case "label":
+		for i := 0; i < len(words); i += 2 {
+			if msg := labelProblem(words[i]); msg != "" {
+				return msg
+			}
+		}
+	case "onbuild":
+		if depth > 0 {
+			return "ONBUILD inside an ONBUILD is refused"
+		}
+		if n.Next != nil && len(n.Next.Children) > 0 {
+			if msg := nodeProblem(n.Next.Children[0], depth+1); msg != "" {
+				return "ONBUILD " + msg
+			}
+		}
+	}
+	return ""
+}
+
+// addProblem refuses an ADD source that is a URL, a git repository or a
+// variable (see CheckRecipe).
+func addProblem(sources []string) string {
+	for _, src := range sources {
+		switch {
+		case strings.Contains(src, "$"):
+			return fmt.Sprintf("ADD %s: a source named by a variable is refused (it could be a URL); use COPY", shortText(src))
+		case strings.Contains(src, "://"), strings.HasPrefix(src, "git@"), strings.HasSuffix(src, ".git"):
+			return fmt.Sprintf("ADD %s: a URL or git source is refused (the engine would fetch it from the host's network); copy files of the context instead", shortText(src))
+		}
+	}
+	return ""
+}
+
+// labelProblem refuses a LABEL key of hostlet's, or made from a
+// variable. The key is as written: its quotes and escapes are dropped
+// before it is compared (the builders drop them), in any case.
+func labelProblem(key string) string {
+	if strings.Contains(key, "$") {
+		return fmt.Sprintf("LABEL %s: a label key made from a variable is refused (it could expand to one of hostlet's io.hostlet.* labels); write the key out", shortText(key))
+	}
+	bare := strings.Map(func(r rune) rune {
+		if strings.ContainsRune("\"'\\`", r) || unicode.IsSpace(r) {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, key)
+	if strings.HasPrefix(bare, "io.hostlet.") {
+		return fmt.Sprintf("LABEL %s: io.hostlet.* labels are hostlet's own (they say which instance and pod a container belongs to); use a label of your own", shortText(key))
+	}
+	return ""
+}
+
+// flagProblem refuses a RUN flag other than a cache mount (see
+// CheckRecipe).
+func flagProblem(n *parser.Node) string {
+	if !strings.EqualFold(n.Value, "run") {
+		return ""
+	}
+	for _, f := range n.Flags {
+		if !cacheMount(f) {
+			name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+			return fmt.Sprintf("RUN --%s is refused (a bind, secret or ssh mount reaches the engine's other builds and the host; network and security modes are the host's; a cache mount is allowed)", shortText(name))
+		}
+	}
+	return ""
+}
+
+// cacheMount reports whether a RUN flag is a cache mount
+// (--mount=type=cache,...).
+func cacheMount(flag string) bool {
+	v, ok := strings.CutPrefix(flag, "--mount=")
+	if !ok {
+		return false
+	}
+	for _, opt := range strings.Split(v, ",") {
+		if k, val, _ := strings.Cut(opt, "="); strings.TrimSpace(strings.ToLower(k)) == "type" {
+			return strings.TrimSpace(strings.ToLower(val)) == "cache"
+		}
+	}
+	return false
+}
+
+// officialFrontend reports whether a syntax directive names Docker's own
+// Dockerfile frontend (docker/dockerfile, any tag).
+func officialFrontend(name string) bool {
+	repo, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(name, "docker.io/"), "index.docker.io/"), "@")
+	repo, _, _ = strings.Cut(repo, ":")
+	return repo == "docker/dockerfile" || repo == "docker/dockerfile-upstream"
+}
+
+// maxShown bounds the text of a Dockerfile an error quotes.
+const maxShown = 120
+
+// shortText is s as an error shows it: control characters replaced, cut
+// to maxShown bytes.
+func shortText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > maxShown {
+		s = s[:maxShown] + "..."
+	}
+	return s
+}
+
+// builderArgs are the variables the builders give a FROM besides the
+// ARGs before it (BuildKit's platform variables): hostlet does not know
+// their values.
+var builderArgs = []string{
+	"BUILDPLATFORM", "BUILDOS", "BUILDOSVERSION", "BUILDARCH", "BUILDVARIANT",
+	"TARGETPLATFORM", "TARGETOS", "TARGETOSVERSION", "TARGETARCH", "TARGETVARIANT", "TARGETSTAGE",
+}
+
+// sameImagePlatforms are the FROM --platform values that name the
+// engine's own platform (hostlet never builds for another).
+var sameImagePlatforms = []string{"", "$BUILDPLATFORM", "${BUILDPLATFORM}", "$TARGETPLATFORM", "${TARGETPLATFORM}"}
+
+// BaseImages are the images the build of recipe starts stages FROM, in
+// order, each once: those of the stages built for target (every stage
+// when target is ""), not scratch, not an earlier stage. A FROM's name is
+// expanded as the builders do, with the ARGs before the first FROM (args
+// given a value, else their defaults). A FROM whose name uses a variable
+// hostlet does not know the value of (BuildKit's platform variables
+// among them), or a --platform other than the engine's, is refused: the
+// builder would start from another image than the one hostlet checked.
+func BaseImages(recipe, target string, args map[string]string) ([]string, error) {
+	res, err := parser.Parse(strings.NewReader(recipe))
+	if err != nil {
+		return nil, fieldErr("dockerfile", "does not parse: %v", err)
+	}
+	stages, metaArgs, err := instructions.Parse(res.AST, nil)
+	if err != nil {
+		return nil, fieldErr("dockerfile", "does not parse: %v", err)
+	}
+	lex := shell.NewLex(res.EscapeToken)
+	env, declared, err := metaEnv(lex, metaArgs, args)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := map[string]bool{} // stage names, lower case
+	for _, st := range stages {
+		name, err := baseName(lex, st, env, declared)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case strings.EqualFold(name, "scratch"), seen[strings.ToLower(name)], slices.Contains(out, name):
+		default:
+			if _, err := reference.ParseNormalizedNamed(name); err != nil {
+				return nil, fieldErr("dockerfile", "FROM %s: not an image reference (%v) nor an earlier stage's name", shortText(name), err)
+			}
+			out = append(out, name)
+		}
+		if st.Name != "" {
+			seen[strings.ToLower(st.Name)] = true
+		}
+		if target != "" && strings.EqualFold(st.Name, target) {
+			break
+		}
+	}
+	return out, nil
+}
+
+// baseName is the image or stage stage st starts FROM, expanded with env.
+func baseName(lex *shell.Lex, st instructions.Stage, env shell.EnvGetter, declared map[string]bool) (string, error) {
+	line := 0
+	if len(st.Location) > 0 {
+		line = st.Location[0].Start.Line
+	}
+	if !slices.Contains(sameImagePlatforms, st.Platform) {
+		return "", fieldErr("dockerfile", "line %d: FROM --platform=%s is refused: the builder would start from another image than the one hostlet checked (hostlet builds for the engine's platform)", line, shortText(st.Platform))
+	}
+	r, err := lex.ProcessWordWithMatches(st.BaseName, env)
+	if err != nil {
+		return "", fieldErr("dockerfile", "line %d: FROM %s: %v", line, shortText(st.BaseName), err)
+	}
+	for v := range r.Unmatched {
+		if !declared[v] || slices.Contains(builderArgs, v) {
+			return "", fieldErr("dockerfile", "line %d: FROM %s: $%s has no value hostlet knows (give it one by an ARG before the first FROM, or by the build's args): refused, the builder could start from another image than the one hostlet checked", line, shortText(st.BaseName), shortText(v))
+		}
+	}
+	if r.Result == "" {
+		return "", fieldErr("dockerfile", "line %d: FROM %s: names no image", line, shortText(st.BaseName))
+	}
+	return r.Result, nil
+}
+
+// metaEnv is the variables a FROM is expanded with: the ARGs before the
+// first FROM, each set from args, else its default (expanded with the
+// ones before it), as buildkit does; declared holds every such ARG.
+func metaEnv(lex *shell.Lex, metaArgs []instructions.ArgCommand, args map[string]string) (shell.EnvGetter, map[string]bool, error) {
+	var env []string
+	declared := map[string]bool{}
+	for _, cmd := range metaArgs {
+		for _, kv := range cmd.Args {
+			declared[kv.Key] = true
+			if v, ok := args[kv.Key]; ok {
+				env = append(env, kv.Key+"="+v)
+				continue
+			}
+			if kv.Value == nil {
+				continue
+			}
+			v, _, err := lex.ProcessWord(*kv.Value, shell.EnvsFromSlice(env))
+			if err != nil {
+				return nil, nil, fieldErr("dockerfile", "ARG %s: %v", shortText(kv.Key), err)
+			}
+			env = append(env, kv.Key+"="+v)
+		}
+	}
+	return shell.EnvsFromSlice(env), declared, nil
+}

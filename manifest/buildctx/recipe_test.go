@@ -1,0 +1,204 @@
+package buildctx_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hostlet/hostlet/manifest/buildctx"
+)
+
+// refusedRecipes are Dockerfiles CheckRecipe refuses: the issue's own
+// (issue 30, findings 1 and 2) and the forms around them, each with what
+// the error must say (the line first).
+var refusedRecipes = []struct{ name, recipe, want string }{
+	// Finding 1: a Dockerfile's LABELs take over another pod's slot.
+	{"LABEL of another instance's pod (issue 30)",
+		"FROM scratch\nLABEL io.hostlet.managed=true io.hostlet.instance=other-host io.hostlet.pod=victim io.hostlet.container=app io.hostlet.hash=v1:0123456789abcdef\n",
+		"line 2: LABEL io.hostlet.managed"},
+	{"LABEL of this instance's pod (issue 30)",
+		"FROM scratch\nLABEL io.hostlet.pod=victim io.hostlet.container=app\n", "line 2: LABEL io.hostlet.pod"},
+	{"LABEL in a later stage", "FROM scratch AS a\nCOPY x /x\nFROM a\nLABEL org.example=1 io.hostlet.pod=victim\n", "line 4: LABEL io.hostlet.pod"},
+	{"LABEL of the old form (key value)", "FROM scratch\nLABEL io.hostlet.pod victim\n", "line 2: LABEL io.hostlet.pod"},
+	{"LABEL with a quoted key", "FROM scratch\nLABEL \"io.hostlet.pod\"=victim\n", "line 2: LABEL"},
+	{"LABEL with a key quoted in part", "FROM scratch\nLABEL io.host\"let\".pod=victim\n", "line 2: LABEL"},
+	{"LABEL with an escaped key", "FROM scratch\nLABEL io\\.hostlet.pod=victim\n", "line 2: LABEL"},
+	{"LABEL in capitals", "FROM scratch\nLABEL IO.HOSTLET.POD=victim\n", "line 2: LABEL"},
+	{"LABEL with a key from a variable", "FROM scratch\nARG K=io.hostlet.pod\nLABEL $K=victim\n", "line 3: LABEL $K: a label key made from a variable"},
+	{"LABEL with a key from ${}", "FROM scratch\nARG P=io.hostlet\nLABEL ${P}.pod=victim\n", "line 3: LABEL ${P}.pod: a label key made from a variable"},
+	{"ONBUILD LABEL", "FROM scratch\nONBUILD LABEL io.hostlet.pod=victim\n", "line 2: ONBUILD"},
+	{"LABEL over continued lines", "FROM scratch\nLABEL a=1 \\\n  io.hostlet.container=app\n", "line 2: LABEL io.hostlet.container"},
+
+	// Finding 2: what the classic builder reads where BuildKit reads a
+	// heredoc's body.
+	{"a heredoc hiding an ADD of a URL (issue 30)",
+		"FROM scratch\nCOPY <<CMD /x\nADD http://127.0.0.1:18399/loot /loot\nCMD\n",
+		"line 3 (as the engine's classic builder reads it, without heredocs): ADD http://127.0.0.1:18399/loot"},
+	{"a heredoc opened over a continued line",
+		"FROM scratch\nCOPY <\\\n<CMD /x\nADD http://127.0.0.1:18399/loot /loot\nCMD\n", "ADD http://127.0.0.1:18399/loot"},
+	{"a RUN heredoc hiding a LABEL", "FROM scratch\nRUN <<EOF\nLABEL io.hostlet.pod=victim\nEOF\n", "line 3 (as the engine's classic builder reads it, without heredocs): LABEL io.hostlet.pod"},
+	{"a heredoc hiding a RUN flag", "FROM scratch\nRUN <<EOF\nRUN --mount=type=bind,target=/h true\nEOF\n", "RUN --mount is refused"},
+	{"a heredoc hiding an ONBUILD ADD", "FROM scratch\nCOPY <<X /x\nONBUILD ADD http://169.254.169.254/latest /m\nX\n", "line 3 (as the engine's classic builder reads it, without heredocs): ONBUILD"},
+	{"a heredoc hiding an ADD of a variable", "FROM scratch\nARG U=http://127.0.0.1/\nCOPY <<-X /x\n\tADD $U /loot\n\tX\n", "a source named by a variable"},
+	{"a heredoc of several files", "FROM scratch\nCOPY <<A <<B /x/\nADD git@example.org:o/r.git /r\nA\nB\n", "a URL or git source"},
+	{"an ADD whose heredoc source the classic builder reads as a file and the URL as a source",
+		"FROM scratch\nONBUILD ADD <<EOF http://127.0.0.1:18399/loot /loot\nEOF\n", "ADD http://127.0.0.1:18399/loot"},
+
+	// ONBUILD: the same rules as the instruction it holds.
+	{"ONBUILD RUN --mount of a bind", "FROM scratch\nONBUILD RUN --mount=type=bind,from=other,target=/o [\"/h\"]\n", "line 2: ONBUILD RUN --mount is refused"},
+	{"ONBUILD RUN --network", "FROM scratch\nONBUILD RUN --network=host true\n", "RUN --network is refused"},
+	{"ONBUILD ADD of a variable", "FROM scratch\nONBUILD ADD ${U} /x\n", "a source named by a variable"},
+}
+
+// TestCheckRecipeRefusesHostletLabelsAndOtherReadings: a Dockerfile's
+// LABEL may not set hostlet's labels (io.hostlet.*, also a key made from
+// a variable), in any stage or ONBUILD, and a Dockerfile is checked as
+// both builders read it: what a heredoc's body hides from BuildKit's
+// reading is an instruction of its own for the engine's classic builder.
+func TestCheckRecipeRefusesHostletLabelsAndOtherReadings(t *testing.T) {
+	for _, tt := range refusedRecipes {
+		t.Run(tt.name, func(t *testing.T) {
+			err := buildctx.CheckRecipe(tt.recipe, "")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("CheckRecipe:\n%s\n= %v, want an error containing %q", tt.recipe, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestCheckRecipeAcceptsHeredocsAndLabels: what the rules refuse is only
+// that: heredocs whose bodies are harmless in either reading, the
+// author's own labels, a label value naming hostlet.
+func TestCheckRecipeAcceptsHeredocsAndLabels(t *testing.T) {
+	for _, ok := range []string{
+		"FROM scratch\nLABEL org.example.team=shop \"org.example.note\"=\"io.hostlet.pod=x\" maintainer=me\n",
+		"FROM scratch\nLABEL description \"built by io.hostlet.build\"\n",
+		"FROM scratch\nCOPY <<EOF /etc/app.conf\nlisten 8080\nroot /srv\nEOF\n",
+		"FROM scratch\nRUN <<EOF\nset -e\nmake\nenv | sort\nEOF\n",
+		"FROM scratch\nONBUILD COPY . /app\nONBUILD RUN make\n",
+		"FROM scratch\nRUN echo '<<' > /x\n",
+	} {
+		if err := buildctx.CheckRecipe(ok, ""); err != nil {
+			t.Errorf("CheckRecipe:\n%s\n= %v, want nil", ok, err)
+		}
+	}
+}
+
+// TestCheckTriggersRefusesReachingOut: a base image's ONBUILD triggers
+// run at the start of a build FROM it: they are checked with the
+// Dockerfile's rules, as both builders read them (issue 30, finding 2).
+func TestCheckTriggersRefusesReachingOut(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		triggers []string
+		want     string
+	}{
+		{"ADD of a loopback URL (issue 30)", []string{"ENV A=1", "ADD http://127.0.0.1:18399/loot /loot"}, `ONBUILD trigger "ADD http://127.0.0.1:18399/loot /loot" is refused: ADD http://127.0.0.1:18399/loot: a URL or git source is refused`},
+		{"add in lower case", []string{"add http://169.254.169.254/latest/meta-data/ /m"}, "a URL or git source is refused"},
+		{"ADD of a git repository", []string{"ADD https://example.org/r.git /r"}, "a URL or git source is refused"},
+		{"ADD of a variable", []string{"ADD ${U} /x"}, "a source named by a variable"},
+		{"ADD behind a heredoc BuildKit cannot end", []string{"ADD <<EOF http://127.0.0.1:18399/loot /loot"}, "ADD http://127.0.0.1:18399/loot"},
+		{"ADD with an unknown flag", []string{"ADD --nope http://127.0.0.1:18399/loot /loot"}, "a URL or git source is refused"},
+		{"RUN --mount of a bind", []string{"RUN --mount=type=bind,source=/,target=/h true"}, "RUN --mount is refused"},
+		{"RUN --network", []string{"RUN --network=host true"}, "RUN --network is refused"},
+		{"LABEL of hostlet's", []string{"LABEL io.hostlet.pod=victim io.hostlet.container=app"}, "LABEL io.hostlet.pod"},
+		{"LABEL from a variable", []string{"LABEL $K=v"}, "a label key made from a variable"},
+		{"ONBUILD in a trigger", []string{"ONBUILD ADD http://127.0.0.1/x /x"}, "ONBUILD inside an ONBUILD is refused"},
+		{"a heredoc's body as the classic builder reads it", []string{"COPY <<EOF /x\nADD http://127.0.0.1/x /x\nEOF"}, "ADD http://127.0.0.1/x"},
+		{"too many", make([]string, buildctx.MaxTriggers+1), "over the limit"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := buildctx.CheckTriggers(tt.triggers)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("CheckTriggers(%q) = %v, want an error containing %q", tt.triggers, err, tt.want)
+			}
+		})
+	}
+	ok := []string{"ENV A=1", "COPY . /app", "RUN make", "RUN --mount=type=cache,target=/c make", "LABEL org.example=1", "ADD app.tar.gz /", "RUN <<EOF\nmake\nEOF"}
+	if err := buildctx.CheckTriggers(ok); err != nil {
+		t.Errorf("CheckTriggers(%q) = %v, want nil", ok, err)
+	}
+}
+
+// TestBaseImagesExpandsArgsAsTheBuilders: the images a build starts
+// from, its FROMs expanded with the ARGs before the first FROM (the
+// build's args first); stages and scratch are not images; a name hostlet
+// cannot know is refused.
+func TestBaseImagesExpandsArgsAsTheBuilders(t *testing.T) {
+	for _, tt := range []struct {
+		name, recipe, target string
+		args                 map[string]string
+		want                 []string
+		err                  string
+	}{
+		{name: "scratch", recipe: "FROM scratch\nCOPY x /x\n"},
+		{name: "stages and images", recipe: "FROM golang:1.26 AS build\nRUN go build\nFROM build AS test\nFROM Build AS again\nFROM busybox\nCOPY --from=build /app /app\nFROM golang:1.26\n", want: []string{"golang:1.26", "busybox"}},
+		{name: "a default", recipe: "ARG BASE=alpine:3.20\nFROM ${BASE}\n", want: []string{"alpine:3.20"}},
+		{name: "an arg given", recipe: "ARG BASE=alpine:3.20\nFROM $BASE\n", args: map[string]string{"BASE": "debian:12"}, want: []string{"debian:12"}},
+		{name: "a default from another", recipe: "ARG REPO=library/alpine\nARG BASE=${REPO}:3\nFROM $BASE\n", want: []string{"library/alpine:3"}},
+		{name: "a declared arg without a value falls to the default", recipe: "ARG TAG\nFROM alpine:${TAG:-3}\n", want: []string{"alpine:3"}},
+		{name: "an arg given after FROM is not FROM's", recipe: "FROM alpine:${TAG}\nARG TAG=3\n", args: map[string]string{"TAG": "3"}, err: "$TAG has no value hostlet knows"},
+		{name: "a platform variable", recipe: "FROM example.org/base-${TARGETARCH}\n", err: "$TARGETARCH has no value hostlet knows"},
+		{name: "a declared platform variable", recipe: "ARG TARGETARCH\nFROM example.org/base-${TARGETARCH:-amd64}\n", err: "$TARGETARCH has no value"},
+		{name: "another platform", recipe: "FROM --platform=linux/s390x alpine\n", err: "FROM --platform=linux/s390x is refused"},
+		{name: "the build platform", recipe: "FROM --platform=$BUILDPLATFORM golang AS b\nFROM scratch\nCOPY --from=b /x /x\n", want: []string{"golang"}},
+		{name: "up to the target", recipe: "FROM a AS one\nFROM b AS two\nFROM c AS three\n", target: "TWO", want: []string{"a", "b"}},
+		{name: "a later stage's name is an image", recipe: "FROM later\nFROM scratch AS later\n", want: []string{"later"}},
+		{name: "not a reference", recipe: "FROM Not_A_Ref\n", err: "not an image reference"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := buildctx.BaseImages(tt.recipe, tt.target, tt.args)
+			switch {
+			case tt.err != "":
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("BaseImages = %q, %v, want an error containing %q", got, err, tt.err)
+				}
+			case err != nil || !slices.Equal(got, tt.want):
+				t.Errorf("BaseImages = %q, %v, want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestHeredocLine: the line of the first heredoc as BuildKit reads it
+// (what the classic builder reads differently).
+func TestHeredocLine(t *testing.T) {
+	for recipe, want := range map[string]int{
+		"FROM scratch\nCOPY <<CMD /x\nADD http://127.0.0.1:18399/loot /loot\nCMD\n": 2,
+		"FROM scratch\nRUN echo '<<' > /x\n":                                        0,
+		"FROM scratch\nCOPY a /a\nONBUILD RUN <<EOF\nmake\nEOF\n":                   3,
+		"FROM scratch\nRUN [\"/bin/sh\", \"-c\", \"cat <<EOF\"]\n":                  0,
+	} {
+		if got, err := buildctx.HeredocLine(recipe); err != nil || got != want {
+			t.Errorf("HeredocLine(%q) = %d, %v, want %d", recipe, got, err, want)
+		}
+	}
+}
+
+// FuzzCheckRecipe: no Dockerfile makes CheckRecipe, CheckTriggers,
+// BaseImages or HeredocLine panic, and a Dockerfile CheckRecipe accepts
+// has no line that is an ADD of a URL, whatever heredoc holds it (the
+// issue's hostile Dockerfiles are the seeds).
+func FuzzCheckRecipe(f *testing.F) {
+	for _, tt := range refusedRecipes {
+		f.Add(tt.recipe)
+	}
+	f.Add("FROM scratch\nCOPY <<EOF /etc/app.conf\nlisten 8080\nEOF\n")
+	f.Add("ARG BASE=alpine\nFROM ${BASE} AS a\nONBUILD RUN <<EOF\nmake\nEOF\nFROM a\n")
+	f.Add("# escape=`\nFROM scratch\nLABEL a=1 `\n  io.hostlet.pod=x\n")
+	f.Fuzz(func(t *testing.T, recipe string) {
+		err := buildctx.CheckRecipe(recipe, "")
+		_ = buildctx.CheckTriggers([]string{recipe})
+		_, _ = buildctx.BaseImages(recipe, "", map[string]string{"BASE": "busybox"})
+		_, _ = buildctx.HeredocLine(recipe)
+		if err != nil || strings.ContainsAny(recipe, "\\`#") {
+			// Refused, or a line could be continued.
+			return
+		}
+		for line := range strings.Lines(recipe) {
+			if strings.Trim(line, " \t\r\n") == "ADD http://127.0.0.1:18399/loot /loot" {
+				t.Fatalf("CheckRecipe accepted a Dockerfile with a loopback ADD:\n%s", recipe)
+			}
+		}
+	})
+}
