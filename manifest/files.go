@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"iter"
 	"sort"
+	"strings"
 )
 
 // Bounds of a files volume: its files, and their bytes together.
@@ -121,4 +123,20 @@ func (f *Files) computeDigest() string {
 		h.Write(n[:4])
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ParentDirs yields the folders of the slash-separated path p, nearest
+// first: "a/b/c" gives "a/b" then "a", "/a/b" gives "/a" (never "/"), and
+// "c", "/c" and "" give none. It ends by construction: each step cuts p
+// at an earlier "/", so there are fewer steps than p has elements, whatever
+// p holds (path.Dir, which maps "/" to itself and "x" to ".", needs a stop
+// condition that a path from the input can miss).
+func ParentDirs(p string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for i := strings.LastIndexByte(p, '/'); i > 0; i = strings.LastIndexByte(p[:i], '/') {
+			if !yield(p[:i]) {
+				return
+			}
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -187,8 +188,10 @@ func (f *File) watch(w *fsnotify.Watcher) {
 		}
 		fi, err := os.Stat(p)
 		if err != nil {
-			// Watch the closest existing parent so the path's creation is seen.
-			for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+			// Watch the closest existing parent so the path's creation is
+			// seen: at most one step per element of the path.
+			dir := filepath.Dir(p)
+			for range strings.Count(p, string(filepath.Separator)) + 1 {
 				if _, err := os.Stat(dir); err == nil {
 					_ = w.Add(dir)
 					break
@@ -196,6 +199,7 @@ func (f *File) watch(w *fsnotify.Watcher) {
 				if dir == filepath.Dir(dir) {
 					break
 				}
+				dir = filepath.Dir(dir)
 			}
 			continue
 		}

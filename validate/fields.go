@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"net/netip"
 	"os"
 	"path"
@@ -266,11 +265,14 @@ func (c *checker) files(f string, v *manifest.Files) {
 			c.add(g+".path", "%q: a slash-separated path inside the folder (no .., no leading /)", it.Path)
 		case paths[it.Path]:
 			c.add(g+".path", "duplicate file %q", it.Path)
+		default:
+			// Only a valid path is a file of the folder: its folders
+			// are checked below.
+			paths[it.Path] = true
 		}
-		paths[it.Path] = true
 	}
 	for _, p := range sortedKeys(paths) {
-		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		for d := range manifest.ParentDirs(p) {
 			if paths[d] {
 				c.add(f+".items", "%q is a file and the folder of %q", d, p)
 			}
@@ -447,10 +449,21 @@ func (c *checker) volumeMounts(f string, vms []manifest.VolumeMount, volumes map
 	// A mount inside a files folder needs its mount point there: the
 	// engine cannot make one in the read-only copy, and the container
 	// would not start.
+	// The folders a mount lies in are among its path's own folders: as
+	// many lookups as the path has elements, whatever the number of
+	// folders.
 	for j, vm := range vms {
 		p := path.Clean(vm.MountPath)
-		for _, at := range slices.Sorted(maps.Keys(folders)) {
-			files := folders[at]
+		if len(folders) == 0 || !path.IsAbs(p) {
+			continue
+		}
+		above := append(slices.Collect(manifest.ParentDirs(p)), "/")
+		slices.Sort(above)
+		for _, at := range above {
+			files, ok := folders[at]
+			if !ok {
+				continue
+			}
 			rel, below := strings.CutPrefix(p, strings.TrimSuffix(at, "/")+"/")
 			if !below || holds(files, rel) {
 				continue

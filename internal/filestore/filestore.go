@@ -122,8 +122,9 @@ func (s *Store) writeTemp(final string, f *manifest.Files) (name string, err err
 			if err := root.MkdirAll(d, 0o700); err != nil {
 				return name, err
 			}
-			for ; d != "."; d = path.Dir(d) {
-				dirs = append(dirs, d)
+			dirs = append(dirs, d)
+			for above := range manifest.ParentDirs(d) {
+				dirs = append(dirs, above)
 			}
 		}
 		if err := s.writeIn(root, it); err != nil {
