@@ -54,6 +54,7 @@ func TestAttackBuildLongArgLeaksThroughTruncation(t *testing.T) {
 			defer cancel()
 			_, err := d.Build(ctx, hruntime.BuildSpec{
 				Tags: []string{"hostlet-build/" + d.Instance() + "-leak:" + builder}, Pod: "leak", Dockerfile: "Dockerfile",
+				Recipe:  "FROM scratch\nARG TOKEN\nCOPY ${TOKEN} /x\n",
 				Args:    map[string]string{"TOKEN": token},
 				Context: contextTar(map[string]string{"Dockerfile": "FROM scratch\nARG TOKEN\nCOPY ${TOKEN} /x\n"}),
 			})
@@ -109,7 +110,7 @@ func TestAttackBuildCacheOutlivesPrunedImages(t *testing.T) {
 	rand.Read(blob)
 	tag := "hostlet-build/" + d.Instance() + "-cache:1"
 	if _, err := d.Build(ctx, hruntime.BuildSpec{
-		Tags: []string{tag}, Pod: "cache", Dockerfile: "Dockerfile",
+		Tags: []string{tag}, Pod: "cache", Dockerfile: "Dockerfile", Recipe: "FROM scratch\nCOPY blob /blob\nENV A=1\n",
 		Context: contextTar(map[string]string{"Dockerfile": "FROM scratch\nCOPY blob /blob\nENV A=1\n", "blob": string(blob)}),
 	}); err != nil {
 		t.Fatal(err)
@@ -254,15 +255,17 @@ func TestAttackBuildCacheMountSharedAcrossPods(t *testing.T) {
 	})
 	id := "gomod-" + victim.Instance()
 	secret := "victim-private-token-" + victim.Instance()
+	write := "FROM scratch\nCOPY h /h\nRUN --mount=type=cache,target=/cache,id=" + id + " [\"/h\", \"write\", \"/cache/creds\", \"" + secret + "\"]\n"
 	if res, err := victim.Build(ctx, hruntime.BuildSpec{
-		Tags: []string{"hostlet-build/" + victim.Instance() + "-app:1"}, Pod: "victim", Dockerfile: "Dockerfile",
-		Context: helperTar(helper, "FROM scratch\nCOPY h /h\nRUN --mount=type=cache,target=/cache,id="+id+" [\"/h\", \"write\", \"/cache/creds\", \""+secret+"\"]\n"),
+		Tags: []string{"hostlet-build/" + victim.Instance() + "-app:1"}, Pod: "victim", Dockerfile: "Dockerfile", Recipe: write,
+		Context: helperTar(helper, write),
 	}); err != nil {
 		t.Logf("victim's build: %v %q", err, res.Log)
 	}
+	show := "FROM scratch\nCOPY h /h\nRUN --mount=type=cache,target=/cache,id=" + id + " [\"/h\", \"show\", \"/cache/creds\"]\n"
 	res, err := mallory.Build(ctx, hruntime.BuildSpec{
-		Tags: []string{"hostlet-build/" + mallory.Instance() + "-thief:1"}, Pod: "mallory", Dockerfile: "Dockerfile",
-		Context: helperTar(helper, "FROM scratch\nCOPY h /h\nRUN --mount=type=cache,target=/cache,id="+id+" [\"/h\", \"show\", \"/cache/creds\"]\n"),
+		Tags: []string{"hostlet-build/" + mallory.Instance() + "-thief:1"}, Pod: "mallory", Dockerfile: "Dockerfile", Recipe: show,
+		Context: helperTar(helper, show),
 	})
 	t.Logf("mallory's build: %v", err)
 	if strings.Contains(strings.Join(res.Log, "\n"), secret) {

@@ -25,9 +25,15 @@ import (
 var ErrBuild = errors.New("image build failed")
 
 // Labels of the images hostlet builds: the instance and the pod whose
-// container it is.
+// container it is. They are not the labels that make a container
+// hostlet's (LabelManaged, LabelInstance): every container made from an
+// image inherits its labels (an operator's `docker run`, the classic
+// builder's step containers of a build FROM it). Images built before
+// carry LabelManaged and LabelInstance instead of LabelBuildInstance;
+// ListBuilt and the names a build takes still know them.
 const (
-	LabelBuildPod = "io.hostlet.build.pod"
+	LabelBuildInstance = "io.hostlet.build.instance"
+	LabelBuildPod      = "io.hostlet.build.pod"
 )
 
 // BuildSpec is one image build through the engine's build endpoint.
@@ -46,8 +52,12 @@ type BuildSpec struct {
 	Secrets []string
 	// Pod is the pod whose container uses the image, for its labels.
 	Pod string
-	// Dockerfile is the Dockerfile's path in the context tar.
+	// Dockerfile is the Dockerfile's path in the context tar, and Recipe
+	// its text (required: the images it starts FROM are checked before
+	// the build, and a Dockerfile the builder would read differently
+	// from hostlet's check is refused).
 	Dockerfile string
+	Recipe     string
 	Args       map[string]string
 	Target     string
 	Labels     map[string]string
@@ -86,14 +96,17 @@ const (
 // cannot be reached matches ErrUnavailable.
 func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error) {
 	start := d.clock.Now()
-	if len(spec.Tags) == 0 || spec.Context == nil {
-		return BuildResult{}, errors.New("build: no tag or no context")
+	if len(spec.Tags) == 0 || spec.Context == nil || spec.Recipe == "" {
+		return BuildResult{}, errors.New("build: no tag, no context or no Dockerfile text")
 	}
 	// Values no log line and no error may show: the args', and Secrets.
 	secrets := append(slices.Collect(maps.Values(spec.Args)), spec.Secrets...)
 	version, err := d.builderVersion(ctx)
 	if err != nil {
 		return BuildResult{}, fmt.Errorf("build image %s: %w", spec.Tags[0], err)
+	}
+	if err := d.checkBuild(ctx, spec, version); err != nil {
+		return BuildResult{Duration: d.clock.Since(start)}, scrub.Values(fmt.Errorf("build image %s: %w", spec.Tags[0], err), secrets...)
 	}
 	pr, pw := io.Pipe()
 	written := make(chan error, 1)
@@ -102,23 +115,7 @@ func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error)
 		pw.CloseWithError(err)
 		written <- err
 	}()
-	labels := maps.Clone(spec.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[LabelManaged] = "true"
-	labels[LabelInstance] = d.instance
-	labels[LabelBuildPod] = spec.Pod
-	args := map[string]*string{}
-	for k, v := range spec.Args {
-		args[k] = &v
-	}
-	opts := build.ImageBuildOptions{
-		Tags: spec.Tags, Dockerfile: spec.Dockerfile, BuildArgs: args, Target: spec.Target, Labels: labels,
-		NetworkMode: spec.NetworkMode, ExtraHosts: spec.ExtraHosts, NoCache: spec.NoCache, PullParent: spec.Pull,
-		Remove: true, ForceRemove: true, Version: version,
-	}
-	resp, err := d.cli.ImageBuild(ctx, pr, opts)
+	resp, err := d.cli.ImageBuild(ctx, pr, d.buildOptions(spec, version))
 	if err != nil && version == build.BuilderBuildKit && strings.Contains(strings.ToLower(err.Error()), "buildkit") && d.builder == "" {
 		// An engine without BuildKit: the classic builder from now on.
 		d.log.Warn("the engine refused a BuildKit build; using its classic builder", "error", err)
@@ -155,13 +152,47 @@ func (d *Docker) Build(ctx context.Context, spec BuildSpec) (BuildResult, error)
 	return res, nil
 }
 
+// buildOptions are the build endpoint's options of spec on the builder
+// of version. The image is labelled as this instance's build for the
+// pod (not with the labels that make a container hostlet's); the base
+// images are never pulled by the builder: checkBuild pulled and checked
+// them, and the builder uses those.
+func (d *Docker) buildOptions(spec BuildSpec, version build.BuilderVersion) build.ImageBuildOptions {
+	labels := maps.Clone(spec.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelBuildInstance] = d.instance
+	labels[LabelBuildPod] = spec.Pod
+	args := map[string]*string{}
+	for k, v := range spec.Args {
+		args[k] = &v
+	}
+	return build.ImageBuildOptions{
+		Tags: spec.Tags, Dockerfile: spec.Dockerfile, BuildArgs: args, Target: spec.Target, Labels: labels,
+		NetworkMode: spec.NetworkMode, ExtraHosts: spec.ExtraHosts, NoCache: spec.NoCache, PullParent: false,
+		Remove: true, ForceRemove: true, Version: version,
+	}
+}
+
+// builtFor reports whether an image's labels say it is this instance's
+// build for pod: labelled LabelBuildInstance, or, built by a hostlet
+// before those labels, LabelManaged and LabelInstance.
+func (d *Docker) builtFor(labels map[string]string, pod string) bool {
+	if labels[LabelBuildPod] != pod {
+		return false
+	}
+	return labels[LabelBuildInstance] == d.instance ||
+		labels[LabelBuildInstance] == "" && labels[LabelManaged] == "true" && labels[LabelInstance] == d.instance
+}
+
 // nameBuilt gives built image ref the name name, unless an image that is
 // not this instance's build for pod has it.
 func (d *Docker) nameBuilt(ctx context.Context, ref, name, pod string) error {
 	insp, err := d.cli.ImageInspect(ctx, name)
 	switch err := translate(err); {
 	case err == nil:
-		if l := insp.Config; l == nil || l.Labels[LabelInstance] != d.instance || l.Labels[LabelBuildPod] != pod {
+		if insp.Config == nil || !d.builtFor(insp.Config.Labels, pod) {
 			return errors.New("another image has that name (not this pod's build): it is left as it is")
 		}
 	case !IsNotFound(err):
@@ -328,20 +359,27 @@ type BuiltImage struct {
 	Created time.Time
 }
 
-// ListBuilt lists the images this instance built for pod, newest first.
+// ListBuilt lists the images this instance built for pod, newest first:
+// those labelled LabelBuildInstance, and those a hostlet built before
+// (labelled LabelManaged and LabelInstance).
 func (d *Docker) ListBuilt(ctx context.Context, pod string) ([]BuiltImage, error) {
-	f := filters.NewArgs(
-		filters.Arg("label", LabelManaged+"=true"),
-		filters.Arg("label", LabelInstance+"="+d.instance),
-		filters.Arg("label", LabelBuildPod+"="+pod),
-	)
-	list, err := d.cli.ImageList(ctx, image.ListOptions{Filters: f})
-	if err != nil {
-		return nil, fmt.Errorf("list built images of pod %s: %w", pod, translate(err))
-	}
-	out := make([]BuiltImage, 0, len(list))
-	for _, im := range list {
-		out = append(out, BuiltImage{ID: im.ID, Tags: slices.Clone(im.RepoTags), Created: time.Unix(im.Created, 0)})
+	var out []BuiltImage
+	seen := map[string]bool{}
+	for _, f := range []filters.Args{
+		filters.NewArgs(filters.Arg("label", LabelBuildInstance+"="+d.instance), filters.Arg("label", LabelBuildPod+"="+pod)),
+		filters.NewArgs(filters.Arg("label", LabelManaged+"=true"), filters.Arg("label", LabelInstance+"="+d.instance), filters.Arg("label", LabelBuildPod+"="+pod)),
+	} {
+		list, err := d.cli.ImageList(ctx, image.ListOptions{Filters: f})
+		if err != nil {
+			return nil, fmt.Errorf("list built images of pod %s: %w", pod, translate(err))
+		}
+		for _, im := range list {
+			if seen[im.ID] || !d.builtFor(im.Labels, pod) {
+				continue
+			}
+			seen[im.ID] = true
+			out = append(out, BuiltImage{ID: im.ID, Tags: slices.Clone(im.RepoTags), Created: time.Unix(im.Created, 0)})
+		}
 	}
 	slices.SortStableFunc(out, func(a, b BuiltImage) int { return b.Created.Compare(a.Created) })
 	return out, nil

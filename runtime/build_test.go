@@ -32,7 +32,7 @@ func contextTar(files map[string]string) func(io.Writer) error {
 // TestBuildBothBuilders builds on the real engine with the classic builder
 // and with BuildKit (which Debian's 20.10 engine runs in-process through
 // the API, though its default is the classic one): the image gets every
-// tag, the instance's and pod's labels, the build arg and the target; a
+// tag, the instance's and pod's build labels, the build arg and the target; a
 // build that fails matches ErrBuild, names the failing step and ends with
 // the log's last lines; ListBuilt finds the pod's images.
 func TestBuildBothBuilders(t *testing.T) {
@@ -49,11 +49,12 @@ func TestBuildBothBuilders(t *testing.T) {
 			other := "hostlet-test-named-" + instance + ":latest"
 			ctx, cancel := context.WithTimeout(testCtx(t), 3*time.Minute)
 			defer cancel()
+			recipe := "FROM " + base + " AS base\nFROM base AS final\nARG GREETING\nENV MESSAGE=$GREETING\nCOPY msg.txt /msg.txt\nFROM base AS never\nCOPY nope /nope\n"
 			res, err := d.Build(ctx, hruntime.BuildSpec{
-				Tags: []string{tag}, Names: []string{other, base}, Pod: "p1", Dockerfile: "Dockerfile", Target: "final",
+				Tags: []string{tag}, Names: []string{other, base}, Pod: "p1", Dockerfile: "Dockerfile", Recipe: recipe, Target: "final",
 				Args:    map[string]string{"GREETING": "hello-arg"},
 				Labels:  map[string]string{"org.example.team": "shop"},
-				Context: contextTar(map[string]string{"Dockerfile": "FROM " + base + " AS base\nFROM base AS final\nARG GREETING\nENV MESSAGE=$GREETING\nCOPY msg.txt /msg.txt\nFROM base AS never\nCOPY nope /nope\n", "msg.txt": "one"}),
+				Context: contextTar(map[string]string{"Dockerfile": recipe, "msg.txt": "one"}),
 			})
 			if err != nil {
 				t.Fatalf("build: %v (log %q)", err, res.Log)
@@ -74,7 +75,7 @@ func TestBuildBothBuilders(t *testing.T) {
 			if !strings.Contains(env, "MESSAGE=hello-arg") {
 				t.Errorf("env %q lacks the build arg", env)
 			}
-			for k, want := range map[string]string{"org.example.team": "shop", hruntime.LabelInstance: instance, hruntime.LabelBuildPod: "p1"} {
+			for k, want := range map[string]string{"org.example.team": "shop", hruntime.LabelBuildInstance: instance, hruntime.LabelBuildPod: "p1"} {
 				if got := insp.Config.Labels[k]; got != want {
 					t.Errorf("label %s = %q, want %q", k, got, want)
 				}
@@ -84,9 +85,10 @@ func TestBuildBothBuilders(t *testing.T) {
 				t.Errorf("ListBuilt: %+v %v, want the image tagged %s", built, err, tag)
 			}
 
+			bad := "FROM " + base + "\nCOPY missing.txt /m\n"
 			_, err = d.Build(ctx, hruntime.BuildSpec{
-				Tags: []string{tag + "-bad"}, Pod: "p1", Dockerfile: "Dockerfile",
-				Context: contextTar(map[string]string{"Dockerfile": "FROM " + base + "\nCOPY missing.txt /m\n"}),
+				Tags: []string{tag + "-bad"}, Pod: "p1", Dockerfile: "Dockerfile", Recipe: bad,
+				Context: contextTar(map[string]string{"Dockerfile": bad}),
 			})
 			if !errors.Is(err, hruntime.ErrBuild) || !strings.Contains(err.Error(), "missing.txt") || !strings.Contains(err.Error(), "build log (last lines)") {
 				t.Errorf("failed build: %v, want ErrBuild naming missing.txt with the log", err)

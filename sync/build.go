@@ -52,7 +52,7 @@ func BuildSpec(pod string, c manifest.Container) hruntime.BuildSpec {
 		network = ""
 	}
 	return hruntime.BuildSpec{
-		Tags: []string{c.Image}, Names: names, Pod: pod, Dockerfile: buildctx.RecipeName(b), Args: b.Args, Target: b.Target, Labels: b.Labels,
+		Tags: []string{c.Image}, Names: names, Pod: pod, Dockerfile: buildctx.RecipeName(b), Recipe: b.Recipe, Args: b.Args, Target: b.Target, Labels: b.Labels,
 		NetworkMode: network, ExtraHosts: b.ExtraHosts, NoCache: b.NoCache, Pull: b.Pull,
 		Context: func(w io.Writer) error {
 			_, err := buildctx.WriteTar(w, b)

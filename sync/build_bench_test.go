@@ -352,7 +352,7 @@ func engineBuild(b *testing.B, bb *buildBench, tarball []byte, tag, dockerfile, 
 	b.Helper()
 	opts := build.ImageBuildOptions{
 		Tags: []string{tag}, Dockerfile: dockerfile, BuildArgs: map[string]*string{},
-		Labels: map[string]string{hruntime.LabelManaged: "true", hruntime.LabelInstance: inst, hruntime.LabelBuildPod: pod},
+		Labels: map[string]string{hruntime.LabelBuildInstance: inst, hruntime.LabelBuildPod: pod},
 		Remove: true, ForceRemove: true, Version: build.BuilderVersion(builder),
 	}
 	resp, err := bb.cli.ImageBuild(bb.ctx, bytes.NewReader(tarball), opts)

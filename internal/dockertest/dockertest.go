@@ -218,11 +218,17 @@ func removeInstanceOnce(ctx context.Context, cli *client.Client, instance string
 			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 		}
 	}
-	// Images the instance built (and their other tags).
+	// Images the instance built (and their other tags): labelled
+	// io.hostlet.build.instance, or io.hostlet.instance before issue 30.
 	ims, err := cli.ImageList(ctx, image.ListOptions{Filters: f})
 	if err != nil {
 		return errors.Join(append(errs, fmt.Errorf("list images of %s: %w", instance, err))...)
 	}
+	built, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", hruntime.LabelBuildInstance+"="+instance))})
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list built images of %s: %w", instance, err))...)
+	}
+	ims = append(ims, built...)
 	for _, im := range ims {
 		if _, err := cli.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove image %s %v: %w", im.ID, im.RepoTags, err))

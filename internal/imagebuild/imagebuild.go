@@ -64,14 +64,32 @@ func epoch() time.Time { return time.Unix(0, 0).UTC() }
 // the image's ENTRYPOINT and ENV (PATH defaults to DefaultPath). The image is
 // for linux on the architecture this program was built for.
 func Write(w io.Writer, ref string, files []File, entrypoint []string, env []string) error {
-	if err := write(w, ref, files, entrypoint, env); err != nil {
+	return WriteConfig(w, ref, files, Config{Entrypoint: entrypoint, Env: env})
+}
+
+// Config is the image's configuration besides its files. Labels are
+// none unless given: the images hostlet makes (its pause image) carry
+// none of hostlet's labels, which containers made from them would
+// inherit.
+type Config struct {
+	Entrypoint []string
+	Env        []string
+	// OnBuild are the image's ONBUILD triggers: instructions a build
+	// FROM the image runs first.
+	OnBuild []string
+	Labels  map[string]string
+}
+
+// WriteConfig is Write with the image's configuration given whole.
+func WriteConfig(w io.Writer, ref string, files []File, cfg Config) error {
+	if err := write(w, ref, files, cfg); err != nil {
 		return fmt.Errorf("write image %q: %w", ref, err)
 	}
 	return nil
 }
 
-// write is Write, its errors without the reference.
-func write(w io.Writer, ref string, files []File, entrypoint []string, env []string) error {
+// write is WriteConfig, its errors without the reference.
+func write(w io.Writer, ref string, files []File, cfg Config) error {
 	tagged, err := tagOf(ref)
 	if err != nil {
 		return err
@@ -87,7 +105,7 @@ func write(w io.Writer, ref string, files []File, entrypoint []string, env []str
 		return err
 	}
 	layerHex := hex.EncodeToString(h.Sum(nil))
-	meta, err := metadata(tagged, layerHex, entrypoint, env)
+	meta, err := metadata(tagged, layerHex, cfg)
 	if err != nil {
 		return err
 	}
@@ -119,7 +137,8 @@ type archiveFile struct {
 
 // metadata are the archive's files that describe the image: its config
 // (named by its digest), manifest.json and repositories.
-func metadata(tagged reference.NamedTagged, layerHex string, entrypoint, env []string) ([]archiveFile, error) {
+func metadata(tagged reference.NamedTagged, layerHex string, c Config) ([]archiveFile, error) {
+	env := c.Env
 	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "PATH=") }) {
 		env = append([]string{DefaultPath}, env...)
 	}
@@ -128,9 +147,11 @@ func metadata(tagged reference.NamedTagged, layerHex string, entrypoint, env []s
 		OS:           "linux",
 		Created:      epoch(),
 		Config: containerConfig{
-			Entrypoint: entrypoint,
+			Entrypoint: c.Entrypoint,
 			Env:        env,
 			WorkingDir: "/",
+			OnBuild:    c.OnBuild,
+			Labels:     c.Labels,
 		},
 		RootFS: rootFS{Type: "layers", DiffIDs: []string{"sha256:" + layerHex}},
 		History: []history{{
@@ -358,9 +379,11 @@ type (
 		History      []history       `json:"history"`
 	}
 	containerConfig struct {
-		Entrypoint []string `json:"Entrypoint,omitempty"`
-		Env        []string `json:"Env,omitempty"`
-		WorkingDir string   `json:"WorkingDir,omitempty"`
+		Entrypoint []string          `json:"Entrypoint,omitempty"`
+		Env        []string          `json:"Env,omitempty"`
+		WorkingDir string            `json:"WorkingDir,omitempty"`
+		OnBuild    []string          `json:"OnBuild,omitempty"`
+		Labels     map[string]string `json:"Labels,omitempty"`
 	}
 	rootFS struct {
 		Type    string   `json:"type"`

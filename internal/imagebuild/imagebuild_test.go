@@ -232,3 +232,47 @@ func TestWriteStreamErrors(t *testing.T) {
 		t.Errorf("FromDisk of a directory: %v", err)
 	}
 }
+
+// configOf is the image config of a one-image archive.
+func configOf(t *testing.T, archive []byte) map[string]json.RawMessage {
+	t.Helper()
+	_, outer := readTar(t, archive)
+	var manifest []struct{ Config string }
+	if err := json.Unmarshal(outer["manifest.json"], &manifest); err != nil || len(manifest) != 1 {
+		t.Fatalf("manifest.json: %v %+v", err, manifest)
+	}
+	var cfg struct{ Config map[string]json.RawMessage }
+	if err := json.Unmarshal(outer[manifest[0].Config], &cfg); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	return cfg.Config
+}
+
+// TestWriteGivesNoLabels: the images Write makes (hostlet's pause image
+// among them) carry no labels and no ONBUILD triggers, so no container
+// made from them inherits hostlet's labels (issue 30, finding 3: a built
+// image did); WriteConfig gives the ones asked for.
+func TestWriteGivesNoLabels(t *testing.T) {
+	files := []imagebuild.File{{Path: "/hostlet", Mode: 0o755, Data: []byte("binary")}}
+	var plain bytes.Buffer
+	if err := imagebuild.Write(&plain, "hostlet-pause:0123456789ab-01234567", files, []string{"/hostlet", "pause"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := configOf(t, plain.Bytes())
+	for _, key := range []string{"Labels", "OnBuild"} {
+		if v, ok := cfg[key]; ok {
+			t.Errorf("the pause image's config has %s %s, want none", key, v)
+		}
+	}
+	var given bytes.Buffer
+	err := imagebuild.WriteConfig(&given, "example.org/base:1", files, imagebuild.Config{
+		Entrypoint: []string{"/hostlet"}, OnBuild: []string{"ENV A=1"}, Labels: map[string]string{"org.example": "x"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = configOf(t, given.Bytes())
+	if string(cfg["OnBuild"]) != `["ENV A=1"]` || string(cfg["Labels"]) != `{"org.example":"x"}` {
+		t.Errorf("config OnBuild %s, Labels %s, want those given", cfg["OnBuild"], cfg["Labels"])
+	}
+}

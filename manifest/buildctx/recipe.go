@@ -3,6 +3,7 @@ package buildctx
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -112,6 +113,40 @@ func HeredocLine(recipe string) (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// FrontendReadsHeredocs reports whether recipe names its frontend by a
+// syntax directive (BuildKit pulls and runs it; the classic builder
+// ignores it), and whether that frontend reads heredocs:
+// docker/dockerfile 1.4 and later, 1.3 labs, and the moving tags 1,
+// latest and labs. A frontend pinned by digest, or of another tag, is
+// taken as one that does not.
+func FrontendReadsHeredocs(recipe string) (named, reads bool) {
+	name, _, _, ok := parser.DetectSyntax([]byte(recipe))
+	if !ok {
+		return false, false
+	}
+	if !officialFrontend(name) || strings.Contains(name, "@") {
+		return true, false
+	}
+	_, tag, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(name, "docker.io/"), "index.docker.io/"), ":")
+	tag, labs := strings.CutSuffix(tag, "-labs")
+	switch tag {
+	case "", "latest", "labs":
+		return true, true
+	}
+	parts := strings.Split(tag, ".")
+	major, err := strconv.Atoi(parts[0])
+	switch {
+	case err != nil:
+		return true, false
+	case major != 1:
+		return true, major > 1
+	case len(parts) == 1:
+		return true, true
+	}
+	minor, err := strconv.Atoi(parts[1])
+	return true, err == nil && (minor >= 4 || labs && minor == 3)
 }
 
 // problem is a rule an instruction breaks, at a line of its text.

@@ -202,3 +202,28 @@ func FuzzCheckRecipe(f *testing.F) {
 		}
 	})
 }
+
+// TestFrontendReadsHeredocs: which syntax directives name a Dockerfile
+// frontend that reads heredocs (1.4 and later, 1.3 labs, the moving
+// tags); a digest or an unknown tag counts as one that does not.
+func TestFrontendReadsHeredocs(t *testing.T) {
+	for directive, want := range map[string][2]bool{
+		"":                               {false, false},
+		"# syntax=docker/dockerfile:1\n": {true, true},
+		"# syntax=docker/dockerfile\n":   {true, true},
+		"# syntax=docker.io/docker/dockerfile:1.7.1\n":  {true, true},
+		"# syntax=docker/dockerfile:1.4\n":              {true, true},
+		"# syntax=docker/dockerfile:1.3-labs\n":         {true, true},
+		"# syntax=docker/dockerfile:labs\n":             {true, true},
+		"# syntax=docker/dockerfile:1.3\n":              {true, false},
+		"# syntax=docker/dockerfile:1.2\n":              {true, false},
+		"# syntax=docker/dockerfile:1.0-experimental\n": {true, false},
+		"# syntax=docker/dockerfile@sha256:0123\n":      {true, false},
+		"# syntax=example.org/frontend:9\n":             {true, false},
+	} {
+		named, reads := buildctx.FrontendReadsHeredocs(directive + "FROM scratch\n")
+		if [2]bool{named, reads} != want {
+			t.Errorf("FrontendReadsHeredocs(%q) = %v %v, want %v", directive, named, reads, want)
+		}
+	}
+}
