@@ -31,7 +31,8 @@ import (
 
 // Docker is the container engine on the Docker Engine API. It only ever lists
 // containers and volumes carrying io.hostlet.managed=true and its own
-// io.hostlet.instance label. It is safe for concurrent use.
+// io.hostlet.instance label, and of the containers only those it can prove
+// it made (see Proven). It is safe for concurrent use.
 type Docker struct {
 	cli      *client.Client
 	instance string
@@ -53,6 +54,9 @@ type Docker struct {
 	noBuildKit atomic.Bool
 	// networkMu serialises EnsureNetwork.
 	networkMu gosync.Mutex
+	// unproven reports the containers and events carrying this
+	// instance's labels that are not proven hostlet's.
+	unproven unprovenReport
 }
 
 // Option configures a Docker made by New.
@@ -138,17 +142,32 @@ func (d *Docker) ownFilter() filters.Args {
 	)
 }
 
-// List returns every managed container of this instance, running or not,
-// with exactly one engine call. The result is sorted by name.
+// List returns every container this instance made, running or not, with
+// exactly one engine call. The result is sorted by name. Only containers
+// proven hostlet's are returned (see Proven): the others that carry this
+// instance's labels are reported (a warning once each, Unproven), never
+// returned, so nothing acts on them.
 func (d *Docker) List(ctx context.Context) ([]Container, error) {
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: d.ownFilter()})
 	if err != nil {
 		return nil, fmt.Errorf("list containers of instance %q: %w", d.instance, translate(err))
 	}
 	out := make([]Container, 0, len(list))
+	var unproven map[string]Container
 	for _, s := range list {
-		out = append(out, fromSummary(s))
+		c := fromSummary(s)
+		name, ok := provenName(d.instance, s.Names, c.Labels)
+		if !ok {
+			if unproven == nil {
+				unproven = map[string]Container{}
+			}
+			unproven[c.ID] = c
+			continue
+		}
+		c.Name = name
+		out = append(out, c)
 	}
+	d.unproven.listedUnproven(d.log, unproven)
 	slices.SortFunc(out, func(a, b Container) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})

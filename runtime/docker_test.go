@@ -33,17 +33,20 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// spec returns a container spec for the demo image, labelled as hostlet
-// labels its containers, named uniquely on the engine.
+// spec returns a container spec for the demo image, labelled and named
+// as hostlet labels and names its containers (unique on the engine: the
+// name's sum covers the test's instance).
 func spec(t *testing.T, d *hruntime.Docker, pod, name string) hruntime.ContainerSpec {
+	const hash = "v1:test"
 	return hruntime.ContainerSpec{
-		Name:  fmt.Sprintf("hostlet_%s_%s_%s", d.Instance(), pod, name),
+		Name:  hruntime.ContainerName(d.Instance(), pod, name, hash),
 		Image: dockertest.TestImage(t),
 		Labels: map[string]string{
 			hruntime.LabelManaged:   "true",
 			hruntime.LabelInstance:  d.Instance(),
 			hruntime.LabelPod:       pod,
 			hruntime.LabelContainer: name,
+			hruntime.LabelHash:      hash,
 		},
 		RestartPolicy: hruntime.RestartNo,
 		StopTimeout:   5 * time.Second,

@@ -13,7 +13,9 @@ import (
 )
 
 // Events streams this instance's container events until ctx ends, then
-// closes the channel. When the engine's stream breaks, the error is logged
+// closes the channel. Only events of containers proven hostlet's (see
+// Proven) are delivered; the others are counted (UnprovenEvents) and
+// dropped. When the engine's stream breaks, the error is logged
 // and Events subscribes again with backoff (doubling from 100 ms up to 5 s),
 // asking the engine to replay what happened since the last event received
 // (the engine keeps a short buffer of recent events), so a reconnect loses
@@ -79,6 +81,11 @@ func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Ti
 		select {
 		case m := <-msgs:
 			ev := toEvent(m)
+			if !d.provenEvent(ev) {
+				// Moved past all the same: it is not replayed.
+				*resume = ev.Time.Add(time.Nanosecond)
+				continue
+			}
 			select {
 			case out <- ev:
 			case <-ctx.Done():
@@ -97,6 +104,28 @@ func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Ti
 		}
 	}
 }
+
+// provenEvent reports whether ev is an event of a container proven this
+// instance's (see Proven): the event's attributes carry the container's
+// labels and its name. Others are counted and dropped (the first of each
+// container logged): a builder's step container that carries a pod's
+// labels must not pass for that pod's crash or start.
+func (d *Docker) provenEvent(ev Event) bool {
+	if Proven(d.instance, ev.Labels[attrName], ev.Labels) {
+		return true
+	}
+	if d.unproven.droppedEvent(ev.ContainerID) {
+		d.log.Info("dropping the engine events of a container that carries this instance's labels but is not one hostlet made",
+			"id", ev.ContainerID, "name", ev.Labels[attrName], "action", ev.Action,
+			"pod", ev.Labels[LabelPod], "container", ev.Labels[LabelContainer])
+	}
+	return false
+}
+
+// attrName is the attribute of a container event that holds the
+// container's name (the engine sets it after the labels: a label of that
+// key does not show through).
+const attrName = "name"
 
 func toEvent(m events.Message) Event {
 	ev := Event{

@@ -73,10 +73,16 @@ func (f *fakeEngine) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		// Each connection delivers one event, then the first two break.
+		// It is of a container hostlet made: the engine gives its labels
+		// and name as attributes.
+		attrs := map[string]string{
+			"exitCode": fmt.Sprint(n), LabelManaged: "true", LabelInstance: "fake", LabelPod: "web", LabelContainer: "app", LabelHash: "v1:x",
+			"name": ContainerName("fake", "web", "app", "v1:x"),
+		}
 		msg := events.Message{
 			Type:     events.ContainerEventType,
 			Action:   "die",
-			Actor:    events.Actor{ID: fmt.Sprintf("c%d", n), Attributes: map[string]string{"exitCode": fmt.Sprint(n)}},
+			Actor:    events.Actor{ID: fmt.Sprintf("c%d", n), Attributes: attrs},
 			TimeNano: int64(n) * 1_000_000_000_000,
 		}
 		_ = json.NewEncoder(w).Encode(msg)

@@ -837,9 +837,12 @@ func (a *applier) createStart(ctx context.Context, spec hruntime.ContainerSpec) 
 	id, err := a.rt.Create(ctx, spec)
 	if hruntime.IsConflict(err) {
 		// A container of that name is left from an interrupted apply that
-		// the list did not show as this slot's; its name is ours.
-		if rmErr := a.rt.Remove(ctx, spec.Name); rmErr == nil {
+		// the plan's list did not show as this slot's. It is removed only
+		// when a list proves it hostlet's: a name alone is no proof.
+		if rmErr := a.removeNamed(ctx, spec.Name); rmErr == nil {
 			id, err = a.rt.Create(ctx, spec)
+		} else {
+			err = fmt.Errorf("%w (%w)", err, rmErr)
 		}
 	}
 	if err != nil {
@@ -849,6 +852,22 @@ func (a *applier) createStart(ctx context.Context, spec hruntime.ContainerSpec) 
 		return id, fmt.Errorf("%w: %w", errStart, err)
 	}
 	return id, nil
+}
+
+// removeNamed removes the container named name if a list returns it
+// (one this instance proves it made, see hruntime.Proven); otherwise the
+// container is left alone and that is the error.
+func (a *applier) removeNamed(ctx context.Context, name string) error {
+	list, err := a.rt.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range podContainers(list) {
+		if c.Name == name {
+			return a.rt.Remove(ctx, c.ID)
+		}
+	}
+	return fmt.Errorf("the name is held by a container hostlet cannot prove it made; left alone: %w", hruntime.ErrConflict)
 }
 
 // pruneVolumes removes the pod's volumes whose names are not in keep (all

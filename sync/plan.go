@@ -137,7 +137,7 @@ type PlanOptions struct {
 // returned. It is pure: the same inputs give the same plan, in ID order.
 func MakePlan(desired []Pod, actual []hruntime.Container, opts PlanOptions) Plan {
 	byPod := map[string][]hruntime.Container{}
-	for _, c := range actual {
+	for _, c := range podContainers(actual) {
 		byPod[c.Pod()] = append(byPod[c.Pod()], c)
 	}
 	var plan Plan
@@ -165,6 +165,19 @@ func MakePlan(desired []Pod, actual []hruntime.Container, opts PlanOptions) Plan
 	sort.SliceStable(plan.Pods, func(a, b int) bool { return plan.Pods[a].ID < plan.Pods[b].ID })
 	return plan
 }
+
+// podContainers are the containers of actual that belong to a pod: one
+// without a pod or slot label is never treated as a pod's (nothing plans,
+// starts or removes it; hruntime.Docker lists none). actual is not
+// modified; the common case allocates nothing.
+func podContainers(actual []hruntime.Container) []hruntime.Container {
+	if !slices.ContainsFunc(actual, notOfPod) {
+		return actual
+	}
+	return slices.DeleteFunc(slices.Clone(actual), notOfPod)
+}
+
+func notOfPod(c hruntime.Container) bool { return c.Pod() == "" || c.Slot() == "" }
 
 // sortContainers orders app containers by slot name, infra last.
 func sortContainers(cs []hruntime.Container) {

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,7 +88,7 @@ type AppliedPod struct {
 // version the same way.
 func Applied(actual []hruntime.Container) map[string]AppliedPod {
 	out := map[string]AppliedPod{}
-	cs := append([]hruntime.Container(nil), actual...)
+	cs := slices.Clone(podContainers(actual))
 	sortContainers(cs)
 	seen := map[string]bool{}
 	for _, c := range cs {

@@ -56,12 +56,6 @@ func NewPod(m manifest.Manifest, source, revision string) Pod {
 // share one namespace that outlives each of them.
 func (p Pod) needsInfra() bool { return len(p.Manifest.Containers) > 1 }
 
-// containerName is the Docker name of a container slot, unique per
-// instance, pod, slot and spec.
-func containerName(instance, pod, slot, hash string) string {
-	return "hostlet_" + pod + "_" + slot + "_" + shortSum(instance, pod, slot, hash)
-}
-
 // volumeName is the Docker volume backing a pod's empty-dir volume.
 func volumeName(instance, pod, volume string) string {
 	return "hostlet_" + pod + "_" + volume + "_" + shortSum(instance, pod, volume)
@@ -74,7 +68,7 @@ func shortSum(parts ...string) string {
 
 // baseLabels are the labels every container and volume of a pod carries.
 func baseLabels(instance string, p Pod, slot, hash string) map[string]string {
-	l := make(map[string]string, len(p.Manifest.Labels)+8)
+	l := make(map[string]string, len(p.Manifest.Labels)+10)
 	for k, v := range p.Manifest.Labels {
 		l[k] = v
 	}
@@ -85,6 +79,23 @@ func baseLabels(instance string, p Pod, slot, hash string) map[string]string {
 	l[hruntime.LabelHash] = hash
 	l[hruntime.LabelSource] = p.Source
 	l[hruntime.LabelRevision] = p.Revision
+	return l
+}
+
+// containerLabels are the labels of a container of a pod: baseLabels, and
+// every other label hostlet reads back from a container (LabelNetworks,
+// LabelFiles, LabelSpec) set, empty until the spec sets it. The engine
+// gives a container the labels of its image under those it is created
+// with: a label hostlet leaves out would be the image's (a Dockerfile
+// author's), and one it sets, even empty, hides the image's. Reading an
+// empty label is reading a missing one (no network, no files, no recorded
+// spec), so containers an earlier hostlet made without them compare the
+// same; no label is part of the spec hash.
+func containerLabels(instance string, p Pod, slot, hash string) map[string]string {
+	l := baseLabels(instance, p, slot, hash)
+	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec} {
+		l[k] = ""
+	}
 	return l
 }
 
@@ -110,10 +121,10 @@ func infraSpec(instance, image string, command []string, p Pod) hruntime.Contain
 		ports = append(ports, runtimePorts(c.Ports)...)
 	}
 	return hruntime.ContainerSpec{
-		Name:          containerName(instance, p.Manifest.ID, hruntime.InfraName, hash),
+		Name:          hruntime.ContainerName(instance, p.Manifest.ID, hruntime.InfraName, hash),
 		Image:         image,
 		Command:       command,
-		Labels:        withNetworksLabel(baseLabels(instance, p, hruntime.InfraName, hash), p.Manifest.Networks),
+		Labels:        withNetworksLabel(containerLabels(instance, p, hruntime.InfraName, hash), p.Manifest.Networks),
 		Ports:         ports,
 		Networks:      runtimeNetworks(p.Manifest.Networks),
 		Hostname:      p.Manifest.Hostname,
@@ -160,10 +171,10 @@ func appSpec(instance string, p Pod, i int, infraID string, env *EnvHasher) hrun
 	m := p.Manifest
 	c := m.Containers[i]
 	hash := manifest.ContainerHash(m, i)
-	labels := baseLabels(instance, p, c.Name, hash)
+	labels := containerLabels(instance, p, c.Name, hash)
 	labels[LabelSpec] = summarize(m, i, env).label()
 	spec := hruntime.ContainerSpec{
-		Name:          containerName(instance, m.ID, c.Name, hash),
+		Name:          hruntime.ContainerName(instance, m.ID, c.Name, hash),
 		Image:         c.Image,
 		Command:       c.Command,
 		Args:          c.Args,

@@ -423,6 +423,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
 	}
+	actual = podContainers(actual)
 	if !s.adopted {
 		for pod := range s.adopt(ctx, actual) {
 			recoverPods[pod] = true
@@ -468,7 +469,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		// Status must show what the engine runs now: list once more, only
 		// after a sync that changed something.
 		if after, err := s.rt.List(ctx); err == nil {
-			actual = after
+			actual = podContainers(after)
 		}
 	}
 	if !s.filesPruned || slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 }) {
@@ -879,7 +880,9 @@ func (s *Syncer) backingOff(id string) bool {
 // event and reports whether a sync should follow.
 func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 	pod, slot := e.Labels[hruntime.LabelPod], e.Labels[hruntime.LabelContainer]
-	if pod == "" {
+	if pod == "" || slot == "" {
+		// Not a pod's container (hruntime.Docker delivers no such
+		// event): it says nothing about any pod.
 		return false
 	}
 	switch e.Action {

@@ -209,6 +209,7 @@ func (a *agent) buildAPI() error {
 	a.met = metrics.New(a.opts.Version, a.opts.Commit, a.syncer.Report, sourceStates)
 	a.met.StateFiles(a.stateProblems)
 	a.met.EngineEventsDropped(a.syncer.EventsDropped)
+	a.met.UnprovenContainers(a.rt.Unproven, a.rt.UnprovenEvents)
 	a.met.PodFailures(a.syncer.Failures)
 	a.met.Rollbacks(a.syncer.Rollbacks)
 	if err := a.buildNotifier(); err != nil {

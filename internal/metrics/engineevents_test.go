@@ -41,3 +41,25 @@ func TestPodFailures(t *testing.T) {
 	want(t, mfs, "hostlet_pod_failures_total", map[string]string{"reason": "ErrImagePull"}, 3)
 	want(t, mfs, "hostlet_pod_failures_total", map[string]string{"reason": "EngineUnavailable"}, 1)
 }
+
+// TestUnprovenContainers: the containers and events hostlet leaves alone
+// because it cannot prove it made them are a gauge and a counter read at
+// scrape time.
+func TestUnprovenContainers(t *testing.T) {
+	var listed atomic.Int64
+	var events atomic.Uint64
+	m := metrics.New("v", "c", func() hsync.Report { return hsync.Report{} }, func() []sources.Status { return nil })
+	m.UnprovenContainers(func() int { return int(listed.Load()) }, events.Load)
+	mfs := scrape(t, m.Handler())
+	if mf := mfs["hostlet_unproven_containers"]; mf == nil || mf.GetType() != dto.MetricType_GAUGE || mf.GetHelp() == "" {
+		t.Fatalf("hostlet_unproven_containers: %v, want a gauge with help", mf)
+	}
+	if mf := mfs["hostlet_unproven_container_events_dropped_total"]; mf == nil || mf.GetType() != dto.MetricType_COUNTER {
+		t.Fatalf("hostlet_unproven_container_events_dropped_total: %v, want a counter", mf)
+	}
+	listed.Store(2)
+	events.Add(5)
+	mfs = scrape(t, m.Handler())
+	want(t, mfs, "hostlet_unproven_containers", nil, 2)
+	want(t, mfs, "hostlet_unproven_container_events_dropped_total", nil, 5)
+}

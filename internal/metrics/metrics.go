@@ -113,6 +113,23 @@ func (m *Metrics) EngineEventsDropped(dropped func() uint64) {
 	}, func() float64 { return float64(dropped()) }))
 }
 
+// UnprovenContainers exports, read at scrape time,
+// hostlet_unproven_containers: the containers the last list found
+// carrying this instance's labels without being proven hostlet's (its
+// name is not the one hostlet gives those labels; left alone, never
+// adopted or removed), and hostlet_unproven_container_events_dropped_total:
+// the engine events of such containers dropped. Call it once.
+func (m *Metrics) UnprovenContainers(listed func() int, events func() uint64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "hostlet_unproven_containers",
+		Help: "Containers carrying this instance's labels that hostlet cannot prove it made (the last list); left alone.",
+	}, func() float64 { return float64(listed()) }))
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "hostlet_unproven_container_events_dropped_total",
+		Help: "Engine events of containers carrying this instance's labels that hostlet cannot prove it made; dropped.",
+	}, func() float64 { return float64(events()) }))
+}
+
 // PodFailures exports failures, read at scrape time, as
 // hostlet_pod_failures_total{reason}: every failed apply of a pod, by the
 // reason its status gives (ErrImagePull, EngineUnavailable, ...). Call it

@@ -1,0 +1,110 @@
+package runtime_test
+
+import (
+	"strings"
+	"testing"
+
+	hruntime "github.com/hostlet/hostlet/runtime"
+)
+
+// TestContainerNamesAreUnchanged pins the names hostlet gives containers:
+// they are the proof of ownership (hruntime.Proven), so a container an
+// earlier hostlet made is adopted only while the scheme stays byte for
+// byte the same.
+func TestContainerNamesAreUnchanged(t *testing.T) {
+	for _, tc := range []struct{ instance, pod, slot, hash, want string }{
+		{"host-a", "web", "app", "v1:0123456789abcdef", "hostlet_web_app_0f94c7b0e8"},
+		{"host-a", "web", hruntime.InfraName, "v1:fedcba", "hostlet_web_POD_bca2c16d84"},
+		{"node1", "my-pod", "sidecar", "v1:aa", "hostlet_my-pod_sidecar_fda0b89438"},
+	} {
+		if got := hruntime.ContainerName(tc.instance, tc.pod, tc.slot, tc.hash); got != tc.want {
+			t.Errorf("ContainerName(%q, %q, %q, %q) = %q, want %q", tc.instance, tc.pod, tc.slot, tc.hash, got, tc.want)
+		}
+	}
+}
+
+func ownLabels(instance, pod, slot, hash string) map[string]string {
+	return map[string]string{
+		hruntime.LabelManaged: "true", hruntime.LabelInstance: instance,
+		hruntime.LabelPod: pod, hruntime.LabelContainer: slot, hruntime.LabelHash: hash,
+	}
+}
+
+// TestOnlyTheNameHostletGivesProvesAContainerHostlets: labels alone (a
+// Dockerfile's, a base image's, a forger's) never make a container
+// hostlet's; the name hostlet gives those labels at create does.
+func TestOnlyTheNameHostletGivesProvesAContainerHostlets(t *testing.T) {
+	const inst, hash = "host-a", "v1:0123456789abcdef"
+	right := hruntime.ContainerName(inst, "web", "app", hash)
+	with := func(k, v string) map[string]string {
+		l := ownLabels(inst, "web", "app", hash)
+		if v == "<none>" {
+			delete(l, k)
+		} else {
+			l[k] = v
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		what     string
+		instance string
+		name     string
+		labels   map[string]string
+		want     bool
+	}{
+		{"the name hostlet gives", inst, right, ownLabels(inst, "web", "app", hash), true},
+		{"as the engine lists it, with a leading slash", inst, "/" + right, ownLabels(inst, "web", "app", hash), true},
+		{"an engine-chosen name (a builder's step container)", inst, "eager_turing", ownLabels(inst, "web", "app", hash), false},
+		{"no name", inst, "", ownLabels(inst, "web", "app", hash), false},
+		{"a name with two leading slashes", inst, "//" + right, ownLabels(inst, "web", "app", hash), false},
+		{"a legacy link alias", inst, "/other/" + right, ownLabels(inst, "web", "app", hash), false},
+		{"the name for another spec hash", inst, hruntime.ContainerName(inst, "web", "app", "v1:other"), ownLabels(inst, "web", "app", hash), false},
+		{"the name another instance gives", inst, hruntime.ContainerName("host-b", "web", "app", hash), ownLabels(inst, "web", "app", hash), false},
+		{"another instance's container", inst, hruntime.ContainerName("host-b", "web", "app", hash), ownLabels("host-b", "web", "app", hash), false},
+		{"another instance's labels under our name", inst, right, with(hruntime.LabelInstance, "host-b"), false},
+		{"an empty pod", inst, hruntime.ContainerName(inst, "", "app", hash), ownLabels(inst, "", "app", hash), false},
+		{"no pod label", inst, hruntime.ContainerName(inst, "", "app", hash), with(hruntime.LabelPod, "<none>"), false},
+		{"an empty slot", inst, hruntime.ContainerName(inst, "web", "", hash), ownLabels(inst, "web", "", hash), false},
+		{"not managed", inst, right, with(hruntime.LabelManaged, "<none>"), false},
+		{"managed=false", inst, right, with(hruntime.LabelManaged, "false"), false},
+		{"a pod label not the name's", inst, right, with(hruntime.LabelPod, "victim"), false},
+		{"a slot label not the name's", inst, right, with(hruntime.LabelContainer, "db"), false},
+		{"a hash label not the name's", inst, right, with(hruntime.LabelHash, "v1:forged"), false},
+		{"no labels", inst, right, nil, false},
+		{"an empty instance asked", "", hruntime.ContainerName("", "web", "app", hash), ownLabels("", "web", "app", hash), false},
+	} {
+		if got := hruntime.Proven(tc.instance, tc.name, tc.labels); got != tc.want {
+			t.Errorf("%s: Proven(%q, %q, %v) = %v, want %v", tc.what, tc.instance, tc.name, tc.labels, got, tc.want)
+		}
+	}
+}
+
+// FuzzProven: whatever the engine reports (names and labels are anyone's
+// input), Proven never panics and holds only for a name that is exactly
+// the one hostlet gives the labels, of a pod and slot, managed, of the
+// instance asked about.
+func FuzzProven(f *testing.F) {
+	const hash = "v1:0123456789abcdef"
+	f.Add("host-a", hruntime.ContainerName("host-a", "web", "app", hash), "true", "host-a", "web", "app", hash)
+	f.Add("host-a", "/"+hruntime.ContainerName("host-a", "web", "app", hash), "true", "host-a", "web", "app", hash)
+	f.Add("host-a", "eager_turing", "true", "host-a", "web", "app", hash)
+	f.Add("host-a", hruntime.ContainerName("host-a", "", "", ""), "true", "host-a", "", "", "")
+	f.Add("", hruntime.ContainerName("", "", "", ""), "true", "", "", "", "")
+	f.Add("host-a", "/other/alias", "true", "host-a", "web", "app", hash)
+	f.Add("host-a", "hostlet_web_app_\x00", "true", "host-a", "web\x00app", "", "")
+	f.Add("host-a", "/", "TRUE", "host-a", "..", "/", "\x1b[2J")
+	f.Add("h", strings.Repeat("/", 300), "true", "h", strings.Repeat("p", 1<<12), "s", "")
+	f.Fuzz(func(t *testing.T, instance, name, managed, labelInstance, pod, slot, hash string) {
+		labels := map[string]string{
+			hruntime.LabelManaged: managed, hruntime.LabelInstance: labelInstance,
+			hruntime.LabelPod: pod, hruntime.LabelContainer: slot, hruntime.LabelHash: hash,
+		}
+		if !hruntime.Proven(instance, name, labels) {
+			return
+		}
+		if instance == "" || pod == "" || slot == "" || managed != "true" || labelInstance != instance ||
+			strings.TrimPrefix(name, "/") != hruntime.ContainerName(instance, pod, slot, hash) {
+			t.Errorf("Proven(%q, %q, %v) holds", instance, name, labels)
+		}
+	})
+}
