@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"regexp"
@@ -16,7 +17,6 @@ import (
 	"github.com/hashicorp/go-multierror"
 	yaml2 "go.yaml.in/yaml/v2"
 	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/hostlet/hostlet/internal/textcap"
 )
@@ -35,7 +35,7 @@ var ErrTooLarge = errors.New("larger than the size limit")
 // ReadLimited reads r up to limit bytes and fails, without reading further,
 // when r holds more.
 func ReadLimited(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	data, err := readAllSized(io.LimitReader(r, limit+1), sizeHint(r, limit))
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +43,40 @@ func ReadLimited(r io.Reader, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
 	}
 	return data, nil
+}
+
+// sizeHint is what ReadLimited allocates first: a regular file's size
+// (and room to see its end), so that a 10 MiB file takes 10 MiB, not the
+// 26 MiB io.ReadAll's doublings leave behind.
+func sizeHint(r io.Reader, limit int64) int {
+	const small = 512
+	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return small
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return small
+	}
+	return int(min(fi.Size(), limit)) + small
+}
+
+// readAllSized is io.ReadAll starting from a buffer of size bytes.
+func readAllSized(r io.Reader, size int) ([]byte, error) {
+	data := make([]byte, 0, size)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if errors.Is(err, io.EOF) {
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+	}
 }
 
 // ReadFile reads a manifest file, refusing one over MaxSize before reading it.
@@ -77,6 +111,11 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
 		return nil, &Error{Origin: origin, Detail: "not a text file (binary data or invalid UTF-8)"}
 	}
+	// Nothing is decoded from a file whose structure alone could take
+	// more memory than the bound allows.
+	if err := CheckStructure(data, MaxFileMarks, "file"); err != nil {
+		return nil, &Error{Origin: origin, Detail: err.Error(), Err: ErrTooComplex}
+	}
 	var (
 		out  []Sourced
 		errs = fileErrors{origin: origin}
@@ -84,10 +123,16 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 	index, docNum := 0, 0
 	for doc := range documents(data) {
 		docNum++
+		if docNum > MaxFileManifests {
+			return nil, tooManyInFile(origin)
+		}
 		items, err := documentItems(doc)
 		if err != nil {
 			errs.add(&Error{Origin: origin, Detail: fmt.Sprintf("document %d: %v", docNum, err)})
 			continue
+		}
+		if index+len(items) > MaxFileManifests {
+			return nil, tooManyInFile(origin)
 		}
 		for _, raw := range items {
 			o := origin
@@ -244,8 +289,14 @@ func documentItems(doc document) ([][]byte, error) {
 		return nil, nil
 	}
 	if (js[0] != '{' && js[0] != '[') || !json.Valid(js) {
+		if len(doc.text) > MaxYAMLDocument {
+			return nil, fmt.Errorf("%d bytes of YAML, more than the %d a YAML document may hold: %w; split it into documents (---) or files, or write it as JSON", len(doc.text), MaxYAMLDocument, ErrTooLarge)
+		}
+		if err := checkAliases(doc.text); err != nil {
+			return nil, err
+		}
 		var err error
-		js, err = yaml.YAMLToJSONStrict(doc.text)
+		js, err = yamlToJSON(doc.text)
 		if err != nil {
 			return nil, fmt.Errorf("not valid YAML or JSON: %s", cleanYAMLError(err, doc.line))
 		}
