@@ -14,8 +14,58 @@ import (
 )
 
 // MaxTriggers bounds the ONBUILD triggers of a base image CheckTriggers
-// reads (each is bounded by MaxRecipe).
+// reads (together bounded by MaxRecipe).
 const MaxTriggers = 256
+
+// MaxRecipeLines bounds the lines of a Dockerfile, or an ONBUILD
+// trigger: each instruction costs buildkit's parser some 20 µs, and a
+// Dockerfile is read at every read of its source (1 MiB of instructions
+// took 12 s here).
+const MaxRecipeLines = 5000
+
+// Bounds of a Dockerfile, or an ONBUILD trigger, with heredocs: its lines
+// and bytes. buildkit's parser reads a heredoc's body in time that grows
+// with its lines times its bytes (1 MiB of short lines: many minutes of
+// a CPU, at every read of the source).
+const (
+	MaxHeredocLines = 1000
+	MaxHeredocBytes = 64 << 10
+)
+
+// checkSize refuses a text over MaxRecipe or MaxRecipeLines, or with
+// heredocs and over their bounds, before buildkit's parser reads it.
+func checkSize(text string) error {
+	if len(text) > MaxRecipe {
+		return fmt.Errorf("over %d bytes", MaxRecipe)
+	}
+	if n := strings.Count(text, "\n"); n >= MaxRecipeLines {
+		return fmt.Errorf("%d lines, over the limit of %d", n, MaxRecipeLines)
+	}
+	if len(text) <= MaxHeredocBytes && strings.Count(text, "\n") < MaxHeredocLines || !strings.Contains(text, "<") || !mayHoldHeredocs(text) {
+		return nil
+	}
+	return fmt.Errorf("with heredocs, over %d lines or %d bytes (buildkit's parser reads heredocs in time that grows with their lines times their bytes)", MaxHeredocLines, MaxHeredocBytes)
+}
+
+// mayHoldHeredocs reports whether buildkit's parser could read a heredoc
+// in text: an ADD, COPY or RUN (or ONBUILD of one) whose line, its
+// continuations joined, holds "<<". The classic reading has no heredocs,
+// so reading it takes linear time.
+func mayHoldHeredocs(text string) bool {
+	res, err := parser.Parse(strings.NewReader(classicText(text)))
+	if err != nil {
+		return true
+	}
+	for _, n := range res.AST.Children {
+		switch strings.ToLower(n.Value) {
+		case "add", "copy", "run", "onbuild":
+			if strings.Contains(n.Original, "\u2039\u2039") {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // classicNote says that a problem was found in the classic builder's
 // reading only: a line BuildKit reads as part of a heredoc.
@@ -48,6 +98,9 @@ func CheckRecipe(recipe, target string) error {
 	if name, _, _, ok := parser.DetectSyntax([]byte(recipe)); ok && !officialFrontend(name) {
 		return fieldErr("dockerfile", "the syntax directive (%q) is refused: the engine would pull and run that frontend image (docker/dockerfile is allowed); remove the line", name)
 	}
+	if err := checkSize(recipe); err != nil {
+		return fieldErr("dockerfile", "%v", err)
+	}
 	res, err := parser.Parse(strings.NewReader(recipe))
 	if err != nil {
 		return fieldErr("dockerfile", "does not parse: %v", err)
@@ -62,8 +115,11 @@ func CheckRecipe(recipe, target string) error {
 	if len(stages) == 0 {
 		return fieldErr("dockerfile", "has no FROM")
 	}
-	if p := nodesProblem(classicNodes(recipe), 0); p != nil {
-		return fieldErr("dockerfile", "line %d%s: %s", p.line, classicNote, p.msg)
+	// Without heredocs, the classic builder reads what BuildKit does.
+	if hasHeredoc(res.AST.Children) {
+		if p := nodesProblem(classicNodes(recipe), 0); p != nil {
+			return fieldErr("dockerfile", "line %d%s: %s", p.line, classicNote, p.msg)
+		}
 	}
 	if target == "" {
 		return nil
@@ -88,9 +144,13 @@ func CheckTriggers(triggers []string) error {
 	if len(triggers) > MaxTriggers {
 		return fmt.Errorf("%d ONBUILD triggers, over the limit of %d", len(triggers), MaxTriggers)
 	}
+	size := 0
 	for _, t := range triggers {
-		if len(t) > MaxRecipe {
-			return fmt.Errorf("an ONBUILD trigger of %d bytes, over the limit of %d", len(t), MaxRecipe)
+		if size += len(t); size > MaxRecipe {
+			return fmt.Errorf("ONBUILD triggers of more than %d bytes", MaxRecipe)
+		}
+		if err := checkSize(t); err != nil {
+			return fmt.Errorf("ONBUILD trigger %q: %w", shortText(t), err)
 		}
 		if msg := triggerProblem(t, 1); msg != "" {
 			return fmt.Errorf("ONBUILD trigger %q is refused: %s", shortText(t), msg)
@@ -103,14 +163,15 @@ func CheckTriggers(triggers []string) error {
 // heredoc as BuildKit's parser reads it, 0 when it has none: the engine's
 // classic builder reads the recipe differently.
 func HeredocLine(recipe string) (int, error) {
+	if err := checkSize(recipe); err != nil {
+		return 0, fieldErr("dockerfile", "%v", err)
+	}
 	res, err := parser.Parse(strings.NewReader(recipe))
 	if err != nil {
 		return 0, fieldErr("dockerfile", "does not parse: %v", err)
 	}
-	for _, n := range res.AST.Children {
-		if len(n.Heredocs) > 0 {
-			return n.StartLine, nil
-		}
+	if i := slices.IndexFunc(res.AST.Children, func(n *parser.Node) bool { return len(n.Heredocs) > 0 }); i >= 0 {
+		return res.AST.Children[i].StartLine, nil
 	}
 	return 0, nil
 }
@@ -199,13 +260,19 @@ func classicNodes(text string) []*parser.Node {
 }
 
 // triggerProblem is the first problem of an ONBUILD's instruction (a
-// Dockerfile's, or a base image's trigger) read as either builder reads
-// it; depth is that of the instruction. A trigger BuildKit cannot read is
-// left to the classic reading (BuildKit refuses it).
+// Dockerfile's with a heredoc, or a base image's trigger) read as either
+// builder reads it; depth is that of the instruction. The classic
+// reading is needed only where BuildKit's reads a heredoc, or cannot read
+// the text at all (BuildKit would refuse it; the classic builder may
+// not).
 func triggerProblem(text string, depth int) string {
-	if res, err := parser.Parse(strings.NewReader(text)); err == nil {
+	res, err := parser.Parse(strings.NewReader(text))
+	if err == nil {
 		if p := nodesProblem(res.AST.Children, depth); p != nil {
 			return p.msg
+		}
+		if !hasHeredoc(res.AST.Children) {
+			return ""
 		}
 	}
 	if p := nodesProblem(classicNodes(text), depth); p != nil {
@@ -214,50 +281,21 @@ func triggerProblem(text string, depth int) string {
 	return ""
 }
 
-// nodeProblem is the rule instruction n breaks, "" when none. An
-// instruction that does not parse on its own (a heredoc's body line in
-// the classic reading) is checked from its words.
+// hasHeredoc reports whether an instruction of nodes has a heredoc.
+func hasHeredoc(nodes []*parser.Node) bool {
+	return slices.ContainsFunc(nodes, func(n *parser.Node) bool { return len(n.Heredocs) > 0 })
+}
+
+// nodeProblem is the rule instruction n breaks, "" when none. It reads
+// the instruction's words as instructions.ParseCommand does (an ADD's
+// sources are its words but the last, a LABEL's words are triples of
+// key, value and separator),
+// so an instruction that does not parse as a whole (a heredoc's body
+// line in the classic reading) is checked too.
 func nodeProblem(n *parser.Node, depth int) string {
 	if msg := flagProblem(n); msg != "" {
 		return msg
 	}
-	cmd, err := instructions.ParseCommand(n)
-	if err != nil {
-		return rawProblem(n, depth)
-	}
-	switch c := cmd.(type) {
-	case *instructions.AddCommand:
-		return addProblem(c.SourcePaths)
-	case *instructions.LabelCommand:
-		for _, kv := range c.Labels {
-			if msg := labelProblem(kv.Key); msg != "" {
-				return msg
-			}
-		}
-	case *instructions.OnbuildCommand:
-		if depth > 0 {
-			return "ONBUILD inside an ONBUILD is refused"
-		}
-		msg := ""
-		if n.Next != nil && len(n.Next.Children) > 0 {
-			msg = nodeProblem(n.Next.Children[0], depth+1)
-		}
-		if msg == "" {
-			// The trigger as the image records it, heredocs' bodies
-			// included: what a build FROM it reads.
-			msg = triggerProblem(c.Expression, depth+1)
-		}
-		if msg != "" {
-			return "ONBUILD " + msg
-		}
-	}
-	return ""
-}
-
-// rawProblem is nodeProblem for an instruction that does not parse: an
-// ADD's sources (its words but the last), a LABEL's keys, an ONBUILD's
-// instruction.
-func rawProblem(n *parser.Node, depth int) string {
 	var words []string
 	for w := n.Next; w != nil; w = w.Next {
 		words = append(words, w.Value)
@@ -268,20 +306,39 @@ func rawProblem(n *parser.Node, depth int) string {
 			return addProblem(words[:len(words)-1])
 		}
 	case "label":
-		for i := 0; i < len(words); i += 2 {
+		for i := 0; i < len(words); i += 3 {
 			if msg := labelProblem(words[i]); msg != "" {
 				return msg
 			}
 		}
 	case "onbuild":
-		if depth > 0 {
-			return "ONBUILD inside an ONBUILD is refused"
-		}
-		if n.Next != nil && len(n.Next.Children) > 0 {
-			if msg := nodeProblem(n.Next.Children[0], depth+1); msg != "" {
-				return "ONBUILD " + msg
+		return onbuildProblem(n, depth)
+	}
+	return ""
+}
+
+// onbuildProblem is the rule an ONBUILD breaks: one in an ONBUILD, or
+// the rule its instruction breaks, read as a build FROM the image would
+// (with its heredocs' bodies).
+func onbuildProblem(n *parser.Node, depth int) string {
+	if depth > 0 {
+		return "ONBUILD inside an ONBUILD is refused"
+	}
+	msg := ""
+	if n.Next != nil && len(n.Next.Children) > 0 {
+		msg = nodeProblem(n.Next.Children[0], depth+1)
+	}
+	if msg == "" && len(n.Heredocs) > 0 {
+		// The trigger as the image records it, heredocs' bodies
+		// included: what a build FROM it reads.
+		if cmd, err := instructions.ParseCommand(n); err == nil {
+			if c, ok := cmd.(*instructions.OnbuildCommand); ok {
+				msg = triggerProblem(c.Expression, depth+1)
 			}
 		}
+	}
+	if msg != "" {
+		return "ONBUILD " + msg
 	}
 	return ""
 }
@@ -396,6 +453,9 @@ var sameImagePlatforms = []string{"", "$BUILDPLATFORM", "${BUILDPLATFORM}", "$TA
 // among them), or a --platform other than the engine's, is refused: the
 // builder would start from another image than the one hostlet checked.
 func BaseImages(recipe, target string, args map[string]string) ([]string, error) {
+	if err := checkSize(recipe); err != nil {
+		return nil, fieldErr("dockerfile", "%v", err)
+	}
 	res, err := parser.Parse(strings.NewReader(recipe))
 	if err != nil {
 		return nil, fieldErr("dockerfile", "does not parse: %v", err)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hostlet/hostlet/manifest/buildctx"
 )
@@ -225,5 +226,47 @@ func TestFrontendReadsHeredocs(t *testing.T) {
 		if [2]bool{named, reads} != want {
 			t.Errorf("FrontendReadsHeredocs(%q) = %v %v, want %v", directive, named, reads, want)
 		}
+	}
+}
+
+// TestRecipeWorkIsBounded: buildkit's parser reads a heredoc's body in
+// time that grows with its lines times its bytes (a 1 MiB Dockerfile of
+// one heredoc of short lines: many minutes of a CPU, at every read of
+// its source), and every instruction costs it some µs: a Dockerfile or
+// trigger past MaxRecipeLines, or with heredocs past MaxHeredocLines or
+// MaxHeredocBytes, is refused before it parses, in milliseconds.
+func TestRecipeWorkIsBounded(t *testing.T) {
+	for _, tt := range []struct{ name, recipe, want string }{
+		{"a heredoc of 1 MiB of lines", "FROM scratch\nRUN <<EOF\n" + strings.Repeat("x\n", buildctx.MaxRecipe/2-20) + "EOF\n", "lines, over the limit of"},
+		{"a heredoc of 4000 long lines", "FROM scratch\nRUN <<EOF\n" + strings.Repeat(strings.Repeat("x", 200)+"\n", 4000) + "EOF\n", "with heredocs, over"},
+		{"a heredoc opened over a continued line", "FROM scratch\nCOPY <\\\n<EOF /x\n" + strings.Repeat("x\n", 3*buildctx.MaxHeredocLines) + "EOF\n", "with heredocs, over"},
+		{"an ONBUILD heredoc", "FROM scratch\nONBUILD RUN <<EOF\n" + strings.Repeat("y", 2*buildctx.MaxHeredocBytes) + "\nEOF\n", "with heredocs, over"},
+		{"too many lines", "FROM scratch\n" + strings.Repeat("ENV A=1\n", buildctx.MaxRecipeLines), "over the limit of"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			done := make(chan [4]error, 1)
+			start := time.Now()
+			go func() {
+				_, baseErr := buildctx.BaseImages(tt.recipe, "", nil)
+				_, lineErr := buildctx.HeredocLine(tt.recipe)
+				done <- [4]error{buildctx.CheckRecipe(tt.recipe, ""), buildctx.CheckTriggers([]string{tt.recipe}), baseErr, lineErr}
+			}()
+			select {
+			case errs := <-done:
+				for i, err := range errs {
+					if err == nil || !strings.Contains(err.Error(), tt.want) {
+						t.Errorf("check %d: %v, want an error containing %q", i, err, tt.want)
+					}
+				}
+				t.Logf("refused in %s", time.Since(start))
+			case <-time.After(20 * time.Second):
+				t.Fatalf("a %d KiB Dockerfile is still being read after 20 s", len(tt.recipe)>>10)
+			}
+		})
+	}
+	// Within the bounds, a Dockerfile with heredocs is read.
+	ok := "FROM scratch\nRUN <<EOF\n" + strings.Repeat("make\n", buildctx.MaxHeredocLines-10) + "EOF\n"
+	if err := buildctx.CheckRecipe(ok, ""); err != nil {
+		t.Errorf("a heredoc of %d lines: %v", buildctx.MaxHeredocLines-10, err)
 	}
 }
