@@ -358,6 +358,18 @@ type Sourced struct {
 	// the manifest ("containers[0].capAdd") to the author's key
 	// ("services.web.cap_add"). Nil for native manifests.
 	Keys map[string]string `json:",omitempty"`
+	// Hidden are what interpolation put into the manifest (from a
+	// Compose project's .env or the host's compose.env): each
+	// interpolated string, and each variable's value, that a value of
+	// the manifest holds whole. An error about the manifest never shows
+	// them: validate leaves them out as it builds an error, and they are
+	// scrubbed from its text (redact.Hider). HiddenParts are the values of
+	// the manifest that are a part of an interpolated string (a parser
+	// split "${DEV}" into a host and a container path): never quoted in an
+	// error, but not searched for in its text, as a part may be any word.
+	// Both hold nothing but the manifest's own values and parts of them.
+	Hidden      []string `json:",omitempty"`
+	HiddenParts []string `json:",omitempty"`
 }
 
 // Field is field (a path of the manifest's fields) as the author wrote

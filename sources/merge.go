@@ -272,7 +272,7 @@ func (m *Merger) apply(u Update) (bool, Applied) {
 		changed := st.err != msg
 		st.err = msg
 		if changed {
-			m.log.Warn("source error; keeping its last good set", "source", st.set.Name, "error", err, "revision", st.set.Revision)
+			m.log.Warn("source error; keeping its last good set", "source", st.set.Name, "error", msg, "revision", st.set.Revision)
 			m.publish(m.compute())
 		}
 		return changed, Applied{Err: err}

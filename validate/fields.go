@@ -75,17 +75,19 @@ type checker struct {
 	errs   *multierror.Error
 	// src names fields as the manifest's author wrote them (Compose).
 	src manifest.Sourced
+	// hide are the values an error must not show (hidden.go).
+	hide hider
 }
 
 func (c *checker) add(field, format string, args ...any) {
-	c.errs = multierror.Append(c.errs, manifest.Errorf(c.origin, c.pod, c.src.Field(field), format, args...))
+	c.errs = multierror.Append(c.errs, manifest.Errorf(c.origin, c.pod, c.hide.field(c.src.Field(field)), format, c.hide.args(args)...))
 }
 
 // Manifest checks every field rule of one manifest and returns all
 // violations as a *multierror.Error of *manifest.Error, or nil.
 func Manifest(s manifest.Sourced, opts Options) error {
 	m := s.Manifest
-	c := &checker{origin: s.Origin, pod: m.ID, src: s}
+	c := &checker{origin: s.Origin, pod: m.ID, src: s, hide: hiderOf(s)}
 	for _, e := range s.Errors {
 		// Name the manifest's origin as Set completed it.
 		e := *e
@@ -329,7 +331,7 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 	} else if ct.Image == "" {
 		c.add(f+".image", "required")
 	} else if msg := imageRef(ct.Image); msg != "" {
-		c.add(f+".image", "%q is not a valid image reference: %s", ct.Image, msg)
+		c.add(f+".image", "%q is not a valid image reference: %s", ct.Image, c.hide.kind(ct.Image, msg))
 	}
 	c.enum(f+".imagePullPolicy", ct.ImagePullPolicy, pullEnum)
 	if ct.WorkingDir != "" && !path.IsAbs(ct.WorkingDir) {

@@ -115,6 +115,7 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 				continue
 			}
 			errs := networkConflicts(s, nets)
+			hide := hiderOf(s)
 			mine := map[portProto][]claim{}
 			for ci, c := range s.Manifest.Containers {
 				for pi, p := range c.Ports {
@@ -144,9 +145,9 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 							continue
 						}
 						if other.pod == id {
-							errs = multierror.Append(errs, manifest.Errorf(s.Origin, id, s.Field(field), "host port %s is bound twice in this pod", b))
+							errs = multierror.Append(errs, hide.errorf(s.Origin, id, s.Field(field), "host port %s is bound twice in this pod", b))
 						} else {
-							errs = multierror.Append(errs, manifest.Errorf(s.Origin, id, s.Field(field), "host port %s already bound by pod %s (%s)", b, other.pod, other.source))
+							errs = multierror.Append(errs, hide.errorf(s.Origin, id, s.Field(field), "host port %s already bound by pod %s (%s)", b, other.pod, other.source))
 						}
 						break
 					}
@@ -162,10 +163,10 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			}
 			for _, n := range s.Manifest.Networks {
 				if _, ok := nets[n.Name]; !ok {
-					nets[n.Name] = netClaim{n: n, pod: id, source: s.Origin.Source}
+					nets[n.Name] = netClaim{n: n, pod: id, source: s.Origin.Source, hidden: hiddenOnly(s)}
 				}
 				if n.IPv4Address != "" {
-					nets[addressKey(n)] = netClaim{n: n, pod: id, source: s.Origin.Source}
+					nets[addressKey(n)] = netClaim{n: n, pod: id, source: s.Origin.Source, hidden: hiddenOnly(s)}
 				}
 			}
 			res.Accepted = append(res.Accepted, s)
@@ -178,6 +179,9 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 type netClaim struct {
 	n           manifest.Network
 	pod, source string
+	// hidden holds the declaring pod's hidden values: an error quoting
+	// its declaration leaves them out.
+	hidden manifest.Sourced
 }
 
 // addressKey is the claim of a pod's address on a network (no network is
@@ -191,17 +195,18 @@ func networkConflicts(s manifest.Sourced, nets map[string]netClaim) *multierror.
 	var errs *multierror.Error
 	for i, n := range s.Manifest.Networks {
 		first, ok := nets[n.Name]
+		hide := hiderOf(s, first.hidden)
 		if ok && (first.n.Internal != n.Internal || first.n.External != n.External) {
-			errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d]", i)),
+			errs = multierror.Append(errs, hide.errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d]", i)),
 				"network %q is declared internal %v, external %v by pod %s (%s): declare it alike", n.Name, first.n.Internal, first.n.External, first.pod, first.source))
 		}
 		if ok && (first.n.Subnet != n.Subnet || first.n.Gateway != n.Gateway || first.n.IPRange != n.IPRange) {
-			errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d]", i)),
+			errs = multierror.Append(errs, hide.errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d]", i)),
 				"network %q is declared with subnet %q, gateway %q, ipRange %q by pod %s (%s): declare it alike", n.Name, first.n.Subnet, first.n.Gateway, first.n.IPRange, first.pod, first.source))
 		}
 		if n.IPv4Address != "" {
 			if other, taken := nets[addressKey(n)]; taken {
-				errs = multierror.Append(errs, manifest.Errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d].ipv4Address", i)),
+				errs = multierror.Append(errs, hiderOf(s, other.hidden).errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d].ipv4Address", i)),
 					"%s on network %q is already pod %s's (%s)", n.IPv4Address, n.Name, other.pod, other.source))
 			}
 		}
@@ -236,9 +241,11 @@ func rejectCycles(res Result) Result {
 	return res
 }
 
+// rejection is the one place a manifest's errors leave validation: every
+// reason scrubbed of its hidden values and secrets (Scrub).
 func rejection(s manifest.Sourced, err error) Rejection {
 	r := Rejection{ID: s.Manifest.ID, Source: s.Origin.Source, Origin: s.Origin}
-	for _, e := range Flatten(err) {
+	for _, e := range Scrub(s, Flatten(err)) {
 		r.Errors = append(r.Errors, e)
 		r.Reasons = append(r.Reasons, e.Error())
 	}

@@ -234,17 +234,17 @@ func displayPath(dir, file string) string {
 // errors: an interpolated value lands in typed fields whose parsers quote
 // it (invalid hostPort: <value>), and it may be a secret.
 func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile, env map[string]string) ([]manifest.Sourced, error) {
-	given := maps.Clone(env) // compose-go adds COMPOSE_PROJECT_NAME to env
+	given := slices.Collect(maps.Values(env)) // compose-go adds COMPOSE_PROJECT_NAME to env
 	refs := &bundleFiles{files: files}
 	defer refs.close()
-	pods, err := loadProject(ctx, refs, opts, cfgFiles, env)
-	for i, v := range refs.envValues {
-		// An included folder's .env holds values as secret as the root's.
-		given[fmt.Sprintf("\x00included-%d", i)] = v
-	}
+	made := &interpolations{}
+	pods, err := loadProject(ctx, refs, made, opts, cfgFiles, env)
+	// An included folder's .env holds values as secret as the root's.
+	given = slices.Concat(given, refs.envValues, made.values())
 	s := newScrubber(given)
-	for _, p := range pods {
-		for _, e := range p.Errors {
+	for i := range pods {
+		made.hide(&pods[i])
+		for _, e := range pods[i].Errors {
 			s.scrub(e)
 		}
 	}
@@ -262,7 +262,7 @@ func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile
 
 // loadProject runs compose-go on the project's files (their contents: it
 // reads nothing itself) and translates the services.
-func loadProject(ctx context.Context, refs *bundleFiles, opts Options, cfgFiles []projectFile, env map[string]string) ([]manifest.Sourced, error) {
+func loadProject(ctx context.Context, refs *bundleFiles, made *interpolations, opts Options, cfgFiles []projectFile, env map[string]string) ([]manifest.Sourced, error) {
 	files := refs.files
 	first := cfgFiles[0].name
 	var errs []error
@@ -290,7 +290,7 @@ func loadProject(ctx context.Context, refs *bundleFiles, opts Options, cfgFiles 
 		o.ResolvePaths = false
 		o.Profiles = opts.Profiles
 		o.SetProjectName(loader.NormalizeProjectName(projectFolder(opts)), false)
-		o.Interpolate.Substitute = strictSubstitute
+		o.Interpolate.Substitute = made.substitute
 		o.UnsupportedAttributesCheck = &loader.UnsupportedAttributesCheck{
 			Supported: supportedPaths,
 			Report:    func(f []loader.UnsupportedAttribute) { findings = f },

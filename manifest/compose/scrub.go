@@ -1,60 +1,54 @@
 package compose
 
 import (
-	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
 )
 
-// minSecret is the shortest value taken out of errors: shorter ones would
-// take words out of every message, and guard nothing.
+// minSecret is the shortest value taken out of an error's text wherever
+// it occurs: shorter ones would take words out of every message. A
+// shorter value is still never quoted (scrub hides a quoted piece of it).
 const minSecret = 4
 
-// scrubber replaces the values of the project's interpolation
-// environment (.env, the host's compose.env) wherever an error's detail
-// quotes them: only those reach other keys, whose parsers quote what they
-// cannot read. In a field path only an environment or label key that is
-// such a value (environment: ["${SECRET}"]) is replaced.
+// scrubber takes the project's values out of its errors: the values of
+// its interpolation environment (.env, the host's compose.env), what
+// interpolation made of them, and the values it took. Translation quotes
+// every value it shows (%q): a quoted text that may show one of them is
+// replaced whole, however short; then every one at least minSecret bytes
+// long is replaced wherever it occurs. In a field path a map's key (an
+// environment variable's, a label's, a sysctl's) that may be such a value
+// (environment: ["${SECRET}=x"]) is replaced.
 type scrubber struct {
-	r      *strings.Replacer
-	values map[string]bool
+	h redact.Hider
 }
 
-func newScrubber(env map[string]string) scrubber {
-	seen := map[string]bool{}
-	for _, v := range env {
-		seen[v] = true
-	}
-	var values []string
-	for v := range seen {
-		if len(v) >= minSecret {
-			values = append(values, v)
-		}
-	}
-	// Longest first, so that a value holding another is replaced whole.
-	sort.Slice(values, func(i, j int) bool {
-		return len(values[i]) > len(values[j]) || (len(values[i]) == len(values[j]) && values[i] < values[j])
-	})
-	pairs := make([]string, 0, 2*len(values))
-	for _, v := range values {
-		pairs = append(pairs, v, "<value hidden>")
-	}
-	set := make(map[string]bool, len(values))
-	for _, v := range values {
-		set[v] = true
-	}
-	return scrubber{r: strings.NewReplacer(pairs...), values: set}
+func newScrubber(values []string) scrubber {
+	return scrubber{h: redact.NewHider(values...)}
 }
 
 func (s scrubber) scrub(e *manifest.Error) {
-	e.Detail = s.r.Replace(e.Detail)
+	e.Detail = s.h.Text(quotedRE.ReplaceAllStringFunc(e.Detail, func(q string) string {
+		inner, err := strconv.Unquote(q)
+		if err != nil {
+			inner = q[1 : len(q)-1]
+		}
+		if s.h.Covers(inner) {
+			return `"` + redact.Hidden + `"`
+		}
+		return q
+	}))
 	parts := strings.Split(e.Field, ".")
 	for i := 1; i < len(parts); i++ {
-		// A map's key (environment: ["${SECRET}"]); never a service's
-		// name, which a value may well equal (POSTGRES_USER=postgres).
-		if (parts[i-1] == "environment" || parts[i-1] == "labels") && s.values[parts[i]] {
-			parts[i] = "<value hidden>"
+		// A map's key; never a service's name, which a value may well
+		// equal (POSTGRES_USER=postgres).
+		switch parts[i-1] {
+		case "environment", "labels", "sysctls", "annotations":
+			if s.h.Covers(parts[i]) {
+				parts[i] = redact.Hidden
+			}
 		}
 	}
 	e.Field = strings.Join(parts, ".")

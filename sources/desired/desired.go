@@ -101,6 +101,11 @@ func Admit(src Source, snap manifest.Snapshot, readErr error, o Options) (Source
 	if readErr != nil {
 		return src, readErr
 	}
+	// Every reader stops at the bound; a set that is over it all the
+	// same (rendered, pushed) is refused here, before it is validated.
+	if len(snap.Manifests) > manifest.MaxSourceManifests {
+		return src, manifest.TooManyInSource(manifest.Origin{Source: snap.Name})
+	}
 	if err := unidentified(snap.Manifests, o.Validate); err != nil {
 		return src, err
 	}
@@ -129,7 +134,7 @@ func unidentified(ms []manifest.Sourced, opts validate.Options) error {
 			continue
 		}
 		var reasons []string
-		for _, e := range validate.Flatten(validate.Manifest(s, opts)) {
+		for _, e := range validate.Scrub(s, validate.Flatten(validate.Manifest(s, opts))) {
 			reasons = append(reasons, e.Detail)
 			if len(reasons) == 3 {
 				reasons = append(reasons, "...")
