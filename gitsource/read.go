@@ -72,6 +72,10 @@ func ReadCommit(ctx context.Context, commit *object.Commit, paths []string, sour
 			return nil, 0, fmt.Errorf("path %q at commit %s: %w", p, commit.Hash.String()[:12], err)
 		}
 		for _, f := range list {
+			if len(out) > manifest.MaxSourceManifests {
+				// Reading stops here: the source is refused whole.
+				return out, files, multierror.Append(errs, manifest.TooManyInSource(manifest.Origin{Source: source, File: f.path}))
+			}
 			if f.project != nil {
 				ms, n, err := readProject(ctx, r, f, project.Options{Source: source, Dir: f.path, Name: projectName(f.path, source)})
 				if isObjectError(err) {
@@ -104,6 +108,9 @@ func ReadCommit(ctx context.Context, commit *object.Commit, paths []string, sour
 				errs = multierror.Append(errs, err)
 			}
 		}
+	}
+	if len(out) > manifest.MaxSourceManifests && !errors.Is(errs.ErrorOrNil(), manifest.ErrTooManyManifests) {
+		errs = multierror.Append(errs, manifest.TooManyInSource(manifest.Origin{Source: source}))
 	}
 	return out, files, errs.ErrorOrNil()
 }

@@ -281,6 +281,9 @@ func (e *Etcd) get(ctx context.Context) (etcdSet, error) {
 		}
 		set.snap.Files++
 		set.snap.Manifests = append(set.snap.Manifests, ms...)
+		if len(set.snap.Manifests) > manifest.MaxSourceManifests {
+			return set, manifest.TooManyInSource(manifest.Origin{Source: e.cfg.Name, File: string(kv.Key)})
+		}
 	}
 	set.storeRev, set.sig = resp.Header.Revision, hex.EncodeToString(h.Sum(nil))
 	return set, nil

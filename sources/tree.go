@@ -66,8 +66,14 @@ func ReadTree(ctx context.Context, base string, paths []string, source string, r
 			r.Close()
 		}
 	}()
-	for _, f := range files {
+	for i, f := range files {
 		name := display(base, f.name)
+		if i > 0 && len(res.Manifests) > manifest.MaxSourceManifests {
+			// Reading stops at the file past the bound: the source is
+			// refused whole.
+			errs = multierror.Append(errs, manifest.TooManyInSource(manifest.Origin{Source: source, File: display(base, files[i-1].name)}))
+			break
+		}
 		if f.project {
 			ms, files, err := readProject(ctx, r, roots, f, project.Options{Source: source, Dir: name, Name: folderName(f.name)}, h)
 			res.Files += files
@@ -97,6 +103,9 @@ func ReadTree(ctx context.Context, base string, paths []string, source string, r
 		if err != nil {
 			errs = multierror.Append(errs, err)
 		}
+	}
+	if n := len(files); n > 0 && len(res.Manifests) > manifest.MaxSourceManifests && !errors.Is(errs.ErrorOrNil(), manifest.ErrTooManyManifests) {
+		errs = multierror.Append(errs, manifest.TooManyInSource(manifest.Origin{Source: source, File: display(base, files[n-1].name)}))
 	}
 	res.Revision = "sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
 	return res, errs.ErrorOrNil()

@@ -75,6 +75,14 @@ func DecodePublished(b []byte, source string) (Published, error) {
 	if int64(len(data)) > manifest.MaxSize {
 		return Published{}, fmt.Errorf("published set: over %d bytes: %w", manifest.MaxSize, manifest.ErrTooLarge)
 	}
+	// Bounded before anything is decoded: the JSON's structure, then
+	// its manifests, counted without decoding them.
+	if err := manifest.CheckStructure(data, manifest.MaxSourceMarks, "published set"); err != nil {
+		return Published{}, fmt.Errorf("published set: %w", err)
+	}
+	if err := countPublished(data); err != nil {
+		return Published{}, fmt.Errorf("published set: %w", err)
+	}
 	var p Published
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -95,3 +103,45 @@ func DecodePublished(b []byte, source string) (Published, error) {
 	}
 	return p, nil
 }
+
+// countPublished returns an error when the "manifests" list of a
+// published set holds more than manifest.MaxSourceManifests items,
+// reading its JSON token by token and skipping each item undecoded. What
+// is not a set is left to the decode that follows to report.
+func countPublished(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if key != "manifests" {
+			if err := dec.Decode(&skipJSON{}); err != nil {
+				return nil
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return nil
+		}
+		for n := 0; dec.More(); n++ {
+			if n == manifest.MaxSourceManifests {
+				return fmt.Errorf("more than %d manifests: %w", manifest.MaxSourceManifests, manifest.ErrTooManyManifests)
+			}
+			if err := dec.Decode(&skipJSON{}); err != nil {
+				return nil
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// skipJSON decodes nothing: the decoder only reads past a value.
+type skipJSON struct{}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
