@@ -715,11 +715,15 @@ func TestStatusMetrics(t *testing.T) {
 		"hostlet_sync_errors_total": dto.MetricType_COUNTER, "hostlet_pods": dto.MetricType_GAUGE,
 		"hostlet_container_restarts": dto.MetricType_COUNTER, "hostlet_source_revision_info": dto.MetricType_GAUGE,
 		"hostlet_source_fetch_duration_seconds": dto.MetricType_HISTOGRAM, "hostlet_source_up": dto.MetricType_GAUGE,
-		"hostlet_build_info": dto.MetricType_GAUGE,
+		"hostlet_build_info": dto.MetricType_GAUGE, "hostlet_unproven_containers": dto.MetricType_GAUGE,
+		"hostlet_unproven_container_events_dropped_total": dto.MetricType_COUNTER,
 	} {
 		if mf := mfs[name]; mf == nil || mf.GetType() != typ {
 			t.Errorf("%s: %v, want a %s", name, mf, typ)
 		}
+	}
+	if v, ok := metricValue(mfs, "hostlet_unproven_containers", nil); !ok || v != 0 {
+		t.Errorf("hostlet_unproven_containers %v %v, want 0: every container is hostlet's", v, ok)
 	}
 	if v, _ := metricValue(mfs, "hostlet_syncs_total", nil); v < 1 {
 		t.Errorf("hostlet_syncs_total %v", v)
