@@ -104,7 +104,7 @@ func writeDiff(out io.Writer, output string, hosts []hostPlan) error {
 				if host == "" {
 					host = "?"
 				}
-				fmt.Fprintf(out, "== host %s (%s) ==\n", host, hp.Config)
+				fprintText(out, "== host %s (%s) ==\n", host, hp.Config)
 			}
 			hp.writeText(out, color)
 		}
@@ -597,9 +597,12 @@ func refContainers(ctx context.Context, cfg *config.Config, rev string, srcs []s
 	return hsync.Simulate(cfg.Instance, pods, env), nil
 }
 
-// writeText prints the plan as DESIGN.md shows it.
+// writeText prints the plan as DESIGN.md shows it. What it shows comes
+// from sources, the engine and hosts' reports: each line goes through
+// terminalText before its colour is put on.
 func (hp hostPlan) writeText(w io.Writer, color bool) {
 	paint := func(code, s string) string {
+		s = terminalText(s)
 		if !color {
 			return s
 		}
@@ -629,7 +632,7 @@ func (hp hostPlan) writeText(w io.Writer, color bool) {
 		case p.Action == "create":
 			fmt.Fprintln(w, paint("32", fmt.Sprintf("+ pod %s (%s)", p.ID, src)))
 		default:
-			fmt.Fprintf(w, "pod %s (%s)\n", p.ID, src)
+			fprintText(w, "pod %s (%s)\n", p.ID, src)
 		}
 		shown := func(c changeJSON) bool { return c.Container != hruntime.InfraName && c.Action != "none" }
 		width := 0

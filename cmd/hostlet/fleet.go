@@ -160,12 +160,12 @@ func writeFleetText(w io.Writer, v fleet.View, prefix string, sel fleet.Selector
 			release += " (" + strings.Join(about, ", ") + ")"
 		}
 	}
-	fmt.Fprintf(w, "latest release: %s; %d hosts, %d behind\n", release, len(v.Hosts), behind)
+	fprintText(w, "latest release: %s; %d hosts, %d behind\n", release, len(v.Hosts), behind)
 	if len(v.Hosts) == 0 {
 		if sel.String() == "*" {
 			fmt.Fprintf(w, "no host reports under %s/status/\n", prefix)
 		} else {
-			fmt.Fprintf(w, "no host matches selector %s\n", sel)
+			fprintText(w, "no host matches selector %s\n", sel.String())
 		}
 	} else {
 		fmt.Fprintln(w)
@@ -179,21 +179,24 @@ func writeFleetText(w io.Writer, v fleet.View, prefix string, sel fleet.Selector
 			}
 			if h.Error != "" {
 				// The reason goes below the table, which stays narrow.
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\tstatus unreadable\t-\n", host, yesNo(h.Alive))
+				fprintText(tw, "%s\t%s\t-\t-\t-\tstatus unreadable\t-\n", host, yesNo(h.Alive))
 				unreadable = append(unreadable, "  "+h.Host+": "+h.Error)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", host, yesNo(h.Alive), dash(short(h.Revision)), podsText(h.Pods), lastSyncText(h.LastSync), h.Errors, h.Rollbacks)
+			fprintText(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", host, yesNo(h.Alive), dash(short(h.Revision)), podsText(h.Pods), lastSyncText(h.LastSync), h.Errors, h.Rollbacks)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		if len(unreadable) > 0 {
-			fmt.Fprintf(w, "\nunreadable status:\n%s\n", strings.Join(unreadable, "\n"))
+			fmt.Fprintf(w, "\nunreadable status:\n")
+			for _, u := range unreadable {
+				fprintText(w, "%s\n", u)
+			}
 		}
 	}
 	for _, n := range v.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fprintText(w, "note: %s\n", n)
 	}
 	return nil
 }

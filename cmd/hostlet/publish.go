@@ -216,9 +216,12 @@ type publishOut struct {
 	rep  publishReport
 }
 
+// printf prints a line of text output (not with -o json): its arguments,
+// hosts' names, errors and a release's reasons from etcd, through
+// terminalArgs.
 func (p *publishOut) printf(format string, args ...any) {
 	if !p.json {
-		fmt.Fprintf(p.w, format, args...)
+		fprintText(p.w, format, args...)
 	}
 }
 

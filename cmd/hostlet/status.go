@@ -83,7 +83,7 @@ Exit status: 0, or 1 when the report cannot be read.`,
 			if output == "json" {
 				return writeJSON(cmd.OutOrStdout(), statusJSON{Document: v.Doc, Alive: v.Alive})
 			}
-			return v.writeText(cmd.OutOrStdout())
+			return v.writeText(terminalSafe(cmd.OutOrStdout()))
 		},
 	}
 	cmd.Flags().StringVar(&host, "host", "", "host to show (default: this host)")
@@ -146,20 +146,23 @@ func statusFromEtcd(ctx context.Context, cfg *config.Config, host string) (statu
 	return statusView{Host: host, Alive: len(alive.Kvs) > 0, From: "etcd " + statusKey, Doc: doc}, nil
 }
 
+// writeText prints the report as text: every value in it is the host's
+// (or etcd's, where anyone who can write there may have forged it), so
+// each goes through terminalText, on its own row.
 func (v statusView) writeText(w io.Writer) error {
 	d := v.Doc
 	alive := "alive"
 	if !v.Alive {
 		alive = "NOT ALIVE (liveness key lapsed; last report below)"
 	}
-	fmt.Fprintf(w, "host %s: %s; hostlet %s; reported %s\n", v.Host, alive, d.Version, d.Time.Format(time.RFC3339))
+	fprintText(w, "host %s: %s; hostlet %s; reported %s\n", v.Host, alive, d.Version, d.Time.Format(time.RFC3339))
 	syncErr := d.LastSync.Error
 	if syncErr == "" {
 		syncErr = "none"
 	}
-	fmt.Fprintf(w, "last sync %s (%d ms), error: %s\n", d.LastSync.Start.Format(time.RFC3339), d.LastSync.DurMs, syncErr)
+	fprintText(w, "last sync %s (%d ms), error: %s\n", d.LastSync.Start.Format(time.RFC3339), d.LastSync.DurMs, syncErr)
 	if d.Window != nil {
-		fmt.Fprintf(w, "maintenance window: %s\n", windowText(*d.Window))
+		fprintText(w, "maintenance window: %s\n", windowText(*d.Window))
 	}
 	fmt.Fprintln(w)
 
@@ -174,7 +177,7 @@ func (v statusView) writeText(w io.Writer) error {
 		if s.Notice != "" {
 			errText = strings.TrimPrefix(errText+"; ", "; ") + "notice: " + s.Notice
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Type, short(s.Revision), last, s.Manifests, dash(errText))
+		fprintText(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Type, short(s.Revision), last, s.Manifests, dash(errText))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "POD\tCONTAINER\tPHASE\tSTATE\tRESTARTS\tREVISION\tIMAGE\tREASON")
@@ -184,7 +187,7 @@ func (v statusView) writeText(w io.Writer) error {
 			reason += ": " + p.Message
 		}
 		for _, c := range p.Containers {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", p.ID, c.Name, p.Phase, c.State, c.Restarts, short(p.Revision), c.Image, dash(reason))
+			fprintText(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", p.ID, c.Name, p.Phase, c.State, c.Restarts, short(p.Revision), c.Image, dash(reason))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -197,7 +200,10 @@ func (v statusView) writeText(w io.Writer) error {
 		}
 	}
 	if len(rollouts) > 0 {
-		fmt.Fprintf(w, "\nrollouts:\n%s\n", strings.Join(rollouts, "\n"))
+		fmt.Fprintf(w, "\nrollouts:\n")
+		for _, r := range rollouts {
+			fprintText(w, "%s\n", r)
+		}
 	}
 	if len(d.StateErrors) > 0 {
 		fmt.Fprintf(w, "\nstate file problems (stateDir):\n")
@@ -206,13 +212,13 @@ func (v statusView) writeText(w io.Writer) error {
 			if p.KeptAs != "" {
 				kept = " (kept as " + p.KeptAs + ")"
 			}
-			fmt.Fprintf(w, "  %s: %s failed since %s: %s%s\n", p.File, p.Op, p.Since.Format(time.RFC3339), p.Error, kept)
+			fprintText(w, "  %s: %s failed since %s: %s%s\n", p.File, p.Op, p.Since.Format(time.RFC3339), p.Error, kept)
 		}
 	}
 	if len(d.Rejected) > 0 {
 		fmt.Fprintf(w, "\nrejected manifests:\n")
 		for _, r := range d.Rejected {
-			fmt.Fprintf(w, "  %s (%s): %s\n", r.ID, r.Source, strings.Join(r.Reasons, "; "))
+			fprintText(w, "  %s (%s): %s\n", r.ID, r.Source, strings.Join(r.Reasons, "; "))
 		}
 	}
 	return nil
