@@ -2,10 +2,12 @@ package buildctx
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/distribution/reference"
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
@@ -41,31 +43,25 @@ func checkSize(text string) error {
 	if n := strings.Count(text, "\n"); n >= MaxRecipeLines {
 		return fmt.Errorf("%d lines, over the limit of %d", n, MaxRecipeLines)
 	}
-	if len(text) <= MaxHeredocBytes && strings.Count(text, "\n") < MaxHeredocLines || !strings.Contains(text, "<") || !mayHoldHeredocs(text) {
+	if len(text) <= MaxHeredocBytes && strings.Count(text, "\n") < MaxHeredocLines || !mayHoldHeredocs(text) {
 		return nil
 	}
 	return fmt.Errorf("with heredocs, over %d lines or %d bytes (buildkit's parser reads heredocs in time that grows with their lines times their bytes)", MaxHeredocLines, MaxHeredocBytes)
 }
 
 // mayHoldHeredocs reports whether buildkit's parser could read a heredoc
-// in text: an ADD, COPY or RUN (or ONBUILD of one) whose line, its
-// continuations joined, holds "<<". The classic reading has no heredocs,
-// so reading it takes linear time.
+// in text: only where a line, its continuations joined, holds "<<", so
+// where the text holds "<<", or a "<" ends a line continued by an escape
+// character (either: a directive may change it). It scans the text
+// once; it is true of some texts without heredocs (a shell's "<<" in a
+// JSON RUN), whose bounds are then those of heredocs.
 func mayHoldHeredocs(text string) bool {
-	res, err := parser.Parse(strings.NewReader(classicText(text)))
-	if err != nil {
-		return true
-	}
-	for _, n := range res.AST.Children {
-		switch strings.ToLower(n.Value) {
-		case "add", "copy", "run", "onbuild":
-			if strings.Contains(n.Original, "\u2039\u2039") {
-				return true
-			}
-		}
-	}
-	return false
+	return strings.Contains(text, "<<") || continuedLess.MatchString(text)
 }
+
+// continuedLess matches a "<" that ends a line continued by an escape
+// character.
+var continuedLess = regexp.MustCompile(`<[ \t]*[\\` + "`" + `][ \t]*\r?\n`)
 
 // classicNote says that a problem was found in the classic builder's
 // reading only: a line BuildKit reads as part of a heredoc.
@@ -420,14 +416,18 @@ const maxShown = 120
 // shortText is s as an error shows it: control characters replaced, cut
 // to maxShown bytes.
 func shortText(s string) string {
+	cut := len(s) > maxShown
+	if cut {
+		s = s[:maxShown]
+	}
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || r == utf8.RuneError {
 			return ' '
 		}
 		return r
 	}, s)
-	if len(s) > maxShown {
-		s = s[:maxShown] + "..."
+	if cut {
+		s += "..."
 	}
 	return s
 }
