@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -243,6 +244,9 @@ func Load(path string) (*Config, error) {
 		}
 	}
 	if file != "" {
+		if err := checkShape(file); err != nil {
+			return nil, fmt.Errorf("config %s: %w", file, err)
+		}
 		v.SetConfigFile(file)
 		v.SetConfigType("yaml")
 		if err := v.ReadInConfig(); err != nil {
@@ -264,6 +268,55 @@ func Load(path string) (*Config, error) {
 		return nil, withFile(file, err)
 	}
 	return c, nil
+}
+
+// Bounds of a host config file, checked before viper reads it: its bytes,
+// and how deep its mappings and lists nest (viper's work grows with the
+// square of the depth; the deepest key of a config is 4 levels down).
+const (
+	MaxFileBytes = 4 << 20
+	MaxDepth     = 32
+)
+
+// checkShape refuses a config file over MaxFileBytes or nested deeper
+// than MaxDepth. A file that is not YAML is left to viper to report.
+func checkShape(file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil // viper says what is wrong
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil
+	}
+	if len(data) > MaxFileBytes {
+		return fmt.Errorf("over %d bytes", MaxFileBytes)
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	if depth(&doc, MaxDepth+1) > MaxDepth {
+		return fmt.Errorf("mappings and lists nested more than %d deep", MaxDepth)
+	}
+	return nil
+}
+
+// depth is how deep n's mappings and lists nest, counted up to limit
+// (aliases are not followed: the decoder bounds their expansion).
+func depth(n *yaml.Node, limit int) int {
+	deepest := 0
+	for _, c := range n.Content {
+		if deepest >= limit {
+			break
+		}
+		deepest = max(deepest, depth(c, limit-1))
+	}
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		return deepest + 1
+	}
+	return deepest
 }
 
 // composeEnvCase reads compose.env from the file again: viper folds map
