@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -238,7 +239,7 @@ func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile
 	refs := &bundleFiles{files: files}
 	defer refs.close()
 	made := &interpolations{}
-	pods, err := loadProject(ctx, refs, made, opts, cfgFiles, env)
+	pods, err := loadGuarded(ctx, refs, made, opts, cfgFiles, env)
 	// An included folder's .env holds values as secret as the root's.
 	given = slices.Concat(given, refs.envValues, made.values())
 	s := newScrubber(given)
@@ -258,6 +259,25 @@ func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile
 		}
 	}
 	return pods, err
+}
+
+// loadGuarded is loadProject with a panic of compose-go turned into the
+// project's error: some inputs make the library panic before its schema
+// is checked (v2.16.2: an env_file item whose path is not a string), and
+// a project is refused, never the end of the helper (or of a test, or
+// of validate). Its message names the panic's kind, not its text.
+func loadGuarded(ctx context.Context, refs *bundleFiles, made *interpolations, opts Options, cfgFiles []projectFile, env map[string]string) (pods []manifest.Sourced, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			kind := "a panic"
+			if _, ok := p.(runtime.Error); ok {
+				kind = "a runtime error"
+			}
+			pods, err = nil, projectError(opts, cfgFiles[0].name, "the Compose library failed on this file ("+kind+
+				"): a key's value is of a kind the Compose specification does not allow")
+		}
+	}()
+	return loadProject(ctx, refs, made, opts, cfgFiles, env)
 }
 
 // loadProject runs compose-go on the project's files (their contents: it
@@ -356,9 +376,40 @@ func loadErrors(opts Options, files []projectFile, shown []types.ConfigFile, err
 // validates and merges the whole model once per document.
 const MaxDocuments = 8
 
+// MaxDepth bounds how deep a Compose file's mappings and lists nest:
+// compose-go's work on a node grows with its depth (a file nested 1,000
+// deep took seconds, 10,000 deep minutes); the Compose specification's
+// deepest key is 7 levels down, x- extensions get the rest.
+const MaxDepth = 64
+
+// tooDeep is the error of a document nested deeper than MaxDepth, "" for
+// one that is not.
+func tooDeep(doc *yaml3.Node) string {
+	if depth(doc, MaxDepth+1) > MaxDepth {
+		return fmt.Sprintf("mappings and lists nested more than %d deep", MaxDepth)
+	}
+	return ""
+}
+
+// depth is how deep n's mappings and lists nest, counted up to limit
+// (aliases are not followed: the decoder bounds their expansion).
+func depth(n *yaml3.Node, limit int) int {
+	deepest := 0
+	for _, c := range n.Content {
+		if deepest >= limit {
+			break
+		}
+		deepest = max(deepest, depth(c, limit-1))
+	}
+	if n.Kind == yaml3.MappingNode || n.Kind == yaml3.SequenceNode {
+		return deepest + 1
+	}
+	return deepest
+}
+
 // preScan names, before compose-go runs, what would make it read files
 // itself (include, extends of another file) and a file of too many
-// documents. It reads every document as YAML nodes, tags left alone; a
+// documents or nested too deep. It reads every document as YAML nodes, tags left alone; a
 // file that is not YAML is left to compose-go to report. compose-go is
 // kept off the disk regardless (refuseFiles): this is for the message.
 func preScan(data []byte) []string {
@@ -371,6 +422,9 @@ func preScan(data []byte) []string {
 		}
 		if docs == MaxDocuments {
 			return append(out, fmt.Sprintf("more than %d YAML documents in one Compose file", MaxDocuments))
+		}
+		if msg := tooDeep(&doc); msg != "" {
+			return append(out, msg)
 		}
 	}
 }
@@ -638,6 +692,9 @@ func vetExtended(data []byte, dir string) ([]byte, error) {
 		}
 		if len(docs) == MaxDocuments {
 			return nil, fmt.Errorf("more than %d YAML documents in one Compose file", MaxDocuments)
+		}
+		if msg := tooDeep(&doc); msg != "" {
+			return nil, errors.New(msg)
 		}
 		var plain any
 		if err := doc.Decode(&plain); err != nil {

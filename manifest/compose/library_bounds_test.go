@@ -1,0 +1,75 @@
+package compose_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/manifest/compose"
+)
+
+// TestComposeLibraryPanicRefusesTheProject: compose-go v2.16.2 panics on
+// an env_file item whose path is not a string (found by the hostile
+// walk, TestEveryComposeKeyValidatesInBoundedTime), before its schema is
+// checked. The project is refused with an error of its own; the load
+// returns.
+func TestComposeLibraryPanicRefusesTheProject(t *testing.T) {
+	for _, path := range []string{"1", "[a]", "{a: b}", "null", "true"} {
+		files := mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    env_file: [{path: " + path + "}]\n"}
+		var errs []string
+		if !testkit.Bounded(t, 5*time.Second, "env_file path "+path, func() { _, errs = load(t, files, compose.Options{}) }) {
+			return
+		}
+		if len(errs) == 0 {
+			t.Errorf("env_file path %s: no error", path)
+		}
+		for _, e := range errs {
+			if strings.Contains(e, "\n") || strings.Contains(e, "goroutine") {
+				t.Errorf("env_file path %s: error %q", path, e)
+			}
+		}
+	}
+}
+
+// TestDeepComposeFileIsRefusedInMilliseconds: compose-go's work on a node
+// grows with its depth (a file nested 1,000 deep took seconds, 10,000
+// deep minutes). A Compose file, or a file it extends, nested deeper
+// than MaxDepth is refused before compose-go reads it; one at MaxDepth
+// loads.
+func TestDeepComposeFileIsRefusedInMilliseconds(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("{a: ", n) + "1" + strings.Repeat("}", n) }
+	tests := []struct {
+		name  string
+		files mapFiles
+		want  string
+	}{
+		{name: "deep extension", want: "nested more than 64 deep",
+			files: mapFiles{"compose.yaml": "x-deep: " + nest(10_000) + "\nservices:\n  web: {image: busybox}\n"}},
+		{name: "deep lists in a service", want: "nested more than 64 deep",
+			files: mapFiles{"compose.yaml": "services:\n  web: {image: busybox, command: " + strings.Repeat("[", 5_000) + strings.Repeat("]", 5_000) + "}\n"}},
+		{name: "deep extended file", want: "nested more than 64 deep",
+			files: mapFiles{
+				"compose.yaml": "services:\n  web: {extends: {file: base.yaml, service: app}}\n",
+				"base.yaml":    "x-deep: " + nest(10_000) + "\nservices:\n  app: {image: busybox}\n",
+			}},
+		{name: "at the bound", want: "",
+			files: mapFiles{"compose.yaml": "x-deep: " + nest(compose.MaxDepth-1) + "\nservices:\n  web: {image: busybox}\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errs []string
+			start := time.Now()
+			if !testkit.Bounded(t, 5*time.Second, "load", func() { _, errs = load(t, tt.files, compose.Options{}) }) {
+				return
+			}
+			got := strings.Join(errs, "\n")
+			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+				t.Errorf("errors %q, want %q", got, tt.want)
+			}
+			if d := time.Since(start); tt.want != "" && d > 3*time.Second {
+				t.Errorf("refused after %s, want a few milliseconds (3 s on a loaded machine)", d)
+			}
+		})
+	}
+}
