@@ -28,7 +28,7 @@ const (
 	// holds at most three nodes per mark (a mapping, a key and its value
 	// for a ':'), plus one per document. A pod of the examples has 30 to
 	// 80; base64 data (files volumes) has none.
-	MaxFileMarks = 50_000
+	MaxFileMarks = 40_000
 	// MaxSourceMarks bounds the structure of a source read as one body
 	// (a published fleet set, JSON decoded straight into manifests).
 	MaxSourceMarks = 500_000

@@ -16,7 +16,12 @@ import (
 	"github.com/hostlet/hostlet/internal/dockertest"
 )
 
-func TestMain(m *testing.M) { dockertest.Main(m) }
+func TestMain(m *testing.M) {
+	if rssChild() {
+		return
+	}
+	dockertest.Main(m)
+}
 
 // update rewrites the golden files under testdata from what the tests got.
 // Review the result (git diff) before committing it.
