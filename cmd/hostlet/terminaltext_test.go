@@ -137,3 +137,20 @@ func TestForgedTextInDiffAndPublishStaysOnItsLine(t *testing.T) {
 	out.printf("%v\n", errors.New("host web-1"+forged))
 	mustBeTerminalSafe(t, "publish", b.String())
 }
+
+// FuzzTerminalText: whatever a report holds, what is shown of it has no
+// control, separator or bidi character, one rune for each of the input's.
+func FuzzTerminalText(f *testing.F) {
+	f.Add(forged)
+	f.Add("plain")
+	f.Add("\u202e\u2066\u0085\x7f")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := terminalText(s)
+		if strings.ContainsFunc(out, unsafeRune) {
+			t.Fatalf("terminalText(%q) = %q", s, out)
+		}
+		if got, want := len([]rune(out)), len([]rune(s)); got != want {
+			t.Fatalf("terminalText(%q) = %q: %d runes, want %d", s, out, got, want)
+		}
+	})
+}
