@@ -92,6 +92,9 @@ type MergeOptions struct {
 	// Clock dates every source's last success and the saved sets'
 	// problems; nil means clock.Real.
 	Clock clock.Clock
+	// ValidateDeadline bounds the field checks of one update
+	// (DefaultValidateDeadline when 0); see Merger.precheck.
+	ValidateDeadline time.Duration
 }
 
 // Merger keeps every source's last good set, keyed by source, merges them
@@ -111,6 +114,13 @@ type Merger struct {
 	byKey map[string]*sourceState
 	mu    gosync.Mutex
 	state State // guarded by mu
+	// memo remembers the field checks of the manifests (opts.Validate's
+	// Checker, unless a test replaces it).
+	memo *validate.Memo
+	// overdue holds, by source, the start of checks past their
+	// deadline that have not ended (deadline.go).
+	wmu     gosync.Mutex
+	overdue map[string]time.Time
 }
 
 // sourceState is one source's state in the merger.
@@ -149,7 +159,11 @@ type SourceInfo struct{ Name, Type string }
 // its account until it delivers again.
 func NewMerger(srcs []SourceInfo, opts MergeOptions, log *slog.Logger) (*Merger, error) {
 	opts.Clock = clock.Or(opts.Clock)
-	m := &Merger{opts: opts, log: log, byKey: map[string]*sourceState{}}
+	if opts.ValidateDeadline <= 0 {
+		opts.ValidateDeadline = DefaultValidateDeadline
+	}
+	m := &Merger{opts: opts, log: log, byKey: map[string]*sourceState{}, memo: validate.NewMemo(nil), overdue: map[string]time.Time{}}
+	m.opts.Validate.Checker = m.memo
 	if opts.StateDir != "" {
 		store, err := OpenStore(opts.StateDir, opts.Problems, opts.Clock, log)
 		if err != nil {
@@ -180,6 +194,12 @@ func (m *Merger) load(st *sourceState) {
 		return
 	}
 	if !found {
+		return
+	}
+	if err := m.precheck(st.set.Name, saved.Manifests); err != nil {
+		// Not taken: the source reads again, and until it delivers,
+		// nothing is pruned.
+		st.unloaded, st.unloadedWhy = true, "saved set not loaded: "+err.Error()
 		return
 	}
 	st.set.Revision, st.lastSuccess, st.set.Manifests = saved.Revision, saved.LastSuccess, saved.Manifests
@@ -266,7 +286,11 @@ func (m *Merger) apply(u Update) (bool, Applied) {
 		return false, Applied{Err: fmt.Errorf("unknown source %s", u.Source)}
 	}
 	snap := manifest.Snapshot{Name: u.Source, Type: st.set.Type, Revision: u.Revision, Files: u.Files, Manifests: u.Manifests}
-	next, err := desired.Admit(st.set, snap, u.Err, desired.Options{AllowEmpty: m.opts.AllowEmpty, Validate: m.opts.Validate})
+	readErr := u.Err
+	if readErr == nil && len(u.Manifests) <= manifest.MaxSourceManifests {
+		readErr = m.precheck(u.Source, u.Manifests)
+	}
+	next, err := desired.Admit(st.set, snap, readErr, desired.Options{AllowEmpty: m.opts.AllowEmpty, Validate: m.opts.Validate})
 	if err != nil {
 		msg := ErrorText(err)
 		changed := st.err != msg
@@ -379,6 +403,7 @@ func (m *Merger) compute() State {
 		in.Accepted[s.set.Name] = s.good
 	}
 	r := desired.Compute(in)
+	m.memo.Sweep()
 	for _, s := range m.order {
 		if v := r.Versions[s.set.Name]; !reflect.DeepEqual(v, s.good) {
 			s.good, s.dirty = v, true

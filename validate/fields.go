@@ -49,6 +49,23 @@ type Options struct {
 	// Policy is what a pod may take of the host (policy.privileged,
 	// capabilities, hostNetwork, devices).
 	Policy Policy
+	// Checker, when set, is what Set checks each manifest's fields with
+	// (a *Memo: a manifest is checked once, not at every merge); nil:
+	// Manifest, every time.
+	Checker Checker
+}
+
+// Checker checks the fields of one manifest, as Manifest does.
+type Checker interface {
+	Check(s manifest.Sourced, opts Options) error
+}
+
+// check checks s with o.Checker, else Manifest.
+func (o Options) check(s manifest.Sourced) error {
+	if o.Checker == nil {
+		return Manifest(s, o)
+	}
+	return o.Checker.Check(s, o)
 }
 
 var (

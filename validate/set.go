@@ -103,7 +103,7 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			// invalid: a later source must not take a pod over because the
 			// owner's manifest has a typo.
 			id := s.Manifest.ID
-			err := Manifest(s, opts)
+			err := opts.check(s)
 			if first, dup := ids[id]; dup {
 				err = multierror.Append(err, manifest.Errorf(s.Origin, id, "id",
 					"duplicate id: already declared by manifest %d of %s (the first source, file and manifest to declare an id wins)", first.Origin.Index+1, first.Origin))
