@@ -69,6 +69,10 @@ type Options struct {
 	// StateErrors returns the state file problems for the status document
 	// (optional).
 	StateErrors func() []atomicfile.Problem
+	// Overdue reports the work running past its deadline (optional, see
+	// Overdue): /healthz fails while there is any, and an overdue sync is
+	// the status document's lastSync.error.
+	Overdue func() Overdue
 }
 
 // Limits of the requests that are unauthenticated until their body is
@@ -447,6 +451,10 @@ func (s *Server) Authorized(r *http.Request) bool {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	if o := s.overdue(); len(o.all()) > 0 {
+		writeError(w, http.StatusServiceUnavailable, strings.Join(o.all(), "; "))
+		return
+	}
 	if s.syncer.Healthy(s.opts.HealthWindow) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -464,6 +472,9 @@ func (s *Server) Document() Document {
 	}
 	if s.sources != nil {
 		doc.Sources = s.sources()
+	}
+	if o := s.overdue(); o.Sync != "" && doc.LastSync.Error == "" {
+		doc.LastSync.Error = o.Sync
 	}
 	// Lists are [] when empty, never null.
 	if doc.Sources == nil {

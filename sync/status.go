@@ -506,3 +506,11 @@ func (rs *restartStore) forget(pod string) {
 
 // snapshot encodes the counts to save (see stateFile.snapshot).
 func (rs *restartStore) snapshot() *stateSnapshot { return rs.stateFile.snapshot(rs) }
+
+// Running returns the start of the sync pass now running, zero when none
+// is (the agent's watchdog compares it with the sync's deadline).
+func (s *Syncer) Running() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}

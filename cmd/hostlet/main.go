@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // Set with -ldflags "-X main.version=... -X main.commit=...".
@@ -20,10 +21,38 @@ var (
 )
 
 func main() {
+	// Signals reach both: the context stops the command; forceExit ends
+	// the process if stopping takes too long.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go forceExit(sigs, os.Stderr, stopGrace, os.Exit)
 	err := newRootCommand().ExecuteContext(ctx)
 	os.Exit(exitCode(err))
+}
+
+// stopGrace is how long hostlet may take to stop after SIGTERM or SIGINT:
+// `hostlet run` shuts its API down (5 s for the requests in flight) and
+// ends its syncs, whose engine calls stop with the context.
+const stopGrace = 30 * time.Second
+
+// forceExit ends the process (exit status 1, with a line on w) when, after
+// a first signal, it has not ended within grace, or at once on a second
+// signal: a step that does not heed its context cannot keep hostlet from
+// stopping. Containers are left as they are: they are Docker's, and the
+// next hostlet adopts them.
+func forceExit(sigs <-chan os.Signal, w io.Writer, grace time.Duration, exit func(int)) {
+	first := <-sigs
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case s := <-sigs:
+		fmt.Fprintf(w, "hostlet: %s again while stopping (after %s): exiting now; containers keep running\n", s, first)
+	case <-t.C:
+		fmt.Fprintf(w, "hostlet: not stopped within %s of %s: exiting now; containers keep running\n", grace, first)
+	}
+	exit(1)
 }
 
 // exitError carries an exit code other than 1, or a failure already

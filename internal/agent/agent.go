@@ -205,6 +205,7 @@ func (a *agent) buildAPI() error {
 		Hostname: cfg.Hostname, Labels: cfg.Labels, Version: a.opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
 		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(),
 		EnvHasher: a.syncer.EnvHasher(), StateErrors: a.stateProblems.List, Clock: a.clock,
+		Overdue: a.overdue,
 	}, a.syncer, sourceStates, a.ev, a.log)
 	a.met = metrics.New(a.opts.Version, a.opts.Commit, a.syncer.Report, sourceStates)
 	a.met.StateFiles(a.stateProblems)
