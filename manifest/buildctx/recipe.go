@@ -72,15 +72,22 @@ const classicNote = " (as the engine's classic builder reads it, without heredoc
 // the engine reach beyond the context on the host's behalf, or make what
 // it builds look like hostlet's:
 //
-//   - ADD of a URL or a git repository (fetched by the engine from the
-//     host's network, whatever the build's network), and an ADD source
-//     named by a variable;
+//   - parser directives Docker's parsers could read differently (see
+//     directivesProblem): checked first, as they change how the rest is
+//     read;
+//   - ADD of anything but a plain path of the context: a URL or a git
+//     repository (fetched by the engine from the host's network, whatever
+//     the build's network), and any source with : @ quotes, escapes, $ or
+//     characters other than ASCII, as written and as the builders expand
+//     it (see addProblem);
 //   - RUN flags but cache mounts (a bind, secret or ssh mount, --network,
-//     --security; cache mounts are dropped from what is sent: see
-//     sentRecipe);
+//     --security; cache mounts are dropped from what is sent, and one
+//     that cannot be dropped exactly is refused: see sentText);
 //   - a LABEL key of hostlet's (io.hostlet.*, however quoted or escaped),
 //     or made from a variable (it could expand to one): the classic
-//     builder's step containers carry the image's labels;
+//     builder's step containers carry the image's labels; and a key the
+//     engine's container events read as their own attribute (see
+//     EventAttribute);
 //   - the same in an ONBUILD (which runs in the builds FROM the image),
 //     and an ONBUILD in an ONBUILD;
 //   - a syntax directive naming another frontend than Docker's own (the
@@ -91,6 +98,9 @@ const classicNote = " (as the engine's classic builder reads it, without heredoc
 // EOF), the engine's classic builder does not, and reads each line of a
 // heredoc's body as an instruction of its own.
 func CheckRecipe(recipe, target string) error {
+	if line, why := directivesProblem(recipe); line > 0 {
+		return fieldErr("dockerfile", "line %d: %s", line, why)
+	}
 	if name, _, _, ok := parser.DetectSyntax([]byte(recipe)); ok && !officialFrontend(name) {
 		return fieldErr("dockerfile", "the syntax directive (%q) is refused: the engine would pull and run that frontend image (docker/dockerfile is allowed); remove the line", name)
 	}
@@ -116,6 +126,9 @@ func CheckRecipe(recipe, target string) error {
 		if p := nodesProblem(classicNodes(recipe), 0); p != nil {
 			return fieldErr("dockerfile", "line %d%s: %s", p.line, classicNote, p.msg)
 		}
+	}
+	if _, err := sentText(recipe, res); err != nil {
+		return err
 	}
 	if target == "" {
 		return nil
@@ -148,8 +161,14 @@ func CheckTriggers(triggers []string) error {
 		if err := checkSize(t); err != nil {
 			return fmt.Errorf("ONBUILD trigger %q: %w", shortText(t), err)
 		}
+		if line, why := directivesProblem(t); line > 0 {
+			return fmt.Errorf("ONBUILD trigger %q is refused: line %d: %s", shortText(t), line, why)
+		}
 		if msg := triggerProblem(t, 1); msg != "" {
 			return fmt.Errorf("ONBUILD trigger %q is refused: %s", shortText(t), msg)
+		}
+		if mountLeft(t) {
+			return fmt.Errorf("ONBUILD trigger %q is refused: RUN --mount in a base image's trigger (hostlet cannot drop its cache mount from what the builder runs, and BuildKit's caches are shared by every build on the engine)", shortText(t))
 		}
 	}
 	return nil
@@ -179,6 +198,11 @@ func HeredocLine(recipe string) (int, error) {
 // latest and labs. A frontend pinned by digest, or of another tag, is
 // taken as one that does not.
 func FrontendReadsHeredocs(recipe string) (named, reads bool) {
+	if line, _ := directivesProblem(recipe); line > 0 {
+		// Parsers could disagree on the frontend: take it as one
+		// that does not (CheckRecipe refuses the file).
+		return true, false
+	}
 	name, _, _, ok := parser.DetectSyntax([]byte(recipe))
 	if !ok {
 		return false, false
@@ -339,18 +363,58 @@ func onbuildProblem(n *parser.Node, depth int) string {
 	return ""
 }
 
-// addProblem refuses an ADD source that is a URL, a git repository or a
-// variable (see CheckRecipe).
+// addSourceChars are the characters an ADD source may not hold: a URL
+// needs ":", a git source ":" or "@" (`git@host:repo`, `user@host:repo#ref`,
+// `host:repo.git`), and quotes, escapes and variables could make either
+// when the builders expand the word (`http:""//host/x` is `http://host/x`
+// to them).
+const addSourceChars = ":@\"'\\$`"
+
+// addProblem refuses an ADD source that is not a plain path of the
+// context (see CheckRecipe): one with a character of addSourceChars, or
+// not ASCII, as written and as the builders read it (quotes and escapes
+// removed by their shell lexer, with either escape character). ADD is
+// for the context's files and tar archives; COPY never fetches.
 func addProblem(sources []string) string {
 	for _, src := range sources {
-		switch {
-		case strings.Contains(src, "$"):
-			return fmt.Sprintf("ADD %s: a source named by a variable is refused (it could be a URL); use COPY", shortText(src))
-		case strings.Contains(src, "://"), strings.HasPrefix(src, "git@"), strings.HasSuffix(src, ".git"):
-			return fmt.Sprintf("ADD %s: a URL or git source is refused (the engine would fetch it from the host's network); copy files of the context instead", shortText(src))
+		// The classic reading's stand-in for "<" (see classicText).
+		src = strings.ReplaceAll(src, "\u2039", "<")
+		readings := []string{src}
+		var lexErr error
+		for _, esc := range []rune{'\\', '`'} {
+			w, _, err := shell.NewLex(esc).ProcessWord(src, shell.EnvsFromSlice(nil))
+			if err != nil {
+				lexErr = err
+				continue
+			}
+			readings = append(readings, w)
+		}
+		for _, problem := range addSourceProblems {
+			if slices.ContainsFunc(readings, problem.in) {
+				return fmt.Sprintf("ADD %s: %s; ADD is for files and tar archives of the context: use COPY (COPY never fetches)", shortText(src), problem.msg)
+			}
+		}
+		if lexErr != nil {
+			return fmt.Sprintf("ADD %s: a source the builders' shell lexer cannot read is refused (%v); ADD is for files and tar archives of the context: use COPY (COPY never fetches)", shortText(src), lexErr)
 		}
 	}
 	return ""
+}
+
+// addSourceProblems are what an ADD source may not be, as written or as
+// a builder reads it, in the order an error names them.
+var addSourceProblems = []struct {
+	in  func(string) bool
+	msg string
+}{
+	{func(w string) bool { return strings.Contains(w, "$") },
+		"a source named by a variable is refused (it could be a URL)"},
+	{func(w string) bool {
+		return strings.Contains(w, "://") || strings.HasPrefix(w, "git@") || strings.HasSuffix(w, ".git")
+	}, "a URL or git source is refused (the engine would fetch it from the host's network)"},
+	{func(w string) bool {
+		return strings.ContainsAny(w, addSourceChars) || strings.ContainsFunc(w, func(r rune) bool { return r >= utf8.RuneSelf })
+	}, "a source with : @ quotes, escapes, $ or characters other than ASCII is refused (the builders could read it as a URL or a git repository, which the engine would fetch from the host's network)"},
 }
 
 // labelProblem refuses a LABEL key of hostlet's, or made from a
@@ -369,7 +433,29 @@ func labelProblem(key string) string {
 	if strings.HasPrefix(bare, "io.hostlet.") {
 		return fmt.Sprintf("LABEL %s: io.hostlet.* labels are hostlet's own (they say which instance and pod a container belongs to); use a label of your own", shortText(key))
 	}
+	if EventAttribute(strings.Map(func(r rune) rune {
+		if strings.ContainsRune("\"'\\`", r) || unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, key)) {
+		return fmt.Sprintf("LABEL %s: the engine's container events carry a container's labels among their attributes, and this one would overwrite the event's own %s (what hostlet reads of a container's end); use another key", shortText(key), shortText(key))
+	}
 	return ""
+}
+
+// eventAttributes are the attributes the engine gives a container's
+// events besides its labels, which a label of the same key overwrites
+// (moby copies the labels over them): the exit code and signal hostlet
+// reads of a container's end among them. Case matters, as in the
+// engine.
+var eventAttributes = []string{"exitCode", "name", "image", "signal", "execDuration"}
+
+// EventAttribute reports whether a label key is one of the attributes
+// the engine gives a container's events, which the label would
+// overwrite: refused in a Dockerfile's LABEL and a build's labels.
+func EventAttribute(key string) bool {
+	return slices.Contains(eventAttributes, key)
 }
 
 // flagProblem refuses a RUN flag other than a cache mount (see
@@ -381,25 +467,30 @@ func flagProblem(n *parser.Node) string {
 	for _, f := range n.Flags {
 		if !cacheMount(f) {
 			name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
-			return fmt.Sprintf("RUN --%s is refused (a bind, secret or ssh mount reaches the engine's other builds and the host; network and security modes are the host's; a cache mount is allowed)", shortText(name))
+			return fmt.Sprintf("RUN --%s is refused (a bind, secret or ssh mount reaches the engine's other builds and the host; network and security modes are the host's; a cache mount is allowed, written --mount=type=cache,... with one type= and no quotes)", shortText(name))
 		}
 	}
 	return ""
 }
 
 // cacheMount reports whether a RUN flag is a cache mount
-// (--mount=type=cache,...).
+// (--mount=type=cache,...), read as buildkit reads a mount (comma
+// separated key=value fields, keys in any case, the last type= wins);
+// a mount with more than one type= field, or quotes, is not one.
 func cacheMount(flag string) bool {
 	v, ok := strings.CutPrefix(flag, "--mount=")
-	if !ok {
+	if !ok || strings.ContainsAny(v, "\"'") {
 		return false
 	}
+	types := 0
+	cache := false
 	for _, opt := range strings.Split(v, ",") {
 		if k, val, _ := strings.Cut(opt, "="); strings.TrimSpace(strings.ToLower(k)) == "type" {
-			return strings.TrimSpace(strings.ToLower(val)) == "cache"
+			types++
+			cache = strings.ToLower(val) == "cache"
 		}
 	}
-	return false
+	return types == 1 && cache
 }
 
 // officialFrontend reports whether a syntax directive names Docker's own

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
+
+	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
 )
 
@@ -45,6 +48,64 @@ var refusedRecipes = []struct{ name, recipe, want string }{
 	{"an ADD whose heredoc source the classic builder reads as a file and the URL as a source",
 		"FROM scratch\nONBUILD ADD <<EOF http://127.0.0.1:18399/loot /loot\nEOF\n", "ADD http://127.0.0.1:18399/loot"},
 
+	// ADD sources the builders' shell lexer makes a URL of (quotes and
+	// escapes removed), and git sources of the ssh form: both builders
+	// fetched the first three from the host's loopback.
+	{"ADD of a URL with quotes in it", "FROM scratch\nADD http:\"\"//127.0.0.1:18411/loot /loot\n", "line 2: ADD http:\"\"//127.0.0.1:18411/loot: a URL or git source is refused"},
+	{"ADD of a URL with single quotes in it", "FROM scratch\nADD http:''//127.0.0.1:18411/q3 /loot\n", "line 2: ADD http:''//127.0.0.1:18411/q3: a URL or git source is refused"},
+	{"ADD of a URL with escaped slashes", "FROM scratch\nADD http:\\/\\/127.0.0.1:18411/q1 /loot\n", "use COPY (COPY never fetches)"},
+	{"ADD of a URL with backtick escapes", "# escape=`\nFROM scratch\nADD http:`/`/127.0.0.1:18411/q1 /loot\n", "line 3: ADD http:`/`/127.0.0.1:18411/q1: a URL or git source is refused"},
+	{"ADD of a quoted URL in an ONBUILD", "FROM scratch\nONBUILD ADD http:\"\"//127.0.0.1:18411/loot /loot\n", "line 2: ONBUILD ADD http:"},
+	{"ADD of a URL in JSON with escapes", "FROM scratch\nADD [\"http:\\u002f\\u002f127.0.0.1:18411/j\", \"/loot\"]\n", "a URL or git source is refused"},
+	{"ADD of an ssh git source", "FROM scratch\nADD foo@127.0.0.1:repo#main /x\n", "line 2: ADD foo@127.0.0.1:repo#main: a source with : @ quotes"},
+	{"ADD of a git source without a user", "FROM scratch\nADD --keep-git-dir=true 127.0.0.1:repo.git#main /x\n", "line 2: ADD 127.0.0.1:repo.git#main"},
+	{"ADD of a source with a non-ASCII character", "FROM scratch\nADD http\uff1a//127.0.0.1/x /x\n", "characters other than ASCII"},
+	{"ADD of a source with a quote", "FROM scratch\nADD \"a b\" /x\n", "use COPY"},
+
+	// Parser directives Docker's parsers read differently: v0.26
+	// (hostlet's) knows check= and stops at an unknown key; v0.8
+	// (Docker 20.10's) does not know check= and its syntax detection
+	// reads on past an unknown key. Both builders fetched the first
+	// one's ADD; BuildKit pulled the second one's frontend from the
+	// host's loopback.
+	{"a check directive before escape (hostlet read a continuation, the engine an ADD)",
+		"# check=skip=all\n# escape=`\nFROM scratch\nCOPY a `\nADD http://127.0.0.1:18411/loot /loot\nCOPY a `\nLABEL io.hostlet.pod=victim io.hostlet.container=app\n",
+		"line 1: parser directives that Docker's parsers read differently are refused: the check directive"},
+	{"an unknown directive before syntax (the engine pulls the frontend, hostlet sees none)",
+		"# foo=bar\n# syntax=127.0.0.1:18411/evil/frontend:1\nFROM scratch\nCOPY a /a\n",
+		"line 1: parser directives that Docker's parsers read differently are refused: the foo directive"},
+	{"a check directive after syntax", "# syntax=docker/dockerfile:1\n# check=skip=all\nFROM scratch\n", "line 2: parser directives"},
+	{"a directive in capitals", "# Check = skip=all\n# escape=`\nFROM scratch\n", "line 1: parser directives"},
+	{"a directive key with - and _", "# my_key-1=x\nFROM scratch\n", "line 1: parser directives"},
+	{"a directive after a blank line", "# escape=\\\n\n# syntax=127.0.0.1:18411/evil\nFROM scratch\n", "line 3: parser directives that Docker's parsers read differently are refused: a directive after a comment or blank line"},
+	{"a directive after a comment", "# a comment\n# escape=`\nFROM scratch\n", "line 2: parser directives"},
+	{"a directive after a shebang", "#!/usr/bin/env buildctl\n# syntax=127.0.0.1:18411/evil\nFROM scratch\n", "line 2: parser directives"},
+	{"an indented directive", " # escape=`\nFROM scratch\nCOPY a `\n  /a\n", "line 1: parser directives that Docker's parsers read differently are refused: an indented directive"},
+	{"a second escape directive", "# escape=`\n# ESCAPE=`\nFROM scratch\n", "line 2: parser directives that Docker's parsers read differently are refused: a second escape directive"},
+	{"a syntax directive after a byte-order mark", "\ufeff# syntax=docker/dockerfile:1\nFROM scratch\n", "line 1: parser directives that Docker's parsers read differently are refused: a syntax directive after a byte-order mark"},
+	{"a // directive", "# escape=\\\n//syntax=127.0.0.1:18411/evil\nFROM scratch\n", "line 2: parser directives that Docker's parsers read differently are refused: a `//` directive"},
+	{"directives with CRLF", "# check=x\r\n# escape=`\r\nFROM scratch\r\n", "line 1: parser directives"},
+
+	// Cache mounts hostlet could not drop from what it sends, or that
+	// buildkit reads as another type (the last type= wins).
+	{"a quoted cache mount", "FROM scratch\nRUN --mount=\"type=cache,target=/x,id=shared\" true\n", "line 2: RUN --mount=type=cache,target=/x,id=shared: hostlet drops cache mounts from the Dockerfile it sends, and cannot find this one as written"},
+	{"a cache mount over a continued line", "FROM scratch\nRUN --mount=type=cache,target=/x\\\n,id=shared true\n", "cannot find this one as written; write it unquoted"},
+	{"a quoted cache mount and a mount of two types", "FROM scratch\nRUN --mount='type=cache,target=/x' --mount=type=cache,type=secret,id=x true\n", "line 2: RUN --mount is refused"},
+	{"a cache mount that is a bind (the last type wins)", "FROM scratch\nRUN --mount=type=cache,type=bind,source=/,target=/h true\n", "line 2: RUN --mount is refused"},
+	{"a bind mount that is a cache (two types)", "FROM scratch\nRUN --mount=type=bind,TYPE=cache,target=/h true\n", "line 2: RUN --mount is refused"},
+	{"a cache mount with a quoted field", "FROM scratch\nRUN --mount=type=cache,\"target=/x,id=y\" true\n", "cannot find this one as written"},
+	{"a quoted cache mount in an ONBUILD", "FROM scratch\nONBUILD RUN --mount=\"type=cache,target=/x\" true\n", "line 2: RUN --mount=type=cache,target=/x: hostlet drops cache mounts"},
+	{"a cache mount glued to the next word", "FROM scratch\nRUN --mount=type=cache,target=/x\\\nmake\n", "cannot find this one as written"},
+	{"a cache mount hidden in a heredoc from BuildKit's reading", "FROM scratch\nCOPY <<EOF /x\nRUN --mount=type=cache,target=/x true\nEOF\n", "a RUN flag would be left"},
+
+	// Labels the engine's container events read as their own
+	// attributes (a container's labels overwrite them).
+	{"LABEL exitCode", "FROM scratch\nLABEL exitCode=0\n", "line 2: LABEL exitCode: the engine's container events carry"},
+	{"LABEL signal, old form", "FROM scratch\nLABEL signal 9\n", "line 2: LABEL signal"},
+	{"LABEL name quoted", "FROM scratch\nLABEL \"name\"=victim\n", "line 2: LABEL \"name\""},
+	{"LABEL image escaped", "FROM scratch\nLABEL a=1 im\\age=x\n", "line 2: LABEL im\\age"},
+	{"ONBUILD LABEL execDuration", "FROM scratch\nONBUILD LABEL execDuration=0\n", "line 2: ONBUILD LABEL execDuration"},
+
 	// ONBUILD: the same rules as the instruction it holds.
 	{"ONBUILD RUN --mount of a bind", "FROM scratch\nONBUILD RUN --mount=type=bind,from=other,target=/o [\"/h\"]\n", "line 2: ONBUILD RUN --mount is refused"},
 	{"ONBUILD RUN --network", "FROM scratch\nONBUILD RUN --network=host true\n", "RUN --network is refused"},
@@ -78,6 +139,13 @@ func TestCheckRecipeAcceptsHeredocsAndLabels(t *testing.T) {
 		"FROM scratch\nRUN <<EOF\nset -e\nmake\nenv | sort\nEOF\n",
 		"FROM scratch\nONBUILD COPY . /app\nONBUILD RUN make\n",
 		"FROM scratch\nRUN echo '<<' > /x\n",
+		"FROM scratch\nLABEL exitcode=0 org.example.name=x Image=y\n",
+		"# syntax=docker/dockerfile:1\n# escape=\\\n# a comment\n\n# another comment\nFROM scratch\n",
+		"\ufeff# escape=`\nFROM scratch\nCOPY a `\n  /a\n",
+		"FROM scratch\n# check=skip=all\nCOPY a /a\n",
+		"#!/usr/bin/env buildctl\nFROM scratch\n",
+		"FROM scratch\nADD app.tar.gz /srv/\nADD [\"a b.tar\", \"./c-d_e.tgz\", \"/x/\"]\n",
+		"FROM scratch\nRUN --mount=type=cache,target=/root/.cache \\\n    --mount=type=cache,target=/go/pkg,id=gomod make\nONBUILD RUN --mount=type=cache,target=/c make\n",
 	} {
 		if err := buildctx.CheckRecipe(ok, ""); err != nil {
 			t.Errorf("CheckRecipe:\n%s\n= %v, want nil", ok, err)
@@ -106,6 +174,12 @@ func TestCheckTriggersRefusesReachingOut(t *testing.T) {
 		{"LABEL from a variable", []string{"LABEL $K=v"}, "a label key made from a variable"},
 		{"ONBUILD in a trigger", []string{"ONBUILD ADD http://127.0.0.1/x /x"}, "ONBUILD inside an ONBUILD is refused"},
 		{"a heredoc's body as the classic builder reads it", []string{"COPY <<EOF /x\nADD http://127.0.0.1/x /x\nEOF"}, "ADD http://127.0.0.1/x"},
+		{"ADD of a quoted URL", []string{`ADD http:""//127.0.0.1:18399/loot /loot`}, "a URL or git source is refused"},
+		{"ADD of an ssh git source", []string{"ADD foo@127.0.0.1:repo#main /x"}, "use COPY"},
+		{"directives before the instruction (read differently by the parsers)", []string{"# check=x\n# escape=`\nCOPY a `\nADD http://127.0.0.1:18411/loot-onbuild /loot"}, "line 1: parser directives that Docker's parsers read differently"},
+		{"a cache mount (hostlet cannot drop it)", []string{"RUN --mount=type=cache,target=/c make"}, "RUN --mount in a base image's trigger"},
+		{"a cache mount in a heredoc's body", []string{"COPY <<EOF /x\nRUN --mount=type=cache,target=/c make\nEOF"}, "RUN --mount in a base image's trigger"},
+		{"LABEL exitCode", []string{"LABEL exitCode=0"}, "LABEL exitCode"},
 		{"too many", make([]string, buildctx.MaxTriggers+1), "over the limit"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,7 +189,7 @@ func TestCheckTriggersRefusesReachingOut(t *testing.T) {
 			}
 		})
 	}
-	ok := []string{"ENV A=1", "COPY . /app", "RUN make", "RUN --mount=type=cache,target=/c make", "LABEL org.example=1", "ADD app.tar.gz /", "RUN <<EOF\nmake\nEOF"}
+	ok := []string{"ENV A=1", "COPY . /app", "RUN make", "LABEL org.example=1", "ADD app.tar.gz /", "RUN <<EOF\nmake\nEOF"}
 	if err := buildctx.CheckTriggers(ok); err != nil {
 		t.Errorf("CheckTriggers(%q) = %v, want nil", ok, err)
 	}
@@ -192,8 +266,12 @@ func FuzzCheckRecipe(f *testing.F) {
 		_ = buildctx.CheckTriggers([]string{recipe})
 		_, _ = buildctx.BaseImages(recipe, "", map[string]string{"BASE": "busybox"})
 		_, _ = buildctx.HeredocLine(recipe)
-		if err != nil || strings.ContainsAny(recipe, "\\`#") {
-			// Refused, or a line could be continued.
+		if err != nil {
+			return
+		}
+		acceptedHasNoFetchOrMount(t, recipe)
+		if strings.ContainsAny(recipe, "\\`#") {
+			// A line could be continued.
 			return
 		}
 		for line := range strings.Lines(recipe) {
@@ -202,6 +280,42 @@ func FuzzCheckRecipe(f *testing.F) {
 			}
 		}
 	})
+}
+
+// acceptedHasNoFetchOrMount fails t when recipe, which CheckRecipe
+// accepted, has an ADD source with ":" or "@" (a URL or git source) as
+// BuildKit's parser reads it, or is sent (Resolve) with a RUN flag left.
+func acceptedHasNoFetchOrMount(t *testing.T, recipe string) {
+	t.Helper()
+	if res, err := parser.Parse(strings.NewReader(recipe)); err == nil {
+		for _, n := range res.AST.Children {
+			if !strings.EqualFold(n.Value, "add") {
+				continue
+			}
+			for w := n.Next; w != nil && w.Next != nil; w = w.Next {
+				if strings.ContainsAny(w.Value, ":@") {
+					t.Fatalf("CheckRecipe accepted an ADD of %q:\n%s", w.Value, recipe)
+				}
+			}
+		}
+	}
+	c := manifest.Container{Name: "app", Build: &manifest.Build{Context: ".", DockerfileInline: recipe}}
+	if err := buildctx.Resolve("p", &c, ".", buildctx.NewListFolder(nil, "", nil, nil)); err != nil {
+		t.Fatalf("CheckRecipe accepted, Resolve refused (%v):\n%s", err, recipe)
+	}
+	res, err := parser.Parse(strings.NewReader(c.Build.Recipe))
+	if err != nil {
+		t.Fatalf("the Dockerfile sent does not parse (%v):\n%s", err, c.Build.Recipe)
+	}
+	for _, n := range res.AST.Children {
+		run := n
+		if strings.EqualFold(n.Value, "onbuild") && n.Next != nil && len(n.Next.Children) > 0 {
+			run = n.Next.Children[0]
+		}
+		if len(run.Flags) > 0 {
+			t.Fatalf("the Dockerfile sent keeps %q at line %d:\n%s\nfrom:\n%s", run.Flags, n.StartLine, c.Build.Recipe, recipe)
+		}
+	}
 }
 
 // TestFrontendReadsHeredocs: which syntax directives name a Dockerfile
@@ -221,6 +335,10 @@ func TestFrontendReadsHeredocs(t *testing.T) {
 		"# syntax=docker/dockerfile:1.0-experimental\n": {true, false},
 		"# syntax=docker/dockerfile@sha256:0123\n":      {true, false},
 		"# syntax=example.org/frontend:9\n":             {true, false},
+		// Directives the parsers read differently: not a frontend
+		// hostlet can say reads heredocs.
+		"# foo=bar\n# syntax=docker/dockerfile:1\n": {true, false},
+		"\ufeff# syntax=docker/dockerfile:1\n":      {true, false},
 	} {
 		named, reads := buildctx.FrontendReadsHeredocs(directive + "FROM scratch\n")
 		if [2]bool{named, reads} != want {

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/patternmatcher"
 	"github.com/moby/patternmatcher/ignorefile"
 
@@ -81,7 +80,9 @@ func Resolve(pod string, c *manifest.Container, contextPath string, folder Folde
 	if err != nil {
 		return err
 	}
-	b.Recipe = sentRecipe(recipe)
+	if b.Recipe, err = sentRecipe(recipe); err != nil {
+		return err
+	}
 	b.Files = manifest.NewFiles(contextPath, false, items)
 	c.Build = &b
 	c.Image = Tag(pod, c.Name, &b)
@@ -111,42 +112,6 @@ func readRecipe(b *manifest.Build, folder Folder) (string, error) {
 		return "", fieldErr("dockerfile", "%s: over %d bytes", name, MaxRecipe)
 	}
 	return string(data), nil
-}
-
-// sentRecipe is the Dockerfile as hostlet sends it: recipe without its
-// RUN steps' cache mounts. A cache mount only saves work (what RUN makes
-// is the same without it), but BuildKit keeps its caches per engine, by
-// id or target, shared by every build on it: one pod's build would read
-// what another's left there. The classic builder knows no mounts at all.
-// A recipe that does not parse, or has none, is returned as it is.
-func sentRecipe(recipe string) string {
-	res, err := parser.Parse(strings.NewReader(recipe))
-	if err != nil {
-		return recipe
-	}
-	lines := strings.SplitAfter(recipe, "\n")
-	changed := false
-	for _, n := range res.AST.Children {
-		if !strings.EqualFold(n.Value, "run") || n.StartLine < 1 || n.EndLine > len(lines) {
-			continue
-		}
-		for _, f := range n.Flags {
-			if !cacheMount(f) {
-				continue
-			}
-			for i := n.StartLine - 1; i < n.EndLine; i++ {
-				if j := strings.Index(lines[i], f); j >= 0 {
-					lines[i] = lines[i][:j] + lines[i][j+len(f):]
-					changed = true
-					break
-				}
-			}
-		}
-	}
-	if !changed {
-		return recipe
-	}
-	return strings.Join(lines, "")
 }
 
 // contextFiles reads every file of the context that .dockerignore does not
