@@ -274,3 +274,56 @@ func TestBuiltImageCarriesNoOwnershipLabels(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildRefusesWhatTheParsersReadDifferently: Dockerfiles that
+// hostlet's check read one way and the engine another (each made both
+// builders here fetch from the host's loopback before the fix): an ADD
+// URL with quotes or escapes in it (the builders' shell lexer drops
+// them), a `# check=` directive before `# escape=` (hostlet's parser
+// knows check and took ` as the escape character; the engine's does
+// not, and read the ADD and LABEL hostlet saw as a continued COPY), an
+// unknown directive before `# syntax=` (hostlet saw no frontend; the
+// engine's BuildKit resolved the one named, from a registry on the
+// loopback), and a base image's trigger that ADDs a quoted URL. The
+// source read refuses each, and so does runtime.Build, before anything
+// is sent: the loopback service gets no request.
+func TestBuildRefusesWhatTheParsersReadDifferently(t *testing.T) {
+	for _, builder := range builders {
+		t.Run("builder-"+builder, func(t *testing.T) {
+			d := builderRuntime(t, builder)
+			ctx, cancel := context.WithTimeout(testCtx(t), 4*time.Minute)
+			defer cancel()
+			loot, requests := lootServer(t)
+			host := strings.TrimPrefix(loot, "http://")
+			quoted := loadBase(ctx, t, d, imagebuild.Config{OnBuild: []string{`ADD http:""//` + host + "/trigger /loot"}})
+			for _, tt := range []struct{ name, recipe, want string }{
+				{"ADD of a URL with quotes", "FROM scratch\nADD http:\"\"//" + host + "/q2 /loot\n", "line 2: ADD http:"},
+				{"ADD of a URL with single quotes", "FROM scratch\nADD http:''//" + host + "/q3 /loot\n", "line 2: ADD http:"},
+				{"ADD of a URL with escapes", "FROM scratch\nADD http:\\/\\/" + host + "/q1 /loot\n", "line 2: ADD http:"},
+				{"a check directive before escape",
+					"# check=skip=all\n# escape=`\nFROM scratch\nCOPY a `\nADD " + loot + "/loot /loot\nCOPY a `\nLABEL io.hostlet.pod=victim io.hostlet.container=app\n",
+					"line 1: parser directives that Docker's parsers read differently"},
+				{"an unknown directive before syntax", "# foo=bar\n# syntax=" + host + "/evil/frontend:1\nFROM scratch\nCOPY a /a\n", "line 1: parser directives that Docker's parsers read differently"},
+				{"a base image's trigger with a quoted URL", "FROM " + quoted + "\nCOPY a /a\n", "base image " + quoted},
+			} {
+				files := map[string]string{"Dockerfile": tt.recipe, "a": "a\n"}
+				if !strings.HasPrefix(tt.name, "a base image") {
+					folder := buildctx.NewListFolder([]string{"Dockerfile", "a"}, "", func(n string) ([]byte, error) { return []byte(files[n]), nil }, nil)
+					c := manifest.Container{Name: "app", Build: &manifest.Build{Context: "."}}
+					if err := buildctx.Resolve("readings", &c, ".", folder); err == nil || !strings.Contains(err.Error(), tt.want) {
+						t.Errorf("%s: reading the build from its source: %v, want it refused (%q)", tt.name, err, tt.want)
+					}
+				}
+				tag := "hostlet-build/" + d.Instance() + "-readings:" + strings.ReplaceAll(tt.name, " ", "-")[:20] + "-" + builder
+				res, err := buildRecipe(ctx, t, d, strings.ToLower(strings.ReplaceAll(tag, "'", "")), "readings", tt.recipe, files)
+				t.Logf("%s: %v (log %q)", tt.name, err, res.Log)
+				if !errors.Is(err, hruntime.ErrBuild) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("%s: build: %v, want ErrBuild containing %q", tt.name, err, tt.want)
+				}
+			}
+			if n := requests(); n != 0 {
+				t.Errorf("the builds made the engine reach %s on the host's loopback (%d requests)", loot, n)
+			}
+		})
+	}
+}

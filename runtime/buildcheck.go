@@ -23,7 +23,10 @@ const heredocAPI = "1.42"
 // checkBuild checks what the build of spec on the builder of version
 // would read, before anything is sent: a Dockerfile with heredocs is
 // refused unless the builder reads them as hostlet's check did
-// (checkHeredocs), and every image it starts FROM is made present (pulled
+// (checkHeredocs), the Dockerfile is checked as it is sent
+// (buildctx.CheckSent: the source read's rules, and no RUN flag), a
+// label of hostlet's or of the engine's event attributes is refused, and
+// every image it starts FROM is made present (pulled
 // when absent, or always when spec.Pull) and checked: its ONBUILD
 // triggers with the Dockerfile's rules (buildctx.CheckTriggers), its
 // labels for hostlet's. The builder then uses those images as they are
@@ -31,6 +34,16 @@ const heredocAPI = "1.42"
 func (d *Docker) checkBuild(ctx context.Context, spec BuildSpec, version build.BuilderVersion) error {
 	if err := d.checkHeredocs(spec.Recipe, version); err != nil {
 		return err
+	}
+	// What the source read checked, checked again on the text sent:
+	// Build builds what it is given.
+	if err := buildctx.CheckSent(spec.Recipe, spec.Target); err != nil {
+		return classify(err, ErrBuild)
+	}
+	for k := range spec.Labels {
+		if buildctx.EventAttribute(k) || strings.HasPrefix(k, "io.hostlet.") {
+			return classify(fmt.Errorf("label %s: refused (hostlet's own, or an attribute of the engine's container events, which a label overwrites)", k), ErrBuild)
+		}
 	}
 	bases, err := buildctx.BaseImages(spec.Recipe, spec.Target, spec.Args)
 	if err != nil {

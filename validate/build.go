@@ -65,6 +65,9 @@ func (c *checker) build(f string, ct manifest.Container, p Policy) {
 		if k == "" || strings.HasPrefix(k, "io.hostlet.") {
 			c.add(f+".labels", "%q: not a label name of the author's (io.hostlet.* are hostlet's)", k)
 		}
+		if buildctx.EventAttribute(k) {
+			c.add(f+".labels", "%q: the engine's container events carry a container's labels among their attributes, and this one would overwrite the event's own; use another key", k)
+		}
 	}
 	switch b.Network {
 	case "", "default", "none":
