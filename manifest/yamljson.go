@@ -83,32 +83,37 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 
 // appendJSONString appends s to b as a JSON string: quotes, backslashes
 // and control characters escaped, invalid UTF-8 written as U+FFFD (as
-// encoding/json does).
+// encoding/json does); runs of other bytes are copied as they are.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
 			continue
 		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+		}
+		b = append(b, s[start:i]...)
 		switch {
+		case c >= utf8.RuneSelf:
+			b = append(b, `\ufffd`...)
 		case c == '"' || c == '\\':
 			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		default:
-			b = append(b, c)
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
 		i++
+		start = i
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 
