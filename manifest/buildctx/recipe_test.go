@@ -62,6 +62,8 @@ var refusedRecipes = []struct{ name, recipe, want string }{
 	{"ADD of a source with a non-ASCII character", "FROM scratch\nADD http\uff1a//127.0.0.1/x /x\n", "characters other than ASCII"},
 	{"ADD of a source with a quote", "FROM scratch\nADD \"a b\" /x\n", "use COPY"},
 
+	{"ADD of a URL with CRLF line ends", "FROM scratch\r\nADD http://127.0.0.1:18411/x /x\r\n", "line 2: ADD http://127.0.0.1:18411/x: a URL or git source is refused"},
+
 	// Parser directives Docker's parsers read differently: v0.26
 	// (hostlet's) knows check= and stops at an unknown key; v0.8
 	// (Docker 20.10's) does not know check= and its syntax detection
@@ -280,6 +282,36 @@ func FuzzCheckRecipe(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEveryCacheMountIsDroppedFromWhatIsSent: the cache mounts a
+// Dockerfile may have (written whole on a line of the RUN, ONBUILD RUN's
+// too) are all dropped from the Dockerfile sent, and the rest of it is
+// kept as written.
+func TestEveryCacheMountIsDroppedFromWhatIsSent(t *testing.T) {
+	for _, tt := range []struct{ recipe, sent string }{
+		{"FROM scratch\nRUN --mount=type=cache,target=/x make\n", "FROM scratch\nRUN  make\n"},
+		{"FROM scratch\nRUN\t--mount=type=cache,target=/x\t--mount=type=cache,target=/x make\n", "FROM scratch\nRUN\t\t make\n"},
+		{"FROM scratch\nRUN --mount=type=cache,target=/x,id=a --mount=type=cache,target=/x make --mount=type=cache,target=/x\n",
+			"FROM scratch\nRUN   make --mount=type=cache,target=/x\n"},
+		{"FROM scratch\nRUN --mount=type=cache,target=/a \\\n    --mount=type=CACHE,target=/b\\\n    make\n", "FROM scratch\nRUN  \\\n    \\\n    make\n"},
+		{"# escape=`\nFROM scratch\nRUN --mount=type=cache,target=/a `\n  make\n", "# escape=`\nFROM scratch\nRUN  `\n  make\n"},
+		{"FROM scratch\nONBUILD RUN --mount=type=cache,target=/c make\n", "FROM scratch\nONBUILD RUN  make\n"},
+		{"FROM scratch\r\nRUN --mount=type=cache,target=/c make\r\n", "FROM scratch\r\nRUN  make\r\n"},
+	} {
+		c := manifest.Container{Name: "app", Build: &manifest.Build{Context: ".", DockerfileInline: tt.recipe}}
+		if err := buildctx.Resolve("p", &c, ".", buildctx.NewListFolder(nil, "", nil, nil)); err != nil || c.Build.Recipe != tt.sent {
+			t.Errorf("Resolve:\n%s\n= %v, sent:\n%q\nwant:\n%q", tt.recipe, err, c.Build.Recipe, tt.sent)
+			continue
+		}
+		acceptedHasNoFetchOrMount(t, tt.recipe)
+		if err := buildctx.CheckSent(c.Build.Recipe, ""); err != nil {
+			t.Errorf("CheckSent of what is sent: %v", err)
+		}
+		if err := buildctx.CheckSent(tt.recipe, ""); err == nil || !strings.Contains(err.Error(), "a RUN flag in the Dockerfile sent") {
+			t.Errorf("CheckSent of a Dockerfile with a cache mount: %v, want it refused", err)
+		}
+	}
 }
 
 // acceptedHasNoFetchOrMount fails t when recipe, which CheckRecipe
