@@ -22,7 +22,8 @@ const Hidden = "<value hidden>"
 type Hider struct {
 	// lower holds the values in lower case, non-empty, once each.
 	lower []string
-	r     *strings.Replacer
+	// long are the spellings Text looks for, longest first.
+	long []string
 }
 
 // NewHider returns the hider of values ("" ignored).
@@ -45,9 +46,6 @@ func NewHider(values ...string) Hider {
 			}
 		}
 	}
-	if len(long) == 0 {
-		return h
-	}
 	// Longest first: a value holding another is replaced whole.
 	slices.SortFunc(long, func(a, b string) int {
 		if len(a) != len(b) {
@@ -55,11 +53,7 @@ func NewHider(values ...string) Hider {
 		}
 		return strings.Compare(a, b)
 	})
-	pairs := make([]string, 0, 2*len(long))
-	for _, v := range long {
-		pairs = append(pairs, v, Hidden)
-	}
-	h.r = strings.NewReplacer(pairs...)
+	h.long = long
 	return h
 }
 
@@ -67,7 +61,7 @@ func NewHider(values ...string) Hider {
 // built (Covers), without searching for them in text (Text): a part of a
 // value (what a parser split off) may be any word.
 func (h Hider) WithParts(parts ...string) Hider {
-	out := Hider{lower: slices.Clone(h.lower), r: h.r}
+	out := Hider{lower: slices.Clone(h.lower), long: h.long}
 	for _, p := range parts {
 		if l := strings.ToLower(p); l != "" && !slices.Contains(out.lower, l) {
 			out.lower = append(out.lower, l)
@@ -114,14 +108,44 @@ func (h Hider) CoversNumber(n int64) bool {
 // Text replaces, in text, every hidden value at least a few bytes long
 // (raw, escaped or quoted) by Hidden.
 func (h Hider) Text(text string) string {
-	if h.r == nil {
+	if len(h.long) == 0 {
 		return text
 	}
 	// What is hidden already stays as it is (a value "value" must not
 	// take a word out of a placeholder).
 	parts := strings.Split(text, Hidden)
 	for i, p := range parts {
-		parts[i] = h.r.Replace(p)
+		parts[i] = h.hide(p)
 	}
 	return strings.Join(parts, Hidden)
+}
+
+// hide replaces in p, longest value first, every value it holds by
+// Hidden. A value longer than p is never looked for, and each search is
+// linear (strings.Index): a huge value costs nothing where it cannot be
+// (strings.NewReplacer with one value built a table in time of its length
+// squared: a 64 KiB value took seconds, 1 MiB half an hour).
+func (h Hider) hide(p string) string { return h.hideFrom(p, 0) }
+
+// hideFrom is hide with the values from h.long[k] on: the longer ones are
+// known not to be in p. What comes before a value found holds none of it
+// nor any longer one, so the recursion is at most len(h.long) deep.
+func (h Hider) hideFrom(p string, k int) string {
+	var b strings.Builder
+	for k < len(h.long) {
+		v := h.long[k]
+		i := -1
+		if len(v) <= len(p) {
+			i = strings.Index(p, v)
+		}
+		if i < 0 {
+			k++
+			continue
+		}
+		b.WriteString(h.hideFrom(p[:i], k+1))
+		b.WriteString(Hidden)
+		p = p[i+len(v):]
+	}
+	b.WriteString(p)
+	return b.String()
 }
