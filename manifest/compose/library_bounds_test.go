@@ -1,6 +1,7 @@
 package compose_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -32,11 +33,21 @@ func TestComposeLibraryPanicRefusesTheProject(t *testing.T) {
 	}
 }
 
+// keys is n lines "kI: v" indented by indent.
+func keys(n int, indent string) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%sk%d: v\n", indent, i)
+	}
+	return b.String()
+}
+
 // TestDeepComposeFileIsRefusedInMilliseconds: compose-go's work on a node
 // grows with its depth (a file nested 1,000 deep took seconds, 10,000
-// deep minutes). A Compose file, or a file it extends, nested deeper
-// than MaxDepth is refused before compose-go reads it; one at MaxDepth
-// loads.
+// deep minutes), and with the square of a mapping's keys (a service of
+// 20,000 keys took 10 s). A Compose file, or a file it extends, nested
+// deeper than MaxDepth or of more than MaxNodes nodes is refused before
+// compose-go reads it; one at the bounds loads.
 func TestDeepComposeFileIsRefusedInMilliseconds(t *testing.T) {
 	nest := func(n int) string { return strings.Repeat("{a: ", n) + "1" + strings.Repeat("}", n) }
 	tests := []struct {
@@ -55,6 +66,15 @@ func TestDeepComposeFileIsRefusedInMilliseconds(t *testing.T) {
 			}},
 		{name: "at the bound", want: "",
 			files: mapFiles{"compose.yaml": "x-deep: " + nest(compose.MaxDepth-1) + "\nservices:\n  web: {image: busybox}\n"}},
+		{name: "a service of 50,000 keys", want: "more than 10000 YAML nodes",
+			files: mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n" + keys(50_000, "    ")}},
+		{name: "an extended file of 50,000 keys", want: "more than 10000 YAML nodes",
+			files: mapFiles{
+				"compose.yaml": "services:\n  web: {extends: {file: base.yaml, service: app}}\n",
+				"base.yaml":    "services:\n  app:\n    image: busybox\n" + keys(50_000, "    "),
+			}},
+		{name: "nodes at the bound", want: "",
+			files: mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    labels:\n" + keys(compose.MaxNodes/2-10, "      ")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

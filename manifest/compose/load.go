@@ -288,11 +288,16 @@ func loadProject(ctx context.Context, refs *bundleFiles, made *interpolations, o
 	var errs []error
 	details := types.ConfigDetails{WorkingDir: "/" + projectFolder(opts), Environment: env}
 	for _, f := range cfgFiles {
+		// First: a file too large or too deep is read no further (the
+		// include checks decode it whole).
+		if msgs := preScan(f.data); len(msgs) > 0 {
+			for _, msg := range msgs {
+				errs = append(errs, &manifest.Error{Origin: origin(opts, f.name, 0), Detail: msg})
+			}
+			continue
+		}
 		refs.useView = refs.useView || hasInclude(f.data)
 		for _, msg := range vetIncludes(f.data) {
-			errs = append(errs, &manifest.Error{Origin: origin(opts, f.name, 0), Detail: msg})
-		}
-		for _, msg := range preScan(f.data) {
 			errs = append(errs, &manifest.Error{Origin: origin(opts, f.name, 0), Detail: msg})
 		}
 		details.ConfigFiles = append(details.ConfigFiles, types.ConfigFile{Filename: displayPath(opts.Dir, f.name), Content: f.data})
@@ -382,13 +387,36 @@ const MaxDocuments = 8
 // deepest key is 7 levels down, x- extensions get the rest.
 const MaxDepth = 64
 
-// tooDeep is the error of a document nested deeper than MaxDepth, "" for
-// one that is not.
-func tooDeep(doc *yaml3.Node) string {
+// MaxNodes bounds the YAML nodes (keys, values, items) of a Compose
+// file, its documents together: compose-go's work grows with them, and
+// with the square of a mapping's keys (a service of 20,000 keys took 10 s
+// of the helper, one of 10,000 keys 2 s). The largest file of 87 real
+// stacks has 945.
+const MaxNodes = 10_000
+
+// tooLarge is the error of a document nested deeper than MaxDepth, or
+// that brings the nodes of its file (nodes, counted so far) past
+// MaxNodes; "" for one that is neither.
+func tooLarge(doc *yaml3.Node, nodes *int) string {
 	if depth(doc, MaxDepth+1) > MaxDepth {
 		return fmt.Sprintf("mappings and lists nested more than %d deep", MaxDepth)
 	}
+	if *nodes += count(doc, MaxNodes+1-*nodes); *nodes > MaxNodes {
+		return fmt.Sprintf("more than %d YAML nodes (keys, values and items) in one Compose file", MaxNodes)
+	}
 	return ""
+}
+
+// count is the nodes of n, counted up to limit.
+func count(n *yaml3.Node, limit int) int {
+	c := 1
+	for _, k := range n.Content {
+		if c >= limit {
+			break
+		}
+		c += count(k, limit-c)
+	}
+	return c
 }
 
 // depth is how deep n's mappings and lists nest, counted up to limit
@@ -409,12 +437,13 @@ func depth(n *yaml3.Node, limit int) int {
 
 // preScan names, before compose-go runs, what would make it read files
 // itself (include, extends of another file) and a file of too many
-// documents or nested too deep. It reads every document as YAML nodes, tags left alone; a
+// documents, nested too deep or of too many nodes. It reads every document as YAML nodes, tags left alone; a
 // file that is not YAML is left to compose-go to report. compose-go is
 // kept off the disk regardless (refuseFiles): this is for the message.
 func preScan(data []byte) []string {
 	dec := yaml3.NewDecoder(bytes.NewReader(data))
 	var out []string
+	nodes := 0
 	for docs := 0; ; docs++ {
 		var doc yaml3.Node
 		if err := dec.Decode(&doc); err != nil {
@@ -423,7 +452,7 @@ func preScan(data []byte) []string {
 		if docs == MaxDocuments {
 			return append(out, fmt.Sprintf("more than %d YAML documents in one Compose file", MaxDocuments))
 		}
-		if msg := tooDeep(&doc); msg != "" {
+		if msg := tooLarge(&doc, &nodes); msg != "" {
 			return append(out, msg)
 		}
 	}
@@ -682,7 +711,7 @@ func vetIncludes(data []byte) []string {
 func vetExtended(data []byte, dir string) ([]byte, error) {
 	dec := yaml3.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml3.Node
-	changed := false
+	changed, nodes := false, 0
 	for {
 		var doc yaml3.Node
 		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
@@ -693,7 +722,7 @@ func vetExtended(data []byte, dir string) ([]byte, error) {
 		if len(docs) == MaxDocuments {
 			return nil, fmt.Errorf("more than %d YAML documents in one Compose file", MaxDocuments)
 		}
-		if msg := tooDeep(&doc); msg != "" {
+		if msg := tooLarge(&doc, &nodes); msg != "" {
 			return nil, errors.New(msg)
 		}
 		var plain any
