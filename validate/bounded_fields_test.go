@@ -7,18 +7,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/validate"
 )
-
-// boundedLimit is how long one decode and validation may take, whatever
-// the input: generous, so that only a loop that does not end (or work
-// that grows far too fast with the input) fails, not a slow machine.
-const boundedLimit = 5 * time.Second
 
 // fullManifest is a valid pod that gives every struct of the manifest a
 // value, so that a hostile value in any field meets the checks of a
@@ -114,8 +108,8 @@ var boundedOptions = validate.Options{
 // reachable from manifest.Manifest, one at a time, in an otherwise valid
 // manifest file, and reads and checks the file as the agent does
 // (sources.ReadTree: decode, the build's context; validate.Set). Each
-// must return within boundedLimit without a panic, and account for the
-// manifest (accepted or rejected). A field added to the manifest is
+// must return within testkit.BoundedLimit without a panic, and account
+// for the manifest (accepted or rejected). A field added to the manifest is
 // walked without a change here.
 func TestEveryManifestFieldValidatesInBoundedTime(t *testing.T) {
 	base := testkit.Doc(t, fullManifest)
@@ -132,7 +126,7 @@ func TestEveryManifestFieldValidatesInBoundedTime(t *testing.T) {
 	types, names := testkit.FieldCount(fields)
 	cases := testkit.Cases(base, fields, testkit.Sizes())
 	t.Logf("%d places of %d fields of %d types, %d hostile values", len(fields), names, types, len(cases))
-	testkit.RunBounded(t, boundedLimit, cases, prepare, func(c testkit.Case, dir string) {
+	testkit.RunBounded(t, testkit.BoundedLimit, cases, prepare, func(c testkit.Case, dir string) {
 		res, _ := readAndValidate(t, dir, testkit.Set(base, c.Path, c.Hostile.Value))
 		if n := len(res.Accepted) + len(res.Rejected); n > 1 {
 			t.Errorf("%s: %d manifests accounted for one", c, n)

@@ -71,8 +71,8 @@ notify:
 // lists, values of the wrong kind) in each key of every type reachable
 // from Config, one at a time, in an otherwise valid host config, and
 // loads it as `hostlet run --config` does (Load). Each must return within
-// 5 s without a panic. A key added to Config is walked without a change
-// here.
+// testkit.BoundedLimit without a panic. A key added to Config is walked
+// without a change here.
 func TestEveryConfigKeyLoadsInBoundedTime(t *testing.T) {
 	base := testkit.Doc(t, fullConfig)
 	dir := t.TempDir()
@@ -83,7 +83,7 @@ func TestEveryConfigKeyLoadsInBoundedTime(t *testing.T) {
 	types, names := testkit.FieldCount(fields)
 	cases := testkit.Cases(base, fields, testkit.Sizes())
 	t.Logf("%d places of %d keys of %d types, %d hostile values", len(fields), names, types, len(cases))
-	testkit.RunBounded(t, 5*time.Second, cases, func(string) {}, func(c testkit.Case, dir string) {
+	testkit.RunBounded(t, testkit.BoundedLimit, cases, func(string) {}, func(c testkit.Case, dir string) {
 		loadDoc(dir, testkit.Set(base, c.Path, c.Hostile.Value))
 	})
 }
