@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/hostlet/hostlet/internal/testkit"
 )
 
 // fuzzSecret is a build arg's value the fuzzed streams may print.
@@ -62,6 +64,10 @@ func FuzzReadBuildStream(f *testing.F) {
 		`{"id":"moby.buildkit.trace","aux":"AAAA"}{"id":"moby.buildkit.trace","aux":"CgIKAA=="}`,
 		`{"stream":`, `[]`, `{"aux":{}}`, "\xff\xfe",
 	} {
+		f.Add([]byte(s))
+	}
+	// The hostile build logs of the build tests.
+	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, `{"`) }, "attack_build*_test.go", "build_test.go") {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

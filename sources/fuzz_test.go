@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,18 @@ func addManifestSeeds(f *testing.F, add func(data []byte)) {
 	add([]byte(podListYAML("1", "a", "b")))
 	add([]byte("[]"))
 	add([]byte(""))
+	// The hostile manifests and Compose files of the attack tests.
+	for _, s := range testkit.Literals(f, isManifestOrCompose, "attack_*_test.go",
+		filepath.Join("..", "validate", "attack*_test.go"), filepath.Join("..", "sync", "attack*_test.go"),
+		filepath.Join("..", "manifest", "attack*_test.go"), filepath.Join("..", "manifest", "compose", "attack_*_test.go")) {
+		add([]byte(s))
+	}
+}
+
+// isManifestOrCompose reports whether s reads as a manifest or a Compose
+// file (an attack test's input, not its message).
+func isManifestOrCompose(s string) bool {
+	return strings.Contains(s, "v1beta1") || strings.Contains(s, "services:")
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -20,6 +20,12 @@ func FuzzDecodeValidate(f *testing.F) {
 	for _, data := range testkit.Corpus(f, 50, "testdata", filepath.Join("..", "manifest", "testdata")) {
 		f.Add(data)
 	}
+	// The hostile manifests of the attack tests.
+	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "v1beta1") },
+		"attack*_test.go", filepath.Join("..", "sync", "attack*_test.go"), filepath.Join("..", "manifest", "attack*_test.go"),
+		filepath.Join("..", "sources", "attack_*_test.go")) {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ms, err := manifest.Decode(data, manifest.Origin{Source: "a", File: "f.yaml"})
 		for _, e := range validate.Flatten(err) {

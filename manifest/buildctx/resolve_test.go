@@ -6,11 +6,13 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
 )
@@ -244,6 +246,11 @@ func FuzzResolve(f *testing.F) {
 	f.Add("FROM scratch\nCOPY . /\n", "*.md\n!KEEP.md\n", "")
 	f.Add("FROM scratch AS a\nFROM a AS b\nRUN x\n", "[", "b")
 	f.Add("# syntax=docker/dockerfile:1\nFROM scratch\nARG X=${Y:-z}\n", "**/x\n", "A")
+	// The hostile Dockerfiles of the build tests.
+	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "FROM ") },
+		"attack_build_test.go", "recipe_test.go", filepath.Join("..", "..", "runtime", "attack_build_test.go")) {
+		f.Add(s, "", "")
+	}
 	f.Fuzz(func(t *testing.T, dockerfile, ignore, target string) {
 		files := map[string]string{"Dockerfile": dockerfile, ".dockerignore": ignore, "main.go": "x", "sub/a.md": "y"}
 		c, err := resolve(t, manifest.Build{Target: target}, files)

@@ -3,10 +3,13 @@ package compose_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-multierror"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/compose"
 )
@@ -27,6 +30,11 @@ func FuzzCompose(f *testing.F) {
 	}
 	for _, s := range seeds {
 		f.Add(s.file, s.env)
+	}
+	// The hostile Compose files of the attack tests.
+	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "services:") },
+		"attack_*_test.go", filepath.Join("..", "..", "sources", "attack_project_test.go"), filepath.Join("..", "project", "attack_*_test.go")) {
+		f.Add(s, "")
 	}
 	f.Fuzz(func(t *testing.T, file, env string) {
 		files := mapFiles{"compose.yaml": file}
