@@ -14,13 +14,13 @@ import (
 const tinyPod = "- {version: v1beta1, id: a}\n"
 
 // decodeAllocs decodes data and returns what Decode allocated, in bytes.
-func decodeAllocs(t *testing.T, data []byte) ([]manifest.Sourced, error, uint64) {
+func decodeAllocs(t *testing.T, data []byte) ([]manifest.Sourced, uint64, error) {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	ms, err := manifest.Decode(data, manifest.Origin{Source: "local", File: "pods.yaml"})
 	runtime.ReadMemStats(&after)
-	return ms, err, after.TotalAlloc - before.TotalAlloc
+	return ms, after.TotalAlloc - before.TotalAlloc, err
 }
 
 // TestDecodeCountsManifestsPerFile (issue 30, finding 5): a file holds at
@@ -88,7 +88,7 @@ func TestDecodeRefusesStructureBeforeDecodingIt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ms, err, alloc := decodeAllocs(t, []byte(tt.data))
+			ms, alloc, err := decodeAllocs(t, []byte(tt.data))
 			if len(ms) != 0 || err == nil || !strings.Contains(err.Error(), tt.want.Error()) {
 				t.Fatalf("decoded %d manifests, error %v; want none and %v", len(ms), err, tt.want)
 			}
