@@ -134,7 +134,7 @@ func unidentified(ms []manifest.Sourced, opts validate.Options) error {
 			continue
 		}
 		var reasons []string
-		for _, e := range validate.Flatten(validate.Manifest(s, opts)) {
+		for _, e := range validate.Scrub(s, validate.Flatten(validate.Manifest(s, opts))) {
 			reasons = append(reasons, e.Detail)
 			if len(reasons) == 3 {
 				reasons = append(reasons, "...")
