@@ -101,7 +101,10 @@ while read -r dir tags target file; do
 		pkg=$(cd "$dir" && "$GO" list -f '{{.ImportPath}}' "${tagflag[@]}" .)
 	fi
 	[[ -x $bin ]] || continue
-	if ! (cd "$dir" && "$bin" -test.list '^Fuzz') | grep -qx "$target"; then
+	# The list whole, then the match: grep -q would stop reading early,
+	# and the binary's SIGPIPE fail the pipeline.
+	listed=$(cd "$dir" && "$bin" -test.list '^Fuzz')
+	if ! grep -qx "$target" <<<"$listed"; then
 		echo "fuzz: FAIL $dir $target: found in $file but not in the package's test binary (tags ${tags})"
 		failed+=("$dir $target (not built)")
 		continue
@@ -111,9 +114,12 @@ while read -r dir tags target file; do
 	(cd "$dir" && "$bin" -test.run '^$' -test.fuzz "^$target\$" -test.fuzztime "$fuzztime" \
 		-test.timeout "$timeout" -test.fuzzcachedir "$cache/fuzz/$pkg") >"$work/run.log" 2>&1
 	rc=$?
-	execs=$(grep -oE 'execs: [0-9]+' "$work/run.log" | tail -1)
+	# What the budget did: inputs tried, or only so many seeds run (a
+	# target with a large corpus may spend a short budget on them).
+	done_=$(grep -oE 'execs: [0-9]+' "$work/run.log" | tail -1)
+	: "${done_:=$(grep -oE 'baseline coverage: [0-9]+/[0-9]+' "$work/run.log" | tail -1 | sed 's/^/seeds only, /')}"
 	if [[ $rc -eq 0 ]]; then
-		echo "fuzz: ok   $dir $target ($((SECONDS - t0))s, ${execs:-no execs})"
+		echo "fuzz: ok   $dir $target ($((SECONDS - t0))s, ${done_:-no execs})"
 		continue
 	fi
 	cat "$work/run.log"
