@@ -125,6 +125,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	}
 	c.enum("restartPolicy", m.RestartPolicy, restartEnum)
 	c.seconds("terminationGracePeriodSeconds", m.TerminationGracePeriodSeconds)
+	c.stopGrace("terminationGracePeriodSeconds", m.TerminationGracePeriodSeconds)
 	c.seconds("minReadySeconds", m.MinReadySeconds)
 	c.seconds("progressDeadlineSeconds", m.ProgressDeadlineSeconds)
 	c.enum("rollback", m.Rollback, rollbackEnum)
@@ -758,6 +759,22 @@ func (c *checker) seconds(f string, v int64) {
 	c.nonNegative(f, v)
 	if v > manifest.MaxSeconds {
 		c.add(f, "%d is over the limit of %d", v, manifest.MaxSeconds)
+	}
+}
+
+// MaxStopGraceSeconds bounds a pod's stop grace (terminationGracePeriodSeconds,
+// Compose's stop_grace_period): a stop of a container that ignores SIGTERM
+// waits that long inside the sync pass, and the pass waits for every pod,
+// so a grace of years froze every other pod's updates. It is the only
+// per-pod wait a sync makes inline: probes run on their own goroutines,
+// healthchecks in the engine, rollout deadlines are compared, not waited.
+const MaxStopGraceSeconds = 600
+
+// stopGrace refuses a stop grace over MaxStopGraceSeconds (one over
+// manifest.MaxSeconds is already refused by seconds).
+func (c *checker) stopGrace(f string, v int64) {
+	if v > MaxStopGraceSeconds && v <= manifest.MaxSeconds {
+		c.add(f, "%d is over the limit of %d s: a stop waits that long for it", v, MaxStopGraceSeconds)
 	}
 }
 
