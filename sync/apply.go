@@ -321,8 +321,9 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 	ap := a.newPodApplication(pp)
 	if err := ap.apply(ctx); err != nil {
 		// The engine may quote a value of the spec (a log driver's
-		// address with its credentials): never into status or events.
-		ap.res.Err = scrub.Values(podError(err), secretValues(ap.m)...)
+		// address with its credentials, a user interpolated from .env):
+		// never into status or events.
+		ap.res.Err = scrub.NewHider(ap.pod.Hidden...).Error(scrub.Values(podError(err), secretValues(ap.m)...))
 	}
 	return ap.res
 }

@@ -52,11 +52,13 @@ type version struct {
 	Source   string            `json:"source"`
 	Revision string            `json:"revision"`
 	Manifest manifest.Manifest `json:"manifest"`
+	// Hidden are the pod's interpolated values (Pod.Hidden).
+	Hidden []string `json:"hidden,omitempty"`
 }
 
 // pod returns the desired pod of the version.
 func (v *version) pod() Pod {
-	return Pod{Manifest: v.Manifest, Source: v.Source, Revision: v.Revision}
+	return Pod{Manifest: v.Manifest, Source: v.Source, Revision: v.Revision, Hidden: v.Hidden}
 }
 
 // badVersion is a version of a pod that failed: not applied again until
@@ -200,7 +202,7 @@ func (r *podRollout) step(o observation) outcome {
 		return started
 	case o.ready && o.now.Sub(r.readySince) >= o.minReady:
 		r.Rollout.State, r.Rollout.Since, r.Rollout.Reason = RolloutComplete, o.now, ""
-		r.Good = &version{Hash: o.hash, Source: o.pod.Source, Revision: o.pod.Revision, Manifest: o.pod.Manifest}
+		r.Good = &version{Hash: o.hash, Source: o.pod.Source, Revision: o.pod.Revision, Manifest: o.pod.Manifest, Hidden: o.pod.Hidden}
 		return outcomeComplete
 	case o.failure != "":
 		return r.fail(o, o.failure)

@@ -43,11 +43,24 @@ type Pod struct {
 	Manifest manifest.Manifest
 	Source   string
 	Revision string
+	// Hidden are what interpolation put into the manifest, whole values
+	// and the parts a parser split off (manifest.Sourced.Hidden and
+	// HiddenParts): an engine error about the pod never shows one four
+	// bytes or longer. Not part of any spec hash.
+	Hidden []string
 }
 
 // NewPod returns the desired pod for an accepted manifest.
 func NewPod(m manifest.Manifest, source, revision string) Pod {
 	return Pod{Manifest: m.WithDefaults(), Source: source, Revision: revision}
+}
+
+// NewSourcedPod returns the desired pod for an accepted manifest with
+// what interpolation put into it, to be kept out of its engine errors.
+func NewSourcedPod(s manifest.Sourced, revision string) Pod {
+	p := NewPod(s.Manifest, s.Origin.Source, revision)
+	p.Hidden = slices.Concat(s.Hidden, s.HiddenParts)
+	return p
 }
 
 // needsInfra reports whether the pod gets a separate infra container. A pod

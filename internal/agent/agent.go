@@ -414,7 +414,7 @@ func recordRejections(ev *events.Log, st sources.State, last map[string]string) 
 func toDesired(st sources.State) hsync.Desired {
 	d := hsync.Desired{Rejected: st.Rejected, Ready: st.Ready}
 	for _, e := range st.Accepted {
-		d.Pods = append(d.Pods, hsync.NewPod(e.Manifest, e.Origin.Source, e.Revision))
+		d.Pods = append(d.Pods, hsync.NewSourcedPod(e.Sourced, e.Revision))
 	}
 	return d
 }

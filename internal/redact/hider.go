@@ -149,3 +149,16 @@ func (h Hider) hideFrom(p string, k int) string {
 	b.WriteString(p)
 	return b.String()
 }
+
+// Error returns err with its text through Text, still wrapping err for
+// errors.Is and errors.As; err itself when nothing was hidden.
+func (h Hider) Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if clean := h.Text(msg); clean != msg {
+		return &scrubbed{msg: clean, err: err}
+	}
+	return err
+}
