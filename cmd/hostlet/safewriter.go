@@ -5,13 +5,17 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"unicode"
 )
 
 // unsafeRune reports whether r may not reach a terminal as it is: a
 // control character (C0 with newline and tab, DEL, C1, whose ESC and CSI
 // start escape sequences), a line or paragraph separator, or a Unicode
 // bidi control (which reorders what follows it on the line: a forged
-// report could make a row read otherwise).
+// report could make a row read otherwise), or any other Unicode format
+// character (unicode.Cf: zero-width characters, the word joiner, the
+// BOM, the soft hyphen, tag characters), which shows nothing and would
+// let a forged "h1\u200b" pass for h1.
 func unsafeRune(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
@@ -19,6 +23,8 @@ func unsafeRune(r rune) bool {
 	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
 		return true
 	case r == 0x2028, r == 0x2029:
+		return true
+	case r >= 0xad && unicode.Is(unicode.Cf, r):
 		return true
 	}
 	return false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 	"time"
 
 	"github.com/hostlet/hostlet/api"
@@ -25,6 +26,11 @@ func TestTerminalText(t *testing.T) {
 		{"c1 \u009b31m \u0085", "c1 ?31m ?"},
 		{"bidi \u202eevil\u202c \u2066x\u2069 \u200f\u061c", "bidi ?evil? ?x? ??"},
 		{"sep \u2028\u2029", "sep ??"},
+		// Invisible: a forged host "h1\u200b" must not pass for h1.
+		{"h1\u200b web\u200c\u200d \u2060\u2061\u2064 \ufeffbom", "h1? web?? ??? ?bom"},
+		{"soft\u00adhyphen mongol\u180e", "soft?hyphen mongol?"},
+		{"tag\U000e0001\U000e0041\U000e007f", "tag???"},
+		{"other format \u0600\u06dd\u070f\U000110bd\U0001bca0", "other format ?????"},
 	} {
 		if got := terminalText(tc.in); got != tc.want {
 			t.Errorf("terminalText(%q) = %q, want %q", tc.in, got, tc.want)
@@ -144,9 +150,11 @@ func FuzzTerminalText(f *testing.F) {
 	f.Add(forged)
 	f.Add("plain")
 	f.Add("\u202e\u2066\u0085\x7f")
+	f.Add("h1\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
+	f.Add("tag\U000e0001\U000e0041\U000e007f")
 	f.Fuzz(func(t *testing.T, s string) {
 		out := terminalText(s)
-		if strings.ContainsFunc(out, unsafeRune) {
+		if strings.ContainsFunc(out, unsafeRune) || strings.ContainsFunc(out, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) {
 			t.Fatalf("terminalText(%q) = %q", s, out)
 		}
 		if got, want := len([]rune(out)), len([]rune(s)); got != want {
