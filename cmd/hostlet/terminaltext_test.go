@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode"
 	"time"
+	"unicode"
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/atomicfile"
