@@ -84,7 +84,7 @@ func TooManyInSource(origin Origin) *Error {
 }
 
 // checkAliases returns an error when the document's aliases would expand
-// it past 3 × MaxFileMarks nodes: the YAML decoder copies an alias's node
+// it past MaxAliasNodes nodes: the YAML decoder copies an alias's node
 // wherever it is used, so ten lines of anchors can stand for millions of
 // nodes. Only a document with both an anchor ('&') and an alias ('*')
 // can expand; the others are not parsed here.
@@ -97,8 +97,7 @@ func checkAliases(doc []byte) error {
 		// Not YAML: the decode that follows reports it.
 		return nil
 	}
-	limit := 3 * MaxFileMarks
-	if n := expandedNodes(&root, map[*yaml3.Node]int{}, limit, 0); n > limit {
+	if ExpandedNodes(&root, MaxAliasNodes) > MaxAliasNodes {
 		// In the YAML decoder's own words for an expansion it catches.
 		return fmt.Errorf("not valid YAML or JSON: document contains excessive aliasing%w", tooComplex{})
 	}
@@ -110,6 +109,18 @@ type tooComplex struct{}
 
 func (tooComplex) Error() string { return "" }
 func (tooComplex) Unwrap() error { return ErrTooComplex }
+
+// MaxAliasNodes bounds the nodes a YAML document stands for with its
+// aliases expanded (3 nodes per mark at most, see MaxFileMarks). Compose
+// files are held to it too, their documents together.
+const MaxAliasNodes = 3 * MaxFileMarks
+
+// ExpandedNodes is the nodes of n with every alias replaced by the node it
+// names, counted up to just past limit (limit+1: over it). Its work is
+// linear in the nodes parsed, however much they expand.
+func ExpandedNodes(n *yaml3.Node, limit int) int {
+	return expandedNodes(n, map[*yaml3.Node]int{}, limit, 0)
+}
 
 // maxAliasDepth bounds the recursion of expandedNodes (the YAML decoder
 // refuses nesting deeper than 10000 anyway).
