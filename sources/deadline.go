@@ -30,10 +30,20 @@ var ErrValidationOverdue = errors.New("validation did not end in time")
 // results from the memo and never checks its fields itself.
 //
 // The checks run on a goroutine of their own, which ends when they do
-// (by construction, see DefaultValidateDeadline).
+// (by construction, see DefaultValidateDeadline). A source has at most
+// one check in flight: while one is past its deadline, the source's
+// updates are refused at once with the same error, starting nothing
+// (apply keeps the latest for Retries).
 func (m *Merger) precheck(source string, ms []manifest.Sourced) error {
 	if len(ms) == 0 {
 		return nil
+	}
+	deadline := m.opts.ValidateDeadline
+	m.wmu.Lock()
+	_, stuck := m.overdue[source]
+	m.wmu.Unlock()
+	if stuck {
+		return overdueError(len(ms), deadline)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -45,7 +55,6 @@ func (m *Merger) precheck(source string, ms []manifest.Sourced) error {
 			_ = m.opts.Validate.Checker.Check(s, m.opts.Validate)
 		}
 	}()
-	deadline := m.opts.ValidateDeadline
 	t := m.opts.Clock.NewTimer(deadline)
 	defer t.Stop()
 	select {
@@ -61,14 +70,54 @@ func (m *Merger) precheck(source string, ms []manifest.Sourced) error {
 	go func() {
 		<-done
 		m.wmu.Lock()
-		if m.overdue[source].Equal(start) {
-			delete(m.overdue, source)
-		}
+		delete(m.overdue, source)
+		u, ok := m.pending[source]
+		delete(m.pending, source)
 		m.wmu.Unlock()
 		m.log.Info("validation of a source's update ended after its deadline", "source", source, "took", m.opts.Clock.Since(start))
+		if ok {
+			m.retry(u)
+		}
 	}()
-	return fmt.Errorf("checking the fields of its %d manifests took more than %s: %w; keeping its last good set", len(ms), deadline, ErrValidationOverdue)
+	return overdueError(len(ms), deadline)
 }
+
+// overdueError is the error of an update of n manifests refused because
+// the source's checks are past the deadline.
+func overdueError(n int, deadline time.Duration) error {
+	return fmt.Errorf("checking the fields of its %d manifests took more than %s: %w; keeping its last good set", n, deadline, ErrValidationOverdue)
+}
+
+// retryLater keeps u, an update refused as its source's checks are past
+// the deadline, to be handed to Retries when they end (the latest one of
+// the source wins); at once if they have ended already.
+func (m *Merger) retryLater(u Update) {
+	u.Reply = nil // answered already
+	m.wmu.Lock()
+	_, stuck := m.overdue[u.Source]
+	if stuck {
+		m.pending[u.Source] = u
+	}
+	m.wmu.Unlock()
+	if !stuck {
+		m.retry(u)
+	}
+}
+
+// retry hands u to Retries, unless a retry of every source is waiting
+// there already (nobody reads it).
+func (m *Merger) retry(u Update) {
+	select {
+	case m.retries <- u:
+	default:
+		m.log.Warn("retry of a source's update not taken", "source", u.Source)
+	}
+}
+
+// Retries delivers the latest update of a source refused because its
+// checks were past the deadline, once they have ended (without a Reply:
+// it was answered). The update loop applies it as it does any update.
+func (m *Merger) Retries() <-chan Update { return m.retries }
 
 // Overdue describes the sources whose update's checks have run past the
 // deadline and have not ended yet, in source order ("" none): /healthz

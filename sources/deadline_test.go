@@ -126,3 +126,71 @@ func TestMergeChecksEachManifestOnce(t *testing.T) {
 		t.Errorf("checks by source %v, want a: 2 and b: 5 (each version of each manifest once)", checks)
 	}
 }
+
+// TestOverdueSourceKeepsOneCheckInFlight (issue 30 attack, finding 8):
+// every update of a source whose checks never end started another
+// checking goroutine, without limit. While one check of a source runs past
+// its deadline, the source's further updates are refused at once with the
+// same error and start no check; when the stuck check ends, the source's
+// latest update is handed back (Retries) and checked again.
+func TestOverdueSourceKeepsOneCheckInFlight(t *testing.T) {
+	const deadline = 200 * time.Millisecond
+	m := newMerger(t, MergeOptions{ValidateDeadline: deadline}, "slow", "fast")
+	release := make(chan struct{})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	var mu gosync.Mutex
+	slowChecks := 0
+	useChecker(m, func(s manifest.Sourced, opts validate.Options) error {
+		if s.Origin.Source == "slow" {
+			mu.Lock()
+			slowChecks++
+			mu.Unlock()
+			<-release
+		}
+		return validate.Manifest(s, opts)
+	})
+	applyWithin(t, m, Update{Source: "slow", Revision: "s0", Manifests: decoded(t, "slow", podYAML("s", "0"))}, 10*deadline)
+	for i := 1; i <= 5; i++ {
+		v := string(rune('0' + i))
+		u := Update{Source: "slow", Revision: "s" + v, Manifests: decoded(t, "slow", podYAML("s", v))}
+		start := time.Now()
+		applyWithin(t, m, u, 10*deadline)
+		if d := time.Since(start); d >= deadline {
+			t.Errorf("update %d of the overdue source took %s, want it refused at once", i, d)
+		}
+		if e := m.State().Sources[0].Error; !strings.Contains(e, "took more than 200ms") {
+			t.Errorf("update %d: source error %q, want the deadline named", i, e)
+		}
+	}
+	mu.Lock()
+	n := slowChecks
+	mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d checks of the overdue source started, want 1 in flight", n)
+	}
+	applyWithin(t, m, Update{Source: "fast", Revision: "f1", Manifests: decoded(t, "fast", podYAML("f", "1"))}, 10*deadline)
+
+	close(release)
+	var retry Update
+	select {
+	case retry = <-m.Retries():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no retry of the source after its stuck check ended")
+	}
+	if retry.Source != "slow" || retry.Revision != "s5" || retry.Reply != nil {
+		t.Fatalf("retry of %s@%s (reply %v), want the latest update slow@s5 without a reply", retry.Source, retry.Revision, retry.Reply != nil)
+	}
+	applyWithin(t, m, retry, 10*time.Second)
+	if got := accepted(m.State()); !slices.Equal(got, []string{"s=5@s5", "f=1@f1"}) {
+		t.Fatalf("accepted %v after the retry, want the latest slow pod and the fast one", got)
+	}
+	if len(m.Overdue()) != 0 {
+		t.Errorf("Overdue() = %q after the retry", m.Overdue())
+	}
+}

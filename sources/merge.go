@@ -121,6 +121,10 @@ type Merger struct {
 	// deadline that have not ended (deadline.go).
 	wmu     gosync.Mutex
 	overdue map[string]time.Time
+	// pending holds, by overdue source, its latest refused update
+	// (guarded by wmu); retries hands it back (Retries).
+	pending map[string]Update
+	retries chan Update
 }
 
 // sourceState is one source's state in the merger.
@@ -162,7 +166,8 @@ func NewMerger(srcs []SourceInfo, opts MergeOptions, log *slog.Logger) (*Merger,
 	if opts.ValidateDeadline <= 0 {
 		opts.ValidateDeadline = DefaultValidateDeadline
 	}
-	m := &Merger{opts: opts, log: log, byKey: map[string]*sourceState{}, memo: validate.NewMemo(nil), overdue: map[string]time.Time{}}
+	m := &Merger{opts: opts, log: log, byKey: map[string]*sourceState{}, memo: validate.NewMemo(nil), overdue: map[string]time.Time{},
+		pending: map[string]Update{}, retries: make(chan Update, max(len(srcs), 1))}
 	m.opts.Validate.Checker = m.memo
 	if opts.StateDir != "" {
 		store, err := OpenStore(opts.StateDir, opts.Problems, opts.Clock, log)
@@ -289,6 +294,9 @@ func (m *Merger) apply(u Update) (bool, Applied) {
 	readErr := u.Err
 	if readErr == nil && len(u.Manifests) <= manifest.MaxSourceManifests {
 		readErr = m.precheck(u.Source, u.Manifests)
+		if errors.Is(readErr, ErrValidationOverdue) {
+			m.retryLater(u)
+		}
 	}
 	next, err := desired.Admit(st.set, snap, readErr, desired.Options{AllowEmpty: m.opts.AllowEmpty, Validate: m.opts.Validate})
 	if err != nil {

@@ -358,17 +358,21 @@ func (a *agent) syncUntilDone(ctx context.Context, wg *gosync.WaitGroup, updates
 	a.syncer.SetDesired(toDesired(first))
 	wg.Go(func() {
 		for {
+			var u sources.Update
 			select {
 			case <-ctx.Done():
 				return
-			case u := <-updates:
+			case u = <-updates:
 				a.met.SourceUpdate(u)
-				if a.merger.Apply(u) {
-					st := a.merger.State()
-					recordSourceErrors(a.ev, st, srcErrs)
-					recordRejections(a.ev, st, rejections)
-					a.syncer.SetDesired(toDesired(st))
-				}
+			case u = <-a.merger.Retries():
+				// Refused while the source's checks were overdue:
+				// checked again now that they have ended.
+			}
+			if a.merger.Apply(u) {
+				st := a.merger.State()
+				recordSourceErrors(a.ev, st, srcErrs)
+				recordRejections(a.ev, st, rejections)
+				a.syncer.SetDesired(toDesired(st))
 			}
 		}
 	})
