@@ -63,7 +63,7 @@ Exit status: 0 held, 1 when the API refused or could not be reached.`,
 			if ans.Note != "" {
 				line += " (" + ans.Note + ")"
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), line)
+			fmt.Fprintln(cmd.OutOrStdout(), terminalText(line))
 			return nil
 		},
 	}
@@ -91,7 +91,7 @@ not be reached.`,
 			if err := c.do(cmd.Context(), http.MethodDelete, "/pods/"+url.PathEscape(args[0])+"/hold", nil, &ans); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "pod %s released\n", ans.Released)
+			fmt.Fprintf(cmd.OutOrStdout(), "pod %s released\n", terminalText(ans.Released))
 			return nil
 		},
 	}
@@ -123,7 +123,7 @@ Exit status: 0 requested, 1 when the API refused or could not be reached.`,
 			if err := c.do(cmd.Context(), http.MethodPost, path, nil, &ans); err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), ans.Status)
+			fmt.Fprintln(cmd.OutOrStdout(), terminalText(ans.Status))
 			return nil
 		},
 	}

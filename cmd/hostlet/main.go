@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -83,10 +84,17 @@ func exitCodeTo(w io.Writer, err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if !ee.silent && ee.err != nil {
-			fmt.Fprintln(w, "hostlet:", ee.err)
+			fmt.Fprintln(w, "hostlet:", errorText(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(w, "hostlet:", err)
+	fmt.Fprintln(w, "hostlet:", errorText(err))
 	return 1
+}
+
+// errorText is an error's text as a terminal may show it, often from the
+// API, the engine or a file's name: on one line (errors joined are
+// separated by "; "), through terminalText.
+func errorText(err error) string {
+	return terminalText(strings.ReplaceAll(err.Error(), "\n", "; "))
 }

@@ -162,3 +162,27 @@ func FuzzTerminalText(f *testing.F) {
 		}
 	})
 }
+
+// TestFileNamesAndErrorsCannotDrawOnTheTerminal: a committed file whose
+// name holds escape sequences, invisible or bidi characters, and an error
+// text from outside (the API, the engine) reach the terminal with every
+// unsafe rune as '?': validate's error lines and the top-level error line.
+func TestFileNamesAndErrorsCannotDrawOnTheTerminal(t *testing.T) {
+	root := t.TempDir()
+	name := "b\x1b[31mRED\u202e\u200b\u009b.yaml"
+	writeFile(t, root, name, "version: v1beta1\nid: web\ncontainers: []\n")
+	res := runCLI(t, "validate", root)
+	if res.code != 1 || !strings.Contains(res.stdout, "b?[31mRED???.yaml") {
+		t.Errorf("validate: exit %d, want 1 naming the file with '?':\n%q", res.code, res.stdout)
+	}
+	mustBeTerminalSafe(t, "validate", res.stdout+res.stderr)
+
+	var stderr strings.Builder
+	exitCodeTo(&stderr, fmt.Errorf("API: %s", forged))
+	mustBeTerminalSafe(t, "error line", stderr.String())
+	stderr.Reset()
+	exitCodeTo(&stderr, errors.Join(errors.New("first\x1b[2J"), errors.New("second")))
+	if got, want := stderr.String(), "hostlet: first?[2J; second\n"; got != want {
+		t.Errorf("joined errors: %q, want %q", got, want)
+	}
+}

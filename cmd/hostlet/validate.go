@@ -232,7 +232,8 @@ func buildValidateReport(reads []sourceRead, opts validate.Options) validateRepo
 
 func (r validateReport) writeText(w io.Writer) error {
 	for _, e := range r.Errors {
-		if _, err := fmt.Fprintln(w, e.Error()); err != nil {
+		// A file name, an etcd key, a value: from outside.
+		if _, err := fmt.Fprintln(w, terminalText(e.Error())); err != nil {
 			return err
 		}
 	}
