@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -245,48 +247,105 @@ type etcdSet struct {
 	release string
 }
 
+// MaxEtcdSourceBytes bounds the bytes of the values one read of an etcd
+// source takes in, blank ones included: a read past it fails (the source
+// keeps its last good set). 64 MiB is six values at the per-value limit
+// (manifest.MaxSize), or 5,000 manifests (MaxSourceManifests) of 13 KiB
+// each, far over real sets (a pod is ~1 KiB), while the decoding it feeds
+// stays a fraction of a host's memory (700 keys of 1 MB took 2.78 GB).
+const MaxEtcdSourceBytes = 64 << 20
+
+// etcdPageKeys is how many keys one Get of a prefix returns: a page holds
+// at most that many values (16 × etcd's default 1.5 MiB request limit =
+// 24 MiB), whatever the prefix holds.
+const etcdPageKeys = 16
+
 func (e *Etcd) get(ctx context.Context) (etcdSet, error) {
 	set := etcdSet{snap: manifest.Snapshot{Name: e.cfg.Name, Type: config.TypeEtcd}}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
-	var opts []clientv3.OpOption
-	if e.prefix {
-		opts = append(opts, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
-	}
-	resp, err := e.kv.Get(rctx, e.cfg.Key, opts...)
-	if err != nil {
-		return set, fmt.Errorf("etcd get %s: %w", e.cfg.Key, err)
-	}
 	h := sha256.New()
-	for _, kv := range resp.Kvs {
-		if int64(len(kv.Value)) > manifest.MaxSize {
-			return set, fmt.Errorf("etcd key %s: %d bytes: %w of %d bytes", kv.Key, len(kv.Value), manifest.ErrTooLarge, manifest.MaxSize)
+	keys, size := 0, 0
+	rev, err := e.pages(rctx, func(kv *mvccpb.KeyValue) error {
+		// Every key counts, blank or not, as it arrives.
+		if keys++; keys > manifest.MaxSourceManifests {
+			return fmt.Errorf("etcd source %s: more than %d keys under %s: %w; split it into several sources", e.cfg.Name, manifest.MaxSourceManifests, e.cfg.Key, manifest.ErrTooManyManifests)
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00", kv.Key, kv.ModRevision)
-		set.modRev = max(set.modRev, kv.ModRevision)
-		if len(strings.TrimSpace(string(kv.Value))) == 0 {
-			continue
+		if size += len(kv.Value); size > MaxEtcdSourceBytes {
+			return fmt.Errorf("etcd source %s: the values under %s are %w of %d bytes in all", e.cfg.Name, e.cfg.Key, manifest.ErrTooLarge, MaxEtcdSourceBytes)
 		}
-		if e.published {
-			p, err := fleet.DecodePublished(kv.Value, e.cfg.Name)
-			if err != nil {
-				return set, fmt.Errorf("etcd key %s: %w", kv.Key, err)
-			}
-			set.snap.Files, set.snap.Manifests, set.release = p.Files, p.Manifests, p.Release
-			continue
-		}
-		ms, err := decodeBody(ctx, kv.Value, manifest.Origin{Source: e.cfg.Name, File: string(kv.Key)}, e.compose)
-		if err != nil {
-			return set, err
-		}
-		set.snap.Files++
-		set.snap.Manifests = append(set.snap.Manifests, ms...)
-		if len(set.snap.Manifests) > manifest.MaxSourceManifests {
-			return set, manifest.TooManyInSource(manifest.Origin{Source: e.cfg.Name, File: string(kv.Key)})
-		}
+		return e.take(ctx, &set, h, kv)
+	})
+	if err != nil {
+		return set, err
 	}
-	set.storeRev, set.sig = resp.Header.Revision, hex.EncodeToString(h.Sum(nil))
+	set.storeRev, set.sig = rev, hex.EncodeToString(h.Sum(nil))
 	return set, nil
+}
+
+// take adds one key's manifests to set, and the key to the content
+// signature h.
+func (e *Etcd) take(ctx context.Context, set *etcdSet, h io.Writer, kv *mvccpb.KeyValue) error {
+	if int64(len(kv.Value)) > manifest.MaxSize {
+		return fmt.Errorf("etcd key %s: %d bytes: %w of %d bytes", kv.Key, len(kv.Value), manifest.ErrTooLarge, manifest.MaxSize)
+	}
+	fmt.Fprintf(h, "%s\x00%d\x00", kv.Key, kv.ModRevision)
+	set.modRev = max(set.modRev, kv.ModRevision)
+	if len(strings.TrimSpace(string(kv.Value))) == 0 {
+		return nil
+	}
+	if e.published {
+		p, err := fleet.DecodePublished(kv.Value, e.cfg.Name)
+		if err != nil {
+			return fmt.Errorf("etcd key %s: %w", kv.Key, err)
+		}
+		set.snap.Files, set.snap.Manifests, set.release = p.Files, p.Manifests, p.Release
+		return nil
+	}
+	ms, err := decodeBody(ctx, kv.Value, manifest.Origin{Source: e.cfg.Name, File: string(kv.Key)}, e.compose)
+	if err != nil {
+		return err
+	}
+	set.snap.Files++
+	set.snap.Manifests = append(set.snap.Manifests, ms...)
+	if len(set.snap.Manifests) > manifest.MaxSourceManifests {
+		return manifest.TooManyInSource(manifest.Origin{Source: e.cfg.Name, File: string(kv.Key)})
+	}
+	return nil
+}
+
+// pages calls fn with the source's key, or every key under its prefix in
+// key order a page at a time, all read at the first page's revision (one
+// moment of the store), until fn fails. It returns that revision.
+func (e *Etcd) pages(ctx context.Context, fn func(*mvccpb.KeyValue) error) (int64, error) {
+	var rev int64
+	from, end := e.cfg.Key, ""
+	if e.prefix {
+		end = clientv3.GetPrefixRangeEnd(e.cfg.Key)
+	}
+	for {
+		var opts []clientv3.OpOption
+		if e.prefix {
+			opts = []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(etcdPageKeys), clientv3.WithRev(rev),
+				clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
+		}
+		resp, err := e.kv.Get(ctx, from, opts...)
+		if err != nil {
+			return 0, fmt.Errorf("etcd get %s: %w", e.cfg.Key, err)
+		}
+		if rev == 0 && resp.Header != nil {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			if err := fn(kv); err != nil {
+				return 0, err
+			}
+		}
+		if !e.prefix || !resp.More || len(resp.Kvs) == 0 {
+			return rev, nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
 }
 
 // DialEtcd returns a client for the endpoints. It does not wait for a
