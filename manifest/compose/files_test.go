@@ -222,3 +222,26 @@ func TestBundleExecutable(t *testing.T) {
 		t.Errorf("mode %#o, want %#o", got, manifest.FileModeExe)
 	}
 }
+
+// TestLoadPartsOfValuesNeverInErrors: compose-go splits an interpolated
+// value (a volume's "source:target:mode") and quotes a part of it, unquoted,
+// in its own error: a part four bytes or longer is hidden there too, and a
+// service's name that merely equals a short part stays shown.
+func TestLoadPartsOfValuesNeverInErrors(t *testing.T) {
+	files := mapFiles{
+		"compose.yaml": "services:\n  web: {image: busybox, volumes: ['${V}']}\n",
+		".env":         "V=Hunter2Secret:/x:zz\n",
+	}
+	_, errs := load(t, files, compose.Options{})
+	if len(errs) == 0 {
+		t.Fatal("no errors")
+	}
+	for _, e := range errs {
+		if strings.Contains(strings.ToLower(e), "hunter2") {
+			t.Errorf("error shows a part of the value: %s", e)
+		}
+		if !strings.Contains(e, `"web"`) {
+			t.Errorf("error hides the service's name: %s", e)
+		}
+	}
+}

@@ -363,9 +363,9 @@ func loadErrors(opts Options, files []projectFile, shown []types.ConfigFile, err
 			}
 		}
 		// compose-go's parsers quote the value they could not read,
-		// and a unit parser only part of it (hunter2 of hunter2pw): no
-		// double-quoted text of theirs is shown.
-		line = quotedRE.ReplaceAllString(line, `"<value hidden>"`)
+		// and a unit parser only part of it (hunter2 of hunter2pw): the
+		// scrubber hides every quoted text that is a piece of a value
+		// of the project's (load), not the names of services.
 		e := &manifest.Error{Origin: origin(opts, file, 0), Detail: line}
 		if key, ok := strings.CutSuffix(line, " false schema"); ok {
 			// The schema's words for a key it does not know.

@@ -1,8 +1,10 @@
 package compose
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
@@ -26,7 +28,31 @@ type scrubber struct {
 }
 
 func newScrubber(values []string) scrubber {
-	return scrubber{h: redact.NewHider(values...)}
+	return scrubber{h: redact.NewHider(slices.Concat(values, valueParts(values))...)}
+}
+
+// valueParts are the parts, at least minSecret bytes long, of values split
+// where compose-go splits a value it parses (a volume's
+// "source:target:mode", a list, "key=value", a command line): compose-go
+// quotes such a part, unquoted, in its own errors ("refers to undefined
+// volume hunter2pw"). A shorter part is not searched for: it would take
+// words out of every message ("web").
+func valueParts(values []string) []string {
+	var out []string
+	for _, v := range values {
+		parts := strings.FieldsFunc(v, func(r rune) bool {
+			return r == ':' || r == ',' || r == '=' || unicode.IsSpace(r)
+		})
+		if len(parts) < 2 {
+			continue
+		}
+		for _, p := range parts {
+			if len(p) >= minSecret {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 func (s scrubber) scrub(e *manifest.Error) {
