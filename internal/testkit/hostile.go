@@ -164,21 +164,29 @@ type HostileSizes struct {
 }
 
 // Sizes are the large values' sizes of a run: small ones (64 KiB, 5,000
-// items, 1,000 levels), which still find a loop that never ends and work
-// that grows too fast with the input in seconds, also under the race
-// detector; with All, large ones.
+// items, 1,000 levels; a fifth of that under the race detector), which
+// still find a loop that never ends and work that grows too fast with the
+// input in seconds; with All, large ones.
 func Sizes() HostileSizes {
-	if All() {
+	switch {
+	case All():
 		return HostileSizes{Bytes: 4 << 20, Items: 200_000, Depth: 9_000}
+	case raceDetector:
+		return HostileSizes{Bytes: 16 << 10, Items: 1_000, Depth: 200}
 	}
 	return HostileSizes{Bytes: 64 << 10, Items: 5_000, Depth: 1_000}
 }
 
-// BoundedLimit is how long one check of a hostile value may take: long
-// enough for a loaded machine and the race detector, so that only a loop
-// that does not end (or work that grows far too fast with the input)
-// fails.
-const BoundedLimit = 10 * time.Second
+// BoundedLimit is how long one check of a hostile value may take: 10 s,
+// 60 s under the race detector; long enough for a loaded machine, so that
+// only a loop that does not end (or work that grows far too fast with the
+// input) fails.
+func BoundedLimit() time.Duration {
+	if raceDetector {
+		return time.Minute
+	}
+	return 10 * time.Second
+}
 
 // HostileStrings are strings a field should refuse or survive: empty,
 // paths that climb or are the root, NUL, control characters and terminal

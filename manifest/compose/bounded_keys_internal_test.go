@@ -148,7 +148,7 @@ func TestEveryComposeKeyValidatesInBoundedTime(t *testing.T) {
 		}
 	}
 	t.Logf("%d keys, %d hostile values", len(supportedPaths), len(cases))
-	testkit.RunBounded(t, testkit.BoundedLimit, cases, func(string) {}, func(c testkit.Case, _ string) {
+	testkit.RunBounded(t, testkit.BoundedLimit(), cases, func(string) {}, func(c testkit.Case, _ string) {
 		var env map[string]string
 		v := c.Hostile.Value
 		if s, ok := strings.CutPrefix(c.Hostile.Name, "interpolated "); ok {

@@ -19,7 +19,7 @@ func TestComposeLibraryPanicRefusesTheProject(t *testing.T) {
 	for _, path := range []string{"1", "[a]", "{a: b}", "null", "true"} {
 		files := mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    env_file: [{path: " + path + "}]\n"}
 		var errs []string
-		if !testkit.Bounded(t, 5*time.Second, "env_file path "+path, func() { _, errs = load(t, files, compose.Options{}) }) {
+		if !testkit.Bounded(t, testkit.BoundedLimit(), "env_file path "+path, func() { _, errs = load(t, files, compose.Options{}) }) {
 			return
 		}
 		if len(errs) == 0 {
@@ -80,15 +80,15 @@ func TestDeepComposeFileIsRefusedInMilliseconds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var errs []string
 			start := time.Now()
-			if !testkit.Bounded(t, 5*time.Second, "load", func() { _, errs = load(t, tt.files, compose.Options{}) }) {
+			if !testkit.Bounded(t, testkit.BoundedLimit(), "load", func() { _, errs = load(t, tt.files, compose.Options{}) }) {
 				return
 			}
 			got := strings.Join(errs, "\n")
 			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
 				t.Errorf("errors %q, want %q", got, tt.want)
 			}
-			if d := time.Since(start); tt.want != "" && d > 3*time.Second {
-				t.Errorf("refused after %s, want a few milliseconds (3 s on a loaded machine)", d)
+			if d := time.Since(start); tt.want != "" && d > 10*time.Second {
+				t.Errorf("refused after %s, want milliseconds (10 s on a loaded machine)", d)
 			}
 		})
 	}
