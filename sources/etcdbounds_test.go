@@ -65,7 +65,7 @@ func TestEtcdPrefixReadIsPagedAndBounded(t *testing.T) {
 	cli := srv.Client(t)
 	read := func(prefix string) (manifest.Snapshot, *pageKV, error) {
 		kv := &pageKV{EtcdKV: cli}
-		e := NewEtcd(config.Source{Name: "registry", Type: config.TypeEtcd, Key: prefix, Timeout: time.Minute}, kv, testLogger(t))
+		e := NewEtcd(config.Source{Name: "registry", Type: config.TypeEtcd, Key: prefix, Timeout: 5 * time.Minute}, kv, testLogger(t))
 		snap, err := e.Read(context.Background())
 		return snap, kv, err
 	}
