@@ -155,3 +155,21 @@ func expandedNodes(n *yaml3.Node, memo map[*yaml3.Node]int, limit, depth int) in
 	memo[n] = total
 	return total
 }
+
+// NodeDepth is how deep n's mappings and lists nest, counted up to limit
+// (aliases are not followed: ExpandedNodes bounds their expansion). A
+// library whose work on a node grows with its depth is given a document
+// only when this is within its bound.
+func NodeDepth(n *yaml3.Node, limit int) int {
+	deepest := 0
+	for _, c := range n.Content {
+		if deepest >= limit {
+			break
+		}
+		deepest = max(deepest, NodeDepth(c, limit-1))
+	}
+	if n.Kind == yaml3.MappingNode || n.Kind == yaml3.SequenceNode {
+		return deepest + 1
+	}
+	return deepest
+}

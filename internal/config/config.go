@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/viper"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/hostlet/hostlet/manifest"
+
 	"github.com/hostlet/hostlet/internal/redact"
 )
 
@@ -297,26 +299,10 @@ func checkShape(file string) error {
 	if yaml.Unmarshal(data, &doc) != nil {
 		return nil
 	}
-	if depth(&doc, MaxDepth+1) > MaxDepth {
+	if manifest.NodeDepth(&doc, MaxDepth+1) > MaxDepth {
 		return fmt.Errorf("mappings and lists nested more than %d deep", MaxDepth)
 	}
 	return nil
-}
-
-// depth is how deep n's mappings and lists nest, counted up to limit
-// (aliases are not followed: the decoder bounds their expansion).
-func depth(n *yaml.Node, limit int) int {
-	deepest := 0
-	for _, c := range n.Content {
-		if deepest >= limit {
-			break
-		}
-		deepest = max(deepest, depth(c, limit-1))
-	}
-	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
-		return deepest + 1
-	}
-	return deepest
 }
 
 // composeEnvCase reads compose.env from the file again: viper folds map

@@ -408,7 +408,7 @@ type fileNodes struct {
 // past manifest.MaxAliasNodes with aliases expanded; "" for one that is
 // none of these.
 func tooLarge(doc *yaml3.Node, nodes *fileNodes) string {
-	if depth(doc, MaxDepth+1) > MaxDepth {
+	if manifest.NodeDepth(doc, MaxDepth+1) > MaxDepth {
 		return fmt.Sprintf("mappings and lists nested more than %d deep", MaxDepth)
 	}
 	if nodes.written += count(doc, MaxNodes+1-nodes.written); nodes.written > MaxNodes {
@@ -431,22 +431,6 @@ func count(n *yaml3.Node, limit int) int {
 		c += count(k, limit-c)
 	}
 	return c
-}
-
-// depth is how deep n's mappings and lists nest, counted up to limit
-// (aliases are not followed: tooLarge bounds their expansion).
-func depth(n *yaml3.Node, limit int) int {
-	deepest := 0
-	for _, c := range n.Content {
-		if deepest >= limit {
-			break
-		}
-		deepest = max(deepest, depth(c, limit-1))
-	}
-	if n.Kind == yaml3.MappingNode || n.Kind == yaml3.SequenceNode {
-		return deepest + 1
-	}
-	return deepest
 }
 
 // preScan names, before compose-go runs, what would make it read files
