@@ -268,7 +268,9 @@ func TestAttackIncludeEnvChainExponential(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	small, big := elapsed(4), elapsed(8)
+	// The least of two runs each: a busy machine (other packages' tests
+	// run beside this one) slows one run, not the shape of the growth.
+	small, big := min(elapsed(4), elapsed(4)), min(elapsed(8), elapsed(8))
 	if big > 4*small+time.Second {
 		t.Errorf("4 levels (20 files) took %v, 8 levels (40 files) %v: exponential in the levels", small, big)
 	}
