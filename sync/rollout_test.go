@@ -309,6 +309,40 @@ func TestRolloutOnFake(t *testing.T) {
 	}
 }
 
+// TestRolloutIsNotCompletedByARestartItsEventHasNotShown: a version
+// crashing at once, restarted by the engine between two syncs that both
+// saw it running, is not ready for minReadySeconds even when the engine's
+// start event has not reached hostlet yet (its event stream lags under
+// load): the start time the engine reports counts.
+func TestRolloutIsNotCompletedByARestartItsEventHasNotShown(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	e.sync(time.Second)
+	e.want("ready", "web", hsync.RolloutProgressing, "complete after 10s ready", "example.org/app:1")
+
+	// A second later it crashed and the engine restarted it; the events
+	// stay unread.
+	e.clk.Advance(time.Second)
+	if err := e.fake.Exit(e.app("web").ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(10 * time.Second)
+	e.want("restarted since it was seen ready", "web", hsync.RolloutProgressing, "complete after 10s ready", "example.org/app:1")
+
+	e.feed()
+	e.sync(11 * time.Second)
+	e.want("ready minReadySeconds since the restart", "web", hsync.RolloutComplete, "", "example.org/app:1")
+	if n := countMethod(e.fake, "Inspect"); n != 2 {
+		t.Errorf("%d inspects, want 2: one on each sync that could complete the rollout", n)
+	}
+	e.fake.Reset()
+	e.sync(11 * time.Second)
+	if n := countMethod(e.fake, "Inspect"); n != 0 {
+		t.Errorf("%d inspects in a sync of a complete rollout, want none", n)
+	}
+}
+
 // TestRolloutHoldPolicy: a failed update of a pod with rollback: Hold
 // holds the pod as it is, until an operator releases it.
 func TestRolloutHoldPolicy(t *testing.T) {

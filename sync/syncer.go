@@ -481,6 +481,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 			touched[r.ID] = true
 		}
 	}
+	s.confirmReadyRuns(ctx, actual)
 	s.advanceRollouts(view, desired.Ready, actual, touched)
 	s.updateStatus(desired, actual)
 	probed := desired.Pods

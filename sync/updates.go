@@ -407,6 +407,59 @@ func shortRevision(rev string) string {
 	return rev
 }
 
+// confirmReadyRuns reads again, by inspect, the running app containers of
+// the pods whose rollout this sync may complete (seen ready for
+// minReadySeconds). A restart by the engine in between is otherwise known
+// only from its start event, which lags behind under load: a version
+// crashing at once would pass for ready between two syncs that both saw it
+// running. The inspect's start time resets the pod's ready time, and a
+// container the engine is about to restart (the list still shows it
+// running) is marked restarting in actual. Only pods about to complete
+// cost calls, once per rollout.
+func (s *Syncer) confirmReadyRuns(ctx context.Context, actual []hruntime.Container) {
+	due := s.completionsDue()
+	for i := range actual {
+		c := &actual[i]
+		if !due[c.Pod()] || c.Slot() == hruntime.InfraName || c.State != hruntime.StateRunning {
+			continue
+		}
+		d, err := s.rt.Inspect(ctx, c.ID)
+		if err != nil {
+			s.log.Warn("inspect container before its rollout completes", "pod", c.Pod(), "container", c.Slot(), "error", err)
+			continue
+		}
+		switch {
+		case !d.Running:
+			c.State, c.ExitCode = hruntime.StateExited, d.ExitCode
+		case d.FinishedAt.After(d.StartedAt):
+			c.State = hruntime.StateRestarting
+		}
+		s.setStarted(c.Pod(), c.Slot(), d.StartedAt)
+	}
+}
+
+// completionsDue names the desired pods whose rollout has been ready for
+// its minReadySeconds as far as the syncs saw: this sync may complete it.
+func (s *Syncer) completionsDue() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	var due map[string]bool
+	for _, p := range s.desired.Pods {
+		r := s.rollouts.Pods[p.Manifest.ID]
+		if r == nil || r.Rollout.State != RolloutProgressing || r.Failed || r.readySince.IsZero() {
+			continue
+		}
+		if minReady, _, _ := rolloutSettings(p.Manifest); now.Sub(r.readySince) >= minReady {
+			if due == nil {
+				due = map[string]bool{}
+			}
+			due[p.Manifest.ID] = true
+		}
+	}
+	return due
+}
+
 // dueRollout is when a rollout next needs a sync without any event (a
 // minReadySeconds or a deadline passing); zero for none.
 func (s *Syncer) dueRollout() time.Time {

@@ -66,7 +66,7 @@ type Fake struct {
 	clock  time.Time
 	// now reads the time events are dated by (SetClock); nil: the wall
 	// clock.
-	now func() time.Time
+	clockNow func() time.Time
 }
 
 // subscriber is one Events channel. Its queue is unbounded, so the fake
@@ -129,7 +129,7 @@ func NewFake() *Fake {
 func (f *Fake) SetClock(now func() time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.now = now
+	f.clockNow = now
 }
 
 // BreakStart stops container id and makes every start of it fail, as the
@@ -154,13 +154,18 @@ func (f *Fake) record(method, arg string) {
 	f.calls = append(f.calls, Call{Method: method, Arg: arg})
 }
 
-// tick reads the fake's clock: the wall clock, made strictly increasing,
-// so every event and start gets a distinct time.
-func (f *Fake) tick() time.Time {
-	now := time.Now()
-	if f.now != nil {
-		now = f.now()
+// now reads the fake's clock: the wall clock, or what SetClock gave.
+func (f *Fake) now() time.Time {
+	if f.clockNow != nil {
+		return f.clockNow()
 	}
+	return time.Now()
+}
+
+// tick is the time of an event: now, made strictly increasing, so every
+// event gets a distinct time.
+func (f *Fake) tick() time.Time {
+	now := f.now()
 	if !now.After(f.clock) {
 		now = f.clock.Add(time.Microsecond)
 	}
@@ -323,7 +328,10 @@ func (f *Fake) Start(_ context.Context, id string) error {
 func (f *Fake) run(fc *fakeContainer) {
 	fc.c.State, fc.c.Status, fc.c.ExitCode = hruntime.StateRunning, "Up 1 second", 0
 	ev := f.event("start", fc)
-	fc.startedAt = ev.Time
+	// The start time an inspect reports is the clock's (as an engine's
+	// is never later than what its clock reads after); the event's time
+	// may be a tick later, to keep the events in order.
+	fc.startedAt = f.now()
 	f.emit(ev)
 }
 
