@@ -127,6 +127,10 @@ func TestLiveness(t *testing.T) {
 					t.Errorf("liveness lease ran down to %d s of %d s within 3 intervals: not kept alive", minTTL, tt.ttl)
 				}
 			}
+			// The liveness key is written before the status in a report.
+			testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+				return len(get(t, cli, statusKey).Kvs) > 0, "no status key"
+			})
 			st := get(t, cli, statusKey)
 			if len(st.Kvs) != 1 || st.Kvs[0].Lease != 0 {
 				t.Fatalf("status key %s: %d keys, lease %v; want one key without a lease", statusKey, len(st.Kvs), st.Kvs)
