@@ -198,15 +198,16 @@ services:
 		t.Errorf("web was created at %s, before db's first healthcheck passed at %s", created, healthy)
 	}
 	t.Logf("db's first healthcheck passed at %s; web created at %s", healthy.Format(time.RFC3339Nano), created.Format(time.RFC3339Nano))
-	doc, err := a.Status()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range doc.Pods {
-		if p.ID == proj+"-db" && (len(p.Containers) != 1 || !p.Containers[0].Healthy) {
-			t.Errorf("db status %+v, want its container healthy", p)
+	// The status follows once the sync that made web ends (the engine
+	// shows web before).
+	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+		for _, p := range d.Pods {
+			if p.ID == proj+"-db" {
+				return len(p.Containers) == 1 && p.Containers[0].Healthy, fmt.Sprintf("db status %+v, want its container healthy", p)
+			}
 		}
-	}
+		return false, "no status of db"
+	})
 }
 
 // TestComposeReplicasAndExternalNetwork: a service with replicas is one

@@ -27,7 +27,7 @@ func TestAttackFilesCacheTwoLargeProjectsThrash(t *testing.T) {
 		for _, k := range [][32]byte{a, b} {
 			if _, ok := r.cached(k); !ok {
 				misses++
-				r.store(k, Response{}, answer)
+				r.store(k, frozenResponse{}, answer)
 			}
 		}
 	}

@@ -22,7 +22,7 @@ func TestRenderCacheBounds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var r Renderer
 			for i, size := range tt.sizes {
-				r.store(key(i), Response{}, size)
+				r.store(key(i), frozenResponse{}, size)
 			}
 			if n, b := r.cacheStats(); n != tt.wantCount || b != tt.wantBytes {
 				t.Errorf("kept %d renders of %d bytes, want %d of %d", n, b, tt.wantCount, tt.wantBytes)
@@ -30,14 +30,59 @@ func TestRenderCacheBounds(t *testing.T) {
 		})
 	}
 	var r Renderer
-	r.store(key(1), Response{}, cacheBytes/2)
-	r.store(key(2), Response{}, cacheBytes/2)
+	r.store(key(1), frozenResponse{}, cacheBytes/2)
+	r.store(key(2), frozenResponse{}, cacheBytes/2)
 	r.cached(key(1)) // the most recent now
-	r.store(key(3), Response{}, cacheBytes/2)
+	r.store(key(3), frozenResponse{}, cacheBytes/2)
 	if _, ok := r.cached(key(1)); !ok {
 		t.Error("the render used last was dropped")
 	}
 	if _, ok := r.cached(key(2)); ok {
 		t.Error("the least recently used render was kept")
+	}
+}
+
+// A render is kept by a key that changes with anything of the bundle the
+// helper sees, and with nothing else.
+func TestBundleKeyChangesWithWhatTheHelperSees(t *testing.T) {
+	base := func() Bundle {
+		return Bundle{Options: Options{Source: "apps", Dir: "shop", Name: "shop"},
+			Files: map[string]File{"compose.yaml": {Data: []byte("services: {}\n")}, "web/demo": {Data: []byte("ab"), Exec: true}}}
+	}
+	changes := []struct {
+		name   string
+		change func(*Bundle)
+	}{
+		{"a file's data", func(b *Bundle) { b.Files["web/demo"] = File{Data: []byte("ac"), Exec: true} }},
+		{"a file's exec bit", func(b *Bundle) { b.Files["web/demo"] = File{Data: []byte("ab")} }},
+		{"a file's error", func(b *Bundle) { b.Files["web/demo"] = File{Data: []byte("ab"), Exec: true, Err: "too large"} }},
+		{"a file's name", func(b *Bundle) {
+			b.Files["web/dem"] = File{Data: []byte("oab"), Exec: true}
+			delete(b.Files, "web/demo")
+		}},
+		{"a file more", func(b *Bundle) { b.Files[".env"] = File{} }},
+		{"an option", func(b *Bundle) { b.Options.Dir = "shop2" }},
+		{"a host setting", func(b *Bundle) { b.Options.Host.Env = map[string]string{"A": "1"} }},
+		{"the body", func(b *Bundle) { b.Body = []byte("services: {}\n") }},
+	}
+	want, err := bundleKey(base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := bundleKey(base()); again != want {
+		t.Fatal("one bundle, two keys")
+	}
+	seen := map[[32]byte]string{want: "the bundle"}
+	for _, c := range changes {
+		b := base()
+		c.change(&b)
+		got, err := bundleKey(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev, dup := seen[got]; dup {
+			t.Errorf("%s: the key of %s", c.name, prev)
+		}
+		seen[got] = c.name
 	}
 }

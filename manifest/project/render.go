@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,7 +61,7 @@ type Renderer struct {
 }
 
 type cachedResponse struct {
-	resp Response
+	resp frozenResponse
 	size int
 }
 
@@ -75,39 +76,102 @@ func NewRenderer(helper string, host Host) *Renderer {
 // problems as a whole; each pod carries its service's problems.
 func (r *Renderer) Render(ctx context.Context, b Bundle) ([]manifest.Sourced, error) {
 	b.Options.Host = r.Host
+	key, err := bundleKey(b)
+	if err != nil {
+		return nil, r.fail(b, fmt.Errorf("encode the project: %w", err))
+	}
+	if kept, ok := r.cached(key); ok {
+		return kept.result()
+	}
 	req, err := json.Marshal(b)
 	if err != nil {
 		return nil, r.fail(b, fmt.Errorf("encode the project: %w", err))
 	}
-	key := sha256.Sum256(req)
-	resp, ok := r.cached(key)
-	if !ok {
-		var size int
-		if resp, size, err = r.run(ctx, req); err != nil {
-			if ctx.Err() != nil || errors.Is(err, errNotRun) {
-				// The caller gave up, or the helper is not there (yet):
-				// the bundle may render another time.
-				return nil, r.fail(b, err)
-			}
-			// The helper's own failure (its timeout, its crash) is the
-			// bundle's: remembered, not run again on every read.
-			resp = Response{Errors: []*manifest.Error{failure(b, err)}}
-			size = len(err.Error())
+	resp, size, err := r.run(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, errNotRun) {
+			// The caller gave up, or the helper is not there (yet): the
+			// bundle may render another time.
+			return nil, r.fail(b, err)
 		}
-		r.store(key, resp, size)
+		// The helper's own failure (its timeout, its crash) is the
+		// bundle's: remembered, not run again on every read.
+		resp = Response{Errors: []*manifest.Error{failure(b, err)}}
+		size = len(err.Error())
 	}
-	return result(resp)
+	kept := freeze(resp)
+	r.store(key, kept, size)
+	return kept.result()
 }
 
-// result is a response as Load returns it: fresh copies, so a caller
-// cannot change the cache.
-func result(resp Response) ([]manifest.Sourced, error) {
-	var copied Response
-	data, _ := json.Marshal(resp)
-	if err := json.Unmarshal(data, &copied); err != nil {
-		return nil, err
+// bundleKey is the digest of everything of b the helper sees, the key of
+// its render in the cache: its options as JSON, its body, each file by
+// name (sorted) with its error, exec bit and data, every part prefixed
+// by its length. Unlike the request, it costs no copy of the files.
+func bundleKey(b Bundle) ([32]byte, error) {
+	opts, err := json.Marshal(b.Options)
+	if err != nil {
+		return [32]byte{}, err
 	}
-	shareFiles(copied.Manifests)
+	h := sha256.New()
+	part := func(p []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write(p)
+	}
+	part(opts)
+	part(b.Body)
+	for _, name := range b.Names() {
+		f := b.Files[name]
+		exec := []byte{0}
+		if f.Exec {
+			exec[0] = 1
+		}
+		part([]byte(name))
+		part([]byte(f.Err))
+		part(exec)
+		part(f.Data)
+	}
+	return [32]byte(h.Sum(nil)), nil
+}
+
+// frozenResponse is a helper's answer as the cache keeps it: the answer
+// without its files (build contexts, files volumes), and the files apart,
+// each the one value of its digest, in the order eachFiles visits them.
+// A Files value is never changed once made, so every copy handed out
+// shares them; the rest is copied each time, cheap without the files'
+// bytes (a build context of 10 MiB cost a poll of its source a third of
+// a second copying it through JSON).
+type frozenResponse struct {
+	answer Response
+	files  []*manifest.Files
+}
+
+// freeze makes resp, an answer no one else holds (just decoded), the
+// cache's: its files taken out, equal ones made one.
+func freeze(resp Response) frozenResponse {
+	fr := frozenResponse{answer: resp}
+	shareFiles(fr.answer.Manifests)
+	eachFiles(fr.answer.Manifests, func(f **manifest.Files) {
+		fr.files = append(fr.files, *f)
+		*f = nil
+	})
+	return fr
+}
+
+// result is the response as Load returns it: fresh copies, so a caller
+// cannot change the cache, sharing the files.
+func (fr frozenResponse) result() ([]manifest.Sourced, error) {
+	var copied Response
+	if err := copyJSON(fr.answer, &copied); err != nil {
+		return nil, fmt.Errorf("copy a kept render: %w", err)
+	}
+	i := 0
+	eachFiles(copied.Manifests, func(f **manifest.Files) {
+		*f = fr.files[i]
+		i++
+	})
 	if len(copied.Errors) == 0 {
 		return copied.Manifests, nil
 	}
@@ -116,6 +180,31 @@ func result(resp Response) ([]manifest.Sourced, error) {
 		errs.Errors = append(errs.Errors, e)
 	}
 	return copied.Manifests, errs
+}
+
+func copyJSON(from any, to any) error {
+	data, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, to)
+}
+
+// eachFiles calls visit with every place of ms that holds files (a
+// container's build context, a files volume), nil or not, always in the
+// same order for manifests of one shape.
+func eachFiles(ms []manifest.Sourced, visit func(**manifest.Files)) {
+	for i := range ms {
+		m := &ms[i].Manifest
+		for j := range m.Containers {
+			if b := m.Containers[j].Build; b != nil {
+				visit(&b.Files)
+			}
+		}
+		for j := range m.Volumes {
+			visit(&m.Volumes[j].Files)
+		}
+	}
 }
 
 // shareFiles makes the pods' equal files (build contexts, files volumes:
@@ -135,17 +224,7 @@ func shareFiles(ms []manifest.Sourced) {
 		seen[d] = f
 		return f
 	}
-	for i := range ms {
-		m := &ms[i].Manifest
-		for j := range m.Containers {
-			if b := m.Containers[j].Build; b != nil {
-				b.Files = share(b.Files)
-			}
-		}
-		for j := range m.Volumes {
-			m.Volumes[j].Files = share(m.Volumes[j].Files)
-		}
-	}
+	eachFiles(ms, func(f **manifest.Files) { *f = share(*f) })
 }
 
 // fail is a render failure as the project's one error.
@@ -166,7 +245,7 @@ func failure(b Bundle, err error) *manifest.Error {
 }
 
 // cached returns a render kept, making it the most recently used.
-func (r *Renderer) cached(key [32]byte) (Response, bool) {
+func (r *Renderer) cached(key [32]byte) (frozenResponse, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.cache[key]
@@ -179,7 +258,7 @@ func (r *Renderer) cached(key [32]byte) (Response, bool) {
 
 // store keeps a render of size bytes (its answer's), dropping the least
 // recently used ones until the cache is within its bounds.
-func (r *Renderer) store(key [32]byte, resp Response, size int) {
+func (r *Renderer) store(key [32]byte, resp frozenResponse, size int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cache == nil {
