@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	hsync "github.com/hostlet/hostlet/sync"
 )
@@ -113,7 +115,16 @@ func holdErrorCode(err error) int {
 // of known fields.
 func readHoldRequest(w http.ResponseWriter, r *http.Request) (HoldRequest, error) {
 	var req HoldRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxHoldBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxHoldBody))
+	if err != nil {
+		return HoldRequest{}, bodyError(err)
+	}
+	if !utf8.Valid(body) {
+		// JSON would take each bad byte for U+FFFD, three bytes: the
+		// fields could grow past the body's bound.
+		return HoldRequest{}, bodyError(errors.New("not UTF-8"))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); errors.Is(err, io.EOF) {
 		return HoldRequest{}, nil

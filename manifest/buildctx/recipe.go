@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/distribution/reference"
+	"github.com/moby/buildkit/frontend/dockerfile/command"
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
@@ -346,7 +347,13 @@ func onbuildProblem(n *parser.Node, depth int) string {
 	}
 	msg := ""
 	if n.Next != nil && len(n.Next.Children) > 0 {
-		msg = nodeProblem(n.Next.Children[0], depth+1)
+		trigger := n.Next.Children[0]
+		if _, known := command.Commands[strings.ToLower(trigger.Value)]; !known {
+			// Both builders take it as it is, and a build FROM the
+			// image fails on it.
+			return fmt.Sprintf("ONBUILD %q is no Dockerfile instruction", shortText(trigger.Value))
+		}
+		msg = nodeProblem(trigger, depth+1)
 	}
 	if msg == "" && len(n.Heredocs) > 0 {
 		// The trigger as the image records it, heredocs' bodies
