@@ -376,6 +376,24 @@ func TestHashChanges(t *testing.T) {
 	}
 }
 
+// TestHashFollowsSecurityOptOrder: Docker applies a container's security
+// options in order, a later one of a key replacing an earlier (daemon
+// parseSecurityOpt: AppArmorProfile, SeccompProfile, NoNewPrivileges are
+// assigned per option). A spec hash that sorted them would let swapping
+// two of one key change what runs but not the hash: the container would
+// never be recreated and would keep the old setting.
+func TestHashFollowsSecurityOptOrder(t *testing.T) {
+	m := func(opts ...string) manifest.Manifest {
+		return manifest.Manifest{Version: manifest.Version, ID: "web", Containers: []manifest.Container{{
+			Name: "app", Image: "example.org/app:1", SecurityOpt: opts}}}
+	}
+	on := m("no-new-privileges=false", "no-new-privileges=true")  // Docker: on
+	off := m("no-new-privileges=true", "no-new-privileges=false") // Docker: off
+	if manifest.ContainerHash(on, 0) == manifest.ContainerHash(off, 0) {
+		t.Errorf("securityOpt %v and %v hash the same, but Docker runs one with no-new-privileges and the other without", on.Containers[0].SecurityOpt, off.Containers[0].SecurityOpt)
+	}
+}
+
 func TestHashFormat(t *testing.T) {
 	h := manifest.ContainerHash(decodeOne(t, baseYAML), 0)
 	if !strings.HasPrefix(h, manifest.HashVersion+":") || len(h) != len("v1:")+64 {
