@@ -202,7 +202,7 @@ func TestTargets(t *testing.T) {
 }
 
 // Earlier results files (no shapes, a floor of 4 workers) still render,
-// with the figures docs/performance.md quotes.
+// with the figures bench/results/history.md quotes.
 func TestRenderEarlierResults(t *testing.T) {
 	md, err := renderFile("results/2026-12-02-3.json")
 	if err != nil {
