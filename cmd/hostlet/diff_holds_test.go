@@ -16,6 +16,7 @@ import (
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/hostplan"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources/configured"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -29,17 +30,17 @@ const heldRev = "3f2a9c1e4b5d60718293a4b5c6d7e8f901234567"
 // changes unlisted; a held pod lists what waits on it; the summary counts
 // them apart, after the other counts, only when there are some.
 func TestDiffTextHolds(t *testing.T) {
-	hp := hostPlan{Planned: true, Pods: []podPlanJSON{
+	hp := hostPlan{Planned: true, Pods: []hostplan.PodPlan{
 		{ID: "api", Source: "fleet", Revision: heldRev, Action: "update",
-			Changes:  []changeJSON{{Container: "app", Action: "recreate", Reasons: []string{"image example.org/api:1 -> 2"}}},
-			HeldBack: &heldBackJSON{Revision: heldRev, Reason: "container app keeps crashing (CrashLoopBackOff)"}},
-		{ID: "db", Source: "fleet", Action: "remove", Changes: []changeJSON{{Container: "app", Action: "remove"}},
+			Changes:  []hostplan.Change{{Container: "app", Action: "recreate", Reasons: []string{"image example.org/api:1 -> 2"}}},
+			HeldBack: &hostplan.HeldBack{Revision: heldRev, Reason: "container app keeps crashing (CrashLoopBackOff)"}},
+		{ID: "db", Source: "fleet", Action: "remove", Changes: []hostplan.Change{{Container: "app", Action: "remove"}},
 			Held: &hsync.Hold{By: "bob", Since: heldAt}},
 		{ID: "web", Source: "fleet", Revision: heldRev, Action: "update",
-			Changes: []changeJSON{{Container: "app", Action: "recreate", Reasons: []string{"image example.org/web:1 -> 2"}}, {Container: "cache", Action: "none"}},
+			Changes: []hostplan.Change{{Container: "app", Action: "recreate", Reasons: []string{"image example.org/web:1 -> 2"}}, {Container: "cache", Action: "none"}},
 			Held:    &hsync.Hold{By: "alice", Reason: "db migration", Since: heldAt}},
-		{ID: "worker", Source: "fleet", Revision: heldRev, Action: "create", Changes: []changeJSON{{Container: "app", Action: "create"}}},
-	}, Summary: summaryJSON{Create: 1, Unchanged: 3, HeldBack: 1, Held: 2}}
+		{ID: "worker", Source: "fleet", Revision: heldRev, Action: "create", Changes: []hostplan.Change{{Container: "app", Action: "create"}}},
+	}, Summary: hostplan.Summary{Create: 1, Unchanged: 3, HeldBack: 1, Held: 2}}
 	var b bytes.Buffer
 	hp.writeText(&b, false)
 	want := `~ pod api (fleet @ 3f2a9c1): held back: rolled back at 3f2a9c1e4b5d: container app keeps crashing (CrashLoopBackOff)
@@ -57,7 +58,7 @@ Plan: 1 to create, 0 to recreate, 0 to remove, 3 unchanged, 0 rejected, 1 held b
 
 	// Nothing waits: the summary line as before.
 	b.Reset()
-	hostPlan{Planned: true, Summary: summaryJSON{Unchanged: 2}}.writeText(&b, false)
+	hostPlan{Planned: true, Summary: hostplan.Summary{Unchanged: 2}}.writeText(&b, false)
 	if got := b.String(); got != "Plan: 0 to create, 0 to recreate, 0 to remove, 2 unchanged, 0 rejected.\n" {
 		t.Errorf("nothing waits: %q", got)
 	}
@@ -101,13 +102,13 @@ func newHoldsFixture(t *testing.T, instance, listen string) *holdsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srcs, closeSources, err := openSources(cfg, nil)
+	srcs, closeSources, err := hostplan.OpenSources(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeSources()
 	f.hashes = map[string]string{}
-	for _, p := range desiredFrom(readSources(t.Context(), srcs), configured.ValidateOptions(cfg)) {
+	for _, p := range hostplan.Desired(hostplan.ReadSources(t.Context(), srcs), configured.ValidateOptions(cfg)) {
 		f.hashes[p.Manifest.ID] = manifest.PodHash(p.Manifest)
 	}
 	if len(f.hashes) != 3 {
@@ -209,7 +210,7 @@ Plan: 1 to create, 0 to recreate, 0 to remove, 0 unchanged, 0 rejected, 1 held b
 		"cache": "create",
 		"web":   "held by alice since 2026-12-05T14:00:00Z: db migration",
 	}
-	if fmt.Sprint(got) != fmt.Sprint(wantPods) || hp.Summary != (summaryJSON{Create: 1, HeldBack: 1, Held: 1}) {
+	if fmt.Sprint(got) != fmt.Sprint(wantPods) || hp.Summary != (hostplan.Summary{Create: 1, HeldBack: 1, Held: 1}) {
 		t.Errorf("JSON pods %v summary %+v\nwant %v", got, hp.Summary, wantPods)
 	}
 

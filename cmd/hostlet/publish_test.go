@@ -22,6 +22,7 @@ import (
 	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/fleet"
+	"github.com/hostlet/hostlet/internal/release"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
@@ -266,7 +267,7 @@ func TestPublishWritesEachHost(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("publish web-2's change: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	var rep publishReport
+	var rep release.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("publish -o json: %v\n%s", err, r.stdout)
 	}
@@ -468,34 +469,6 @@ func TestPublishDryRun(t *testing.T) {
 	}
 }
 
-// TestPublishWaveTransactions: a wave over etcd's 128 operations per
-// transaction is written in several.
-func TestPublishWaveTransactions(t *testing.T) {
-	srv := etcdtest.Start(t)
-	cli := srv.Client(t)
-	var (
-		puts []clientv3.Op
-		cmps []clientv3.Cmp
-	)
-	for i := range 300 {
-		key := fmt.Sprintf("/p/desired/h%03d/fleet", i)
-		puts = append(puts, clientv3.OpPut(key, "x"))
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", 0))
-	}
-	n, err := writeWave(t.Context(), cli, cmps, puts, clientv3.OpPut("/p/releases/x", "{}"))
-	if err != nil || n != 3 {
-		t.Fatalf("writeWave of 300 puts: %d transactions, %v; want 3, nil", n, err)
-	}
-	resp, err := cli.Get(t.Context(), "/p/", clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil || resp.Count != 301 {
-		t.Fatalf("after writeWave: %d keys, %v; want 301", resp.Count, err)
-	}
-	// The same keys again, as if unwritten: refused.
-	if _, err := writeWave(t.Context(), cli, cmps[:1], puts[:1], clientv3.OpPut("/p/releases/x", "{}")); err == nil || !strings.Contains(err.Error(), "changed since it was read") {
-		t.Errorf("writeWave over a key written meanwhile: %v", err)
-	}
-}
-
 func pubPodYAML(id, image string) string {
 	return fmt.Sprintf("version: v1beta1\nid: %s\ncontainers:\n  - name: app\n    image: %s\n", id, image)
 }
@@ -582,33 +555,6 @@ func TestPublishMaxUnavailable(t *testing.T) {
 	}
 }
 
-func TestPublishParseMaxUnavailable(t *testing.T) {
-	for _, tc := range []struct {
-		in          string
-		total, want int
-		err         bool
-	}{
-		{in: "", total: 10, want: 0},
-		{in: "3", total: 10, want: 3},
-		{in: "25%", total: 10, want: 3},
-		{in: "1%", total: 10, want: 1},
-		{in: "100%", total: 7, want: 7},
-		{in: "0", err: true},
-		{in: "101%", err: true},
-		{in: "x%", err: true},
-		{in: "-1", err: true},
-	} {
-		m, err := parseMaxUnavailable(tc.in)
-		if (err != nil) != tc.err {
-			t.Errorf("parseMaxUnavailable(%q): %v", tc.in, err)
-			continue
-		}
-		if got := m.of(tc.total); err == nil && got != tc.want {
-			t.Errorf("parseMaxUnavailable(%q).of(%d) = %d, want %d", tc.in, tc.total, got, tc.want)
-		}
-	}
-}
-
 // TestPublishToAgent publishes to a real hostlet (Docker engine, etcd):
 // the host reads its via: etcd source, runs the pod and reports it; the
 // release completes. A commit whose pod cannot start is rolled back by
@@ -675,47 +621,6 @@ containers:
 	}
 }
 
-// TestPublishReleaseProgress: where a host's status document puts it in a
-// release: done, waiting (why) or halting (why).
-func TestPublishReleaseProgress(t *testing.T) {
-	const rev, old = "2222222222222222222222222222222222222222", "1111111111111111111111111111111111111111"
-	pods := map[string]string{"web": "v1:new"}
-	src := func(r string) []sources.Status { return []sources.Status{{Name: "fleet", Revision: r}} }
-	pod := func(phase, state, hash, prevHash, revision string) hsync.PodStatus {
-		p := hsync.PodStatus{ID: "web", Source: "fleet", Revision: revision, Phase: phase, Reason: "StartError", Message: "StartError: container app: start failed"}
-		if state != "" {
-			p.Rollout = &hsync.Rollout{State: state, Revision: revision, Hash: hash, PreviousHash: prevHash, Reason: "why"}
-		}
-		return p
-	}
-	for _, tc := range []struct {
-		name          string
-		doc           api.Document
-		done          bool
-		halt, waiting string
-	}{
-		{name: "complete", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutComplete, "v1:new", "", rev)}}, done: true},
-		{name: "source behind", doc: api.Document{Sources: src(old), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutComplete, "v1:old", "", old)}}, waiting: "source fleet at 1111111"},
-		{name: "no such source", doc: api.Document{}, waiting: "source fleet not in its status"},
-		{name: "pod not synced yet", doc: api.Document{Sources: src(rev)}, waiting: "pod web not reported yet"},
-		{name: "old version", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutComplete, "v1:old", "", old)}}, waiting: "pod web not synced at the release yet"},
-		{name: "old version, no rollout", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, "", "", "", old)}}, waiting: "pod web not synced at the release yet"},
-		{name: "synced, another hash", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutComplete, "v1:old", "", rev)}}, waiting: "pod web not at the release's version yet"},
-		{name: "progressing", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutProgressing, "v1:new", "v1:old", rev)}}, waiting: "pod web rollout Progressing"},
-		{name: "rolled back", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutRolledBack, "v1:new", "v1:old", rev)}}, halt: "pod web rolled back: why"},
-		{name: "holds back this version", doc: api.Document{Sources: src(old), Pods: []hsync.PodStatus{pod(hsync.PhaseRunning, hsync.RolloutRolledBack, "v1:new", "v1:old", old)}}, halt: "pod web rolled back"},
-		{name: "failed, rolling back", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseFailed, hsync.RolloutProgressing, "v1:new", "v1:old", rev)}}, waiting: "pod web failed (StartError); the host rolls it back"},
-		{name: "failed, new pod", doc: api.Document{Sources: src(rev), Pods: []hsync.PodStatus{pod(hsync.PhaseFailed, hsync.RolloutProgressing, "v1:new", "", rev)}}, halt: "pod web failed: StartError: container app: start failed"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			done, halt, waiting := releaseProgress(tc.doc, rev, []string{"fleet"}, pods)
-			if done != tc.done || !strings.Contains(halt, tc.halt) || (tc.halt == "") != (halt == "") || !strings.Contains(waiting, tc.waiting) || (tc.waiting == "") != (waiting == "") {
-				t.Errorf("releaseProgress = %v, halt %q, waiting %q; want %v, %q, %q", done, halt, waiting, tc.done, tc.halt, tc.waiting)
-			}
-		})
-	}
-}
-
 // TestPublishInterruptedRelease: a release whose record still says
 // Waiting (an earlier publish of it stopped before its waves ended) is
 // not published again as if new (its written hosts would count as
@@ -732,25 +637,5 @@ func TestPublishInterruptedRelease(t *testing.T) {
 	}
 	if after := f.storeRev(t); after != before {
 		t.Fatalf("the refused publish wrote to etcd: store revision %d -> %d", before, after)
-	}
-}
-
-// TestPublishLargeRecord: a release record that does not fit beside a
-// full transaction of puts (it grows with the fleet) goes in a
-// transaction of its own, never making one etcd refuses.
-func TestPublishLargeRecord(t *testing.T) {
-	srv := etcdtest.Start(t)
-	cli := srv.Client(t)
-	var cmps []clientv3.Cmp
-	var puts []clientv3.Op
-	for i := range 120 {
-		k := fmt.Sprintf("/hostlet/desired/host-%03d/fleet", i)
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", 0))
-		puts = append(puts, clientv3.OpPut(k, strings.Repeat("v", 8<<10)))
-	}
-	record := clientv3.OpPut("/hostlet/releases/r", strings.Repeat("h", 600<<10))
-	n, err := writeWave(t.Context(), cli, cmps, puts, record)
-	if err != nil || n != 2 {
-		t.Fatalf("writeWave: %d transactions, %v; want 2 (the record on its own)", n, err)
 	}
 }

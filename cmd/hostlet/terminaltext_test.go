@@ -12,6 +12,7 @@ import (
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/etcdtest"
+	"github.com/hostlet/hostlet/internal/hostplan"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -124,8 +125,8 @@ func TestForgedReportCannotDrawOnTheTerminal(t *testing.T) {
 // reason, an error) stays on its line, without control characters.
 func TestForgedTextInDiffAndPublishStaysOnItsLine(t *testing.T) {
 	hp := hostPlan{Host: "web-1", Planned: true, Errors: []string{"error" + forged},
-		Pods:     []podPlanJSON{{ID: "pod" + forged, Source: "src" + forged, Action: "update", Changes: []changeJSON{{Container: "app" + forged, Action: string(hsync.ActionRecreate), Reasons: []string{"why" + forged}}}}},
-		Rejected: []rejectedJSON{{ID: "rej" + forged, Source: "src", Reasons: []string{"reason" + forged}}},
+		Pods:     []hostplan.PodPlan{{ID: "pod" + forged, Source: "src" + forged, Action: "update", Changes: []hostplan.Change{{Container: "app" + forged, Action: string(hsync.ActionRecreate), Reasons: []string{"why" + forged}}}}},
+		Rejected: []hostplan.RejectedManifest{{ID: "rej" + forged, Source: "src", Reasons: []string{"reason" + forged}}},
 	}
 	for _, color := range []bool{false, true} {
 		var b strings.Builder
