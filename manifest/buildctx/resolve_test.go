@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
@@ -248,7 +250,7 @@ func FuzzResolve(f *testing.F) {
 	f.Add("# syntax=docker/dockerfile:1\nFROM scratch\nARG X=${Y:-z}\n", "**/x\n", "A")
 	// The hostile Dockerfiles of the build tests.
 	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "FROM ") },
-		"attack_build_test.go", "recipe_test.go", filepath.Join("..", "..", "runtime", "attack_build_test.go")) {
+		"recipe_test.go", filepath.Join("..", "..", "runtime", "attack_build_test.go")) {
 		f.Add(s, "", "")
 	}
 	f.Fuzz(func(t *testing.T, dockerfile, ignore, target string) {
@@ -332,5 +334,51 @@ func TestIgnorePatternBound(t *testing.T) {
 	_, err := resolve(t, manifest.Build{}, map[string]string{"Dockerfile": "FROM scratch\n", ".dockerignore": ign.String()})
 	if err == nil || !strings.Contains(err.Error(), "patterns, over the limit") {
 		t.Errorf("error %v, want the pattern bound", err)
+	}
+}
+
+// TestLargeDockerignoreRefusedBeforeMatching: the work of reading a
+// context is bounded by counts, not by a clock. A .dockerignore is one
+// file of the context, bounded only as any file (manifest.MaxSize, 10 MiB:
+// hundreds of thousands of patterns), and every entry of the context is
+// matched against every pattern, the ignored ones too (they are not
+// counted against MaxFiles); Resolve takes no context and cannot be
+// stopped. Unbounded, a context well inside every other bound (1000
+// files, a 215 KiB .dockerignore of 10000 patterns) kept a source read
+// busy ~10 s, at every read of the source (polls, diff, validate); the
+// time grows with patterns × entries (a 10 MiB .dockerignore: many
+// minutes per read, per pod built from that context).
+func TestLargeDockerignoreRefusedBeforeMatching(t *testing.T) {
+	files := map[string]string{"Dockerfile": "FROM scratch\n"}
+	var names []string
+	for i := range 1000 {
+		n := fmt.Sprintf("src/d%02d/file%04d.go", i%50, i)
+		files[n] = "x"
+	}
+	var ign strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&ign, "**/nomatch%06d*.tmp\n", i)
+	}
+	ign.WriteString("!src/keep\n")
+	files[".dockerignore"] = ign.String()
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	f := buildctx.NewListFolder(names, "", func(n string) ([]byte, error) { return []byte(files[n]), nil }, nil)
+	c := manifest.Container{Name: "app", Build: &manifest.Build{Context: "."}}
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- buildctx.Resolve("slow", &c, ".", f) }()
+	select {
+	case err := <-done:
+		t.Logf("resolved in %s: %v", time.Since(start), err)
+		// A .dockerignore past MaxIgnoreBytes or MaxIgnorePatterns is
+		// refused before any entry is matched.
+		if err == nil || !strings.Contains(err.Error(), ".dockerignore") || !strings.Contains(err.Error(), "over the limit") {
+			t.Errorf("a context of %d files and a %d KiB .dockerignore (10001 patterns) was resolved (%v), not refused at its bounds", len(files), len(files[".dockerignore"])>>10, err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Errorf("resolving a context of %d files and a %d KiB .dockerignore has not ended after 60s (and cannot be cancelled)", len(files), len(files[".dockerignore"])>>10)
 	}
 }
