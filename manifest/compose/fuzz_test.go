@@ -33,7 +33,7 @@ func FuzzCompose(f *testing.F) {
 	}
 	// The hostile Compose files of the attack tests.
 	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "services:") },
-		"attack_*_test.go", filepath.Join("..", "..", "sources", "attack_project_test.go"), filepath.Join("..", "project", "attack_*_test.go")) {
+		"attack_*_test.go", filepath.Join("..", "..", "sources", "attack_project_test.go"), filepath.Join("..", "project", "render_reruns_test.go")) {
 		f.Add(s, "")
 	}
 	f.Fuzz(func(t *testing.T, file, env string) {

@@ -1,6 +1,8 @@
 package project_test
 
-// Attacks on the renderer (outside review). A failing test is a finding.
+// When Render runs the helper again (only when a project's files or the
+// host's compose settings change: docs/compose.md), and that it returns at
+// its deadline whatever the helper does.
 
 import (
 	"context"
@@ -25,12 +27,12 @@ func countCalls(t *testing.T, calls string) int {
 	return strings.Count(string(data), "x")
 }
 
-// Promise 6 / docs ("run again only when a project's files or the host's
-// compose settings change"): the cache keeps 256 renders and evicts the
-// oldest, so a source (or a set of sources) with more than 256 projects
-// re-runs the helper for every project on every read, although nothing
-// changed.
-func TestAttackRenderCacheThrashesOver256Projects(t *testing.T) {
+// TestRenderCacheKeepsMoreThan256Projects: the helper runs again only when
+// a project's files or the host's compose settings change (promise 6,
+// docs). A cache of 256 renders evicting the oldest made a source (or a
+// set of sources) with more than 256 projects re-run the helper for every
+// project on every read, although nothing changed.
+func TestRenderCacheKeepsMoreThan256Projects(t *testing.T) {
 	calls := filepath.Join(t.TempDir(), "calls")
 	helper := script(t, "echo x >> "+calls+"\ncat > /dev/null\necho '"+okAnswer+"'\n")
 	r := project.NewRenderer(helper, project.Host{})
@@ -49,10 +51,10 @@ func TestAttackRenderCacheThrashesOver256Projects(t *testing.T) {
 	}
 }
 
-// Promise 6: a render that fails (the helper timed out on a hostile file)
-// is remembered: the unchanged project does not run the helper again, up
-// to its timeout, on every read.
-func TestAttackFailedRenderRunsAgain(t *testing.T) {
+// TestFailedRenderIsRemembered (promise 6): a render that fails (the
+// helper timed out on a hostile file) is remembered: the unchanged project
+// does not run the helper again, up to its timeout, on every read.
+func TestFailedRenderIsRemembered(t *testing.T) {
 	calls := filepath.Join(t.TempDir(), "calls")
 	helper := script(t, "echo x >> "+calls+"\ncat > /dev/null\nexec sleep 5\necho '"+okAnswer+"'\n")
 	r := project.NewRenderer(helper, project.Host{})
@@ -68,10 +70,11 @@ func TestAttackFailedRenderRunsAgain(t *testing.T) {
 	}
 }
 
-// Promise 6: Render returns at its deadline. cmd.WaitDelay is not set: when
-// the helper is killed but a child of it still holds stdout, Wait (and so
-// Render, and the source's read) blocks until that child exits.
-func TestAttackRenderOutlivesItsDeadline(t *testing.T) {
+// TestRenderReturnsAtItsDeadline (promise 6): Render returns at its
+// deadline. Without cmd.WaitDelay, when the helper is killed but a child of
+// it still holds stdout, Wait (and so Render, and the source's read)
+// blocks until that child exits.
+func TestRenderReturnsAtItsDeadline(t *testing.T) {
 	helper := script(t, "cat > /dev/null\nsleep 4 &\nsleep 4\n")
 	r := project.NewRenderer(helper, project.Host{})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
