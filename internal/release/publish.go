@@ -28,6 +28,9 @@ type Publisher struct {
 	// pause before reading the hosts' status again after etcd failed
 	// (0: 1 s).
 	RequestTimeout, Retry time.Duration
+	// progressed, when set, learns each change of what a host of a wave
+	// waits for (tests wait on it).
+	progressed func(host, waiting string)
 }
 
 // Options are a publish's choices besides its set.

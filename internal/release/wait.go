@@ -36,6 +36,7 @@ func (p *Publisher) waitWave(ctx context.Context, rev string, hosts []waitHost, 
 	wctx, cancel := p.withTimeout(ctx, timeout)
 	defer cancel()
 	w := newWaiter(p.Prefix, rev, hosts, timeout)
+	w.progressed = p.progressed
 	for {
 		if reason, end, err := p.pass(ctx, wctx, w); end {
 			return reason, err
@@ -116,6 +117,8 @@ type waiter struct {
 	done     map[string]bool
 	// etcdErr is the last failed read, while etcd fails.
 	etcdErr error
+	// progressed, when set, learns each change of progress.
+	progressed func(host, waiting string)
 }
 
 func newWaiter(prefix, rev string, hosts []waitHost, timeout time.Duration) *waiter {
@@ -175,7 +178,7 @@ func (w *waiter) see(key string, value []byte) string {
 	}
 	var doc api.Document
 	if err := json.Unmarshal(value, &doc); err != nil {
-		w.progress[h.name] = "status unreadable: " + err.Error()
+		w.setProgress(h.name, "status unreadable: "+err.Error())
 		return ""
 	}
 	fin, halt, waiting := releaseProgress(doc, w.rev, h.sources, h.pods)
@@ -185,9 +188,19 @@ func (w *waiter) see(key string, value []byte) string {
 	case fin:
 		w.done[h.name] = true
 	default:
-		w.progress[h.name] = waiting
+		w.setProgress(h.name, waiting)
 	}
 	return ""
+}
+
+func (w *waiter) setProgress(host, waiting string) {
+	if w.progress[host] == waiting {
+		return
+	}
+	w.progress[host] = waiting
+	if w.progressed != nil {
+		w.progressed(host, waiting)
+	}
 }
 
 // timedOut is why a wave whose time is up halts: what each host not done
