@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,25 @@ func TestToEvent(t *testing.T) {
 	if ev.Action != "die" || ev.ContainerID != "abc" || ev.ExitCode != 3 || ev.Labels[LabelPod] != "web" ||
 		!ev.Time.Equal(time.Unix(0, 1_700_000_000_123_456_789)) {
 		t.Errorf("toEvent = %+v", ev)
+	}
+}
+
+// TestSystemPathsUnconfinedSentAsEmptyMasks: systempaths=unconfined is a
+// docker CLI option, not the engine's: the CLI turns it into empty
+// MaskedPaths and ReadonlyPaths and never sends it; the daemon's
+// parseSecurityOpt answers `invalid --security-opt 2:
+// "systempaths=unconfined"`. Validation accepts it (with
+// policy.privileged), so passed through as it is, the pod would fail to
+// create every sync.
+func TestSystemPathsUnconfinedSentAsEmptyMasks(t *testing.T) {
+	_, hc, err := dockerConfig(ContainerSpec{Name: "x", Image: "example.org/app:1", SecurityOpt: []string{"systempaths=unconfined"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(hc.SecurityOpt, "systempaths=unconfined") {
+		t.Errorf("HostConfig.SecurityOpt %v sends systempaths=unconfined to the engine, which refuses it; want MaskedPaths and ReadonlyPaths empty (non-nil) instead", hc.SecurityOpt)
+	}
+	if hc.MaskedPaths == nil || hc.ReadonlyPaths == nil {
+		t.Errorf("MaskedPaths %v, ReadonlyPaths %v: want empty, non-nil", hc.MaskedPaths, hc.ReadonlyPaths)
 	}
 }

@@ -250,7 +250,7 @@ func FuzzResolve(f *testing.F) {
 	f.Add("# syntax=docker/dockerfile:1\nFROM scratch\nARG X=${Y:-z}\n", "**/x\n", "A")
 	// The hostile Dockerfiles of the build tests.
 	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "FROM ") },
-		"recipe_test.go", filepath.Join("..", "..", "runtime", "attack_build_test.go")) {
+		"recipe_test.go", filepath.Join("..", "..", "runtime", "build_isolation_test.go")) {
 		f.Add(s, "", "")
 	}
 	f.Fuzz(func(t *testing.T, dockerfile, ignore, target string) {

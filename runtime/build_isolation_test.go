@@ -1,6 +1,9 @@
 package runtime_test
 
-// Attacks on image builds (issue 15) on the real engine.
+// What one build leaves where others can see it (issue 15), on the real
+// engine: a secret build arg is hidden whole from a failure's text, a
+// removed built image leaves no build cache behind, and no build reads
+// another's cache mount.
 
 import (
 	"archive/tar"
@@ -38,12 +41,12 @@ func builderRuntime(t *testing.T, builder string) *hruntime.Docker {
 	return d
 }
 
-// A build arg is scrubbed from the failure's text only where it appears
-// whole, but the log's lines and the error are cut to 300 bytes BEFORE
-// sync scrubs them (runtime/build.go readBuildStream, sync/build.go): a
-// long secret (a JWT, a PAT) that an error or a step prints is shown up
-// to the cut.
-func TestAttackBuildLongArgLeaksThroughTruncation(t *testing.T) {
+// TestBuildFailureHidesALongArgWhole: a build arg is scrubbed from the
+// failure's text only where it appears whole, and the log's lines and the
+// error are cut to 300 bytes (runtime/build.go readBuildStream,
+// sync/build.go): cut BEFORE the scrub, a long secret (a JWT, a PAT) that
+// an error or a step prints was shown up to the cut.
+func TestBuildFailureHidesALongArgWhole(t *testing.T) {
 	for _, builder := range []string{"1", "2"} {
 		t.Run("builder-"+builder, func(t *testing.T) {
 			d := builderRuntime(t, builder)
@@ -72,13 +75,14 @@ func TestAttackBuildLongArgLeaksThroughTruncation(t *testing.T) {
 	}
 }
 
-// What pruneBuilt does (remove the image) must not leave the build's
-// bytes behind. BuildKit's cache outlives the image (and Debian's 20.10
-// does not collect it: no builder.gc), which is why hostlet builds with
-// the engine's default builder: here the classic one, whose intermediate
-// images go with the image (removed with its untagged parents), and
-// which makes no BuildKit cache record.
-func TestAttackBuildCacheOutlivesPrunedImages(t *testing.T) {
+// TestRemovedBuiltImageLeavesNoBuildCache: what pruneBuilt does (remove
+// the image) must not leave the build's bytes behind. BuildKit's cache
+// outlives the image (and Debian's 20.10 does not collect it: no
+// builder.gc), which is why hostlet builds with the engine's default
+// builder: here the classic one, whose intermediate images go with the
+// image (removed with its untagged parents), and which makes no BuildKit
+// cache record.
+func TestRemovedBuiltImageLeavesNoBuildCache(t *testing.T) {
 	d := builderRuntime(t, "")
 	cli := dockertest.Client(t)
 	ctx, cancel := context.WithTimeout(testCtx(t), 2*time.Minute)
@@ -208,19 +212,19 @@ func buildCacheHelper(t *testing.T) []byte {
 	return b
 }
 
-// BuildKit (what Build uses on this engine) lets any Dockerfile mount a
-// cache by id (RUN --mount=type=cache,id=...), and such caches are the
-// ENGINE's, shared by every build: a pod's build (here of another hostlet
-// instance) reads what another pod's build left in a cache it uses (a Go
-// module or npm cache with private packages and tokens), and can write
-// into it what the other build will compile next. hostlet's Dockerfile
-// check lets every --mount through.
+// TestBuildCacheMountNotSharedAcrossPods: BuildKit lets any Dockerfile
+// mount a cache by id (RUN --mount=type=cache,id=...), and such caches are
+// the ENGINE's, shared by every build: a pod's build (here of another
+// hostlet instance) would read what another pod's build left in a cache it
+// uses (a Go module or npm cache with private packages and tokens), and
+// could write into it what the other build will compile next, when
+// hostlet's Dockerfile check let every --mount through.
 //
 // Kept: the Dockerfile hostlet sends has no cache mount (manifest/buildctx
 // drops them: a cache mount only saves work), a RUN flag of any other
 // kind is refused, and the engine's default builder here (the classic
 // one) knows no mounts at all.
-func TestAttackBuildCacheMountSharedAcrossPods(t *testing.T) {
+func TestBuildCacheMountNotSharedAcrossPods(t *testing.T) {
 	for _, df := range []string{"FROM scratch\nRUN --mount=type=cache,target=/cache,id=x [\"/h\"]\n"} {
 		c := manifest.Container{Name: "app", Build: &manifest.Build{Context: "."}}
 		f := buildctx.NewListFolder([]string{"Dockerfile"}, "", func(string) ([]byte, error) { return []byte(df), nil }, nil)
