@@ -218,3 +218,30 @@ func TestHostPathStateDir(t *testing.T) {
 		})
 	}
 }
+
+// TestHostPathRelativeStateDir: a relative stateDir (the quickstart's
+// ".hostlet-state", relative to where hostlet runs) is the folder it names
+// from there. The check once compared a host path with
+// resolvePath(stateDir), which walks from "/" whatever the path: the
+// stateDir was checked as /.hostlet-state, and the real folder, with
+// hostlet's keys and the files every pod mounts, was a pod's to mount
+// read-write.
+func TestHostPathRelativeStateDir(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, ".hostlet-state")
+	if err := os.MkdirAll(filepath.Join(state, "files"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, p := range []string{state, filepath.Join(state, "files"), dir} {
+		got, err := validate.HostPath(p, validate.Options{HostPathAllow: []string{dir}, StateDir: ".hostlet-state"})
+		if err == nil {
+			t.Errorf("HostPath(%q) = %q allowed with stateDir .hostlet-state (that is %s): it is, or holds, hostlet's stateDir", p, got, state)
+		} else if !strings.Contains(err.Error(), "stateDir") {
+			t.Errorf("HostPath(%q): %v, want the stateDir refusal", p, err)
+		}
+	}
+}

@@ -341,3 +341,29 @@ func BenchmarkSet(b *testing.B) {
 		})
 	}
 }
+
+// TestSetRejectsDependsOnCycleAcrossManifests: a cycle across manifests
+// (a waits for b, b waits for a) is refused by Set: accepted, both pods
+// would wait forever (sync's dependsOn cycle test shows the deadlock).
+func TestSetRejectsDependsOnCycleAcrossManifests(t *testing.T) {
+	a, b := pod("a"), pod("b")
+	a.DependsOn = []manifest.Dependency{{Pod: "b"}}
+	b.DependsOn = []manifest.Dependency{{Pod: "a"}}
+	r := validate.Set([]validate.Source{{Name: "s", Manifests: []manifest.Sourced{sourced("s", "a.yaml", 0, a), sourced("s", "b.yaml", 0, b)}}}, validate.Options{})
+	if len(r.Rejected) == 0 {
+		t.Error("dependsOn cycle a -> b -> a accepted")
+	}
+}
+
+// TestSetRejectsConflictingNetworkDeclarations: two pods may not declare
+// one hostlet network differently (internal in one, not in the other):
+// accepted, whichever is created first would decide, silently.
+func TestSetRejectsConflictingNetworkDeclarations(t *testing.T) {
+	a, b := pod("a"), pod("b")
+	a.Networks = []manifest.Network{{Name: "db_net", Internal: true}}
+	b.Networks = []manifest.Network{{Name: "db_net"}}
+	r := validate.Set([]validate.Source{{Name: "s", Manifests: []manifest.Sourced{sourced("s", "a.yaml", 0, a), sourced("s", "b.yaml", 0, b)}}}, validate.Options{})
+	if len(r.Rejected) == 0 {
+		t.Error("db_net declared internal by a and not internal by b: both accepted")
+	}
+}

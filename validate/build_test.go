@@ -1,6 +1,7 @@
 package validate_test
 
-// Attacks on builds (issue 15): what validation lets a build name.
+// What validation lets a build name (issue 15): its image's tags, and
+// where its context comes from.
 
 import (
 	"encoding/base64"
@@ -28,16 +29,16 @@ func builtManifest(t *testing.T, id, name, image string) manifest.Manifest {
 	return manifest.Manifest{Version: manifest.Version, ID: id, Containers: []manifest.Container{c}}
 }
 
-// The name given beside a build becomes a second tag of the built image
-// (sync.BuildSpec), and validation only refuses hostlet-build/ names: any
-// manifest author can re-point the tag of an image another pod runs
-// (postgres:16, another source's app), or hostlet's own infra image
-// hostlet-pause:<binary hash> (the same on every host of a release, used
-// by PauseImage as soon as the tag exists), with its own build. Every pod
-// created afterwards from that tag runs the author's code: its
-// volumes, env, secrets, and every pod's network namespace for the pause
-// image.
-func TestAttackBuildImageTagOverwritesOtherImages(t *testing.T) {
+// TestBuildCannotRetagAnotherImage: the name given beside a build becomes
+// a second tag of the built image (sync.BuildSpec). Were only
+// hostlet-build/ names refused, any manifest author could re-point the
+// tag of an image another pod runs (postgres:16, another source's app),
+// or hostlet's own infra image hostlet-pause:<binary hash> (the same on
+// every host of a release, used by PauseImage as soon as the tag exists),
+// with its own build. Every pod created afterwards from that tag would
+// run the author's code: its volumes, env, secrets, and every pod's
+// network namespace for the pause image.
+func TestBuildCannotRetagAnotherImage(t *testing.T) {
 	victims := []string{
 		"hostlet-pause:0123456789ab", "postgres:16", "registry.example.org/team-b/api:1.4",
 		// The same repository as hostlet-build/web-app once normalised:
@@ -65,12 +66,12 @@ func TestAttackBuildImageTagOverwritesOtherImages(t *testing.T) {
 	}
 }
 
-// A pod id of up to 253 characters is valid, and so is a container name
-// of up to 63; a built image's name is hostlet-build/<pod>-<container>,
-// over the 255 characters an image name may have, so a valid pod with a
-// build is rejected with an error about an image name its author never
-// wrote.
-func TestAttackBuildLongPodIDHasNoValidImageName(t *testing.T) {
+// TestLongPodIDHasAValidBuiltImageName: a pod id of up to 253 characters
+// is valid, and so is a container name of up to 63. A built image named
+// hostlet-build/<pod>-<container> would be over the 255 characters an
+// image name may have, and a valid pod with a build rejected with an
+// error about an image name its author never wrote.
+func TestLongPodIDHasAValidBuiltImageName(t *testing.T) {
 	id := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 50)
 	plain := pod(id)
 	if err := validate.Manifest(sourced("s", "web.yaml", 0, plain), validate.Options{}); err != nil {
@@ -82,14 +83,15 @@ func TestAttackBuildLongPodIDHasNoValidImageName(t *testing.T) {
 	}
 }
 
-// Files, Recipe and the image name are "filled in by hostlet" only where
-// a file or git source resolves the build; a manifest from a push, HTTP
-// or etcd source that writes them by hand (files.items[].data in base64,
-// image = the digest's tag, computable by anyone) passes validation, so
-// such a source gets builds (RUN, ADD <url>, ...) that the design says it
-// cannot have ("an HTTP, etcd or push source has none"), with context
-// paths no folder has ("../../etc/evil" goes into the tar as it is).
-func TestAttackBuildHandWrittenContextAccepted(t *testing.T) {
+// TestHandWrittenBuildContextRefused: Files, Recipe and the image name
+// are "filled in by hostlet" only where a file or git source resolves the
+// build. A manifest from a push, HTTP or etcd source that writes them by
+// hand (files.items[].data in base64, image = the digest's tag,
+// computable by anyone) is refused: valid, such a source would get builds
+// (RUN, ADD <url>, ...) that the design says it cannot have ("an HTTP,
+// etcd or push source has none"), with context paths no folder has
+// ("../../etc/evil" goes into the tar as it is).
+func TestHandWrittenBuildContextRefused(t *testing.T) {
 	b := manifest.Build{Context: ".", Recipe: "FROM scratch\nCOPY . /\n", Files: manifest.NewFiles(".", false, []manifest.FileItem{{Path: "../../etc/evil", Data: []byte("x")}})}
 	tag := buildctx.Tag("p", "app", &b)
 	body := fmt.Sprintf(`{"version":"v1beta1","id":"p","containers":[{"name":"app","image":%q,"build":{"context":".","recipe":%q,"files":{"source":".","items":[{"path":"../../etc/evil","data":%q}]}}}]}`,
