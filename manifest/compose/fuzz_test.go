@@ -31,9 +31,11 @@ func FuzzCompose(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.file, s.env)
 	}
-	// The hostile Compose files of the attack tests.
+	// The hostile Compose files written in the tests of what a project may
+	// not do (and in the sources' and the renderer's).
 	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "services:") },
-		"attack_*_test.go", filepath.Join("..", "..", "sources", "attack_project_test.go"), filepath.Join("..", "project", "render_reruns_test.go")) {
+		"extends_test.go", "include_rules_test.go", "files_mounts_test.go", "values_test.go", "work_bounds_test.go",
+		filepath.Join("..", "..", "sources", "attack_project_test.go"), filepath.Join("..", "project", "render_reruns_test.go")) {
 		f.Add(s, "")
 	}
 	f.Fuzz(func(t *testing.T, file, env string) {

@@ -1,14 +1,13 @@
 package compose_test
 
-// Attacks on include: (outside review of bundleFiles' view of links,
-// preScan's refusal of include.project_directory / include.env_file,
-// vetExtended on included files). Each test states the promise it checks;
-// a failing test is a finding.
+// An included file is held to the main file's rules: it reads no host
+// file (bundleFiles' view of links, preScan's refusal of
+// include.project_directory / include.env_file, vetExtended on included
+// files), shows no value or memory file in an error, and takes its paths
+// from its own folder. Each test states the promise it checks.
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -66,11 +65,12 @@ func leaked(t *testing.T, pods []manifest.Sourced, errs []string, words ...strin
 // set it) to its container.
 const secretInner = "services:\n  leak:\n    image: busybox\n    environment: {STOLEN: '${SECRET:-none}'}\n"
 
-// Promise (preScan, docs): include.env_file and include.project_directory
-// are refused, so compose-go never reads a host file for an include. The
-// refusal is in preScan, run on the main and override files only; an
-// included file (vetExtended/rebaseExtends) may carry them in its own
-// include. compose-go (loader/include.go ApplyInclude) then reads an
+// TestNestedIncludeEnvFileAndProjectDirectoryRefused (preScan, docs):
+// include.env_file and include.project_directory are refused, so
+// compose-go never reads a host file for an include, in an included file
+// too. The refusal was in preScan, run on the main and override files
+// only; an included file (vetExtended/rebaseExtends) could carry them in
+// its own include. compose-go (loader/include.go ApplyInclude) then reads an
 // absolute env_file, a relative one from the helper's working folder, or
 // PROJECT_DIRECTORY/.env, with os.Stat and os.ReadFile: any host file in
 // KEY=VALUE (or KEY: value) form lands in the interpolation environment
@@ -78,7 +78,7 @@ const secretInner = "services:\n  leak:\n    image: busybox\n    environment: {S
 // image); a missing one is an existence oracle ("couldn't find env file:
 // /path"), a file with an unterminated quote has its line quoted back in
 // the error, /dev/zero exhausts memory, a FIFO hangs the helper.
-func TestAttackIncludeNestedEnvFileReadsHostFiles(t *testing.T) {
+func TestNestedIncludeEnvFileAndProjectDirectoryRefused(t *testing.T) {
 	dir := hostSecrets(t)
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -116,14 +116,15 @@ func TestAttackIncludeNestedEnvFileReadsHostFiles(t *testing.T) {
 	}
 }
 
-// Promise (preScan): the main file's include.env_file and
-// include.project_directory are refused. preScan looks for the exact
-// keys in the YAML nodes of each list entry; compose-go decodes include
-// entries with mapstructure, which matches field names case-insensitively
-// (include entries are deleted before schema validation, so no schema
-// catches ENV_FILE), and expands aliases and merge keys preScan does not
-// follow. Every form below makes compose-go read a host file.
-func TestAttackIncludePreScanBypassed(t *testing.T) {
+// TestIncludeEnvFileRefusedInEverySpelling (preScan): the main file's
+// include.env_file and include.project_directory are refused, however
+// written. preScan looked for the exact keys in the YAML nodes of each
+// list entry; compose-go decodes include entries with mapstructure, which
+// matches field names case-insensitively (include entries are deleted
+// before schema validation, so no schema catches ENV_FILE), and expands
+// aliases and merge keys preScan did not follow. Every form below makes
+// compose-go read a host file.
+func TestIncludeEnvFileRefusedInEverySpelling(t *testing.T) {
 	dir := hostSecrets(t)
 	env := dir + "/secret.env"
 	tests := []struct{ name, main string }{
@@ -152,14 +153,15 @@ func TestAttackIncludePreScanBypassed(t *testing.T) {
 	}
 }
 
-// Promise (vetExtended): every file compose-go reads is vetted (develop
-// refused: compose-go runs utils.ResolveSymbolicLink on its paths, an
-// Lstat/EvalSymlinks oracle on the host). Load links the .env beside each
-// referenced file unvetted, and a later include or extends.file of that
-// .env gets the cached link (b.local) without vetExtended. compose-go's
-// dotenv parser takes "key: value" lines, so a one-line YAML flow mapping
-// is both a valid .env and a valid Compose file.
-func TestAttackIncludeDotEnvLinkServedUnvetted(t *testing.T) {
+// TestIncludedDotEnvIsVettedOrRefused (vetExtended): every file
+// compose-go reads is vetted (develop refused: compose-go runs
+// utils.ResolveSymbolicLink on its paths, an Lstat/EvalSymlinks oracle on
+// the host). Load links the .env beside each referenced file unvetted, and
+// a later include or extends.file of that .env got the cached link
+// (b.local) without vetExtended. compose-go's dotenv parser takes "key:
+// value" lines, so a one-line YAML flow mapping is both a valid .env and a
+// valid Compose file.
+func TestIncludedDotEnvIsVettedOrRefused(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target-of-a-host-link")
 	if err := os.Symlink(target, filepath.Join(dir, "link")); err != nil {
@@ -185,12 +187,13 @@ func TestAttackIncludeDotEnvLinkServedUnvetted(t *testing.T) {
 	}
 }
 
-// Promise (load, scrub.go): values of the interpolation environment never
-// show in errors, and a .env that does not parse is named by line, not
-// quoted. That holds for the project's .env and compose.env (given to
-// newScrubber, parsed by dotenvError); an included folder's .env is
-// parsed by compose-go and its values are not scrubbed.
-func TestAttackIncludeFolderEnvInErrors(t *testing.T) {
+// TestIncludedFolderEnvValuesNeverInErrors (load, scrub.go): values of the
+// interpolation environment never show in errors, and a .env that does
+// not parse is named by line, not quoted, an included folder's .env too.
+// That held for the project's .env and compose.env (given to newScrubber,
+// parsed by dotenvError); an included folder's .env is parsed by
+// compose-go and its values were not scrubbed.
+func TestIncludedFolderEnvValuesNeverInErrors(t *testing.T) {
 	tests := []struct{ name, svc, env string }{
 		{"ports", `ports: ["${SECRET}:80"]`, "SECRET=" + includeSecret + "\n"},
 		{"restart", `restart: "${SECRET}"`, "SECRET=" + includeSecret + "\n"},
@@ -216,95 +219,15 @@ func TestAttackIncludeFolderEnvInErrors(t *testing.T) {
 	}
 }
 
-// envChain is a chain of levels included files: each level includes
-// width files in folders of their own, whose .env set a variable of that
-// level, and which include the next level. Every route down the chain
-// has its own environment, so compose-go's include cache (keyed by it)
-// never hits: the last level is loaded width^levels times.
-func envChain(levels, width int) mapFiles {
-	var leaf strings.Builder
-	leaf.WriteString("services:\n")
-	for k := 0; k < 100; k++ {
-		fmt.Fprintf(&leaf, "  leaf%d: {image: busybox}\n", k)
-	}
-	files := mapFiles{}
-	for i := 0; i < levels; i++ {
-		var inc []string
-		for w := 0; w < width; w++ {
-			d := fmt.Sprintf("b%d_%d", i, w)
-			inc = append(inc, d+"/x.yaml")
-			files[d+"/.env"] = fmt.Sprintf("A%d=%d\n", i, w)
-			if i == levels-1 {
-				files[d+"/x.yaml"] = leaf.String()
-			} else {
-				files[d+"/x.yaml"] = fmt.Sprintf("include: [../l%d.yaml]\n", i+1)
-			}
-		}
-		body := "include: [" + strings.Join(inc, ", ") + "]\n"
-		if i == 0 {
-			files["compose.yaml"] = body + "services:\n  web: {image: busybox}\n"
-		} else {
-			files[fmt.Sprintf("l%d.yaml", i)] = body
-		}
-	}
-	return files
-}
-
-// Promise (MaxReferenceLoads): a load's work is bounded by the loader's
-// calls, not by the routes through the includes. With per-folder .env
-// files every route down a chain has its own environment and compose-go
-// loads the last level once per route, 2^levels times: unbounded, 45
-// files (9 levels) took ~20 s and 60 files (12 levels) past a helper's
-// 60 s timeout. A chain within the bound loads; a deeper one, however
-// deep, is refused at the bound, naming it. (What the bound costs in time
-// is BenchmarkIncludeEnvChain's.)
-func TestIncludeRoutesAreBoundedByTheLoadersCalls(t *testing.T) {
-	tests := []struct {
-		levels  int
-		wantErr string
-	}{
-		{4, ""},
-		{8, fmt.Sprintf("more than %d loads of files referenced by extends.file and include", compose.MaxReferenceLoads)},
-		{20, "files referenced by extends.file and include"},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%d levels", tt.levels), func(t *testing.T) {
-			pods, errs := load(t, envChain(tt.levels, 2), compose.Options{})
-			got := strings.Join(errs, "\n")
-			switch {
-			case tt.wantErr == "" && len(errs) > 0:
-				t.Fatalf("errors %q, want the chain loaded", errs)
-			case tt.wantErr == "" && len(pods) != 101:
-				t.Fatalf("%d pods, want 101 (100 of the last level and web)", len(pods))
-			case tt.wantErr != "" && !strings.Contains(got, tt.wantErr):
-				t.Fatalf("errors %q, want one containing %q", errs, tt.wantErr)
-			}
-		})
-	}
-}
-
-// BenchmarkIncludeEnvChain is what a chain of includes costs: within the
-// loader's bound (4 levels, 30 loads) and cut at it (8 levels, 256 loads).
-func BenchmarkIncludeEnvChain(b *testing.B) {
-	for _, levels := range []int{4, 8} {
-		files := envChain(levels, 2)
-		b.Run(fmt.Sprintf("levels=%d", levels), func(b *testing.B) {
-			for b.Loop() {
-				_, _ = compose.Load(context.Background(), files, compose.Options{Source: "apps", Dir: "shop"})
-			}
-		})
-	}
-}
-
-// Promise (include.go doc, Dir): an included file's relative paths, and
-// those of a file it extends, are from its own folder. In an included file
-// of a sub-folder, an extended file's paths are resolved twice: by
-// loadExtendsBase against Dir (db) and again by the include's
-// ResolveRelativePaths against the same relative folder, giving
-// db/db/... (compose-go expects absolute folders, for which the second
-// pass is a no-op). A project that has db/db/conf gets it mounted
+// TestIncludedExtendsPathsResolvedOnce (include.go doc, Dir): an included
+// file's relative paths, and those of a file it extends, are from its own
+// folder. In an included file of a sub-folder, an extended file's paths
+// were resolved twice: by loadExtendsBase against Dir (db) and again by
+// the include's ResolveRelativePaths against the same relative folder,
+// giving db/db/... (compose-go expects absolute folders, for which the
+// second pass is a no-op). A project that had db/db/conf got it mounted
 // instead of db/conf, silently.
-func TestAttackIncludeExtendsInSubFolderResolvedTwice(t *testing.T) {
+func TestIncludedExtendsPathsResolvedOnce(t *testing.T) {
 	files := mapFiles{
 		"compose.yaml":    "include: [db/compose.yaml]\nservices:\n  web: {image: busybox}\n",
 		"db/compose.yaml": "services:\n  db: {extends: {file: base.yaml, service: b}}\n",
@@ -327,11 +250,12 @@ func TestAttackIncludeExtendsInSubFolderResolvedTwice(t *testing.T) {
 	}
 }
 
-// Promise (vetServices): a path in a home folder is refused in an included
-// file as in the main file. vetServices reads the text before
-// interpolation: ${UNSET:-~} passes, compose-go interpolates it to ~ and
-// expands it from $HOME (paths.ExpandUser) before hostlet sees it.
-func TestAttackIncludeTildeByInterpolation(t *testing.T) {
+// TestIncludedHomePathByInterpolationRefused (vetServices): a path in a
+// home folder is refused in an included file as in the main file, made by
+// interpolation too. vetServices reads the text before interpolation:
+// ${UNSET:-~} passes it, compose-go interpolates it to ~ and expands it
+// from $HOME (paths.ExpandUser) before hostlet sees it.
+func TestIncludedHomePathByInterpolationRefused(t *testing.T) {
 	home := t.TempDir()
 	// The helper runs without an environment (project.Renderer: no
 	// variable of hostlet's): no HOME, so compose-go cannot expand ~.
@@ -350,11 +274,12 @@ func TestAttackIncludeTildeByInterpolation(t *testing.T) {
 	}
 }
 
-// Promise (bundleFiles): no content is written to the disk, and errors show
-// no helper internals. The view needs a writable temp folder: without one
-// (disk full, read-only /tmp) every extends.file fails too, which needed
-// only memory files before, and the error names the host's temp folder.
-func TestAttackIncludeTempFolderUnwritable(t *testing.T) {
+// TestLoadWithoutWritableTempFolder (bundleFiles): no content is written
+// to the disk, and errors show no helper internals. The view of links
+// needs a writable temp folder; without one (disk full, read-only /tmp)
+// an extends.file, which needs only memory files, must still load, and no
+// error may name the host's temp folder.
+func TestLoadWithoutWritableTempFolder(t *testing.T) {
 	tmp := filepath.Join(t.TempDir(), "no-such-tmp")
 	t.Setenv("TMPDIR", tmp)
 	for name, main := range map[string]string{
@@ -374,11 +299,12 @@ func TestAttackIncludeTempFolderUnwritable(t *testing.T) {
 	}
 }
 
-// Promise (include_test "memory file name hidden"): no error shows a
-// memory file's path. A bundle with a file and a folder of one name (only
-// a crafted bundle has them) makes os.Symlink fail, and its LinkError
-// names the link's target, /proc/self/fd/N.
-func TestAttackIncludeFileAndFolderShowsMemoryFile(t *testing.T) {
+// TestFileAndFolderOfOneNameShowNoMemoryFile (include_test "memory file
+// name hidden"): no error shows a memory file's path. A bundle with a file
+// and a folder of one name (only a crafted bundle has them) makes
+// os.Symlink fail, and its LinkError names the link's target,
+// /proc/self/fd/N.
+func TestFileAndFolderOfOneNameShowNoMemoryFile(t *testing.T) {
 	files := mapFiles{
 		"compose.yaml": "include: [a/b.yaml, a]\nservices:\n  web: {image: busybox}\n",
 		"a":            "services: {a: {image: busybox}}\n",
