@@ -13,6 +13,7 @@ import (
 	scrub "github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sync/podspec"
 	"github.com/hostlet/hostlet/validate"
 )
 
@@ -456,7 +457,7 @@ func (ap *podApplication) applied(ch Change) {
 // apply runs the steps in order; the first that fails ends it.
 func (ap *podApplication) apply(ctx context.Context) error {
 	// Host paths, before anything is pulled or stopped.
-	if err := checkHostPaths(ap.m, ap.opts.HostPaths); err != nil {
+	if err := podspec.CheckHostPaths(ap.m, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, err)
 	}
 	// Files too: a disk too full for them stops nothing.
@@ -603,7 +604,7 @@ func (ap *podApplication) ensureVolumes(ctx context.Context) error {
 				hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance, hruntime.LabelPersistent: "true",
 			})
 		default:
-			err = ap.rt.EnsureVolume(ctx, volumeName(ap.opts.Instance, ap.m.ID, v.Name), map[string]string{
+			err = ap.rt.EnsureVolume(ctx, podspec.VolumeName(ap.opts.Instance, ap.m.ID, v.Name), map[string]string{
 				hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance,
 				hruntime.LabelPod: ap.m.ID, hruntime.LabelVolume: v.Name,
 			})
@@ -623,7 +624,7 @@ func (ap *podApplication) ensureNetworks(ctx context.Context) error {
 		return nil
 	}
 	holder := ap.infra.Action
-	if !ap.pod.needsInfra() {
+	if !ap.pod.NeedsInfra() {
 		holder = ap.apps[ap.m.Containers[0].Name].Action
 	}
 	// A holder started again needs its networks too (one removed by hand
@@ -632,7 +633,7 @@ func (ap *podApplication) ensureNetworks(ctx context.Context) error {
 		return nil
 	}
 	labels := map[string]string{hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance}
-	for _, n := range runtimeNetworks(ap.m.Networks) {
+	for _, n := range podspec.Networks(ap.m.Networks) {
 		if err := ap.rt.EnsureNetwork(ctx, n, labels); err != nil {
 			return inStep(errStepCreate, fmt.Errorf("network %s: %w", n.Name, err))
 		}
@@ -661,7 +662,7 @@ func (ap *podApplication) startInfra(ctx context.Context) error {
 // createInfra creates and starts the infra container; what names it in
 // the error.
 func (ap *podApplication) createInfra(ctx context.Context, what string) error {
-	id, err := ap.createStart(ctx, infraSpec(ap.opts.Instance, ap.opts.InfraImage, ap.opts.InfraCommand, *ap.pod))
+	id, err := ap.createStart(ctx, podspec.Infra(ap.opts.Instance, ap.opts.InfraImage, ap.opts.InfraCommand, *ap.pod))
 	if err != nil {
 		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
@@ -748,11 +749,11 @@ func (ap *podApplication) startApps(ctx context.Context) error {
 // createApp creates and starts app container i, its host paths resolved
 // and checked again right before; what names it in the error of the create.
 func (ap *podApplication) createApp(ctx context.Context, i int, what string) error {
-	spec := appSpec(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
-	if err := resolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
+	spec := podspec.App(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
+	if err := podspec.ResolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
-	if err := bindFiles(&spec, ap.m, i, ap.copies); err != nil {
+	if err := podspec.BindFiles(&spec, ap.m, i, ap.copies); err != nil {
 		return inStep(errStepFiles, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
 	if _, err := ap.createStart(ctx, spec); err != nil {
@@ -880,7 +881,7 @@ func (a *applier) pruneVolumes(ctx context.Context, pod string, keep map[string]
 	}
 	for _, n := range names {
 		vp, vol, ok := parseVolumeName(n)
-		if !ok || vp != pod || keep[vol] || volumeName(a.opts.Instance, pod, vol) != n {
+		if !ok || vp != pod || keep[vol] || podspec.VolumeName(a.opts.Instance, pod, vol) != n {
 			continue
 		}
 		if err := a.rt.RemoveVolume(ctx, n); err != nil {
@@ -899,3 +900,7 @@ func parseVolumeName(n string) (pod, volume string, ok bool) {
 	}
 	return parts[1], parts[2], true
 }
+
+// ReasonHostPath marks a pod whose host path is not allowed when its
+// container is about to be created (a link changed after validation).
+const ReasonHostPath = "HostPathNotAllowed"

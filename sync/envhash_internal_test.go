@@ -12,6 +12,7 @@ import (
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sync/podspec"
 )
 
 // legacyManifest is the pod of the previous-release tests; IMG stands for
@@ -68,8 +69,8 @@ func TestComparableEnv(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := comparableEnv(tc.x, tc.y); got != tc.want {
-				t.Errorf("comparableEnv(%q, %q) = %v, want %v", tc.x, tc.y, got, tc.want)
+			if got := podspec.Comparable(tc.x, tc.y); got != tc.want {
+				t.Errorf("podspec.Comparable(%q, %q) = %v, want %v", tc.x, tc.y, got, tc.want)
 			}
 		})
 	}
@@ -81,11 +82,11 @@ func TestComparableEnv(t *testing.T) {
 func TestLegacyLabelsOnlyDifferInEnvForm(t *testing.T) {
 	p := legacyPod(t, "IMG")
 	for i := range p.Manifest.Containers {
-		var old, now specSummary
+		var old, now podspec.Summary
 		if err := json.Unmarshal([]byte(legacySpecLabels[i]), &old); err != nil {
 			t.Fatal(err)
 		}
-		now = summarize(p.Manifest, i, RandomEnvHasher())
+		now = podspec.Summarize(p.Manifest, i, RandomEnvHasher())
 		if len(old.Env) != len(now.Env) {
 			t.Fatalf("container %d: env %v, then %v", i, old.Env, now.Env)
 		}
@@ -122,9 +123,9 @@ func TestPreviousReleaseContainersAdopted(t *testing.T) {
 		}
 		return id
 	}
-	infraID := create(infraSpec(inst, img, []string{"/demo", "pause"}, p))
+	infraID := create(podspec.Infra(inst, img, []string{"/demo", "pause"}, p))
 	for i := range p.Manifest.Containers {
-		spec := appSpec(inst, p, i, infraID, nil)
+		spec := podspec.App(inst, p, i, infraID, nil)
 		spec.Labels[LabelSpec] = strings.ReplaceAll(legacySpecLabels[i], "IMG", img)
 		create(spec)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sync/podspec"
 )
 
 // Action is what a plan does to one container slot.
@@ -210,7 +211,7 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHash
 		pp.Changes = append(pp.Changes, apps.plan(i, slots[c.Name]))
 		delete(slots, c.Name)
 	}
-	if net.change.Action != ActionNone || infra != nil || p.needsInfra() {
+	if net.change.Action != ActionNone || infra != nil || p.NeedsInfra() {
 		pp.Changes = append(pp.Changes, net.change)
 	}
 	pp.Changes = append(pp.Changes, removals(slots, extras)...)
@@ -254,27 +255,27 @@ type infraDecision struct {
 func planInfra(p *Pod, infra *hruntime.Container, hasApps bool) infraDecision {
 	d := infraDecision{change: Change{Container: hruntime.InfraName}}
 	switch {
-	case p.needsInfra() && infra == nil:
+	case p.NeedsInfra() && infra == nil:
 		d.change.Action = ActionCreate
 		d.change.Reasons = []string{"pod network"}
 		if hasApps {
 			d.appsReason = "pod network: infra container created"
 		}
-	case p.needsInfra() && infra.Hash() != manifest.InfraHash(p.Manifest):
+	case p.NeedsInfra() && infra.Hash() != manifest.InfraHash(p.Manifest):
 		d.change.Action, d.change.Current = ActionRecreate, infra
 		d.change.Reasons = []string{"published ports, networks or pod labels changed"}
 		d.appsReason = "pod network: infra container recreated"
-	case p.needsInfra() && infra.State == hruntime.StateRestarting:
+	case p.NeedsInfra() && infra.State == hruntime.StateRestarting:
 		// The engine restarts the infra container by its restart policy.
 		// App containers cannot join its network namespace before it runs:
 		// its start event brings the sync that moves them over.
 		d.change.Current = infra
 		d.wait = true
-	case p.needsInfra() && !infra.Running():
+	case p.NeedsInfra() && !infra.Running():
 		d.change.Action, d.change.Current = ActionRestart, infra
 		d.change.Reasons = []string{fmt.Sprintf("infra container %s", stateText(*infra))}
 		d.rejoin = true
-	case p.needsInfra():
+	case p.NeedsInfra():
 		d.change.Current = infra
 	case infra != nil:
 		d.change.Action, d.change.Current = ActionRemove, infra
@@ -308,7 +309,7 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 		}
 	case cur.Hash() != manifest.ContainerHash(a.m, i):
 		ch.Action = ActionRecreate
-		ch.Reasons = recreateReasons(*cur, a.m, i, a.env)
+		ch.Reasons = podspec.RecreateReasons(*cur, a.m, i, a.env)
 	case a.net.appsReason != "":
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{a.net.appsReason}
@@ -363,23 +364,4 @@ func stateText(c hruntime.Container) string {
 		return fmt.Sprintf("exited (%d)", c.ExitCode)
 	}
 	return c.State
-}
-
-// recreateReasons compares the container's recorded spec with the desired
-// one, field by field.
-func recreateReasons(cur hruntime.Container, m manifest.Manifest, i int, env *EnvHasher) []string {
-	want := summarize(m, i, env)
-	old, ok := parseSummary(cur.Labels[LabelSpec])
-	if !ok {
-		// No recorded spec: only the image can be compared.
-		old, want = specSummary{Image: cur.Image}, specSummary{Image: want.Image}
-	}
-	if r := changeReasons(old, want); len(r) > 0 {
-		return r
-	}
-	r := fmt.Sprintf("spec changed (hash %s -> %s)", manifest.ShortHash(cur.Hash(), 12), manifest.ShortHash(manifest.ContainerHash(m, i), 12))
-	if envUncompared(old, want) {
-		r += ": env values recorded with another key (or by an older hostlet) cannot be compared"
-	}
-	return []string{r}
 }

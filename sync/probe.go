@@ -135,7 +135,7 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 					continue
 				}
 				ip := c.IP
-				if !pod.needsInfra() {
+				if !pod.NeedsInfra() {
 					podIP = ip
 				}
 				if m.HostNetwork {

@@ -205,7 +205,7 @@ func ReadStateSealer(stateDir string) (*seal.Sealer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.stateSealer()
+	return h.StateSealer()
 }
 
 // ReadRollouts reads the rollouts and holds a hostlet saved under

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sync/podspec"
 )
 
 // Simulate returns the containers that applying pods would leave on the
@@ -17,13 +18,13 @@ func Simulate(instance string, pods []Pod, env *EnvHasher) []hruntime.Container 
 	var out []hruntime.Container
 	for _, p := range pods {
 		infraID := ""
-		if p.needsInfra() {
-			spec := infraSpec(instance, "", nil, p)
+		if p.NeedsInfra() {
+			spec := podspec.Infra(instance, "", nil, p)
 			infraID = spec.Name
 			out = append(out, simulated(spec))
 		}
 		for i := range p.Manifest.Containers {
-			out = append(out, simulated(appSpec(instance, p, i, infraID, env)))
+			out = append(out, simulated(podspec.App(instance, p, i, infraID, env)))
 		}
 	}
 	return out
@@ -47,19 +48,19 @@ func FromStatus(instance string, pods []PodStatus) []hruntime.Container {
 		m := *ps.Manifest
 		p := Pod{Manifest: m, Source: ps.Source, Revision: ps.Revision}
 		if ps.InfraHash != "" {
-			labels := baseLabels(instance, p, hruntime.InfraName, ps.InfraHash)
+			labels := podspec.BaseLabels(instance, p, hruntime.InfraName, ps.InfraHash)
 			out = append(out, hruntime.Container{ID: ps.ID + "/" + hruntime.InfraName, Labels: labels, State: hruntime.StateRunning})
 		}
 		for i, cs := range ps.Containers {
 			if cs.State == "absent" || i >= len(m.Containers) {
 				continue
 			}
-			labels := baseLabels(instance, p, cs.Name, cs.Hash)
-			sum := summarize(m, i, nil)
+			labels := podspec.BaseLabels(instance, p, cs.Name, cs.Hash)
+			sum := podspec.Summarize(m, i, nil)
 			for _, e := range m.Containers[i].Env {
 				sum.Env[e.Name] = e.Value // already a hash
 			}
-			labels[LabelSpec] = sum.label()
+			labels[LabelSpec] = sum.Label()
 			c := hruntime.Container{ID: cs.ContainerID, Image: cs.Image, Labels: labels, State: cs.State}
 			if code, ok := strings.CutPrefix(cs.LastError, "exited ("); ok {
 				c.ExitCode = atoiPrefix(code)
@@ -102,7 +103,7 @@ func Applied(actual []hruntime.Container) map[string]AppliedPod {
 		if slot != hruntime.InfraName && !seen[id+"/"+slot] {
 			seen[id+"/"+slot] = true
 			mc := manifest.Container{Name: slot, Image: c.Image}
-			if sum, ok := parseSummary(c.Labels[LabelSpec]); ok {
+			if sum, ok := podspec.ParseSummary(c.Labels[LabelSpec]); ok {
 				mc.Image = sum.Image
 				ap.Manifest.RestartPolicy = sum.RestartPolicy
 				for _, p := range sum.Ports {
@@ -162,27 +163,4 @@ func atoiPrefix(s string) int {
 		return -n
 	}
 	return n
-}
-
-// imageChange renders an image change, shortening the new image to its tag
-// or digest when the repository stays the same.
-func imageChange(old, new string) string {
-	oldRepo, _ := splitImage(old)
-	newRepo, newRef := splitImage(new)
-	if oldRepo == newRepo && newRef != "" {
-		return "image " + old + " -> " + newRef
-	}
-	return "image " + old + " -> " + new
-}
-
-// splitImage splits "repo:tag" or "repo@digest"; a port in the registry
-// host is not a tag.
-func splitImage(ref string) (repo, tagOrDigest string) {
-	if i := strings.Index(ref, "@"); i >= 0 {
-		return ref[:i], ref[i+1:]
-	}
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		return ref[:i], ref[i+1:]
-	}
-	return ref, ""
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sync/podspec"
 	"github.com/hostlet/hostlet/validate"
 )
 
@@ -230,7 +231,7 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 
 func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now time.Time) PodStatus {
 	m := p.Manifest
-	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: redact(m, s.opts.EnvHasher)}
+	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: podspec.Redact(m, s.opts.EnvHasher)}
 	for _, c := range cs {
 		if c.Slot() == hruntime.InfraName {
 			st.InfraHash = c.Hash()
@@ -322,45 +323,6 @@ func containerStatus(c hruntime.Container, ps *podState) ContainerStatus {
 		cst.StartedAt = t.UTC().Format(time.RFC3339)
 	}
 	return cst
-}
-
-// redact returns a copy of m with every env value, log option value and
-// file content replaced by its hash.
-func redact(m manifest.Manifest, env *EnvHasher) *manifest.Manifest {
-	r := m.Clone()
-	for i := range r.Containers {
-		for j, e := range r.Containers[i].Env {
-			r.Containers[i].Env[j].Value = env.Hash(e.Name, e.Value)
-		}
-		if l := r.Containers[i].Logging; l != nil {
-			// A log driver's options may hold its credentials.
-			for k, v := range l.Options {
-				l.Options[k] = env.Hash("logging "+k, v)
-			}
-		}
-		if b := r.Containers[i].Build; b != nil {
-			// Args may be credentials; the context and the Dockerfile
-			// are shown by a hash of their content.
-			for k, v := range b.Args {
-				b.Args[k] = env.Hash("build arg "+k, v)
-			}
-			if b.Files != nil {
-				b.Files = &manifest.Files{Source: b.Files.Source, Hash: env.Hash("build context "+b.Files.Source, b.Files.Digest())}
-			}
-			b.Recipe, b.DockerfileInline = "", ""
-		}
-	}
-	for i, v := range r.Volumes {
-		if v.Files == nil {
-			continue
-		}
-		shown := &manifest.Files{Source: v.Files.Source, Secret: v.Files.Secret, Hash: env.Hash("files "+v.Files.Source, v.Files.Digest())}
-		for _, it := range v.Files.Items {
-			shown.Items = append(shown.Items, manifest.FileItem{Path: it.Path, Mode: it.Mode})
-		}
-		r.Volumes[i].Files = shown
-	}
-	return &r
 }
 
 func joinReasons(r []string) string { return strings.Join(r, "; ") }

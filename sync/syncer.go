@@ -22,6 +22,7 @@ import (
 	"github.com/hostlet/hostlet/internal/filestore"
 	"github.com/hostlet/hostlet/internal/seal"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sync/podspec"
 	"github.com/hostlet/hostlet/validate"
 )
 
@@ -201,7 +202,7 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 	if opts.EnvHasher == nil {
 		if opts.StateDir == "" {
 			opts.EnvHasher = RandomEnvHasher()
-		} else if opts.EnvHasher, keyDamaged, err = loadEnvHasher(opts.StateDir, log, opts.Clock.Now()); err != nil {
+		} else if opts.EnvHasher, keyDamaged, err = podspec.LoadEnvHasherAt(opts.StateDir, log, opts.Clock.Now()); err != nil {
 			return nil, err
 		}
 	}
@@ -212,7 +213,7 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 	}
 	var sealer *seal.Sealer
 	if opts.StateDir != "" {
-		if sealer, err = opts.EnvHasher.stateSealer(); err != nil {
+		if sealer, err = opts.EnvHasher.StateSealer(); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package sync
+package podspec
 
 import (
 	"crypto/hmac"
@@ -40,7 +40,7 @@ const hiddenEnv = "hidden"
 // `hostlet diff` show cannot be checked against guessed values by whoever
 // reads it. Each hash names the key it was made with ("hmac-sha256:<key
 // id>:<128-bit MAC>"): two hashes are compared only when made with the same
-// key (see comparableEnv). A nil *EnvHasher hides values entirely.
+// key (see Comparable). A nil *EnvHasher hides values entirely.
 type EnvHasher struct {
 	key []byte
 	id  string
@@ -54,9 +54,9 @@ func NewEnvHasher(key []byte) *EnvHasher {
 	return &EnvHasher{key: k, id: hex.EncodeToString(m.Sum(nil))[:envKeyIDHex]}
 }
 
-// stateSealer is the sealer of the syncer's state files that hold
+// StateSealer is the sealer of the syncer's state files that hold
 // secrets (rollouts.json), its key derived from the host's env hash key.
-func (h *EnvHasher) stateSealer() (*seal.Sealer, error) {
+func (h *EnvHasher) StateSealer() (*seal.Sealer, error) {
 	m := hmac.New(sha256.New, h.key)
 	m.Write([]byte("hostlet state file seal"))
 	return seal.New(m.Sum(nil))
@@ -109,11 +109,11 @@ func (h *EnvHasher) KeyID() string {
 	return h.id
 }
 
-// comparableEnv reports whether two recorded env hashes can be compared:
+// Comparable reports whether two recorded env hashes can be compared:
 // both keyed hashes made with the same key. Values hashed by an older
 // hostlet (unkeyed "sha256:…"), with another host's key, or hidden, tell
 // nothing about each other.
-func comparableEnv(a, b string) bool {
+func Comparable(a, b string) bool {
 	ka, ok := envKeyID(a)
 	if !ok {
 		return false
@@ -140,13 +140,13 @@ func envKeyID(h string) (string, bool) {
 // and recreate reasons say so), and nothing is recreated for it, as the
 // spec hash does not depend on the key.
 func LoadEnvHasher(stateDir string, log *slog.Logger) (*EnvHasher, error) {
-	h, _, err := loadEnvHasher(stateDir, log, time.Now())
+	h, _, err := LoadEnvHasherAt(stateDir, log, time.Now())
 	return h, err
 }
 
-// loadEnvHasher is LoadEnvHasher, also returning the problem of a damaged
+// LoadEnvHasherAt is LoadEnvHasher, also returning the problem of a damaged
 // key file (nil when there was none).
-func loadEnvHasher(stateDir string, log *slog.Logger, now time.Time) (*EnvHasher, *atomicfile.Problem, error) {
+func LoadEnvHasherAt(stateDir string, log *slog.Logger, now time.Time) (*EnvHasher, *atomicfile.Problem, error) {
 	path := filepath.Join(stateDir, EnvKeyFile)
 	key, err := atomicfile.ReadKey(path)
 	if err == nil {

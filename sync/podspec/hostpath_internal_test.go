@@ -1,4 +1,4 @@
-package sync
+package podspec
 
 import (
 	"os"
@@ -43,8 +43,8 @@ func TestResolveHostPaths(t *testing.T) {
 	hash := manifest.ContainerHash(m, 0)
 
 	s := spec()
-	if err := resolveHostPaths(&s, m, 0, opts); err != nil {
-		t.Fatalf("resolveHostPaths: %v", err)
+	if err := ResolveHostPaths(&s, m, 0, opts); err != nil {
+		t.Fatalf("ResolveHostPaths: %v", err)
 	}
 	if got, want := s.Mounts[1].Source, filepath.Join(allowed, "real"); got != want {
 		t.Errorf("bind source %q, want the resolved %q", got, want)
@@ -64,11 +64,11 @@ func TestResolveHostPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = spec()
-	err = resolveHostPaths(&s, m, 0, opts)
+	err = ResolveHostPaths(&s, m, 0, opts)
 	if want := `volume data: hostPath: "` + filepath.Join(allowed, "link") + `" resolves to "/etc", which is not under any of hostPathAllow`; err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("resolveHostPaths after the swap: %v, want %s...", err, want)
+		t.Errorf("ResolveHostPaths after the swap: %v, want %s...", err, want)
 	}
-	if err := checkHostPaths(m, opts); err == nil {
-		t.Error("checkHostPaths after the swap: nil, want an error")
+	if err := CheckHostPaths(m, opts); err == nil {
+		t.Error("CheckHostPaths after the swap: nil, want an error")
 	}
 }

@@ -1,4 +1,4 @@
-package sync
+package podspec
 
 import (
 	"strings"
@@ -19,20 +19,20 @@ func TestHostAccessReason(t *testing.T) {
 	if manifest.ContainerHash(base, 0) == manifest.ContainerHash(changed, 0) {
 		t.Fatal("hash unchanged")
 	}
-	reasons := strings.Join(changeReasons(summarize(base.WithDefaults(), 0, env), summarize(changed.WithDefaults(), 0, env)), "; ")
+	reasons := strings.Join(changeReasons(Summarize(base.WithDefaults(), 0, env), Summarize(changed.WithDefaults(), 0, env)), "; ")
 	if !strings.Contains(reasons, "host access [") || !strings.Contains(reasons, "capAdd=NET_ADMIN") {
 		t.Errorf("reasons %q, want the host access named", reasons)
 	}
-	label := summarize(changed.WithDefaults(), 0, env).label()
+	label := Summarize(changed.WithDefaults(), 0, env).Label()
 	for _, s := range []string{reasons, label} {
 		if strings.Contains(s, "tok-secret") {
 			t.Errorf("a log option's value shows: %s", s)
 		}
 	}
-	if r := redact(changed, env); strings.Contains(r.Containers[0].Logging.Options["splunk-token"], "tok-secret") {
+	if r := Redact(changed, env); strings.Contains(r.Containers[0].Logging.Options["splunk-token"], "tok-secret") {
 		t.Error("status shows a log option's value")
 	}
 	if changed.Containers[0].Logging.Options["splunk-token"] != "tok-secret-2" {
-		t.Error("redact changed the manifest it was given")
+		t.Error("Redact changed the manifest it was given")
 	}
 }
