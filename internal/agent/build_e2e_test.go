@@ -197,7 +197,11 @@ func waitRevision(t *testing.T, a *agenttest.Agent) {
 		t.Fatal(err)
 	}
 	_, _, rev := sourceStatus(doc, "local")
-	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+	// A new revision of a project renders it again; with the race
+	// detector, a 7 MB build context takes the helper's answer some 20 s
+	// to copy on a quiet machine (as long as the first render, which
+	// waitPods gives 120 s).
+	a.WaitStatus(t, 120*time.Second, func(d api.Document) (bool, string) {
 		_, errText, now := sourceStatus(d, "local")
 		return now != rev && errText == "", fmt.Sprintf("revision %s (was %s) %s", now, rev, errText)
 	})

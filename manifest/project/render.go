@@ -303,14 +303,18 @@ func (r *Renderer) run(ctx context.Context, req []byte) (Response, int, error) {
 	cmd.Stdin = bytes.NewReader(req)
 	// The helper reads nothing but its input: no environment of ours.
 	cmd.Env = []string{}
-	out := &limitedBuffer{max: maxResponse}
+	out := &limitedBuffer{max: maxResponse, stop: true}
 	var stderr limitedBuffer
 	stderr.max = 4096
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	if err := cmd.Start(); err != nil {
 		return Response{}, 0, fmt.Errorf("%s: %w (%w)", HelperName, err, errNotRun)
 	}
-	if err := cmd.Wait(); err != nil {
+	err = cmd.Wait()
+	if out.over {
+		return Response{}, 0, fmt.Errorf("%s: an answer over %d bytes", HelperName, maxResponse)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return Response{}, 0, fmt.Errorf("%s: %w", HelperName, ctx.Err())
 		}
@@ -318,9 +322,6 @@ func (r *Renderer) run(ctx context.Context, req []byte) (Response, int, error) {
 			return Response{}, 0, fmt.Errorf("%s: %w: %s", HelperName, err, msg)
 		}
 		return Response{}, 0, fmt.Errorf("%s: %w", HelperName, err)
-	}
-	if out.over {
-		return Response{}, 0, fmt.Errorf("%s: an answer over %d bytes", HelperName, maxResponse)
 	}
 	var resp Response
 	if err := json.Unmarshal(out.buf.Bytes(), &resp); err != nil {
@@ -354,13 +355,24 @@ type limitedBuffer struct {
 	buf  bytes.Buffer
 	max  int
 	over bool
+	// stop: past max, the write fails (the answer); else the rest is
+	// dropped (the helper's messages, which it may write on).
+	stop bool
 }
+
+// errOver ends the copy of an answer past its bound: the pipe closes and
+// the helper, writing on, ends on SIGPIPE instead of running to its
+// timeout.
+var errOver = errors.New("over its bound")
 
 func (l *limitedBuffer) Write(p []byte) (int, error) {
 	if room := l.max - l.buf.Len(); len(p) > room {
 		l.over = true
 		if room > 0 {
 			l.buf.Write(p[:room])
+		}
+		if l.stop {
+			return max(room, 0), errOver
 		}
 		return len(p), nil
 	}
