@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -147,5 +148,16 @@ func bodyError(err error) error {
 	if errors.As(err, &mbe) {
 		return err
 	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		// The name is the sender's text, of up to the body's bound: named
+		// back only when it is a short word.
+		if name = strings.Trim(name, `"`); len(name) > 32 || strings.IndexFunc(name, notWordRune) >= 0 {
+			err = errors.New("json: an unknown field")
+		}
+	}
 	return fmt.Errorf(`body: want {"by": "...", "reason": "..."} or nothing: %w`, err)
+}
+
+func notWordRune(r rune) bool {
+	return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 }

@@ -115,6 +115,9 @@ func CheckRecipe(recipe, target string) error {
 	if p := nodesProblem(res.AST.Children, 0); p != nil {
 		return fieldErr("dockerfile", "line %d: %s", p.line, p.msg)
 	}
+	if p := unknownTrigger(res.AST.Children); p != nil {
+		return fieldErr("dockerfile", "line %d: %s", p.line, p.msg)
+	}
 	stages, _, err := instructions.Parse(res.AST, nil)
 	if err != nil {
 		return fieldErr("dockerfile", "does not parse: %v", err)
@@ -338,6 +341,27 @@ func nodeProblem(n *parser.Node, depth int) string {
 	return ""
 }
 
+// unknownTrigger is the first ONBUILD of nodes (BuildKit's reading: a
+// heredoc's body is content) whose trigger is no Dockerfile instruction.
+// Both builders take it as it is, and a build FROM the image fails on it:
+// refused here, where its author sees it.
+func unknownTrigger(nodes []*parser.Node) *problem {
+	for _, n := range nodes {
+		if !strings.EqualFold(n.Value, "onbuild") || n.Next == nil || len(n.Next.Children) == 0 {
+			continue
+		}
+		if trigger := n.Next.Children[0]; !isInstruction(trigger.Value) {
+			return &problem{line: n.StartLine, msg: fmt.Sprintf("ONBUILD %q is no Dockerfile instruction", shortText(trigger.Value))}
+		}
+	}
+	return nil
+}
+
+func isInstruction(word string) bool {
+	_, ok := command.Commands[strings.ToLower(word)]
+	return ok
+}
+
 // onbuildProblem is the rule an ONBUILD breaks: one in an ONBUILD, or
 // the rule its instruction breaks, read as a build FROM the image would
 // (with its heredocs' bodies).
@@ -347,13 +371,7 @@ func onbuildProblem(n *parser.Node, depth int) string {
 	}
 	msg := ""
 	if n.Next != nil && len(n.Next.Children) > 0 {
-		trigger := n.Next.Children[0]
-		if _, known := command.Commands[strings.ToLower(trigger.Value)]; !known {
-			// Both builders take it as it is, and a build FROM the
-			// image fails on it.
-			return fmt.Sprintf("ONBUILD %q is no Dockerfile instruction", shortText(trigger.Value))
-		}
-		msg = nodeProblem(trigger, depth+1)
+		msg = nodeProblem(n.Next.Children[0], depth+1)
 	}
 	if msg == "" && len(n.Heredocs) > 0 {
 		// The trigger as the image records it, heredocs' bodies
