@@ -160,13 +160,8 @@ func (s *Syncer) wantedImages() map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]bool{}
-	pods := s.desired.Pods
-	for _, r := range s.rollouts.Pods {
-		// A rollback runs the last ready version's image again.
-		if r.Good != nil {
-			pods = append(slices.Clip(pods), r.Good.pod())
-		}
-	}
+	// A rollback runs the last ready version's image again.
+	pods := append(slices.Clip(s.desired.Pods), s.rollouts.GoodPods()...)
 	for _, p := range pods {
 		for _, c := range p.Manifest.Containers {
 			if c.Build != nil {

@@ -57,8 +57,8 @@ func TestRestartsFileDamaged(t *testing.T) {
 			s.restarts.add("web", "app", 1)
 			s.saveRestarts()
 			rs, err := loadRestarts(dir, nil)
-			if err != nil || rs.damaged != nil || rs.count("web", "app") != 1 {
-				t.Errorf("after a save: %v, damaged %+v, count %d; want a good file counting 1", err, rs.damaged, rs.count("web", "app"))
+			if err != nil || rs.file.Damaged() != nil || rs.count("web", "app") != 1 {
+				t.Errorf("after a save: %v, damaged %+v, count %d; want a good file counting 1", err, rs.file.Damaged(), rs.count("web", "app"))
 			}
 			if l := problems.List(); len(l) != 1 {
 				t.Errorf("problems after a good save %+v, want the read problem still", l)
@@ -77,7 +77,7 @@ func TestRestartsSaveFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	var problems atomicfile.Problems
-	rs.problems = &problems
+	rs.file.Track(&problems)
 	// A folder where the temp file's rename must go fails the save.
 	if err := os.Mkdir(filepath.Join(dir, RestartsFile), 0o700); err != nil {
 		t.Fatal(err)

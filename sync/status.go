@@ -14,6 +14,7 @@ import (
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sync/podspec"
+	"github.com/hostlet/hostlet/sync/statefile"
 	"github.com/hostlet/hostlet/validate"
 )
 
@@ -166,17 +167,7 @@ func (s *Syncer) Report() Report {
 		}
 		st := ps.status
 		st.Containers = append([]ContainerStatus(nil), st.Containers...)
-		if ro := s.rollouts.Pods[id]; ro != nil && ro.Rollout.State != "" {
-			shown := ro.Rollout
-			if shown.State == RolloutRolledBack && ro.unrestorable != "" {
-				shown.Reason += "; " + ro.unrestorable
-			}
-			if shown.Hold != nil {
-				h := *shown.Hold
-				shown.Hold = &h
-			}
-			st.Rollout = &shown
-		}
+		st.Rollout = s.rollouts.Shown(id)
 		for i := range st.Containers {
 			c := &st.Containers[i]
 			c.Restarts = s.restarts.count(id, c.Name)
@@ -330,7 +321,7 @@ func joinReasons(r []string) string { return strings.Join(r, "; ") }
 // restartStore counts restarts per container slot and persists them, so
 // counts survive hostlet restarts. It is guarded by the Syncer's mu.
 type restartStore struct {
-	stateFile
+	file  statefile.File
 	Slots map[string]*slotRestarts `json:"slots"`
 }
 
@@ -356,8 +347,8 @@ func slotKey(pod, slot string) string { return pod + "/" + slot }
 // TrackStateFiles.
 func loadRestarts(stateDir string, clk clock.Clock) (*restartStore, error) {
 	rs := &restartStore{Slots: map[string]*slotRestarts{}}
-	rs.init(stateDir, RestartsFile, clk)
-	rs.load(func(b []byte) error { return decodeRestarts(b, rs) }, func() { rs.Slots = map[string]*slotRestarts{} })
+	rs.file.Init(stateDir, RestartsFile, clk, nil)
+	rs.file.Load(func(b []byte) error { return decodeRestarts(b, rs) }, func() { rs.Slots = map[string]*slotRestarts{} })
 	return rs, nil
 }
 
@@ -388,20 +379,10 @@ func decodeRestarts(b []byte, rs *restartStore) error {
 func (s *Syncer) TrackStateFiles(p *atomicfile.Problems) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.restarts.problems = p
-	if d := s.restarts.damaged; d != nil {
-		p.Report(*d)
+	if d := s.restarts.file.Track(p); d != nil {
 		s.log.Warn("restart counts unreadable; counting from zero", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
 	}
-	s.rollouts.problems, s.rollouts.holds.problems = p, p
-	if d := s.rollouts.damaged; d != nil {
-		p.Report(*d)
-		s.log.Warn("rollout state unreadable; no pod has a version to roll back to until it is ready again", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
-	}
-	if d := s.rollouts.holds.damaged; d != nil {
-		p.Report(*d)
-		s.log.Warn("holds unreadable; no pod is held until held again", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
-	}
+	s.rollouts.Track(p)
 	if d := s.keyDamaged; d != nil {
 		// Logged when it was found (loadEnvHasher).
 		p.Report(*d)
@@ -427,7 +408,7 @@ func (rs *restartStore) count(pod, slot string) int {
 
 func (rs *restartStore) add(pod, slot string, n int) {
 	rs.slot(pod, slot).Count += n
-	rs.dirty = true
+	rs.file.Changed()
 }
 
 // engineRestart counts a crash the engine restarts by policy; the engine's
@@ -438,7 +419,7 @@ func (rs *restartStore) engineRestart(pod, slot, id string) {
 	if sr.ContainerID == id {
 		sr.EngineCount++
 	}
-	rs.dirty = true
+	rs.file.Changed()
 }
 
 // observe adds the engine restarts of container id not counted yet.
@@ -448,7 +429,7 @@ func (rs *restartStore) observe(pod, slot, id string, engineCount int) {
 		sr.Count += engineCount - sr.EngineCount
 	}
 	sr.ContainerID, sr.EngineCount = id, engineCount
-	rs.dirty = true
+	rs.file.Changed()
 }
 
 // replaced notes that the slot has a new container (the engine's count
@@ -456,20 +437,23 @@ func (rs *restartStore) observe(pod, slot, id string, engineCount int) {
 func (rs *restartStore) replaced(pod, slot string) {
 	sr := rs.slot(pod, slot)
 	sr.ContainerID, sr.EngineCount = "", 0
-	rs.dirty = true
+	rs.file.Changed()
 }
 
 func (rs *restartStore) forget(pod string) {
 	for k := range rs.Slots {
 		if strings.HasPrefix(k, pod+"/") {
 			delete(rs.Slots, k)
-			rs.dirty = true
+			rs.file.Changed()
 		}
 	}
 }
 
-// snapshot encodes the counts to save (see stateFile.snapshot).
-func (rs *restartStore) snapshot() *stateSnapshot { return rs.stateFile.snapshot(rs) }
+// snapshot encodes the counts to save (see statefile.File.Snapshot).
+func (rs *restartStore) snapshot() *statefile.Snapshot { return rs.file.Snapshot(rs) }
+
+// write saves a snapshot of the counts (see statefile.File.Write).
+func (rs *restartStore) write(snap *statefile.Snapshot) error { return rs.file.Write(snap) }
 
 // Running returns the start of the sync pass now running, zero when none
 // is (the agent's watchdog compares it with the sync's deadline).

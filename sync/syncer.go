@@ -23,6 +23,8 @@ import (
 	"github.com/hostlet/hostlet/internal/seal"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sync/podspec"
+	"github.com/hostlet/hostlet/sync/rollouts"
+	"github.com/hostlet/hostlet/sync/statefile"
 	"github.com/hostlet/hostlet/validate"
 )
 
@@ -147,16 +149,12 @@ type Syncer struct {
 	// podHashes are the PodHash of every desired pod, by ID.
 	podHashes map[string]string
 	// rollouts are the pods' updates, holds and last good versions
-	// (saved in rollouts.json); rollbacks counts rollbacks by pod since
-	// start; forceUntil ends a Force.
-	rollouts   *rolloutStore
-	rollbacks  map[string]uint64
+	// (saved in rollouts.json), with a lock of their own, taken after mu;
+	// forceUntil ends a Force.
+	rollouts   *rollouts.Store
 	forceUntil time.Time
-	// applying holds the pods being applied now, each closed when done
-	// (a hold waits for it).
-	applying map[string]chan struct{}
-	pods     map[string]*podState
-	recover  map[string]bool
+	pods       map[string]*podState
+	recover    map[string]bool
 	// ownStops holds the containers hostlet itself stops or removes, with
 	// when: their die events are not crashes.
 	ownStops map[string]time.Time
@@ -229,9 +227,7 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 		backoff:    map[string]*backoff{},
 		failures:   map[string]uint64{},
 		restarts:   rs,
-		rollouts:   loadRollouts(opts.StateDir, opts.Clock, sealer, log),
-		rollbacks:  map[string]uint64{},
-		applying:   map[string]chan struct{}{},
+		rollouts:   rollouts.Load(opts.StateDir, opts.Clock, sealer, log),
 		podHashes:  map[string]string{},
 		started:    opts.Clock.Now(),
 		keyDamaged: keyDamaged,
@@ -436,7 +432,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher})
 	s.forgetConvergedBackoff(plan)
 	for i := range plan.Pods {
-		if pp := &plan.Pods[i]; view.restoring[pp.ID] {
+		if pp := &plan.Pods[i]; view.Restoring[pp.ID] {
 			markRestore(pp)
 		}
 	}
@@ -450,9 +446,9 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 			removing[pp.ID] = true
 		}
 	}
-	s.noteWaits(waits, windowWaits, plan, view.held)
+	s.noteWaits(waits, windowWaits, plan, view.Held)
 	skip := func(id string) bool {
-		return view.held[id] || windowWaits[id] != "" || waits[id] != "" || (s.backingOff(id) && !removing[id])
+		return view.Held[id] || windowWaits[id] != "" || waits[id] != "" || (s.backingOff(id) && !removing[id])
 	}
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
@@ -486,9 +482,9 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	s.advanceRollouts(view, desired.Ready, actual, touched)
 	s.updateStatus(desired, actual)
 	probed := desired.Pods
-	if len(view.held) > 0 {
+	if len(view.Held) > 0 {
 		// A held pod is left exactly as it is: no probe restarts it.
-		probed = slices.DeleteFunc(slices.Clone(probed), func(p Pod) bool { return view.held[p.Manifest.ID] })
+		probed = slices.DeleteFunc(slices.Clone(probed), func(p Pod) bool { return view.Held[p.Manifest.ID] })
 	}
 	s.prober.update(ctx, probed, actual)
 	var failed []error
@@ -517,7 +513,7 @@ func (s *Syncer) pruneFiles(ctx context.Context, desired Desired, actual []hrunt
 	}
 	keep := map[string]bool{}
 	// The last ready versions' files too: a rollback mounts them again.
-	pods := append(slices.Clone(desired.Pods), s.goodPods()...)
+	pods := append(slices.Clone(desired.Pods), s.rollouts.GoodPods()...)
 	for _, p := range pods {
 		for _, v := range p.Manifest.Volumes {
 			if v.Files != nil {
@@ -839,7 +835,7 @@ func (s *Syncer) saveRestarts() {
 
 // writeRestarts writes a snapshot taken under mu; the caller must not hold
 // mu.
-func (s *Syncer) writeRestarts(snap *stateSnapshot) {
+func (s *Syncer) writeRestarts(snap *statefile.Snapshot) {
 	if err := s.restarts.write(snap); err != nil {
 		s.log.Warn("save restart counts", "error", err)
 	}

@@ -1,4 +1,9 @@
-package sync
+// Package statefile keeps one JSON file of the syncer's under stateDir
+// (restarts.json, rollouts.json, holds.json): read at start, a damaged
+// one set aside and reported, saved after changes from a snapshot taken
+// under its owner's lock and written outside it, an older snapshot never
+// over a newer one.
+package statefile
 
 import (
 	"encoding/json"
@@ -15,22 +20,22 @@ import (
 	"github.com/hostlet/hostlet/internal/seal"
 )
 
-// stateFile is one JSON file of the syncer's under stateDir (restart
-// counts, rollouts): loaded at start, saved after changes. Its value
-// changes under the Syncer's mu; snapshot encodes it there, and write
+// File is one JSON file of the syncer's under stateDir (restart counts,
+// rollouts, holds): loaded at start, saved after changes. Its value
+// changes under its owner's lock; Snapshot encodes it there, and Write
 // saves the snapshot outside the lock, so /status and /metrics never
 // wait on the disk. Without a stateDir nothing is read or written.
-type stateFile struct {
+type File struct {
 	name     string
 	path     string
 	stateDir string
 	dirty    bool
 	// damaged is the problem found when the file was loaded (nil when it
 	// loaded, or was not there); problems receives it and every failed
-	// save (see TrackStateFiles).
+	// save (see Track).
 	damaged  *atomicfile.Problem
 	problems *atomicfile.Problems
-	// seq numbers the snapshots (under the syncer's lock); written is the
+	// seq numbers the snapshots (under the owner's lock); written is the
 	// last one on disk and retry says the last write failed (under
 	// writeMu, which orders the writes).
 	seq     uint64
@@ -44,19 +49,21 @@ type stateFile struct {
 	sealer *seal.Sealer
 }
 
-// init names the file (under stateDir; "" for none) and its clock.
-func (f *stateFile) init(stateDir, name string, clk clock.Clock) {
+// Init names the file (under stateDir; "" for none), its clock and its
+// sealer (nil for a plain file).
+func (f *File) Init(stateDir, name string, clk clock.Clock, sealer *seal.Sealer) {
+	f.sealer = sealer
 	f.name, f.stateDir, f.clock = name, stateDir, clock.Or(clk)
 	if stateDir != "" {
 		f.path = filepath.Join(stateDir, name)
 	}
 }
 
-// load reads the file and decodes it. A file that cannot be read or
+// Load reads the file and decodes it. A file that cannot be read or
 // decoded does not stop hostlet: it is moved aside (atomicfile.Damaged),
 // reset empties the value, the problem is kept for TrackStateFiles, and a
 // good file is written at the next save.
-func (f *stateFile) load(decode func([]byte) error, reset func()) {
+func (f *File) Load(decode func([]byte) error, reset func()) {
 	if f.path == "" {
 		return
 	}
@@ -78,10 +85,10 @@ func (f *stateFile) load(decode func([]byte) error, reset func()) {
 	}
 }
 
-// snapshot encodes v (the value holding f) to save, or returns nil when
+// Snapshot encodes v (the file's value) to save, or returns nil when
 // nothing changed since the last snapshot that was written. The caller
-// holds the syncer's lock.
-func (f *stateFile) snapshot(v any) *stateSnapshot {
+// holds its owner's lock.
+func (f *File) Snapshot(v any) *Snapshot {
 	if f.path == "" || (!f.dirty && !f.retry.Swap(false)) {
 		return nil
 	}
@@ -91,20 +98,20 @@ func (f *stateFile) snapshot(v any) *stateSnapshot {
 	if err == nil && f.sealer != nil {
 		b, err = f.sealer.Seal(b, f.name)
 	}
-	return &stateSnapshot{data: b, err: err, seq: f.seq}
+	return &Snapshot{data: b, err: err, seq: f.seq}
 }
 
-// stateSnapshot is a state file's content as of one snapshot.
-type stateSnapshot struct {
+// Snapshot is a state file's content as of one snapshot.
+type Snapshot struct {
 	data []byte
 	err  error
 	seq  uint64
 }
 
-// write saves snap unless a later snapshot was written already; writes
+// Write saves snap unless a later snapshot was written already; writes
 // are one at a time. A failed write is reported and retried at the next
 // save.
-func (f *stateFile) write(snap *stateSnapshot) error {
+func (f *File) Write(snap *Snapshot) error {
 	if snap == nil {
 		return nil
 	}
@@ -126,3 +133,24 @@ func (f *stateFile) write(snap *stateSnapshot) error {
 	f.problems.Resolve(f.name)
 	return nil
 }
+
+// Changed marks the value changed: the next Snapshot encodes it.
+func (f *File) Changed() { f.dirty = true }
+
+// Pending reports whether the next Snapshot encodes anything (a change,
+// or a write to retry), for an owner that builds the value to save.
+func (f *File) Pending() bool { return f.path != "" && (f.dirty || f.retry.Load()) }
+
+// Track reports the problem found when the file was loaded to p (and
+// returns it, nil when none), and every save that fails from now on; a
+// good save clears them.
+func (f *File) Track(p *atomicfile.Problems) *atomicfile.Problem {
+	f.problems = p
+	if f.damaged != nil {
+		p.Report(*f.damaged)
+	}
+	return f.damaged
+}
+
+// Damaged is the problem found when the file was loaded, nil when none.
+func (f *File) Damaged() *atomicfile.Problem { return f.damaged }

@@ -1,4 +1,4 @@
-package sync
+package rollouts
 
 import (
 	"encoding/json"
@@ -13,6 +13,8 @@ import (
 	"github.com/hostlet/hostlet/internal/seal"
 	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/sync/podspec"
+	"github.com/hostlet/hostlet/sync/statefile"
 )
 
 // RolloutsFile is the file under stateDir holding every pod's rollout:
@@ -33,13 +35,9 @@ const HoldsFile = "holds.json"
 // MaxHoldsFileBytes bounds the HoldsFile read at start.
 const MaxHoldsFileBytes = 4 << 20
 
-// rolloutStore keeps the pods' rollouts and holds and saves them (the
-// embedded stateFile is RolloutsFile); guarded by the Syncer's mu.
-type rolloutStore struct {
-	stateFile
-	Pods  map[string]*podRollout `json:"pods"`
-	holds stateFile
-	log   *slog.Logger
+// savedRollouts is the content of RolloutsFile (before it is sealed).
+type savedRollouts struct {
+	Pods map[string]*podRollout `json:"pods"`
 }
 
 // savedHolds is the content of HoldsFile.
@@ -48,33 +46,30 @@ type savedHolds struct {
 	HeldBack map[string]*badVersion `json:"heldBack,omitempty"`
 }
 
-// loadRollouts reads the rollouts and holds saved in stateDir; sealer
+// loadFiles reads the rollouts and holds saved in stateDir into s; sealer
 // seals the rollouts (nil without a stateDir). A file that cannot be read
-// is set aside and reported (TrackStateFiles): hostlet goes on without
-// what it held.
-func loadRollouts(stateDir string, clk clock.Clock, sealer *seal.Sealer, log *slog.Logger) *rolloutStore {
-	rs := &rolloutStore{Pods: map[string]*podRollout{}, log: log}
-	rs.init(stateDir, RolloutsFile, clk)
-	rs.sealer = sealer
-	rs.holds.init(stateDir, HoldsFile, clk)
-	rs.load(func(b []byte) error {
-		pods, err := decodeRollouts(b, log)
+// is set aside and reported (Track): hostlet goes on without what it
+// held.
+func (s *Store) loadFiles(stateDir string, clk clock.Clock, sealer *seal.Sealer) {
+	s.file.Init(stateDir, RolloutsFile, clk, sealer)
+	s.holds.Init(stateDir, HoldsFile, clk, nil)
+	s.file.Load(func(b []byte) error {
+		pods, err := decodeRollouts(b, s.log)
 		if err == nil {
-			rs.Pods = pods
+			s.pods = pods
 		}
 		return err
-	}, func() { rs.Pods = map[string]*podRollout{} })
-	rs.holds.load(func(b []byte) error {
-		saved, err := decodeHolds(b, log)
+	}, func() { s.pods = map[string]*podRollout{} })
+	s.holds.Load(func(b []byte) error {
+		saved, err := decodeHolds(b, s.log)
 		for id, h := range saved.Pods {
-			rs.get(id).Hold = h
+			s.get(id).Hold = h
 		}
 		for id, bad := range saved.HeldBack {
-			rs.get(id).Bad = bad
+			s.get(id).Bad = bad
 		}
 		return err
 	}, func() {})
-	return rs
 }
 
 // decodeRollouts decodes the content of a rollouts file, refusing what is
@@ -82,9 +77,7 @@ func loadRollouts(stateDir string, clk clock.Clock, sealer *seal.Sealer, log *sl
 // by another hash version) loses that version only: its pod has nothing
 // to roll back to until it is ready again.
 func decodeRollouts(b []byte, log *slog.Logger) (map[string]*podRollout, error) {
-	var saved struct {
-		Pods map[string]*podRollout `json:"pods"`
-	}
+	var saved savedRollouts
 	if err := json.Unmarshal(b, &saved); err != nil {
 		return nil, fmt.Errorf("decode rollouts: %w", err)
 	}
@@ -146,34 +139,18 @@ func decodeHolds(b []byte, log *slog.Logger) (savedHolds, error) {
 	return saved, nil
 }
 
-// get returns the pod's rollout, made when absent.
-func (rs *rolloutStore) get(id string) *podRollout {
-	r := rs.Pods[id]
-	if r == nil {
-		r = &podRollout{}
-		rs.Pods[id] = r
-	}
-	return r
+// snapshot is both files as of one snapshot.
+type snapshot struct {
+	rollouts, holds *statefile.Snapshot
 }
 
-// holdsChanged marks the holds file (holds, held back versions) to be
-// saved.
-func (rs *rolloutStore) holdsChanged() {
-	rs.holds.dirty = true
-}
-
-// rolloutSnapshot is both files as of one snapshot.
-type rolloutSnapshot struct {
-	rollouts, holds *stateSnapshot
-}
-
-// snapshot encodes what changed of the rollouts and holds (see
-// stateFile.snapshot).
-func (rs *rolloutStore) snapshot() rolloutSnapshot {
-	snap := rolloutSnapshot{rollouts: rs.stateFile.snapshot(rs)}
-	if rs.holds.path != "" && (rs.holds.dirty || rs.holds.retry.Load()) {
+// snapshotLocked encodes what changed of the rollouts and holds (see
+// statefile.File.Snapshot). The caller holds mu.
+func (s *Store) snapshotLocked() snapshot {
+	snap := snapshot{rollouts: s.file.Snapshot(savedRollouts{Pods: s.pods})}
+	if s.holds.Pending() {
 		saved := savedHolds{Pods: map[string]*Hold{}, HeldBack: map[string]*badVersion{}}
-		for id, r := range rs.Pods {
+		for id, r := range s.pods {
 			if r.Hold != nil {
 				saved.Pods[id] = r.Hold
 			}
@@ -181,7 +158,7 @@ func (rs *rolloutStore) snapshot() rolloutSnapshot {
 				saved.HeldBack[id] = r.Bad
 			}
 		}
-		snap.holds = rs.holds.snapshot(saved)
+		snap.holds = s.holds.Snapshot(saved)
 	}
 	return snap
 }
@@ -189,10 +166,11 @@ func (rs *rolloutStore) snapshot() rolloutSnapshot {
 // write saves a snapshot: the holds file first (the operator's lock) and
 // its error apart. A rollouts file that cannot be saved is only logged
 // (reported in the status's stateErrors, and retried at the next save).
-func (rs *rolloutStore) write(snap rolloutSnapshot) (holdsErr error) {
-	holdsErr = rs.holds.write(snap.holds)
-	if err := rs.stateFile.write(snap.rollouts); err != nil && rs.log != nil {
-		rs.log.Warn("save rollouts", "error", err)
+// The caller does not hold mu.
+func (s *Store) write(snap snapshot) (holdsErr error) {
+	holdsErr = s.holds.Write(snap.holds)
+	if err := s.file.Write(snap.rollouts); err != nil && s.log != nil {
+		s.log.Warn("save rollouts", "error", err)
 	}
 	return holdsErr
 }
@@ -201,7 +179,7 @@ func (rs *rolloutStore) write(snap rolloutSnapshot) (holdsErr error) {
 // stateDir seals (RolloutsFile), from its env hash key, never creating or
 // changing the key.
 func ReadStateSealer(stateDir string) (*seal.Sealer, error) {
-	h, err := ReadEnvHasher(stateDir)
+	h, err := podspec.ReadEnvHasher(stateDir)
 	if err != nil {
 		return nil, err
 	}
