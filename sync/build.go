@@ -65,17 +65,17 @@ func BuildSpec(pod string, c manifest.Container) hruntime.BuildSpec {
 // container c of pod is built outside the sync (at most
 // sync.buildConcurrency at a time) unless it is there.
 func (s *Syncer) checkBuild(ctx context.Context, pod string, c manifest.Container) (bool, error) {
-	return s.builds.checkBuild(ctx, c.Image, func(ctx context.Context) error { return s.build(ctx, pod, c) })
+	return s.work.builds.checkBuild(ctx, c.Image, func(ctx context.Context) error { return s.build(ctx, pod, c) })
 }
 
 // build builds the image of container c of pod, records it (metrics, an
 // event) and prunes the pod's older built images.
 func (s *Syncer) build(ctx context.Context, pod string, c manifest.Container) error {
-	if s.builder == nil {
+	if s.rt == nil {
 		return fmt.Errorf("build image %s: %w: this engine does not build images", c.Image, hruntime.ErrBuild)
 	}
 	s.log.Info("building image", "pod", pod, "container", c.Name, "image", c.Image, "context", c.Build.Context)
-	res, err := s.builder.Build(ctx, BuildSpec(pod, c))
+	res, err := s.rt.Build(ctx, BuildSpec(pod, c))
 	if errors.Is(ctx.Err(), context.Canceled) {
 		// Stopped with its owner, not failed (a timeout is a failure).
 		return err
@@ -83,7 +83,7 @@ func (s *Syncer) build(ctx context.Context, pod string, c manifest.Container) er
 	if s.opts.OnBuild != nil {
 		s.opts.OnBuild(res.Duration, err)
 	}
-	now := s.clock.Now()
+	now := s.opts.Clock.Now()
 	if err != nil {
 		// The runtime hides the args in what it returns; the pod's error
 		// is scrubbed again with its other values (apply.go).
@@ -117,7 +117,7 @@ func buildSecrets(c manifest.Container) []string {
 // container uses (created, running or stopped), which stays. Failures are
 // only logged.
 func (s *Syncer) pruneBuilt(ctx context.Context, pod, keep string) {
-	list, err := s.builder.ListBuilt(ctx, pod)
+	list, err := s.rt.ListBuilt(ctx, pod)
 	if err != nil {
 		s.log.Warn("prune built images", "pod", pod, "error", err)
 		return
@@ -142,7 +142,7 @@ func (s *Syncer) pruneBuilt(ctx context.Context, pod, keep string) {
 			refs = []string{im.ID}
 		}
 		for _, t := range refs {
-			err := s.builder.RemoveImage(ctx, t)
+			err := s.rt.RemoveImage(ctx, t)
 			switch {
 			case errors.Is(err, hruntime.ErrConflict):
 				s.log.Debug("built image in use, kept", "pod", pod, "image", t)
@@ -161,7 +161,7 @@ func (s *Syncer) wantedImages() map[string]bool {
 	defer s.mu.Unlock()
 	out := map[string]bool{}
 	// A rollback runs the last ready version's image again.
-	pods := append(slices.Clip(s.desired.Pods), s.rollouts.GoodPods()...)
+	pods := append(slices.Clip(s.desired.set.Pods), s.rollouts.GoodPods()...)
 	for _, p := range pods {
 		for _, c := range p.Manifest.Containers {
 			if c.Build != nil {

@@ -45,7 +45,7 @@ func (s *Syncer) pumpEvents(ctx context.Context, in <-chan hruntime.Event) (queu
 			select {
 			case q <- e:
 			default:
-				s.eventsDropped.Add(1)
+				s.work.eventsDropped.Add(1)
 				if !overflowing {
 					overflowing = true
 					s.log.Warn("engine event queue full; dropping events and syncing everything again", "queue", eventQueueSize)
@@ -59,4 +59,4 @@ func (s *Syncer) pumpEvents(ctx context.Context, in <-chan hruntime.Event) (queu
 
 // EventsDropped is the number of engine events dropped because the sync
 // loop's event queue was full; each drop triggered a full sync.
-func (s *Syncer) EventsDropped() uint64 { return s.eventsDropped.Load() }
+func (s *Syncer) EventsDropped() uint64 { return s.work.eventsDropped.Load() }

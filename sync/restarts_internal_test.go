@@ -44,7 +44,7 @@ func TestRestartsFileDamaged(t *testing.T) {
 			}
 			var problems atomicfile.Problems
 			s.TrackStateFiles(&problems)
-			if n := len(s.restarts.Slots); n != 0 {
+			if n := len(s.pods.restarts.Slots); n != 0 {
 				t.Errorf("%d slots loaded from a damaged file, want 0", n)
 			}
 			list := problems.List()
@@ -54,7 +54,7 @@ func TestRestartsFileDamaged(t *testing.T) {
 			if _, err := os.Lstat(filepath.Join(dir, list[0].KeptAs)); err != nil {
 				t.Errorf("damaged copy: %v", err)
 			}
-			s.restarts.add("web", "app", 1)
+			s.pods.restarts.add("web", "app", 1)
 			s.saveRestarts()
 			rs, err := loadRestarts(dir, nil)
 			if err != nil || rs.file.Damaged() != nil || rs.count("web", "app") != 1 {

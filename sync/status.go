@@ -110,10 +110,10 @@ type podState struct {
 }
 
 func (s *Syncer) podStateLocked(id string) *podState {
-	ps := s.pods[id]
+	ps := s.pods.states[id]
 	if ps == nil {
 		ps = &podState{crashes: map[string][]time.Time{}, started: map[string]time.Time{}}
-		s.pods[id] = ps
+		s.pods.states[id] = ps
 	}
 	return ps
 }
@@ -154,14 +154,14 @@ func (ps *podState) crashLooping(slot string, now time.Time) bool {
 func (s *Syncer) Report() Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := Report{LastSync: s.lastSync, Pods: []PodStatus{}, Rejected: append([]validate.Rejection{}, s.desired.Rejected...), Window: s.windowStateLocked()}
-	ids := make([]string, 0, len(s.pods))
-	for id := range s.pods {
+	r := Report{LastSync: s.loop.lastSync, Pods: []PodStatus{}, Rejected: append([]validate.Rejection{}, s.desired.set.Rejected...), Window: s.windowStateLocked()}
+	ids := make([]string, 0, len(s.pods.states))
+	for id := range s.pods.states {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		ps := s.pods[id]
+		ps := s.pods.states[id]
 		if ps.status.ID == "" {
 			continue
 		}
@@ -170,8 +170,8 @@ func (s *Syncer) Report() Report {
 		st.Rollout = s.rollouts.Shown(id)
 		for i := range st.Containers {
 			c := &st.Containers[i]
-			c.Restarts = s.restarts.count(id, c.Name)
-			c.Healthy = c.State == hruntime.StateRunning && s.prober.healthy(c.ContainerID) &&
+			c.Restarts = s.pods.restarts.count(id, c.Name)
+			c.Healthy = c.State == hruntime.StateRunning && s.work.prober.healthy(c.ContainerID) &&
 				c.health != hruntime.HealthUnhealthy && c.health != hruntime.HealthStarting
 		}
 		r.Pods = append(r.Pods, st)
@@ -186,7 +186,7 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 	for _, c := range actual {
 		byPod[c.Pod()] = append(byPod[c.Pod()], c)
 	}
-	now := s.clock.Now()
+	now := s.opts.Clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keep := map[string]bool{}
@@ -200,7 +200,7 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 			s.events.Record(events.Event{Time: now, Type: events.Recovered, Pod: id, Reason: "the pod is " + ps.status.Phase + " again"})
 		}
 	}
-	for id, ps := range s.pods {
+	for id, ps := range s.pods.states {
 		if keep[id] {
 			continue
 		}
@@ -216,24 +216,15 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 			}
 			continue
 		}
-		delete(s.pods, id)
+		delete(s.pods.states, id)
 	}
 }
 
 func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now time.Time) PodStatus {
 	m := p.Manifest
-	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: podspec.Redact(m, s.opts.EnvHasher)}
-	for _, c := range cs {
-		if c.Slot() == hruntime.InfraName {
-			st.InfraHash = c.Hash()
-		}
-	}
-	slots := map[string]hruntime.Container{}
-	for _, c := range cs {
-		if prev, dup := slots[c.Slot()]; !dup || c.Created.After(prev.Created) {
-			slots[c.Slot()] = c
-		}
-	}
+	slots, infraHash := latestBySlot(cs)
+	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: podspec.Redact(m, s.opts.EnvHasher),
+		InfraHash: infraHash}
 	// missing counts the containers not there, outdated those there with
 	// another spec (a change waits: dependencies, a hold, a window).
 	running, succeeded, failedExit, missing, outdated := 0, 0, 0, 0, 0
@@ -308,6 +299,21 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 	return st
 }
 
+// latestBySlot is the latest created container of each slot of a pod's
+// containers cs, and the spec hash of its infra container ("" for none).
+func latestBySlot(cs []hruntime.Container) (slots map[string]hruntime.Container, infraHash string) {
+	slots = map[string]hruntime.Container{}
+	for _, c := range cs {
+		if c.Slot() == hruntime.InfraName {
+			infraHash = c.Hash()
+		}
+		if prev, dup := slots[c.Slot()]; !dup || c.Created.After(prev.Created) {
+			slots[c.Slot()] = c
+		}
+	}
+	return slots, infraHash
+}
+
 func containerStatus(c hruntime.Container, ps *podState) ContainerStatus {
 	cst := ContainerStatus{Name: c.Slot(), Image: c.Image, Hash: c.Hash(), State: c.State, ContainerID: c.ID, health: c.Health}
 	if t, ok := ps.started[c.Slot()]; ok {
@@ -379,7 +385,7 @@ func decodeRestarts(b []byte, rs *restartStore) error {
 func (s *Syncer) TrackStateFiles(p *atomicfile.Problems) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d := s.restarts.file.Track(p); d != nil {
+	if d := s.pods.restarts.file.Track(p); d != nil {
 		s.log.Warn("restart counts unreadable; counting from zero", "file", d.File, "keptAs", d.KeptAs, "error", d.Error)
 	}
 	s.rollouts.Track(p)
@@ -460,5 +466,5 @@ func (rs *restartStore) write(snap *statefile.Snapshot) error { return rs.file.W
 func (s *Syncer) Running() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.running
+	return s.loop.running
 }

@@ -119,57 +119,88 @@ type FileStore interface {
 	Prune(ctx context.Context, keep map[string]bool) (removed []string, err error)
 }
 
-// Syncer runs the reconcile loop and keeps the pods' status.
+// Syncer runs the reconcile loop and keeps the pods' status. It holds
+// its rooms (the rollouts' store, the engine-side workers, the pods'
+// state) rather than their fields; the spec translation is sync/podspec.
 type Syncer struct {
 	rt     FullRuntime
-	opts   Options
+	opts   Options // opts.Clock is what it reads time from
 	log    *slog.Logger
 	events *events.Log
-	clock  clock.Clock
-	wake   chan struct{}
-	prober *prober
-	// pulls runs image pulls outside the sync, builds image builds.
-	pulls, builds *puller
-	builder       Builder
+	// work are the engine-side workers: probes, pulls, builds and the
+	// engine event pump.
+	work workers
+	// rollouts are the pods' updates, holds and last good versions
+	// (saved in rollouts.json), with a lock of their own, taken after mu.
+	rollouts *rollouts.Store
 	// keyDamaged is the env hash key's problem found at start (nil when
 	// none), reported by TrackStateFiles.
 	keyDamaged *atomicfile.Problem
+	// syncs is what only a sync pass touches, under its own lock.
+	syncs passState
 
-	// syncMu serialises syncs.
-	syncMu gosync.Mutex
-	// networksSwept: a sync has looked at every network of the instance
-	// (see ApplyOptions.SweepNetworks); under syncMu.
-	networksSwept bool
-	// filesPruned: a sync has pruned the files store; under syncMu.
-	filesPruned bool
-
+	// mu guards desired, pods and loop (but loop.wake).
 	mu      gosync.Mutex
-	desired Desired
-	haveDes bool
-	// podHashes are the PodHash of every desired pod, by ID.
-	podHashes map[string]string
-	// rollouts are the pods' updates, holds and last good versions
-	// (saved in rollouts.json), with a lock of their own, taken after mu;
-	// forceUntil ends a Force.
-	rollouts   *rollouts.Store
-	forceUntil time.Time
-	pods       map[string]*podState
-	recover    map[string]bool
+	desired desiredSet
+	pods    podBook
+	loop    loopState
+}
+
+// workers are the Syncer's engine-side workers, each with its own lock.
+type workers struct {
+	prober *prober
+	// pulls runs image pulls outside the sync, builds image builds.
+	pulls, builds *puller
+	// eventsDropped counts the engine events dropped because the event
+	// queue was full (see pumpEvents).
+	eventsDropped atomic.Uint64
+}
+
+// passState is what only a sync pass (or a probe's restart) touches.
+type passState struct {
+	// mu serialises syncs.
+	mu gosync.Mutex
+	// networksSwept: a sync has looked at every network of the instance
+	// (see ApplyOptions.SweepNetworks).
+	networksSwept bool
+	// filesPruned: a sync has pruned the files store.
+	filesPruned bool
+	// adopted: the containers found at start have been adopted.
+	adopted bool
+}
+
+// desiredSet is the desired state the sources delivered (SetDesired).
+type desiredSet struct {
+	set  Desired
+	have bool
+	// hashes are the PodHash of every desired pod, by ID.
+	hashes map[string]string
+}
+
+// podBook is what the Syncer remembers of each pod between syncs: its
+// state and status, network recoveries, backoff, failures and restart
+// counts, and the containers it stops itself.
+type podBook struct {
+	states  map[string]*podState
+	recover map[string]bool
 	// ownStops holds the containers hostlet itself stops or removes, with
 	// when: their die events are not crashes.
 	ownStops map[string]time.Time
 	backoff  map[string]*backoff
 	// failures counts the pods' failed applies by reason since start.
 	failures map[string]uint64
-	lastSync SyncInfo
-	started  time.Time
-	running  time.Time // start of the sync now running, zero when idle
-	adopted  bool
 	restarts *restartStore
+}
 
-	// eventsDropped counts the engine events dropped because the event
-	// queue was full (see pumpEvents).
-	eventsDropped atomic.Uint64
+// loopState is when the loop syncs and how its syncs went.
+type loopState struct {
+	// wake asks the loop for a sync (Trigger); it needs no lock.
+	wake chan struct{}
+	// forceUntil ends a Force.
+	forceUntil time.Time
+	lastSync   SyncInfo
+	started    time.Time
+	running    time.Time // start of the sync now running, zero when idle
 }
 
 // SyncInfo describes the last finished sync.
@@ -219,29 +250,23 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Synce
 		opts.Files = filestore.New(filepath.Join(opts.StateDir, "files"))
 	}
 	s := &Syncer{
-		rt: rt, opts: opts, log: log, events: ev, clock: opts.Clock,
-		wake:       make(chan struct{}, 1),
-		pods:       map[string]*podState{},
-		recover:    map[string]bool{},
-		ownStops:   map[string]time.Time{},
-		backoff:    map[string]*backoff{},
-		failures:   map[string]uint64{},
-		restarts:   rs,
+		rt: rt, opts: opts, log: log, events: ev,
+		desired: desiredSet{hashes: map[string]string{}},
+		pods: podBook{states: map[string]*podState{}, recover: map[string]bool{}, ownStops: map[string]time.Time{},
+			backoff: map[string]*backoff{}, failures: map[string]uint64{}, restarts: rs},
+		loop:       loopState{wake: make(chan struct{}, 1), started: opts.Clock.Now()},
 		rollouts:   rollouts.Load(opts.StateDir, opts.Clock, sealer, log),
-		podHashes:  map[string]string{},
-		started:    opts.Clock.Now(),
 		keyDamaged: keyDamaged,
 	}
-	s.prober = newProber(rt, log, s.onUnhealthy, opts.Clock)
-	s.prober.onReady = s.Trigger
-	s.pulls = newPuller(rt, opts.PullTimeout, opts.Concurrency, log, s.Trigger, opts.Clock)
+	s.work.prober = newProber(rt, log, s.onUnhealthy, opts.Clock)
+	s.work.prober.onReady = s.Trigger
+	s.work.pulls = newPuller(rt, opts.PullTimeout, opts.Concurrency, log, s.Trigger, opts.Clock)
 	if opts.BuildTimeout <= 0 {
 		opts.BuildTimeout = DefaultBuildTimeout
 	}
-	s.builds = newPuller(rt, opts.BuildTimeout, opts.BuildConcurrency, log, s.Trigger, opts.Clock)
-	s.builds.what, s.builds.timeoutKey, s.builds.class = "build image", "sync.buildTimeout", hruntime.ErrBuild
-	s.builds.wanted = func(ref string) bool { return s.wantedImages()[ref] }
-	s.builder = rt
+	s.work.builds = newPuller(rt, opts.BuildTimeout, opts.BuildConcurrency, log, s.Trigger, opts.Clock)
+	s.work.builds.what, s.work.builds.timeoutKey, s.work.builds.class = "build image", "sync.buildTimeout", hruntime.ErrBuild
+	s.work.builds.wanted = func(ref string) bool { return s.wantedImages()[ref] }
 	return s, nil
 }
 
@@ -253,7 +278,7 @@ func (s *Syncer) EnvHasher() *EnvHasher { return s.opts.EnvHasher }
 func (s *Syncer) SetDesired(d Desired) {
 	hashes := podHashes(d.Pods)
 	s.mu.Lock()
-	s.desired, s.haveDes, s.podHashes = d, true, hashes
+	s.desired.set, s.desired.have, s.desired.hashes = d, true, hashes
 	s.mu.Unlock()
 	s.Trigger()
 }
@@ -261,7 +286,7 @@ func (s *Syncer) SetDesired(d Desired) {
 // Trigger asks for a sync soon; calls coalesce.
 func (s *Syncer) Trigger() {
 	select {
-	case s.wake <- struct{}{}:
+	case s.loop.wake <- struct{}{}:
 	default:
 	}
 }
@@ -281,11 +306,11 @@ func (s *Syncer) Run(ctx context.Context) error {
 		<-pumped
 		s.Close()
 	}()
-	t := s.clock.NewTicker(s.opts.Interval)
+	t := s.opts.Clock.NewTicker(s.opts.Interval)
 	defer t.Stop()
 	// due wakes the loop when a rollout's minReadySeconds or deadline
 	// passes between ticks.
-	due := s.clock.NewTimer(time.Hour)
+	due := s.opts.Clock.NewTimer(time.Hour)
 	defer due.Stop()
 	for {
 		select {
@@ -293,7 +318,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 			return nil
 		case <-t.C():
 		case <-due.C():
-		case <-s.wake:
+		case <-s.loop.wake:
 		case e, ok := <-evs:
 			if !ok {
 				evs = nil
@@ -304,7 +329,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 			}
 		}
 		s.mu.Lock()
-		have := s.haveDes
+		have := s.desired.have
 		s.mu.Unlock()
 		if !have {
 			continue
@@ -314,7 +339,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		}
 		next := time.Hour
 		if d := s.dueRollout(); !d.IsZero() {
-			next = max(d.Sub(s.clock.Now())+10*time.Millisecond, 10*time.Millisecond)
+			next = max(d.Sub(s.opts.Clock.Now())+10*time.Millisecond, 10*time.Millisecond)
 		}
 		due.Stop()
 		due.Reset(next)
@@ -340,9 +365,9 @@ func (s *Syncer) SyncOnce(ctx context.Context) error {
 // alone calls Close after its last SyncOnce has returned. Close may be
 // called more than once; a later sync starts the probes again.
 func (s *Syncer) Close() {
-	s.pulls.stop()
-	s.builds.stop()
-	s.prober.stopAll()
+	s.work.pulls.stop()
+	s.work.builds.stop()
+	s.work.prober.stopAll()
 }
 
 // maxPullWaits bounds how often SyncOnce waits for pulls and syncs again
@@ -353,37 +378,37 @@ const maxPullWaits = 3
 // sync runs one sync and, with waitPulls, waits for the pulls it started
 // and syncs again; it records the outcome once.
 func (s *Syncer) sync(ctx context.Context, waitPulls bool) error {
-	start := s.clock.Now()
+	start := s.opts.Clock.Now()
 	s.mu.Lock()
-	s.running = start
+	s.loop.running = start
 	s.mu.Unlock()
 
 	var errs []error
 	for i := 0; ; i++ {
 		errs = append(errs, s.pass(ctx))
-		if !waitPulls || i == maxPullWaits || (!s.pulls.outstanding() && !s.builds.outstanding()) {
+		if !waitPulls || i == maxPullWaits || (!s.work.pulls.outstanding() && !s.work.builds.outstanding()) {
 			break
 		}
-		if err := s.pulls.wait(ctx); err != nil {
+		if err := s.work.pulls.wait(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("wait for image pulls: %w", err))
-			s.pulls.stop()
-			s.builds.stop()
+			s.work.pulls.stop()
+			s.work.builds.stop()
 			break
 		}
-		if err := s.builds.wait(ctx); err != nil {
+		if err := s.work.builds.wait(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("wait for image builds: %w", err))
-			s.builds.stop()
+			s.work.builds.stop()
 			break
 		}
 	}
 	err := joinErrors(errs)
 
-	end := s.clock.Now()
+	end := s.opts.Clock.Now()
 	s.mu.Lock()
-	s.running = time.Time{}
-	s.lastSync = SyncInfo{Start: start, Duration: end.Sub(start), DurMs: end.Sub(start).Milliseconds()}
+	s.loop.running = time.Time{}
+	s.loop.lastSync = SyncInfo{Start: start, Duration: end.Sub(start), DurMs: end.Sub(start).Milliseconds()}
 	if err != nil {
-		s.lastSync.Error = err.Error()
+		s.loop.lastSync.Error = err.Error()
 	}
 	s.mu.Unlock()
 	if s.opts.OnSync != nil {
@@ -394,21 +419,21 @@ func (s *Syncer) sync(ctx context.Context, waitPulls bool) error {
 
 // pass is one sync: list, plan, apply, status.
 func (s *Syncer) pass(ctx context.Context) error {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
+	s.syncs.mu.Lock()
+	defer s.syncs.mu.Unlock()
 	s.mu.Lock()
-	desired := s.desired
+	desired := s.desired.set
 	var view updateView
 	desired.Pods, view = s.effectiveLocked(desired.Pods)
-	recoverPods := make(map[string]bool, len(s.recover))
-	for k := range s.recover {
+	recoverPods := make(map[string]bool, len(s.pods.recover))
+	for k := range s.pods.recover {
 		recoverPods[k] = true
 	}
 	s.mu.Unlock()
-	s.pulls.beginPass()
-	defer s.pulls.endPass()
-	s.builds.beginPass()
-	defer s.builds.endPass()
+	s.work.pulls.beginPass()
+	defer s.work.pulls.endPass()
+	s.work.builds.beginPass()
+	defer s.work.builds.endPass()
 	return s.syncOnce(ctx, desired, recoverPods, view)
 }
 
@@ -421,7 +446,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		return fmt.Errorf("list containers: %w", err)
 	}
 	actual = podContainers(actual)
-	if !s.adopted {
+	if !s.syncs.adopted {
 		for pod := range s.adopt(ctx, actual) {
 			recoverPods[pod] = true
 		}
@@ -453,12 +478,12 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
 		Skip: skip, Begin: s.beginApply, End: s.endApply, EnvHasher: s.opts.EnvHasher,
-		HostPaths: s.opts.HostPaths, Images: s.pulls.check, Builds: s.checkBuild,
-		SweepNetworks: !s.networksSwept && s.opts.Prune && desired.Ready,
+		HostPaths: s.opts.HostPaths, Images: s.work.pulls.check, Builds: s.checkBuild,
+		SweepNetworks: !s.syncs.networksSwept && s.opts.Prune && desired.Ready,
 		Files:         s.fileWriter(),
 	}, s.log)
 	if s.opts.Prune && desired.Ready {
-		s.networksSwept = true
+		s.syncs.networksSwept = true
 	}
 	s.notePulls(results)
 	if slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 || r.Err != nil }) {
@@ -469,7 +494,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 			actual = podContainers(after)
 		}
 	}
-	if !s.filesPruned || slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 }) {
+	if !s.syncs.filesPruned || slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 }) {
 		s.pruneFiles(ctx, desired, actual)
 	}
 	touched := map[string]bool{}
@@ -486,7 +511,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		// A held pod is left exactly as it is: no probe restarts it.
 		probed = slices.DeleteFunc(slices.Clone(probed), func(p Pod) bool { return view.Held[p.Manifest.ID] })
 	}
-	s.prober.update(ctx, probed, actual)
+	s.work.prober.update(ctx, probed, actual)
 	var failed []error
 	for _, r := range results {
 		if r.Err != nil {
@@ -531,7 +556,7 @@ func (s *Syncer) pruneFiles(ctx context.Context, desired Desired, actual []hrunt
 		s.log.Warn("prune materialised files", "error", err)
 		return
 	}
-	s.filesPruned = true
+	s.syncs.filesPruned = true
 	if len(removed) > 0 {
 		s.log.Info("removed materialised files no pod uses", "count", len(removed))
 	}
@@ -616,12 +641,12 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[str
 			}
 		}
 		s.mu.Lock()
-		s.restarts.observe(c.Pod(), c.Slot(), c.ID, d.RestartCount)
+		s.pods.restarts.observe(c.Pod(), c.Slot(), c.ID, d.RestartCount)
 		s.mu.Unlock()
 		s.setStarted(c.Pod(), c.Slot(), d.StartedAt)
 	}
 	s.saveRestarts()
-	s.adopted = true
+	s.syncs.adopted = true
 	s.log.Info("adopted running containers", "containers", len(actual))
 	recoverPods := map[string]bool{}
 	for pod, it := range infraStart {
@@ -633,7 +658,7 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[str
 	if len(recoverPods) > 0 {
 		s.mu.Lock()
 		for pod := range recoverPods {
-			s.recover[pod] = true
+			s.pods.recover[pod] = true
 		}
 		s.mu.Unlock()
 	}
@@ -646,7 +671,7 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[str
 func (s *Syncer) Failures() map[string]uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return maps.Clone(s.failures)
+	return maps.Clone(s.pods.failures)
 }
 
 // record logs and records the outcome of applying each pod and updates
@@ -655,14 +680,14 @@ func (s *Syncer) Failures() map[string]uint64 {
 func (s *Syncer) record(results []Result) {
 	s.mu.Lock()
 	s.recordLocked(results)
-	snap := s.restarts.snapshot()
+	snap := s.pods.restarts.snapshot()
 	s.mu.Unlock()
 	s.writeRestarts(snap)
 }
 
 // recordLocked is record's work; the caller holds mu.
 func (s *Syncer) recordLocked(results []Result) {
-	now := s.clock.Now()
+	now := s.opts.Clock.Now()
 	for _, r := range results {
 		if r.waiting() {
 			// Nothing done yet (notePulls): backoff and marks stay. A
@@ -680,22 +705,22 @@ func (s *Syncer) recordLocked(results []Result) {
 			s.events.Record(events.Event{Time: now, Type: eventType(ch.Action), Pod: r.ID, Container: ch.Container, Reason: reason})
 			s.log.Info("applied", "pod", r.ID, "container", ch.Container, "action", ch.Action, "reason", reason)
 			if ch.Action == ActionRestart && ch.Container != hruntime.InfraName {
-				s.restarts.add(r.ID, ch.Container, 1)
+				s.pods.restarts.add(r.ID, ch.Container, 1)
 			}
 			if ch.Action == ActionRecreate || ch.Action == ActionCreate {
-				s.restarts.replaced(r.ID, ch.Container)
+				s.pods.restarts.replaced(r.ID, ch.Container)
 			}
 		}
 		if r.Plan.Remove() && r.Err == nil {
-			delete(s.pods, r.ID)
-			delete(s.backoff, r.ID)
-			s.restarts.forget(r.ID)
+			delete(s.pods.states, r.ID)
+			delete(s.pods.backoff, r.ID)
+			s.pods.restarts.forget(r.ID)
 			continue
 		}
 		if r.Err == nil && !r.Plan.infraWait {
 			// The pod's network is recovered. After a failure the mark
 			// stays, so the retry still moves every container over.
-			delete(s.recover, r.ID)
+			delete(s.pods.recover, r.ID)
 		}
 		if r.Err != nil {
 			var pe *PodError
@@ -703,13 +728,13 @@ func (s *Syncer) recordLocked(results []Result) {
 			if errors.As(r.Err, &pe) {
 				reason = pe.Reason
 			}
-			b := s.backoff[r.ID]
+			b := s.pods.backoff[r.ID]
 			if b == nil {
 				b = &backoff{}
-				s.backoff[r.ID] = b
+				s.pods.backoff[r.ID] = b
 			}
 			b.fail(now)
-			s.failures[reason]++
+			s.pods.failures[reason]++
 			ps.failReason, ps.failMessage = reason, r.Err.Error()
 			typ := events.Failed
 			switch reason {
@@ -722,7 +747,7 @@ func (s *Syncer) recordLocked(results []Result) {
 			s.log.Warn("pod failed", "pod", r.ID, "reason", reason, "error", r.Err, "retry_in", b.delay())
 			continue
 		}
-		delete(s.backoff, r.ID)
+		delete(s.pods.backoff, r.ID)
 		ps.failReason, ps.failMessage = "", ""
 	}
 }
@@ -734,7 +759,7 @@ func (s *Syncer) recordLocked(results []Result) {
 func (s *Syncer) noteWaits(waits, windowWaits map[string]string, plan Plan, held map[string]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id, ps := range s.pods {
+	for id, ps := range s.pods.states {
 		if _, ok := waits[id]; !ok {
 			ps.waiting = ""
 		}
@@ -794,7 +819,7 @@ func changesText(pp PodPlan) string {
 // notePulls marks the pods whose images are being pulled (Pending,
 // reason Pulling) and unmarks every other pod.
 func (s *Syncer) notePulls(results []Result) {
-	now := s.clock.Now()
+	now := s.opts.Clock.Now()
 	pulling := map[string]Result{}
 	for _, r := range results {
 		if r.waiting() {
@@ -803,7 +828,7 @@ func (s *Syncer) notePulls(results []Result) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id, ps := range s.pods {
+	for id, ps := range s.pods.states {
 		if _, ok := pulling[id]; !ok {
 			ps.pulling = ""
 		}
@@ -828,7 +853,7 @@ func (s *Syncer) notePulls(results []Result) {
 // write outside it. The caller must not hold mu.
 func (s *Syncer) saveRestarts() {
 	s.mu.Lock()
-	snap := s.restarts.snapshot()
+	snap := s.pods.restarts.snapshot()
 	s.mu.Unlock()
 	s.writeRestarts(snap)
 }
@@ -836,7 +861,7 @@ func (s *Syncer) saveRestarts() {
 // writeRestarts writes a snapshot taken under mu; the caller must not hold
 // mu.
 func (s *Syncer) writeRestarts(snap *statefile.Snapshot) {
-	if err := s.restarts.write(snap); err != nil {
+	if err := s.pods.restarts.write(snap); err != nil {
 		s.log.Warn("save restart counts", "error", err)
 	}
 }
@@ -861,8 +886,8 @@ func (s *Syncer) forgetConvergedBackoff(plan Plan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, pp := range plan.Pods {
-		if s.backoff[pp.ID] != nil && !pp.Remove() && !pp.infraWait && pp.Unchanged() {
-			delete(s.backoff, pp.ID)
+		if s.pods.backoff[pp.ID] != nil && !pp.Remove() && !pp.infraWait && pp.Unchanged() {
+			delete(s.pods.backoff, pp.ID)
 		}
 	}
 }
@@ -870,8 +895,8 @@ func (s *Syncer) forgetConvergedBackoff(plan Plan) {
 func (s *Syncer) backingOff(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.backoff[id]
-	return b != nil && s.clock.Now().Before(b.next)
+	b := s.pods.backoff[id]
+	return b != nil && s.opts.Clock.Now().Before(b.next)
 }
 
 // handleEvent updates restart counts and recovery marks from an engine
@@ -892,14 +917,14 @@ func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 		}
 		if slot == hruntime.InfraName {
 			s.mu.Lock()
-			s.recover[pod] = true
+			s.pods.recover[pod] = true
 			s.mu.Unlock()
 			s.log.Warn("infra container died; the pod's network will be recovered", "pod", pod)
 			return true
 		}
 		s.mu.Lock()
 		policy := ""
-		for _, p := range s.desired.Pods {
+		for _, p := range s.desired.set.Pods {
 			if p.Manifest.ID == pod {
 				policy = p.Manifest.RestartPolicy
 			}
@@ -907,8 +932,8 @@ func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 		ps := s.podStateLocked(pod)
 		restarts := shouldRun(policy, hruntime.Container{State: hruntime.StateExited, ExitCode: e.ExitCode}) && policy != ""
 		if restarts {
-			ps.crash(slot, e.Time, s.clock.Now())
-			s.restarts.engineRestart(pod, slot, e.ContainerID)
+			ps.crash(slot, e.Time, s.opts.Clock.Now())
+			s.pods.restarts.engineRestart(pod, slot, e.ContainerID)
 		}
 		s.mu.Unlock()
 		if restarts {
@@ -934,7 +959,7 @@ func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 		// may go on now.
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for _, ps := range s.pods {
+		for _, ps := range s.pods.states {
 			if ps.waiting != "" {
 				return true
 			}
@@ -951,15 +976,15 @@ const ownStopTTL = 10 * time.Minute
 // so that its die event is not taken for a crash: not counted as a restart,
 // not a crash-loop step, and for an infra container no network recovery.
 func (s *Syncer) markOwnStop(id string) {
-	now := s.clock.Now()
+	now := s.opts.Clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, t := range s.ownStops {
+	for k, t := range s.pods.ownStops {
 		if now.Sub(t) > ownStopTTL {
-			delete(s.ownStops, k)
+			delete(s.pods.ownStops, k)
 		}
 	}
-	s.ownStops[id] = now
+	s.pods.ownStops[id] = now
 }
 
 // takeOwnStop reports whether id was marked by markOwnStop, and forgets
@@ -967,8 +992,8 @@ func (s *Syncer) markOwnStop(id string) {
 func (s *Syncer) takeOwnStop(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.ownStops[id]
-	delete(s.ownStops, id)
+	_, ok := s.pods.ownStops[id]
+	delete(s.pods.ownStops, id)
 	return ok
 }
 
@@ -976,8 +1001,8 @@ func (s *Syncer) takeOwnStop(id string) bool {
 func (s *Syncer) forgetOwnStopBefore(id string, t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m, ok := s.ownStops[id]; ok && m.Before(t) {
-		delete(s.ownStops, id)
+	if m, ok := s.pods.ownStops[id]; ok && m.Before(t) {
+		delete(s.pods.ownStops, id)
 	}
 }
 
@@ -1003,8 +1028,8 @@ func (m stopMarker) Remove(ctx context.Context, id string) error {
 func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, grace time.Duration) {
 	s.events.Record(events.Event{Type: events.Unhealthy, Pod: pod, Container: slot, Reason: "LivenessProbeFailed", Message: why})
 	s.log.Warn("liveness probe failed; restarting", "pod", pod, "container", slot, "reason", why)
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
+	s.syncs.mu.Lock()
+	defer s.syncs.mu.Unlock()
 	if ctx.Err() != nil {
 		// The probe was stopped (container gone, probe changed, hostlet
 		// stopping) while waiting for the sync lock.
@@ -1030,11 +1055,11 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 		s.Trigger()
 		return
 	}
-	now := s.clock.Now()
+	now := s.opts.Clock.Now()
 	s.mu.Lock()
-	s.restarts.add(pod, slot, 1)
+	s.pods.restarts.add(pod, slot, 1)
 	s.podStateLocked(pod).lastAction = &LastAction{Action: string(ActionRestart), Container: slot, Reason: "liveness probe failed: " + why, Time: now}
-	snap := s.restarts.snapshot()
+	snap := s.pods.restarts.snapshot()
 	s.mu.Unlock()
 	s.writeRestarts(snap)
 	s.events.Record(events.Event{Time: now, Type: events.Restart, Pod: pod, Container: slot, Reason: "liveness probe failed"})
@@ -1047,14 +1072,14 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 func (s *Syncer) Healthy(window time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	last := s.started
-	if !s.lastSync.Start.IsZero() {
-		last = s.lastSync.Start.Add(s.lastSync.Duration)
+	last := s.loop.started
+	if !s.loop.lastSync.Start.IsZero() {
+		last = s.loop.lastSync.Start.Add(s.loop.lastSync.Duration)
 	}
-	if !s.running.IsZero() && s.running.After(last) {
-		last = s.running
+	if !s.loop.running.IsZero() && s.loop.running.After(last) {
+		last = s.loop.running
 	}
-	return s.clock.Now().Sub(last) <= window
+	return s.opts.Clock.Now().Sub(last) <= window
 }
 
 // backoff doubles the wait after each failure of a pod, from 10 s to 5 min.

@@ -36,12 +36,12 @@ type updateView struct {
 // was ready (rollouts.Store.Effective). The caller holds mu.
 func (s *Syncer) effectiveLocked(pods []Pod) ([]Pod, updateView) {
 	out, rv := s.rollouts.Effective(pods, s.podHash, s.opts.HostPaths)
-	return out, updateView{declared: pods, hashes: s.podHashes, View: rv}
+	return out, updateView{declared: pods, hashes: s.desired.hashes, View: rv}
 }
 
 // podHash is p's PodHash, computed once per desired set.
 func (s *Syncer) podHash(p Pod) string {
-	if h, ok := s.podHashes[p.Manifest.ID]; ok {
+	if h, ok := s.desired.hashes[p.Manifest.ID]; ok {
 		return h
 	}
 	return manifest.PodHash(p.Manifest)
@@ -64,9 +64,9 @@ func (s *Syncer) windowWaits(plan Plan, v updateView) map[string]string {
 	if s.opts.Window == nil {
 		return nil
 	}
-	now := s.clock.Now()
+	now := s.opts.Clock.Now()
 	s.mu.Lock()
-	forced := now.Before(s.forceUntil)
+	forced := now.Before(s.loop.forceUntil)
 	s.mu.Unlock()
 	open, next, _ := s.opts.Window(now)
 	if open || forced {
@@ -102,7 +102,7 @@ func disrupts(pp PodPlan) bool {
 func (s *Syncer) Force() {
 	d := max(time.Minute, 2*s.opts.Interval)
 	s.mu.Lock()
-	s.forceUntil = s.clock.Now().Add(d)
+	s.loop.forceUntil = s.opts.Clock.Now().Add(d)
 	s.mu.Unlock()
 	s.log.Info("sync forced: changes apply now, maintenance windows or not", "for", d)
 	s.Trigger()
@@ -124,11 +124,11 @@ func (s *Syncer) windowStateLocked() *Window {
 	if s.opts.Window == nil {
 		return nil
 	}
-	now := s.clock.Now()
+	now := s.opts.Clock.Now()
 	open, next, closes := s.opts.Window(now)
 	w := &Window{Open: open, Next: next, Closes: closes}
-	if now.Before(s.forceUntil) {
-		w.ForcedUntil = s.forceUntil
+	if now.Before(s.loop.forceUntil) {
+		w.ForcedUntil = s.loop.forceUntil
 	}
 	return w
 }
@@ -218,9 +218,9 @@ func (s *Syncer) notReadyLocked(mc manifest.Container, c hruntime.Container) str
 		return "container " + mc.Name + ": healthcheck starting"
 	case c.Health == hruntime.HealthUnhealthy:
 		return "container " + mc.Name + ": unhealthy"
-	case mc.ReadinessProbe != nil && !s.prober.ready(c.ID):
+	case mc.ReadinessProbe != nil && !s.work.prober.ready(c.ID):
 		return "container " + mc.Name + ": readiness probe not passing"
-	case mc.LivenessProbe != nil && !s.prober.healthy(c.ID):
+	case mc.LivenessProbe != nil && !s.work.prober.healthy(c.ID):
 		return "container " + mc.Name + ": liveness probe failing"
 	}
 	return ""
@@ -243,7 +243,7 @@ func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Con
 		}
 		return byPod[id]
 	}
-	now := s.clock.Now()
+	now := s.opts.Clock.Now()
 	s.mu.Lock()
 	notes := s.rollouts.Advance(rollouts.Seen{Now: now, Declared: v.declared, Hashes: v.hashes, Ready: ready,
 		Present: func(id string) bool { return len(containersOf(id)) > 0 },
@@ -260,7 +260,7 @@ func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Con
 			ps := s.podStateLocked(n.Pod)
 			clear(ps.crashes)
 			ps.failReason, ps.failMessage = "", ""
-			delete(s.backoff, n.Pod)
+			delete(s.pods.backoff, n.Pod)
 		}
 	}
 	s.mu.Unlock()
@@ -334,7 +334,7 @@ func (s *Syncer) confirmReadyRuns(ctx context.Context, actual []hruntime.Contain
 func (s *Syncer) completionsDue() map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rollouts.CompletionsDue(s.desired.Pods, s.clock.Now())
+	return s.rollouts.CompletionsDue(s.desired.set.Pods, s.opts.Clock.Now())
 }
 
 // dueRollout is when a rollout next needs a sync without any event (a
@@ -342,7 +342,7 @@ func (s *Syncer) completionsDue() map[string]bool {
 func (s *Syncer) dueRollout() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rollouts.Due(s.desired.Pods)
+	return s.rollouts.Due(s.desired.set.Pods)
 }
 
 // Rollbacks returns how many times each pod was rolled back since start.
@@ -363,7 +363,7 @@ var ErrChangeUnderWay = errors.New("held; a change of the pod under way when the
 // waited for (until ctx ends): once Hold returns, nothing of the pod is
 // being changed, and nothing will be until Release.
 func (s *Syncer) Hold(ctx context.Context, id, by, reason string) (Hold, error) {
-	h, err := s.rollouts.Hold(id, by, reason, s.clock.Now())
+	h, err := s.rollouts.Hold(id, by, reason, s.opts.Clock.Now())
 	if err != nil {
 		return Hold{}, err
 	}
@@ -394,7 +394,7 @@ func (s *Syncer) Release(id string) error {
 	if err := s.rollouts.Release(id); err != nil {
 		return err
 	}
-	s.events.Record(events.Event{Time: s.clock.Now(), Type: events.Release, Pod: id, Reason: "hold released"})
+	s.events.Record(events.Event{Time: s.opts.Clock.Now(), Type: events.Release, Pod: id, Reason: "hold released"})
 	s.log.Info("pod released", "pod", id)
 	s.Trigger()
 	return nil

@@ -509,17 +509,25 @@ func buildInputs(b *manifest.Build, env *EnvHasher) map[string]string {
 
 // buildReasons says how a build's inputs changed, by name.
 func buildReasons(old, new map[string]string) []string {
+	return keyedChanges("", old, new)
+}
+
+// keyedChanges says which values of old and new, each a keyed hash by
+// name, were added, removed or changed (prefix before each name). A value
+// is said to have changed only when both hashes were made with the same
+// key (Comparable).
+func keyedChanges(prefix string, old, new map[string]string) []string {
 	var r []string
 	for _, k := range unionKeys(old, new) {
 		o, inOld := old[k]
 		n, inNew := new[k]
 		switch {
 		case !inOld:
-			r = append(r, k+" added")
+			r = append(r, prefix+k+" added")
 		case !inNew:
-			r = append(r, k+" removed")
+			r = append(r, prefix+k+" removed")
 		case o != n && Comparable(o, n):
-			r = append(r, k+" changed")
+			r = append(r, prefix+k+" changed")
 		}
 	}
 	return r
@@ -684,18 +692,7 @@ func changeReasons(old, new Summary) []string {
 	if old.WorkingDir != new.WorkingDir {
 		r = append(r, fmt.Sprintf("workingDir %q -> %q", old.WorkingDir, new.WorkingDir))
 	}
-	for _, k := range unionKeys(old.Env, new.Env) {
-		o, inOld := old.Env[k]
-		n, inNew := new.Env[k]
-		switch {
-		case !inOld:
-			r = append(r, "env "+k+" added")
-		case !inNew:
-			r = append(r, "env "+k+" removed")
-		case o != n && Comparable(o, n):
-			r = append(r, "env "+k+" changed")
-		}
-	}
+	r = append(r, keyedChanges("env ", old.Env, new.Env)...)
 	if !equalStrings(old.Ports, new.Ports) {
 		r = append(r, fmt.Sprintf("ports [%s] -> [%s]", strings.Join(old.Ports, " "), strings.Join(new.Ports, " ")))
 	}
@@ -714,18 +711,7 @@ func changeReasons(old, new Summary) []string {
 	if !equalStrings(old.Networks, new.Networks) {
 		r = append(r, fmt.Sprintf("networks [%s] -> [%s]", strings.Join(old.Networks, " "), strings.Join(new.Networks, " ")))
 	}
-	for _, k := range unionKeys(old.Files, new.Files) {
-		o, inOld := old.Files[k]
-		n, inNew := new.Files[k]
-		switch {
-		case !inOld:
-			r = append(r, "file "+k+" added")
-		case !inNew:
-			r = append(r, "file "+k+" removed")
-		case o != n && Comparable(o, n):
-			r = append(r, "file "+k+" changed")
-		}
-	}
+	r = append(r, keyedChanges("file ", old.Files, new.Files)...)
 	if !equalStrings(old.Mounts, new.Mounts) {
 		r = append(r, fmt.Sprintf("mounts [%s] -> [%s]", strings.Join(old.Mounts, " "), strings.Join(new.Mounts, " ")))
 	}
