@@ -222,9 +222,11 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 
 func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now time.Time) PodStatus {
 	m := p.Manifest
-	slots, infraHash := latestBySlot(cs)
+	// slots stays the caller's (on the stack, as it was before it was
+	// filled by a function of its own).
+	slots := map[string]hruntime.Container{}
 	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: podspec.Redact(m, s.opts.EnvHasher),
-		InfraHash: infraHash}
+		InfraHash: latestBySlot(slots, cs)}
 	// missing counts the containers not there, outdated those there with
 	// another spec (a change waits: dependencies, a hold, a window).
 	running, succeeded, failedExit, missing, outdated := 0, 0, 0, 0, 0
@@ -299,10 +301,10 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 	return st
 }
 
-// latestBySlot is the latest created container of each slot of a pod's
-// containers cs, and the spec hash of its infra container ("" for none).
-func latestBySlot(cs []hruntime.Container) (slots map[string]hruntime.Container, infraHash string) {
-	slots = map[string]hruntime.Container{}
+// latestBySlot puts the latest created container of each slot of a
+// pod's containers cs in slots and returns the spec hash of its infra
+// container ("" for none).
+func latestBySlot(slots map[string]hruntime.Container, cs []hruntime.Container) (infraHash string) {
 	for _, c := range cs {
 		if c.Slot() == hruntime.InfraName {
 			infraHash = c.Hash()
@@ -311,7 +313,7 @@ func latestBySlot(cs []hruntime.Container) (slots map[string]hruntime.Container,
 			slots[c.Slot()] = c
 		}
 	}
-	return slots, infraHash
+	return infraHash
 }
 
 func containerStatus(c hruntime.Container, ps *podState) ContainerStatus {

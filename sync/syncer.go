@@ -497,9 +497,12 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	if !s.syncs.filesPruned || slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 }) {
 		s.pruneFiles(ctx, desired, actual)
 	}
-	touched := map[string]bool{}
+	var touched map[string]bool // made only when a pod was touched: no-op syncs stay free
 	for _, r := range results {
 		if len(r.Applied) > 0 || r.TookDown {
+			if touched == nil {
+				touched = map[string]bool{}
+			}
 			touched[r.ID] = true
 		}
 	}

@@ -228,11 +228,26 @@ func (s *Syncer) notReadyLocked(mc manifest.Container, c hruntime.Container) str
 
 // advanceRollouts moves every desired pod's rollout on by what this sync
 // saw (actual), saves the rollouts when they changed, and tells what
-// happened. touched names the pods this sync applied something to. The
-// step runs under mu (the pods' state it observes) and the store's lock.
+// happened. touched names the pods this sync applied something to (nil
+// for none). The step runs under mu (the pods' state it observes) and the
+// store's lock; in a no-op sync (rollouts.Store.Settled) nothing is
+// observed.
 func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Container, touched map[string]bool) {
-	// byPod is made when a pod needs more than a look at its rollout
-	// (not in a no-op sync of pods that are Complete).
+	now := s.opts.Clock.Now()
+	var notes []rollouts.Note
+	s.mu.Lock()
+	if !s.rollouts.Settled(v.declared, v.hashes, ready) {
+		notes = s.stepRolloutsLocked(v, ready, actual, touched, now)
+	}
+	s.mu.Unlock()
+	s.rollouts.Save()
+	s.tell(notes, now)
+}
+
+// stepRolloutsLocked is advanceRollouts' step, and what it does to the
+// pods' state; the caller holds mu.
+func (s *Syncer) stepRolloutsLocked(v updateView, ready bool, actual []hruntime.Container, touched map[string]bool, now time.Time) []rollouts.Note {
+	// byPod is made when a pod needs more than a look at its rollout.
 	var byPod map[string][]hruntime.Container
 	containersOf := func(id string) []hruntime.Container {
 		if byPod == nil {
@@ -243,8 +258,6 @@ func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Con
 		}
 		return byPod[id]
 	}
-	now := s.opts.Clock.Now()
-	s.mu.Lock()
 	notes := s.rollouts.Advance(rollouts.Seen{Now: now, Declared: v.declared, Hashes: v.hashes, Ready: ready,
 		Present: func(id string) bool { return len(containersOf(id)) > 0 },
 		Observe: func(p Pod, hash string, good *manifest.Manifest) rollouts.Observation {
@@ -263,9 +276,7 @@ func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Con
 			delete(s.pods.backoff, n.Pod)
 		}
 	}
-	s.mu.Unlock()
-	s.rollouts.Save()
-	s.tell(notes, now)
+	return notes
 }
 
 // tell records events and logs for the rollouts' outcomes.

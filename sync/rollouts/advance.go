@@ -60,6 +60,35 @@ func (s *Store) Advance(seen Seen) []Note {
 	return notes
 }
 
+// Settled reports whether Advance would look at nothing (the common case
+// of a no-op sync): every declared pod (hashes their PodHashes by ID) is
+// Complete at its hash, neither held nor held back, and, when ready, the
+// store keeps no pod that is neither declared nor held.
+func (s *Store) Settled(declared []podspec.Pod, hashes map[string]string, ready bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range declared {
+		r, hash := s.pods[p.Manifest.ID], hashes[p.Manifest.ID]
+		if r == nil || hash == "" || !r.settled(hash) {
+			return false
+		}
+	}
+	if ready {
+		for id, r := range s.pods {
+			if _, ok := hashes[id]; !ok && r.Hold == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// settled: nothing to look at in r for a pod whose desired version hashes
+// to hash.
+func (r *podRollout) settled(hash string) bool {
+	return r.Hold == nil && r.Bad == nil && r.Rollout.State == RolloutComplete && r.Rollout.Hash == hash
+}
+
 // stepLocked steps pod p's rollout; false when nothing was decided.
 func (s *Store) stepLocked(seen Seen, p podspec.Pod) (Note, bool) {
 	id := p.Manifest.ID
@@ -68,7 +97,7 @@ func (s *Store) stepLocked(seen Seen, p podspec.Pod) (Note, bool) {
 		hash = manifest.PodHash(p.Manifest)
 	}
 	r := s.get(id)
-	if r.Hold == nil && r.Bad == nil && r.Rollout.State == RolloutComplete && r.Rollout.Hash == hash {
+	if r.settled(hash) {
 		return Note{}, false // the common case: nothing to look at
 	}
 	before, badBefore := r.Rollout, r.Bad
