@@ -7,6 +7,7 @@ import (
 
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
+	"github.com/hostlet/hostlet/sources/tree"
 )
 
 // decodeBody decodes one body (an HTTP response, an etcd value): a Compose
@@ -24,7 +25,7 @@ func decodeBody(ctx context.Context, body []byte, origin manifest.Origin, r *pro
 	}
 	opts := project.Options{Source: origin.Source, Dir: origin.File, Name: name}
 	if r == nil {
-		return nil, &manifest.Error{Origin: origin, Detail: errNoRenderer.Error(), Err: errNoRenderer}
+		return nil, &manifest.Error{Origin: origin, Detail: tree.ErrNoRenderer.Error(), Err: tree.ErrNoRenderer}
 	}
 	return r.Render(ctx, project.Bundle{Options: opts, Body: body})
 }

@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -230,4 +231,18 @@ func (f *File) watch(w *fsnotify.Watcher) {
 			return nil
 		})
 	}
+}
+
+// walkRoot returns the folder to walk for path p: p itself, or its target
+// when p is a symlink (filepath.WalkDir does not follow a symlinked root).
+func walkRoot(p string) (string, error) {
+	lfi, err := os.Lstat(p)
+	if err != nil || lfi.Mode()&fs.ModeSymlink == 0 {
+		return p, nil
+	}
+	root, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", "resolve symlink", unwrapPath(err))
+	}
+	return root, nil
 }
