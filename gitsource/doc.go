@@ -9,5 +9,6 @@
 // 10 × interval), until a poll succeeds; POST /sync polls at once. A cache found damaged (a truncated pack, a
 // half-written folder) is removed and cloned again. With
 // verify.keyringFile set, the commit must carry a valid OpenPGP signature
-// from a key in the keyring.
+// from a key in the keyring. A commit's tree is read by the one manifest
+// tree reader (package sources/tree), as an fs.FS (ReadCommit).
 package gitsource
