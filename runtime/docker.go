@@ -289,7 +289,7 @@ func (d *Docker) Inspect(ctx context.Context, id string) (Details, error) {
 		det.ExitCode = s.ExitCode
 		det.OOMKilled = s.OOMKilled
 		det.Error = s.Error
-		det.Running = s.Running
+		det.Running, det.Restarting = s.Running, s.Restarting
 	}
 	return det, nil
 }

@@ -93,6 +93,9 @@ type Details struct {
 	OOMKilled    bool      `json:"oomKilled"`
 	Error        string    `json:"error"`
 	Running      bool      `json:"running"`
+	// Restarting: the engine waits to start the container again (it
+	// reports it running meanwhile). Not in the pods API's document.
+	Restarting bool `json:"-"`
 
 	Name    string   `json:"name"`
 	Image   string   `json:"image"`

@@ -58,16 +58,16 @@ func newRolloutEnvOn(t *testing.T, wrap func(*synctest.Fake) hsync.FullRuntime, 
 }
 
 // The engine reports a container it is about to restart (its process
-// exited, the restart policy's delay running) as running, its last run
-// finished after it started: the confirming inspect takes it for
-// restarting, in the rollout (not complete) and in the status, and the
-// rollout completes once it has run minReadySeconds again.
+// exited, the restart policy's delay running) as running, and restarting:
+// the confirming inspect takes it for restarting, in the rollout (not
+// complete) and in the status, and the rollout completes once it has run
+// minReadySeconds again.
 func TestRolloutWaitsForAContainerTheEngineIsAboutToRestart(t *testing.T) {
 	restarting := false
 	e := newRolloutEnvOn(t, func(f *synctest.Fake) hsync.FullRuntime {
 		return &inspectHook{Fake: f, inspect: func(id string, d hruntime.Details, err error) (hruntime.Details, error) {
 			if restarting && err == nil {
-				d.FinishedAt = d.StartedAt.Add(time.Millisecond)
+				d.Restarting = true
 			}
 			return d, err
 		}}

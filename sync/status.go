@@ -121,10 +121,8 @@ func (s *Syncer) podStateLocked(id string) *podState {
 func (s *Syncer) setStarted(pod, slot string, t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// The latest start wins: an inspect may read a start whose event
-	// comes later, or an event come after a later inspect.
-	if ps := s.podStateLocked(pod); t.After(ps.started[slot]) {
-		ps.started[slot] = t
+	if !t.IsZero() {
+		s.podStateLocked(pod).started[slot] = t
 	}
 }
 

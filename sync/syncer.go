@@ -506,8 +506,9 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 			touched[r.ID] = true
 		}
 	}
-	s.confirmReadyRuns(ctx, actual)
-	s.advanceRollouts(view, desired.Ready, actual, touched)
+	now := s.opts.Clock.Now()
+	view.runs = s.confirmReadyRuns(ctx, actual, now)
+	s.advanceRollouts(view, desired.Ready, actual, touched, now)
 	s.updateStatus(desired, actual)
 	probed := desired.Pods
 	if len(view.Held) > 0 {

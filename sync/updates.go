@@ -29,6 +29,17 @@ type updateView struct {
 	declared []Pod
 	hashes   map[string]string
 	rollouts.View
+	// runs are what the inspects before the rollout step read of the
+	// pods it may complete (confirmReadyRuns), by pod.
+	runs map[string]readyRun
+}
+
+// readyRun is what the inspects of a pod's running app containers read
+// just before its rollout may complete: the latest start among them, and
+// whether any inspect failed or found one not running as listed.
+type readyRun struct {
+	started time.Time
+	broken  string
 }
 
 // effectiveLocked returns the pods to plan: the desired ones, each pod
@@ -136,7 +147,7 @@ func (s *Syncer) windowStateLocked() *Window {
 // observeLocked is what the sync saw of desired pod p (hash its PodHash,
 // good the manifest of its last ready version, cs its containers), for
 // the rollout state machine. The caller holds mu.
-func (s *Syncer) observeLocked(p Pod, hash string, good *manifest.Manifest, cs []hruntime.Container, ps *podState, touched bool, now time.Time) rollouts.Observation {
+func (s *Syncer) observeLocked(p Pod, hash string, good *manifest.Manifest, cs []hruntime.Container, ps *podState, touched bool, run *readyRun, now time.Time) rollouts.Observation {
 	m := p.Manifest
 	o := rollouts.Observation{Now: now, Pod: p, Hash: hash, Revision: p.Revision}
 	o.MinReady, o.Deadline, o.Policy = rollouts.Settings(m)
@@ -206,6 +217,16 @@ func (s *Syncer) observeLocked(p Pod, hash string, good *manifest.Manifest, cs [
 	if o.Applied && o.Failure == "" && ps.failReason != "" && ps.pulling == "" && ps.failReason != ReasonUnavailable {
 		o.Failure = ps.failMessage
 	}
+	if run != nil {
+		// The inspects are fresher than the list and the start events.
+		if run.started.After(o.StartedAt) {
+			o.StartedAt = run.started
+		}
+		if run.broken != "" {
+			ready = false
+			notReady = append(notReady, run.broken)
+		}
+	}
 	o.Ready = ready && created
 	o.NotReady = strings.Join(notReady, "; ")
 	return o
@@ -232,8 +253,7 @@ func (s *Syncer) notReadyLocked(mc manifest.Container, c hruntime.Container) str
 // for none). The step runs under mu (the pods' state it observes) and the
 // store's lock; in a no-op sync (rollouts.Store.Settled) nothing is
 // observed.
-func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Container, touched map[string]bool) {
-	now := s.opts.Clock.Now()
+func (s *Syncer) advanceRollouts(v updateView, ready bool, actual []hruntime.Container, touched map[string]bool, now time.Time) {
 	var notes []rollouts.Note
 	s.mu.Lock()
 	if !s.rollouts.Settled(v.declared, v.hashes, ready) {
@@ -262,7 +282,11 @@ func (s *Syncer) stepRolloutsLocked(v updateView, ready bool, actual []hruntime.
 		Present: func(id string) bool { return len(containersOf(id)) > 0 },
 		Observe: func(p Pod, hash string, good *manifest.Manifest) rollouts.Observation {
 			id := p.Manifest.ID
-			return s.observeLocked(p, hash, good, containersOf(id), s.podStateLocked(id), touched[id], now)
+			var run *readyRun
+			if r, ok := v.runs[id]; ok {
+				run = &r
+			}
+			return s.observeLocked(p, hash, good, containersOf(id), s.podStateLocked(id), touched[id], run, now)
 		}})
 	for _, n := range notes {
 		switch n.Outcome {
@@ -311,41 +335,45 @@ func shortRevision(rev string) string {
 
 // confirmReadyRuns reads again, by inspect, the running app containers of
 // the pods whose rollout this sync may complete (seen ready for
-// minReadySeconds). A restart by the engine in between is otherwise known
-// only from its start event, which lags behind under load: a version
-// crashing at once would pass for ready between two syncs that both saw it
-// running. The inspect's start time resets the pod's ready time, and a
-// container the engine is about to restart (the list still shows it
-// running) is marked restarting in actual. Only pods about to complete
-// cost calls, once per rollout.
-func (s *Syncer) confirmReadyRuns(ctx context.Context, actual []hruntime.Container) {
-	due := s.completionsDue()
+// minReadySeconds at now, the time the rollout step is given too). A
+// restart by the engine in between is otherwise known only from its start
+// event, which lags behind under load: a version crashing at once would
+// pass for ready between two syncs that both saw it running. The latest
+// start an inspect reads counts as the pod's start in the step (it resets
+// the pod's ready time); a container the engine is restarting (it lists
+// it running) or found exited is so in actual; a failed inspect makes the
+// pod not ready this sync (its ready time starts again). Only pods about
+// to complete cost calls, once per rollout.
+func (s *Syncer) confirmReadyRuns(ctx context.Context, actual []hruntime.Container, now time.Time) map[string]readyRun {
+	s.mu.Lock()
+	due := s.rollouts.CompletionsDue(s.desired.set.Pods, now)
+	s.mu.Unlock()
+	var runs map[string]readyRun
 	for i := range actual {
 		c := &actual[i]
 		if !due[c.Pod()] || c.Slot() == hruntime.InfraName || c.State != hruntime.StateRunning {
 			continue
 		}
+		if runs == nil {
+			runs = map[string]readyRun{}
+		}
+		run := runs[c.Pod()]
 		d, err := s.rt.Inspect(ctx, c.ID)
-		if err != nil {
-			s.log.Warn("inspect container before its rollout completes", "pod", c.Pod(), "container", c.Slot(), "error", err)
-			continue
-		}
 		switch {
+		case err != nil:
+			s.log.Warn("inspect container before its rollout completes", "pod", c.Pod(), "container", c.Slot(), "error", err)
+			run.broken = "container " + c.Slot() + " not inspected"
 		case !d.Running:
+			// It exited since the list: the step takes its exit.
 			c.State, c.ExitCode = hruntime.StateExited, d.ExitCode
-		case d.FinishedAt.After(d.StartedAt):
+		case d.Restarting:
 			c.State = hruntime.StateRestarting
+		case d.StartedAt.After(run.started):
+			run.started = d.StartedAt
 		}
-		s.setStarted(c.Pod(), c.Slot(), d.StartedAt)
+		runs[c.Pod()] = run
 	}
-}
-
-// completionsDue names the desired pods whose rollout has been ready for
-// its minReadySeconds as far as the syncs saw: this sync may complete it.
-func (s *Syncer) completionsDue() map[string]bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rollouts.CompletionsDue(s.desired.set.Pods, s.opts.Clock.Now())
+	return runs
 }
 
 // dueRollout is when a rollout next needs a sync without any event (a
