@@ -453,7 +453,61 @@ func preScan(data []byte) []string {
 		if msg := tooLarge(&doc, &nodes); msg != "" {
 			return append(out, msg)
 		}
+		if msg := portRangesTooLarge(&doc); msg != "" {
+			return append(out, msg)
+		}
 	}
+}
+
+// portRangesTooLarge names a service whose ports ranges, as written,
+// span more than MaxPorts ports: compose-go expands a range port by port
+// before hostlet's bound (translate) sees it, and "1-65535:1-65535" cost
+// it seconds. A range that interpolation makes is bounded there only.
+func portRangesTooLarge(doc *yaml3.Node) string {
+	services := mapping(value(mapping(doc), "services"))
+	for i := 0; services != nil && i+1 < len(services.Content); i += 2 {
+		ports := value(mapping(services.Content[i+1]), "ports")
+		if ports == nil || ports.Kind != yaml3.SequenceNode {
+			continue
+		}
+		n := 0
+		for _, p := range ports.Content {
+			switch p.Kind {
+			case yaml3.ScalarNode:
+				n += portSpan(p.Value)
+			case yaml3.MappingNode:
+				n += max(portSpan(scalar(value(p, "published"))), portSpan(scalar(value(p, "target"))))
+			}
+		}
+		if n > MaxPorts {
+			return fmt.Sprintf("service %s: its ports ranges span %d ports, over the limit of %d", textcap.Quote(services.Content[i].Value, textcap.IDBytes), n, MaxPorts)
+		}
+	}
+	return ""
+}
+
+// portSpan is how many ports a ports entry ("8000-8100:80-180/tcp")
+// stands for: its widest range, 1 without one.
+func portSpan(entry string) int {
+	entry, _, _ = strings.Cut(entry, "/")
+	span := 1
+	for part := range strings.SplitSeq(entry, ":") {
+		lo, hi, ok := strings.Cut(part, "-")
+		a, errA := strconv.Atoi(lo)
+		b, errB := strconv.Atoi(hi)
+		if ok && errA == nil && errB == nil && b >= a {
+			span = max(span, b-a+1)
+		}
+	}
+	return span
+}
+
+// scalar is n's value when n is a scalar, else "".
+func scalar(n *yaml3.Node) string {
+	if n == nil || n.Kind != yaml3.ScalarNode {
+		return ""
+	}
+	return n.Value
 }
 
 // mapping is n (a document's content) when it is a mapping, else nil.

@@ -35,6 +35,28 @@ func TestPortRangeCappedLikeExpose(t *testing.T) {
 	}
 }
 
+// TestPortRangesRefusedBeforeCompose: ranges that span more than
+// MaxPorts ports, as written, are refused before compose-go expands them
+// port by port (a 62-byte line cost it seconds, past the fuzzer's 10 s
+// per input under its instrumentation); ranges within the bound load.
+func TestPortRangesRefusedBeforeCompose(t *testing.T) {
+	tests := []struct{ ports, want string }{
+		{"['1-65535:1-65535']", `apps:shop/compose.yaml: service "web": its ports ranges span 65535 ports, over the limit of 1000`},
+		{"['127.0.0.1:2000-2600:2000-2600', '3000-3500:3000-3500/udp']", `apps:shop/compose.yaml: service "web": its ports ranges span 1102 ports, over the limit of 1000`},
+		{"[{target: 80, published: '8000-9100'}]", `apps:shop/compose.yaml: service "web": its ports ranges span 1101 ports, over the limit of 1000`},
+		{"['8000-8010:8000-8010', '9000:90']", ""},
+	}
+	for _, tt := range tests {
+		pods, errs := load(t, mapFiles{"compose.yaml": "services:\n  web: {image: busybox, ports: " + tt.ports + "}\n"}, compose.Options{})
+		switch {
+		case tt.want == "" && (len(errs) > 0 || len(pods) != 1 || len(pods[0].Manifest.Containers[0].Ports) != 12):
+			t.Errorf("%s: pods %d, errors %q; want the 12 ports", tt.ports, len(pods), errs)
+		case tt.want != "" && !slices.Contains(errs, tt.want):
+			t.Errorf("%s: errors %q, want %q", tt.ports, errs, tt.want)
+		}
+	}
+}
+
 // TestFileOfTooManyDocumentsRefused (promise 3, bounded CPU): compose-go
 // validates and merges the whole model once per YAML document (n tiny
 // documents cost O(n^2): 800 took 23 s), so a file of more than
