@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -27,10 +28,32 @@ type commitFS struct {
 	dir string
 	// commit is the commit's short hash, in errors.
 	commit string
+	// cache holds the blobs and folders looked up, for one read.
+	cache *commitCache
+}
+
+// commitCache is what one read of a commit has looked up: each blob (its
+// object's header read) and each folder's tree once.
+type commitCache struct {
+	blobs map[plumbing.Hash]*object.Blob
+	trees map[string]*object.Tree
 }
 
 func newCommitFS(root *object.Tree, commit string) commitFS {
-	return commitFS{root: root, commit: commit}
+	return commitFS{root: root, commit: commit, cache: &commitCache{blobs: map[plumbing.Hash]*object.Blob{}, trees: map[string]*object.Tree{}}}
+}
+
+// blob is entry e's blob.
+func (c commitFS) blob(e *object.TreeEntry) (*object.Blob, error) {
+	if b := c.cache.blobs[e.Hash]; b != nil {
+		return b, nil
+	}
+	f, err := c.root.TreeEntryFile(e)
+	if err != nil {
+		return nil, &objectError{err}
+	}
+	c.cache.blobs[e.Hash] = &f.Blob
+	return &f.Blob, nil
 }
 
 // full is name's path in the commit's tree ("" for its root).
@@ -41,7 +64,8 @@ func (c commitFS) full(name string) string {
 	return path.Join(c.dir, name)
 }
 
-// entry finds name: nil for the root folder.
+// entry finds name: nil for the root folder. A path that is not in the
+// tree (through a file, too) does not exist.
 func (c commitFS) entry(op, name string) (*object.TreeEntry, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
@@ -50,40 +74,56 @@ func (c commitFS) entry(op, name string) (*object.TreeEntry, error) {
 	if p == "" {
 		return nil, nil
 	}
-	e, err := c.root.FindEntry(p)
+	parent, err := c.treeAt(op, name, parentOf(p))
 	if err != nil {
-		if notFound(err) {
-			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-		}
-		return nil, &objectError{err}
+		return nil, err
 	}
-	if e.Mode == filemode.Submodule {
+	e, err := parent.FindEntry(path.Base(p))
+	if err != nil || e.Mode == filemode.Submodule {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 	}
 	return e, nil
 }
 
-func notFound(err error) bool {
-	return errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrFileNotFound)
+// parentOf is the folder holding p in the tree ("" for its root).
+func parentOf(p string) string {
+	if d := path.Dir(p); d != "." {
+		return d
+	}
+	return ""
 }
 
 // tree is folder name's tree.
 func (c commitFS) tree(op, name string) (*object.Tree, error) {
-	e, err := c.entry(op, name)
-	switch {
-	case err != nil:
-		return nil, err
-	case e == nil:
-		if c.dir == "" {
-			return c.root, nil
-		}
-	case e.Mode != filemode.Dir:
-		return nil, &fs.PathError{Op: op, Path: name, Err: errors.New("not a directory")}
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	t, err := c.root.Tree(c.full(name))
+	return c.treeAt(op, name, c.full(name))
+}
+
+// treeAt is the folder at path p of the tree ("" for its root), looked up
+// one folder at a time, each once; name is how errors name it. A path
+// that is not a folder there does not exist; a folder whose tree cannot
+// be read is an *objectError.
+func (c commitFS) treeAt(op, name, p string) (*object.Tree, error) {
+	if p == "" {
+		return c.root, nil
+	}
+	if t := c.cache.trees[p]; t != nil {
+		return t, nil
+	}
+	parent, err := c.treeAt(op, name, parentOf(p))
+	if err != nil {
+		return nil, err
+	}
+	if e, err := parent.FindEntry(path.Base(p)); err != nil || e.Mode != filemode.Dir {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	}
+	t, err := parent.Tree(path.Base(p))
 	if err != nil {
 		return nil, &objectError{err}
 	}
+	c.cache.trees[p] = t
 	return t, nil
 }
 
@@ -100,14 +140,14 @@ func (c commitFS) Open(name string) (fs.File, error) {
 	if e.Mode == filemode.Symlink {
 		return nil, fmt.Errorf("%s is a symlink; files in git must be regular files", name)
 	}
-	f, err := c.root.File(c.full(name))
+	b, err := c.blob(e)
 	if err != nil {
-		return nil, &objectError{err}
+		return nil, err
 	}
-	if f.Size > manifest.MaxSize {
-		return nil, fmt.Errorf("%s: %d bytes: %w of %d bytes", name, f.Size, manifest.ErrTooLarge, manifest.MaxSize)
+	if b.Size > manifest.MaxSize {
+		return nil, fmt.Errorf("%s: %d bytes: %w of %d bytes", name, b.Size, manifest.ErrTooLarge, manifest.MaxSize)
 	}
-	return &commitFile{info: entryInfo{name: path.Base(name), mode: e.Mode, size: f.Size}, blob: &f.Blob, path: c.full(name), commit: c.commit}, nil
+	return &commitFile{info: entryInfo{name: path.Base(name), mode: e.Mode, size: b.Size}, blob: b, path: c.full(name), commit: c.commit}, nil
 }
 
 // Stat describes a file or folder; a symlink is an error: links are not
@@ -141,15 +181,20 @@ func (c commitFS) ReadLink(name string) (string, error) {
 	if e == nil || e.Mode != filemode.Symlink {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
 	}
-	f, err := c.root.File(c.full(name))
+	b, err := c.blob(e)
+	if err != nil {
+		return "", err
+	}
+	r, err := b.Reader()
 	if err != nil {
 		return "", &objectError{err}
 	}
-	target, err := f.Contents()
+	defer r.Close()
+	target, err := manifest.ReadLimited(r, manifest.MaxSize)
 	if err != nil {
 		return "", &objectError{err}
 	}
-	return target, nil
+	return string(target), nil
 }
 
 // ReadDir lists a folder, sorted by name, without its submodules.
@@ -174,18 +219,18 @@ func (c commitFS) Sub(dir string) (fs.FS, error) {
 	if _, err := c.tree("sub", dir); err != nil {
 		return nil, err
 	}
-	return commitFS{root: c.root, dir: c.full(dir), commit: c.commit}, nil
+	return commitFS{root: c.root, dir: c.full(dir), commit: c.commit, cache: c.cache}, nil
 }
 
 // info describes entry e at name; a blob's size is read from its object.
 func (c commitFS) info(name string, e object.TreeEntry) (fs.FileInfo, error) {
 	fi := entryInfo{name: path.Base(name), mode: e.Mode}
 	if e.Mode == filemode.Regular || e.Mode == filemode.Executable || e.Mode == filemode.Deprecated {
-		f, err := c.root.File(c.full(name))
+		b, err := c.blob(&e)
 		if err != nil {
-			return nil, &objectError{err}
+			return nil, err
 		}
-		fi.size = f.Size
+		fi.size = b.Size
 	}
 	return fi, nil
 }
