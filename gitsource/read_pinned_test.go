@@ -49,6 +49,8 @@ var pinnedTree = map[string]string{
 	"hosts/web/shop/.cache/x":           "skipped\n",
 	"hosts/web/shop/inner/compose.yaml": "services: {inner: {image: busybox}}\n",
 	"hosts/web/zz/compose.yml":          "services: {z: {image: busybox}}\n",
+	"hosts/builds/b.yaml":               "version: v1beta1\nid: b\ncontainers: [{name: file, build: {context: ../../ctx/run.sh}}, {name: missing, build: {context: ../missing}}, {name: big, build: {context: ../../bigctx}}, {name: up, build: {context: ../../ctx/../ctx}}]\n",
+	"bigctx/Dockerfile":                 "FROM scratch\nCOPY big /\n",
 	"hosts/errs/link/compose.yaml":      "services: {web: {image: busybox, env_file: [link.env]}}\n",
 	"hosts/errs/big/compose.yaml":       "services: {web: {image: busybox, env_file: [big.env]}}\n",
 	"hosts/links/web.yaml":              "version: v1beta1\nid: web\ncontainers: [{name: app, image: example.org/web:1}]\n",
@@ -56,7 +58,7 @@ var pinnedTree = map[string]string{
 
 // pinnedCommit is the commit of pinnedTree made by pinnedRepo: its hash
 // is the revision the git source reports.
-const pinnedCommit = "8b3378c301508b8a607f74478e5e76f229f2b447"
+const pinnedCommit = "b952cf642ca2d8a78040ff52c58e1aed6519c940"
 
 // pinnedRepo commits pinnedTree (with fixed authors and dates, so the
 // commit's hash is always the same) in a new checkout, and returns the
@@ -75,6 +77,7 @@ func pinnedRepo(t *testing.T) (string, *object.Commit) {
 	big := strings.Repeat("#", manifest.MaxSize+1)
 	testkit.WriteFile(t, filepath.Join(dir, "hosts", "web", "big.yaml"), big)
 	testkit.WriteFile(t, filepath.Join(dir, "hosts", "errs", "big", "big.env"), big)
+	testkit.WriteFile(t, filepath.Join(dir, "bigctx", "big"), big)
 	for link, target := range map[string]string{
 		"hosts/web/shop/conf/secret.env": "/etc/passwd",
 		"hosts/errs/link/link.env":       "../../web/shop/.env",
@@ -146,6 +149,7 @@ func TestReadCommitPinned(t *testing.T) {
 		{[]string{"hosts/web", "hosts/links"}, pinnedLinks},
 		{[]string{"hosts/web", "hosts/missing"}, pinnedMissing},
 		{[]string{"hosts/web/shop/run.sh/x"}, pinnedNotAFolder},
+		{[]string{"hosts/builds"}, pinnedBuilds},
 	} {
 		ms, files, err := gitsource.ReadCommit(ctx, commit, tt.paths, "fleet", r)
 		if got := dumpRead(ms, files, err); got != tt.want {
@@ -189,15 +193,15 @@ fleet:hosts/errs/link/compose.yaml link-web [busybox]
 `
 
 const pinnedLinks = `files 0
-error path "hosts/links" at commit 8b3378c30150: hosts/links/linked.yaml is a symlink; manifests in git must be regular files
+error path "hosts/links" at commit b952cf642ca2: hosts/links/linked.yaml is a symlink; manifests in git must be regular files
 `
 
 const pinnedMissing = `files 0
-error path "hosts/missing" at commit 8b3378c30150: not found
+error path "hosts/missing" at commit b952cf642ca2: not found
 `
 
 const pinnedNotAFolder = `files 0
-error path "hosts/web/shop/run.sh/x" at commit 8b3378c30150: object not found
+error path "hosts/web/shop/run.sh/x" at commit b952cf642ca2: object not found
 `
 
 // TestReadCommitBoundErrorPinned: the error of a commit past
@@ -240,3 +244,10 @@ func TestReadCommitBoundErrorPinned(t *testing.T) {
 		}
 	}
 }
+
+const pinnedBuilds = `files 1
+fleet:hosts/builds/b.yaml b [,,,hostlet-build/b-up:75258c6e5a757b82508dffd5e45e216e]
+  error fleet:hosts/builds/b.yaml: pod "b": containers[0].build.dockerfile: Dockerfile: no such file in the context
+  error fleet:hosts/builds/b.yaml: pod "b": containers[1].build.dockerfile: Dockerfile: no such file in the context
+  error fleet:hosts/builds/b.yaml: pod "b": containers[2].build.context: big: 10485761 bytes: larger than the size limit of 10485760 bytes
+`

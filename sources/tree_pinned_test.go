@@ -42,6 +42,8 @@ var pinnedTree = map[string]string{
 	"hosts/web/shop/.cache/x":           "skipped\n",
 	"hosts/web/shop/inner/compose.yaml": "services: {inner: {image: busybox}}\n",
 	"hosts/web/zz/compose.yml":          "services: {z: {image: busybox}}\n",
+	"hosts/builds/b.yaml":               "version: v1beta1\nid: b\ncontainers: [{name: file, build: {context: ../../ctx/run.sh}}, {name: missing, build: {context: ../missing}}, {name: big, build: {context: ../../bigctx}}, {name: up, build: {context: ../../ctx/../ctx}}]\n",
+	"bigctx/Dockerfile":                 "FROM scratch\nCOPY big /\n",
 	"hosts/errs/link/compose.yaml":      "services: {web: {image: busybox, env_file: [link.env]}}\n",
 	"hosts/errs/big/compose.yaml":       "services: {web: {image: busybox, env_file: [big.env]}}\n",
 	"hosts/errs/abs/compose.yaml":       "services: {web: {image: busybox, env_file: [abs.env]}}\n",
@@ -66,6 +68,7 @@ func writePinnedTree(t *testing.T, dir string) {
 	big := strings.Repeat("#", manifest.MaxSize+1)
 	testkit.WriteFile(t, filepath.Join(dir, "hosts", "web", "big.yaml"), big)
 	testkit.WriteFile(t, filepath.Join(dir, "hosts", "errs", "big", "big.env"), big)
+	testkit.WriteFile(t, filepath.Join(dir, "bigctx", "big"), big)
 	outside := filepath.Join(t.TempDir(), "secret.env")
 	testkit.WriteFile(t, outside, "PASSWORD=hunter2\n")
 	symlink(t, outside, filepath.Join(dir, "hosts", "web", "shop", "conf", "secret.env"))
@@ -113,6 +116,11 @@ func TestReadTreeRevisionAndErrorsPinned(t *testing.T) {
 	if got != pinnedRelative {
 		t.Errorf("read relative to a base folder:\n%s\nwant:\n%s", got, pinnedRelative)
 	}
+	snap, err = ReadTree(context.Background(), dir, []string{"hosts/builds"}, "local", r)
+	got = dumpSnapshot(snap, err, dir, "DIR")
+	if got != pinnedBuilds {
+		t.Errorf("read builds whose contexts are a file, missing, holding a file over the size limit:\n%s\nwant:\n%s", got, pinnedBuilds)
+	}
 	// Paths as given (no base folder): named as given, absolute or not.
 	t.Chdir(dir)
 	snap, err = ReadTree(context.Background(), "", []string{"hosts/web", filepath.Join("hosts", "web", "web.yaml")}, "local", r)
@@ -152,6 +160,14 @@ local:hosts/web/web.yaml web [example.org/web:1]
 local:hosts/web/zz/compose.yml zz-z [busybox]
 error 1 error occurred:
 	* local:hosts/web/big.yaml: 10485761 bytes: larger than the size limit of 10485760 bytes
+`
+
+const pinnedBuilds = `revision sha256:45b7052604d131c1
+files 1
+local:hosts/builds/b.yaml b [,,,hostlet-build/b-up:75258c6e5a757b82508dffd5e45e216e]
+  error local:hosts/builds/b.yaml: pod "b": containers[0].build.dockerfile: Dockerfile: not a directory
+  error local:hosts/builds/b.yaml: pod "b": containers[1].build.dockerfile: Dockerfile: no such file in the context
+  error local:hosts/builds/b.yaml: pod "b": containers[2].build.context: big: 10485761 bytes: larger than the size limit of 10485760 bytes
 `
 
 const pinnedAsGiven = `revision sha256:83aedd788aea284c
