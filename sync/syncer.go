@@ -510,12 +510,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	view.runs = s.confirmReadyRuns(ctx, actual, now)
 	s.advanceRollouts(view, desired.Ready, actual, touched, now)
 	s.updateStatus(desired, actual)
-	probed := desired.Pods
-	if len(view.Held) > 0 {
-		// A held pod is left exactly as it is: no probe restarts it.
-		probed = slices.DeleteFunc(slices.Clone(probed), func(p Pod) bool { return view.Held[p.Manifest.ID] })
-	}
-	s.work.prober.update(ctx, probed, actual)
+	s.work.prober.update(ctx, unheld(desired.Pods, view.Held), actual)
 	var failed []error
 	for _, r := range results {
 		if r.Err != nil {
@@ -1109,4 +1104,13 @@ func (b *backoff) fail(now time.Time) {
 func fileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// unheld are pods without the held ones: a held pod is left exactly as it
+// is, no probe restarts it.
+func unheld(pods []Pod, held map[string]bool) []Pod {
+	if len(held) == 0 {
+		return pods
+	}
+	return slices.DeleteFunc(slices.Clone(pods), func(p Pod) bool { return held[p.Manifest.ID] })
 }

@@ -217,19 +217,25 @@ func (s *Syncer) observeLocked(p Pod, hash string, good *manifest.Manifest, cs [
 	if o.Applied && o.Failure == "" && ps.failReason != "" && ps.pulling == "" && ps.failReason != ReasonUnavailable {
 		o.Failure = ps.failMessage
 	}
-	if run != nil {
-		// The inspects are fresher than the list and the start events.
-		if run.started.After(o.StartedAt) {
-			o.StartedAt = run.started
-		}
-		if run.broken != "" {
-			ready = false
-			notReady = append(notReady, run.broken)
-		}
-	}
+	ready, notReady = run.merge(&o, ready, notReady)
 	o.Ready = ready && created
 	o.NotReady = strings.Join(notReady, "; ")
 	return o
+}
+
+// merge adds what the inspects read (run, nil for none) to what the list
+// and the start events said: the inspects are fresher.
+func (run *readyRun) merge(o *rollouts.Observation, ready bool, notReady []string) (bool, []string) {
+	if run == nil {
+		return ready, notReady
+	}
+	if run.started.After(o.StartedAt) {
+		o.StartedAt = run.started
+	}
+	if run.broken != "" {
+		ready, notReady = false, append(notReady, run.broken)
+	}
+	return ready, notReady
 }
 
 // notReadyLocked says why running container c (of mc) is not ready, or "".
