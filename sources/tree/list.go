@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"errors"
 	"io/fs"
 	"path"
 	"sort"
@@ -59,6 +60,10 @@ func List(fsys fs.FS, dir string) ([]Entry, error) {
 			}
 		} else if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
 			e.Size = fi.Size()
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// A file gone since its folder was listed is the read's
+			// error; any other is the tree's.
+			return err
 		}
 		out = append(out, e)
 		return nil
@@ -71,10 +76,12 @@ func List(fsys fs.FS, dir string) ([]Entry, error) {
 }
 
 // isProject reports whether folder dir of fsys holds a Compose file (an
-// entry named like one that is not a folder).
+// entry named like one that is not a folder). A folder that cannot be
+// listed is not: walking it fails.
 func isProject(fsys fs.FS, dir string) bool {
-	for _, n := range project.ProjectFiles {
-		if fi, err := fs.Lstat(fsys, path.Join(dir, n)); err == nil && !fi.IsDir() {
+	des, _ := fs.ReadDir(fsys, dir)
+	for _, d := range des {
+		if !d.IsDir() && project.IsProjectFile(d.Name()) {
 			return true
 		}
 	}
