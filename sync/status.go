@@ -455,8 +455,18 @@ func (rs *restartStore) forget(pod string) {
 	}
 }
 
-// snapshot encodes the counts to save (see statefile.File.Snapshot).
-func (rs *restartStore) snapshot() *statefile.Snapshot { return rs.file.Snapshot(rs) }
+// snapshot takes a copy of the counts to save (see
+// statefile.File.Snapshot).
+func (rs *restartStore) snapshot() *statefile.Snapshot {
+	if !rs.file.Pending() {
+		return nil
+	}
+	saved := &restartStore{Slots: make(map[string]*slotRestarts, len(rs.Slots))}
+	for k, sr := range rs.Slots {
+		saved.Slots[k] = new(*sr)
+	}
+	return rs.file.Snapshot(saved)
+}
 
 // write saves a snapshot of the counts (see statefile.File.Write).
 func (rs *restartStore) write(snap *statefile.Snapshot) error { return rs.file.Write(snap) }

@@ -79,7 +79,10 @@ services:
 	testkit.WriteFile(t, filepath.Join(web, ".dockerignore"), "notes/\n*.md\n")
 	testkit.WriteFile(t, filepath.Join(web, "notes", "todo.txt"), "not sent")
 	testkit.WriteFile(t, filepath.Join(web, "README.md"), "not sent either")
-	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	// The tree is read on its file events; the poll is the fallback. Each
+	// read of the 7 MB context costs seconds of CPU under -race: a 1 s poll
+	// kept two cores busy.
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 5s}\n", composetest.Helper(t), tree))
 	a := e.start(t, cfg)
 
 	before := e.waitPods(t, 120*time.Second, proj+"-api", proj+"-web")

@@ -46,10 +46,13 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
 	}
 }
 
-// HTTP does one request with a 2 s timeout and returns the status and body;
-// a convenience for WaitFor conditions.
+// HTTP does one request with a 10 s timeout and returns the status and
+// body; a convenience for WaitFor conditions. The bound is for a request
+// that will not end, not a measure of speed: an agent under -race on two
+// busy cores has taken 4 s to answer /metrics while it read a 7 MB build
+// context.
 func HTTP(method, url, body string) (int, string, error) {
-	return Request(method, url, nil, body, 2*time.Second)
+	return Request(method, url, nil, body, 10*time.Second)
 }
 
 // Request does one request with header (may be nil) and body, bounded by

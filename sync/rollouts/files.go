@@ -144,10 +144,19 @@ type snapshot struct {
 	rollouts, holds *statefile.Snapshot
 }
 
-// snapshotLocked encodes what changed of the rollouts and holds (see
+// snapshotLocked takes what changed of the rollouts and holds (see
 // statefile.File.Snapshot). The caller holds mu.
 func (s *Store) snapshotLocked() snapshot {
-	snap := snapshot{rollouts: s.file.Snapshot(savedRollouts{Pods: s.pods})}
+	var snap snapshot
+	if s.file.Pending() {
+		// A copy of each record: Write encodes it outside mu. What the
+		// records point to (versions, holds) is replaced, never changed.
+		saved := savedRollouts{Pods: make(map[string]*podRollout, len(s.pods))}
+		for id, r := range s.pods {
+			saved.Pods[id] = new(*r)
+		}
+		snap.rollouts = s.file.Snapshot(saved)
+	}
 	if s.holds.Pending() {
 		saved := savedHolds{Pods: map[string]*Hold{}, HeldBack: map[string]*badVersion{}}
 		for id, r := range s.pods {

@@ -22,9 +22,11 @@ import (
 
 // File is one JSON file of the syncer's under stateDir (restart counts,
 // rollouts, holds): loaded at start, saved after changes. Its value
-// changes under its owner's lock; Snapshot encodes it there, and Write
-// saves the snapshot outside the lock, so /status and /metrics never
-// wait on the disk. Without a stateDir nothing is read or written.
+// changes under its owner's lock; Snapshot takes a copy of it there, and
+// Write encodes (and seals) and saves the copy outside the lock, so
+// /status and /metrics wait neither on the disk nor on encoding a large
+// value (a kept version's files and build context). Without a stateDir
+// nothing is read or written.
 type File struct {
 	name     string
 	path     string
@@ -85,27 +87,35 @@ func (f *File) Load(decode func([]byte) error, reset func()) {
 	}
 }
 
-// Snapshot encodes v (the file's value) to save, or returns nil when
-// nothing changed since the last snapshot that was written. The caller
-// holds its owner's lock.
+// Snapshot takes v, the file's value as of now, to save, or returns nil
+// when nothing changed since the last snapshot that was written. The
+// caller holds its owner's lock, and v is a copy nothing changes from
+// now on (Write encodes it outside that lock); what v shares with the
+// owner's value must be replaced there, never changed in place.
 func (f *File) Snapshot(v any) *Snapshot {
 	if f.path == "" || (!f.dirty && !f.retry.Swap(false)) {
 		return nil
 	}
 	f.dirty = false
 	f.seq++
-	b, err := json.Marshal(v)
+	return &Snapshot{value: v, seq: f.seq}
+}
+
+// Snapshot is a state file's value as of one snapshot, encoded when it
+// is written.
+type Snapshot struct {
+	value any
+	seq   uint64
+}
+
+// encode is the file's content for snap: its value in JSON, sealed when
+// the file is.
+func (f *File) encode(snap *Snapshot) ([]byte, error) {
+	b, err := json.Marshal(snap.value)
 	if err == nil && f.sealer != nil {
 		b, err = f.sealer.Seal(b, f.name)
 	}
-	return &Snapshot{data: b, err: err, seq: f.seq}
-}
-
-// Snapshot is a state file's content as of one snapshot.
-type Snapshot struct {
-	data []byte
-	err  error
-	seq  uint64
+	return b, err
 }
 
 // Write saves snap unless a later snapshot was written already; writes
@@ -120,11 +130,12 @@ func (f *File) Write(snap *Snapshot) error {
 	if snap.seq <= f.written {
 		return nil
 	}
-	if snap.err != nil {
+	data, err := f.encode(snap)
+	if err != nil {
 		f.retry.Store(true)
-		return fmt.Errorf("encode %s: %w", f.name, snap.err)
+		return fmt.Errorf("encode %s: %w", f.name, err)
 	}
-	if err := atomicfile.WriteFile(f.path, snap.data, 0o600); err != nil {
+	if err := atomicfile.WriteFile(f.path, data, 0o600); err != nil {
 		f.retry.Store(true)
 		f.problems.Report(atomicfile.WriteProblem(f.stateDir, f.path, err, f.clock.Now()))
 		return fmt.Errorf("save %s: %w", f.name, err)
