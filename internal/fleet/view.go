@@ -155,8 +155,30 @@ func Rows(ctx context.Context, kv KV, prefix string, sel Selector) (View, error)
 	v := View{Hosts: []HostRow{}, Notes: []string{}}
 
 	var rev int64 // the store revision every page is read at
+	if err := v.readHosts(ctx, kv, statusPrefix, sel, &rev); err != nil {
+		return View{}, err
+	}
+	alive, err := readAlive(ctx, kv, alivePrefix, &rev)
+	if err != nil {
+		return View{}, err
+	}
+	latest, err := v.readLatestRelease(ctx, kv, releasePrefix, &rev)
+	if err != nil {
+		return View{}, err
+	}
+	v.LatestRelease, v.ReleaseTime = latest.Rev, latest.Time
+	v.ReleaseState, v.ReleaseReason = latest.State, cut(latest.Reason, maxErrorBytes)
+	v.markHosts(alive)
+	return v, nil
+}
+
+// readHosts adds to v a row for every host status under statusPrefix
+// whose labels sel matches (at most MaxHosts, with a note past them), and
+// a note naming the hosts whose labels cannot be read when sel has pairs
+// to check.
+func (v *View) readHosts(ctx context.Context, kv KV, statusPrefix string, sel Selector, rev *int64) error {
 	var unknown []string
-	err := list(ctx, kv, statusPrefix, false, &rev, func(kv *mvccpb.KeyValue) bool {
+	err := list(ctx, kv, statusPrefix, false, rev, func(kv *mvccpb.KeyValue) bool {
 		host := strings.TrimPrefix(string(kv.Key), statusPrefix)
 		if len(v.Hosts) == MaxHosts {
 			v.Notes = append(v.Notes, fmt.Sprintf("more than %d hosts: those after %s left out", MaxHosts, v.Hosts[len(v.Hosts)-1].Host))
@@ -172,7 +194,7 @@ func Rows(ctx context.Context, kv KV, prefix string, sel Selector) (View, error)
 		return true
 	})
 	if err != nil {
-		return View{}, err
+		return err
 	}
 	if len(unknown) > 0 {
 		names := strings.Join(unknown[:min(len(unknown), maxNamesInNote)], ", ")
@@ -181,19 +203,29 @@ func Rows(ctx context.Context, kv KV, prefix string, sel Selector) (View, error)
 		}
 		v.Notes = append(v.Notes, fmt.Sprintf("selector %s not checked for %d host(s) whose status cannot be read: %s", sel, len(unknown), names))
 	}
+	return nil
+}
 
+// readAlive returns the hosts that have a liveness key under alivePrefix.
+func readAlive(ctx context.Context, kv KV, alivePrefix string, rev *int64) (map[string]bool, error) {
 	alive := map[string]bool{}
-	err = list(ctx, kv, alivePrefix, true, &rev, func(kv *mvccpb.KeyValue) bool {
+	err := list(ctx, kv, alivePrefix, true, rev, func(kv *mvccpb.KeyValue) bool {
 		alive[strings.TrimPrefix(string(kv.Key), alivePrefix)] = true
 		return true
 	})
 	if err != nil {
-		return View{}, err
+		return nil, err
 	}
+	return alive, nil
+}
 
+// readLatestRelease returns the latest of the release records under
+// releasePrefix (the newest "time", then the newest create revision),
+// adding to v a note for every record it cannot decode.
+func (v *View) readLatestRelease(ctx context.Context, kv KV, releasePrefix string, rev *int64) (releaseRecord, error) {
 	var latest releaseRecord
 	var latestCreate int64
-	err = list(ctx, kv, releasePrefix, false, &rev, func(kv *mvccpb.KeyValue) bool {
+	err := list(ctx, kv, releasePrefix, false, rev, func(kv *mvccpb.KeyValue) bool {
 		name := strings.TrimPrefix(string(kv.Key), releasePrefix)
 		r, err := decodeRelease(name, kv.Value)
 		if err != nil {
@@ -206,11 +238,15 @@ func Rows(ctx context.Context, kv KV, prefix string, sel Selector) (View, error)
 		return true
 	})
 	if err != nil {
-		return View{}, err
+		return releaseRecord{}, err
 	}
-	v.LatestRelease, v.ReleaseTime = latest.Rev, latest.Time
-	v.ReleaseState, v.ReleaseReason = latest.State, cut(latest.Reason, maxErrorBytes)
+	return latest, nil
+}
 
+// markHosts sets each row's liveness and, when there is a latest
+// release, whether the host runs it (Revision) or is behind; then sorts
+// the hosts behind first, each group by name.
+func (v *View) markHosts(alive map[string]bool) {
 	for i := range v.Hosts {
 		h := &v.Hosts[i]
 		h.Alive = alive[h.Host]
@@ -232,7 +268,6 @@ func Rows(ctx context.Context, kv KV, prefix string, sel Selector) (View, error)
 		}
 		return cmp.Compare(a.Host, b.Host)
 	})
-	return v, nil
 }
 
 // list calls fn with every key under prefix, in key order, a page at a
