@@ -1020,6 +1020,9 @@ func (c *serviceConv) fileObjects(m *manifest.Manifest, ct *manifest.Container, 
 	}
 }
 
+// fileObject mounts one config or secret (ref, of the project's obj) as
+// volume, or adds the reasons it cannot: its owner, its mode, its target,
+// then its source.
 func (c *serviceConv) fileObject(m *manifest.Manifest, ct *manifest.Container, key, volume string, ref types.FileReferenceConfig, obj types.FileObjectConfig, found, secret bool) {
 	kind, top := "config", "configs"
 	if secret {
@@ -1034,64 +1037,15 @@ func (c *serviceConv) fileObject(m *manifest.Manifest, ct *manifest.Container, k
 		c.add(key, "uid and gid are not supported: hostlet's files are owned by root and readable by every user (mode 0444)")
 		ok = false
 	}
-	mode := uint32(0)
-	if ref.Mode != nil {
-		switch m := *ref.Mode; {
-		case m < 0 || m > 0o777:
-			c.add(key+".mode", "%#o is not a file mode (0 to 0777)", m)
-			ok = false
-		case m&0o222 != 0:
-			c.add(key+".mode", "%#o has write bits, and the %s is mounted read-only: drop them (0444)", m, kind)
-			ok = false
-		case m == 0:
-			c.add(key+".mode", "0 makes the %s unreadable; give 0444 or leave mode out", kind)
-			ok = false
-		default:
-			mode = uint32(m)
-		}
-	}
+	mode, modeOK := c.fileMode(key, kind, ref)
+	ok = ok && modeOK
 	target, err := fileTarget(ref, secret)
 	if err != nil {
 		c.add(key+".target", "%v", err)
 		ok = false
 	}
-	objKey := top + "." + ref.Source
-	var f *manifest.Files
-	switch {
-	case bool(obj.External):
-		c.add(key+".source", "%s %s is external (made by a swarm or by hand): hostlet mounts only a file of the project, a content or an environment variable", kind, ref.Source)
-		return
-	case obj.File != "":
-		var read bool
-		if f, read = c.projectFiles(key+".source", obj.File, secret); !read {
-			return
-		}
-		if !f.Single() {
-			c.add(key+".source", "%s %s: %s is a folder, not a file", kind, ref.Source, obj.File)
-			return
-		}
-	case obj.Environment != "":
-		v, set := c.t.env[obj.Environment]
-		if !set {
-			c.add(key+".source", "%s %s: variable %s has no value (set it in .env or the host's compose.env)", kind, ref.Source, obj.Environment)
-			return
-		}
-		if f = c.valueFiles(key+".source", kind+" "+ref.Source, secret, v); f == nil {
-			return
-		}
-	case obj.Content != "" && !secret:
-		if f = c.valueFiles(key+".source", kind+" "+ref.Source, secret, obj.Content); f == nil {
-			return
-		}
-	default:
-		what := "file, content or environment"
-		if secret {
-			what = "file or environment"
-		}
-		c.add(key+".source", "%s %s has no %s (%s)", kind, ref.Source, what, objKey)
-		return
-	}
-	if !ok {
+	f := c.fileContent(key, kind, top, ref, obj, secret)
+	if f == nil || !ok {
 		return
 	}
 	if mode != 0 {
@@ -1102,6 +1056,64 @@ func (c *serviceConv) fileObject(m *manifest.Manifest, ct *manifest.Container, k
 	c.volumeKey(len(m.Volumes), key)
 	m.Volumes = append(m.Volumes, manifest.Volume{Name: volume, Files: f})
 	ct.VolumeMounts = append(ct.VolumeMounts, manifest.VolumeMount{Name: volume, MountPath: target, ReadOnly: true})
+}
+
+// fileMode returns the mode ref gives its file (0: the default, 0444), or
+// false after adding why it is not one: out of range, with write bits (the
+// file is mounted read-only) or 0 (unreadable).
+func (c *serviceConv) fileMode(key, kind string, ref types.FileReferenceConfig) (uint32, bool) {
+	if ref.Mode == nil {
+		return 0, true
+	}
+	switch m := *ref.Mode; {
+	case m < 0 || m > 0o777:
+		c.add(key+".mode", "%#o is not a file mode (0 to 0777)", m)
+	case m&0o222 != 0:
+		c.add(key+".mode", "%#o has write bits, and the %s is mounted read-only: drop them (0444)", m, kind)
+	case m == 0:
+		c.add(key+".mode", "0 makes the %s unreadable; give 0444 or leave mode out", kind)
+	default:
+		return uint32(m), true
+	}
+	return 0, false
+}
+
+// fileContent returns the one file the config or secret ref.Source holds:
+// a file of the project, a variable of the project's environment or
+// (configs only) a content; or nil after adding why there is none
+// (external, a folder, an unset variable, no source at all).
+func (c *serviceConv) fileContent(key, kind, top string, ref types.FileReferenceConfig, obj types.FileObjectConfig, secret bool) *manifest.Files {
+	switch {
+	case bool(obj.External):
+		c.add(key+".source", "%s %s is external (made by a swarm or by hand): hostlet mounts only a file of the project, a content or an environment variable", kind, ref.Source)
+		return nil
+	case obj.File != "":
+		f, read := c.projectFiles(key+".source", obj.File, secret)
+		if !read {
+			return nil
+		}
+		if !f.Single() {
+			c.add(key+".source", "%s %s: %s is a folder, not a file", kind, ref.Source, obj.File)
+			return nil
+		}
+		return f
+	case obj.Environment != "":
+		v, set := c.t.env[obj.Environment]
+		if !set {
+			c.add(key+".source", "%s %s: variable %s has no value (set it in .env or the host's compose.env)", kind, ref.Source, obj.Environment)
+			return nil
+		}
+		return c.valueFiles(key+".source", kind+" "+ref.Source, secret, v)
+	case obj.Content != "" && !secret:
+		return c.valueFiles(key+".source", kind+" "+ref.Source, secret, obj.Content)
+	default:
+		what := "file, content or environment"
+		if secret {
+			what = "file or environment"
+		}
+		c.add(key+".source", "%s %s has no %s (%s)", kind, ref.Source, what, top+"."+ref.Source)
+		return nil
+	}
 }
 
 // namedVolume maps volume i of type volume: a named one onto the project's
