@@ -111,6 +111,20 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		e.Origin = s.Origin
 		c.errs = multierror.Append(c.errs, &e)
 	}
+	c.podFields(m)
+	volumes := c.volumes(m.Volumes, opts)
+	c.networks(m.Networks, opts.ExternalNetworks)
+	c.hostNamespaces(m, opts.Policy)
+	c.dependsOn(m.ID, m.DependsOn)
+	c.namespace(m)
+	c.containers(m, volumes, opts)
+	return c.errs.ErrorOrNil()
+}
+
+// podFields checks the pod's own scalar fields: version, id, restart
+// policy, the durations, rollback, and that no label takes hostlet's
+// reserved prefix.
+func (c *checker) podFields(m manifest.Manifest) {
 	switch m.Version {
 	case "":
 		c.add("version", "required (use %q)", manifest.Version)
@@ -134,9 +148,14 @@ func Manifest(s manifest.Sourced, opts Options) error {
 			c.add(fmt.Sprintf("labels[%q]", k), "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
 		}
 	}
-	// volumes: declared name -> its files (nil for other volumes).
+}
+
+// volumes checks the pod's volumes (a unique name, one kind, that kind's
+// fields) and returns them by declared name, each with its files (nil
+// for other volumes).
+func (c *checker) volumes(vs []manifest.Volume, opts Options) map[string]*manifest.Files {
 	volumes := map[string]*manifest.Files{}
-	for i, v := range m.Volumes {
+	for i, v := range vs {
 		f := fmt.Sprintf("volumes[%d]", i)
 		c.dnsLabel(f+".name", v.Name)
 		if _, dup := volumes[v.Name]; dup && v.Name != "" {
@@ -151,24 +170,32 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		case v.HostPath != "":
 			c.hostPath(f+".hostPath", v.HostPath, opts)
 		case v.DockerVolume != "":
-			switch {
-			case c.dockerName(f+".dockerVolume", v.DockerVolume):
-			case len(v.DockerVolume) < 2:
-				c.add(f+".dockerVolume", "%q: a Docker volume's name has at least 2 characters", v.DockerVolume)
-			case strings.HasPrefix(v.DockerVolume, "hostlet_"):
-				c.add(f+".dockerVolume", "%q: the prefix hostlet_ is kept for the volumes hostlet makes for pods", v.DockerVolume)
-			case v.External && !allowed(opts.ExternalVolumes, v.DockerVolume):
-				c.add(f+".external", "volume %q is not this hostlet's: list it in the host config's policy.externalVolumes to mount it", v.DockerVolume)
-			}
+			c.dockerVolume(f, v, opts)
 		}
 		if v.External && v.DockerVolume == "" {
 			c.add(f+".external", "applies to a dockerVolume")
 		}
 	}
-	c.networks(m.Networks, opts.ExternalNetworks)
-	c.hostNamespaces(m, opts.Policy)
-	c.dependsOn(m.ID, m.DependsOn)
-	c.namespace(m)
+	return volumes
+}
+
+// dockerVolume checks the Docker volume named by volume field f: its
+// name, hostlet's own prefix, and that an external one is allowed.
+func (c *checker) dockerVolume(f string, v manifest.Volume, opts Options) {
+	switch {
+	case c.dockerName(f+".dockerVolume", v.DockerVolume):
+	case len(v.DockerVolume) < 2:
+		c.add(f+".dockerVolume", "%q: a Docker volume's name has at least 2 characters", v.DockerVolume)
+	case strings.HasPrefix(v.DockerVolume, "hostlet_"):
+		c.add(f+".dockerVolume", "%q: the prefix hostlet_ is kept for the volumes hostlet makes for pods", v.DockerVolume)
+	case v.External && !allowed(opts.ExternalVolumes, v.DockerVolume):
+		c.add(f+".external", "volume %q is not this hostlet's: list it in the host config's policy.externalVolumes to mount it", v.DockerVolume)
+	}
+}
+
+// containers checks the pod's containers: at least one, unique names,
+// and each one's fields, host access and build.
+func (c *checker) containers(m manifest.Manifest, volumes map[string]*manifest.Files, opts Options) {
 	if len(m.Containers) == 0 {
 		c.add("containers", "at least one container is required")
 	}
@@ -186,7 +213,6 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		c.hostAccess(f, ct, opts.Policy, len(m.Containers) > 1, m.HostNetwork, m.HostIPC)
 		c.build(f, ct, opts.Policy)
 	}
-	return c.errs.ErrorOrNil()
 }
 
 // ipam checks network f's IPAM settings and the pod's address on it:

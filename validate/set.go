@@ -115,45 +115,7 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 				continue
 			}
 			errs := networkConflicts(s, nets)
-			hide := hiderOf(s)
-			mine := map[portProto][]claim{}
-			for ci, c := range s.Manifest.Containers {
-				for pi, p := range c.Ports {
-					if p.HostPort == 0 && s.Manifest.HostNetwork {
-						// On the host's network, a container port is the
-						// host's.
-						p.HostPort = p.ContainerPort
-					}
-					if p.HostPort == 0 {
-						continue
-					}
-					b := binding{port: p.HostPort, proto: strings.ToUpper(p.Protocol)}
-					if b.proto == "" {
-						b.proto = "TCP"
-					}
-					if p.HostIP != "" {
-						b.ip, _ = netip.ParseAddr(p.HostIP)
-						b.ip = b.ip.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
-						if b.ip.IsUnspecified() {
-							b.ip = netip.Addr{}
-						}
-					}
-					field := fmt.Sprintf("containers[%d].ports[%d].hostPort", ci, pi)
-					key := portProto{b.port, b.proto}
-					for _, other := range slices.Concat(claims[key], mine[key]) {
-						if !b.conflicts(other.binding) {
-							continue
-						}
-						if other.pod == id {
-							errs = multierror.Append(errs, hide.errorf(s.Origin, id, s.Field(field), "host port %s is bound twice in this pod", b))
-						} else {
-							errs = multierror.Append(errs, hide.errorf(s.Origin, id, s.Field(field), "host port %s already bound by pod %s (%s)", b, other.pod, other.source))
-						}
-						break
-					}
-					mine[key] = append(mine[key], claim{binding: b, pod: id, source: s.Origin.Source})
-				}
-			}
+			mine, errs := hostPortConflicts(s, claims, errs)
 			if errs != nil {
 				res.Rejected = append(res.Rejected, rejection(s, errs))
 				continue
@@ -161,18 +123,82 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			for key, cs := range mine {
 				claims[key] = append(claims[key], cs...)
 			}
-			for _, n := range s.Manifest.Networks {
-				if _, ok := nets[n.Name]; !ok {
-					nets[n.Name] = netClaim{n: n, pod: id, source: s.Origin.Source, hidden: hiddenOnly(s)}
-				}
-				if n.IPv4Address != "" {
-					nets[addressKey(n)] = netClaim{n: n, pod: id, source: s.Origin.Source, hidden: hiddenOnly(s)}
-				}
-			}
+			claimNetworks(s, nets)
 			res.Accepted = append(res.Accepted, s)
 		}
 	}
 	return rejectCycles(res)
+}
+
+// hostPortConflicts returns the host ports manifest s binds, by port and
+// protocol, and errs with a reason added for every one already bound by
+// an accepted pod (claims) or earlier in s itself.
+func hostPortConflicts(s manifest.Sourced, claims map[portProto][]claim, errs *multierror.Error) (map[portProto][]claim, *multierror.Error) {
+	id := s.Manifest.ID
+	hide := hiderOf(s)
+	mine := map[portProto][]claim{}
+	for ci, c := range s.Manifest.Containers {
+		for pi, p := range c.Ports {
+			b, bound := hostBinding(p, s.Manifest.HostNetwork)
+			if !bound {
+				continue
+			}
+			field := fmt.Sprintf("containers[%d].ports[%d].hostPort", ci, pi)
+			key := portProto{b.port, b.proto}
+			for _, other := range slices.Concat(claims[key], mine[key]) {
+				if !b.conflicts(other.binding) {
+					continue
+				}
+				if other.pod == id {
+					errs = multierror.Append(errs, hide.errorf(s.Origin, id, s.Field(field), "host port %s is bound twice in this pod", b))
+				} else {
+					errs = multierror.Append(errs, hide.errorf(s.Origin, id, s.Field(field), "host port %s already bound by pod %s (%s)", b, other.pod, other.source))
+				}
+				break
+			}
+			mine[key] = append(mine[key], claim{binding: b, pod: id, source: s.Origin.Source})
+		}
+	}
+	return mine, errs
+}
+
+// hostBinding returns the host binding port p makes (its protocol TCP
+// unless given, its address none for an unspecified one), or false when
+// it binds no host port. On the host's network, a container port is the
+// host's.
+func hostBinding(p manifest.Port, hostNetwork bool) (binding, bool) {
+	if p.HostPort == 0 && hostNetwork {
+		p.HostPort = p.ContainerPort
+	}
+	if p.HostPort == 0 {
+		return binding{}, false
+	}
+	b := binding{port: p.HostPort, proto: strings.ToUpper(p.Protocol)}
+	if b.proto == "" {
+		b.proto = "TCP"
+	}
+	if p.HostIP != "" {
+		b.ip, _ = netip.ParseAddr(p.HostIP)
+		b.ip = b.ip.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
+		if b.ip.IsUnspecified() {
+			b.ip = netip.Addr{}
+		}
+	}
+	return b, true
+}
+
+// claimNetworks records the networks of accepted manifest s in nets: the
+// first declaration of each name, and every fixed address it takes.
+func claimNetworks(s manifest.Sourced, nets map[string]netClaim) {
+	id := s.Manifest.ID
+	for _, n := range s.Manifest.Networks {
+		if _, ok := nets[n.Name]; !ok {
+			nets[n.Name] = netClaim{n: n, pod: id, source: s.Origin.Source, hidden: hiddenOnly(s)}
+		}
+		if n.IPv4Address != "" {
+			nets[addressKey(n)] = netClaim{n: n, pod: id, source: s.Origin.Source, hidden: hiddenOnly(s)}
+		}
+	}
 }
 
 // netClaim is the first accepted declaration of a network.
