@@ -37,16 +37,17 @@ func addManifestSeeds(f *testing.F, add func(data []byte)) {
 	add([]byte(podListYAML("1", "a", "b")))
 	add([]byte("[]"))
 	add([]byte(""))
-	// The source's own attack tests' manifests and Compose files (those of
-	// the other packages' attack tests seed FuzzDecodeValidate and
-	// FuzzCompose: here they would spend a short fuzz budget on decoding).
-	for _, s := range testkit.Literals(f, isManifestOrCompose, "attack_*_test.go") {
+	// The hostile manifests and Compose files of the source's own tests of
+	// builds and Compose projects (those of the other packages' tests seed
+	// FuzzDecodeValidate and FuzzCompose: here they would spend a short
+	// fuzz budget on decoding).
+	for _, s := range testkit.Literals(f, isManifestOrCompose, "build_test.go", "compose_test.go") {
 		add([]byte(s))
 	}
 }
 
 // isManifestOrCompose reports whether s reads as a manifest or a Compose
-// file (an attack test's input, not its message).
+// file (a test's input, not its message).
 func isManifestOrCompose(s string) bool {
 	return strings.Contains(s, "v1beta1") || strings.Contains(s, "services:")
 }

@@ -35,7 +35,7 @@ func FuzzCompose(f *testing.F) {
 	// not do (and in the sources' and the renderer's).
 	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "services:") },
 		"extends_test.go", "include_rules_test.go", "files_mounts_test.go", "values_test.go", "work_bounds_test.go",
-		filepath.Join("..", "..", "sources", "attack_project_test.go"), filepath.Join("..", "project", "render_reruns_test.go")) {
+		filepath.Join("..", "..", "sources", "compose_test.go"), filepath.Join("..", "project", "render_reruns_test.go")) {
 		f.Add(s, "")
 	}
 	f.Fuzz(func(t *testing.T, file, env string) {
