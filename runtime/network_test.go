@@ -1,9 +1,10 @@
-package sync_test
+package runtime_test
 
-// Attack 2: hruntime's network and volume code driven against a small
-// emulation of the Docker API (httptest), so no engine is needed. The
-// emulation resolves a network reference as dockerd's FindNetwork does:
-// full ID, then exact name, then a unique ID prefix.
+// The network and volume code driven against a small emulation of the
+// Docker API (httptest), so no engine is needed (moved from sync's tests
+// of the second outside review). The emulation resolves a network
+// reference as dockerd's FindNetwork does: full ID, then exact name, then
+// a unique ID prefix.
 
 import (
 	"context"
@@ -165,13 +166,14 @@ func own(instance string) map[string]string {
 	return map[string]string{hruntime.LabelManaged: "true", hruntime.LabelInstance: instance}
 }
 
+// TestRemoveNetworkNeverRemovesANetworkByIDPrefix (second outside review):
 // RemoveNetwork(name) inspects name, which the engine also resolves as an
-// ID prefix, and removes what it found by ID without checking that its name
-// is name: a label or manifest naming "abc" (a network no longer there, or
-// never made) removes this instance's network "prod_default" whose ID
-// begins with abc, bypassing pruneNetworks' "still used by a desired pod"
-// check (which is by name).
-func TestAttack2RemoveNetworkByIDPrefixRemovesAnotherNetwork(t *testing.T) {
+// ID prefix, and removes what it found by ID without checking that its
+// name is name: a label or manifest naming "abc" (a network no longer
+// there, or never made) removes this instance's network "prod_default"
+// whose ID begins with abc, bypassing pruneNetworks' "still used by a
+// desired pod" check (which is by name).
+func TestRemoveNetworkNeverRemovesANetworkByIDPrefix(t *testing.T) {
 	e, d := newEmu(t, "unit")
 	e.networks = append(e.networks, &emuNetwork{ID: "abc1" + strings.Repeat("0", 60), Name: "prod_default", Driver: "bridge", Labels: own("unit")})
 	if err := d.RemoveNetwork(t.Context(), "abc"); err != nil {
@@ -182,10 +184,12 @@ func TestAttack2RemoveNetworkByIDPrefixRemovesAnotherNetwork(t *testing.T) {
 	}
 }
 
+// TestEnsureNetworkNeverTakesANetworkByIDPrefix (second outside review):
 // EnsureNetwork of a hostlet network "abc" that does not exist yet finds
-// this instance's prod_default by ID prefix and takes it for "abc": nothing
-// is created, and the container (NetworkMode "abc") lands on prod_default.
-func TestAttack2EnsureNetworkByIDPrefixJoinsAnotherNetwork(t *testing.T) {
+// this instance's prod_default by ID prefix and takes it for "abc":
+// nothing is created, and the container (NetworkMode "abc") lands on
+// prod_default.
+func TestEnsureNetworkNeverTakesANetworkByIDPrefix(t *testing.T) {
 	e, d := newEmu(t, "unit")
 	e.networks = append(e.networks, &emuNetwork{ID: "abc1" + strings.Repeat("0", 60), Name: "prod_default", Driver: "bridge", Labels: own("unit")})
 	if err := d.EnsureNetwork(t.Context(), hruntime.NetworkSpec{Name: "abc"}, nil); err != nil {
@@ -196,11 +200,12 @@ func TestAttack2EnsureNetworkByIDPrefixJoinsAnotherNetwork(t *testing.T) {
 	}
 }
 
-// The reserved-name check (bridge, host, none, default) is by name only:
-// an external network named by an ID prefix of Docker's own "host" network
-// passes validation and checkNetwork, and the container is created with
-// NetworkMode "<that prefix>".
-func TestAttack2ExternalNetworkByIDOfHostNetwork(t *testing.T) {
+// TestEnsureNetworkRefusesAnIDPrefixOfTheHostNetwork (second outside
+// review): the reserved-name check (bridge, host, none, default) is by
+// name only: an external network named by an ID prefix of Docker's own
+// "host" network passes validation and checkNetwork, and the container is
+// created with NetworkMode "<that prefix>".
+func TestEnsureNetworkRefusesAnIDPrefixOfTheHostNetwork(t *testing.T) {
 	e, d := newEmu(t, "unit")
 	e.networks = append(e.networks, &emuNetwork{ID: "9f86d081884c" + strings.Repeat("0", 52), Name: "host", Driver: "host"})
 	err := d.EnsureNetwork(t.Context(), hruntime.NetworkSpec{Name: "9f86d081884c", External: true}, nil)
@@ -209,11 +214,12 @@ func TestAttack2ExternalNetworkByIDOfHostNetwork(t *testing.T) {
 	}
 }
 
-// An existing hostlet network is taken as it is: a pod that declares it
+// TestEnsureNetworkKeepsAnInternalNetworkInternal (second outside review):
+// an existing hostlet network is taken as it is: a pod that declares it
 // internal (no outside connectivity) is put on a network that is not
 // internal, without error. Turning internal on for an existing network
 // recreates the pod (its hash changes) but the network stays routable.
-func TestAttack2EnsureNetworkIgnoresInternal(t *testing.T) {
+func TestEnsureNetworkKeepsAnInternalNetworkInternal(t *testing.T) {
 	e, d := newEmu(t, "unit")
 	if err := d.EnsureNetwork(t.Context(), hruntime.NetworkSpec{Name: "db_net"}, nil); err != nil {
 		t.Fatal(err)
