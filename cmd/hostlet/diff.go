@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,9 +10,7 @@ import (
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/hostplan"
-	"github.com/hostlet/hostlet/manifest"
-	hruntime "github.com/hostlet/hostlet/runtime"
-	hsync "github.com/hostlet/hostlet/sync"
+	"github.com/hostlet/hostlet/internal/textout"
 )
 
 func newDiffCommand(g *globalFlags) *cobra.Command {
@@ -67,9 +62,9 @@ plan is printed). Changes that are all held back or held are no changes.`,
 				files = []string{""}
 			}
 			opts := hostplan.Options{Overrides: overrides, Status: hostStatus, Warnings: cmd.ErrOrStderr()}
-			var hosts []hostPlan
+			var hosts []hostplan.Plan
 			for _, f := range files {
-				hosts = append(hosts, hostPlan(hostplan.Diff(cmd.Context(), f, against, opts)))
+				hosts = append(hosts, hostplan.Diff(cmd.Context(), f, against, opts))
 			}
 			return writeDiff(cmd.OutOrStdout(), output, hosts)
 		},
@@ -82,33 +77,20 @@ plan is printed). Changes that are all held back or held are no changes.`,
 
 // writeDiff prints the hosts' plans as text or JSON and returns the exit
 // status they make (as terraform plan -detailed-exitcode).
-func writeDiff(out io.Writer, output string, hosts []hostPlan) error {
+func writeDiff(out io.Writer, output string, hosts []hostplan.Plan) error {
 	if output == "json" {
 		if err := writeJSON(out, diffReport{Hosts: hosts}); err != nil {
 			return err
 		}
 	} else {
-		color := isTerminal(out)
-		for i, hp := range hosts {
-			if len(hosts) > 1 {
-				if i > 0 {
-					fmt.Fprintln(out)
-				}
-				host := hp.Host
-				if host == "" {
-					host = "?"
-				}
-				fprintText(out, "== host %s (%s) ==\n", host, hp.Config)
-			}
-			hp.writeText(out, color)
-		}
+		textout.Plans(out, hosts, textout.IsTerminal(out))
 	}
 	code := 0
 	for _, hp := range hosts {
 		switch {
 		case len(hp.Errors) > 0 || hp.Summary.Rejected > 0:
 			code = 1
-		case hostplan.Plan(hp).Changed() && code == 0:
+		case hp.Changed() && code == 0:
 			code = 2
 		}
 	}
@@ -120,11 +102,8 @@ func writeDiff(out io.Writer, output string, hosts []hostPlan) error {
 
 // diffReport is the JSON output of diff (docs/diff.md documents it).
 type diffReport struct {
-	Hosts []hostPlan `json:"hosts"`
+	Hosts []hostplan.Plan `json:"hosts"`
 }
-
-// hostPlan is a host's plan as diff prints it.
-type hostPlan hostplan.Plan
 
 // statusTimeout bounds reading a host's status (its API or etcd): an
 // unresponsive host must not hang CI.
@@ -135,177 +114,6 @@ var statusTimeout = 15 * time.Second
 func hostStatus(ctx context.Context, cfg *config.Config) (api.Document, error) {
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
-	var (
-		v   statusView
-		err error
-	)
-	if len(cfg.Etcd.Endpoints) > 0 {
-		v, err = statusFromEtcd(ctx, cfg, cfg.Hostname)
-	} else {
-		v, err = statusFromAPI(ctx, cfg, cfg.Hostname)
-	}
+	v, err := readStatus(ctx, cfg, cfg.Hostname)
 	return v.Doc, err
-}
-
-// writeText prints the plan as DESIGN.md shows it. What it shows comes
-// from sources, the engine and hosts' reports: each line goes through
-// terminalText before its colour is put on.
-func (hp hostPlan) writeText(w io.Writer, color bool) {
-	paint := painter(color)
-	for _, e := range hp.Errors {
-		fmt.Fprintln(w, paint("31", "error: "+e))
-	}
-	if !hp.Planned {
-		return
-	}
-	for _, p := range hp.Pods {
-		writePodText(w, p, paint)
-	}
-	for _, r := range hp.Rejected {
-		origin := manifest.Origin{Source: r.Source, File: r.File}
-		line := fmt.Sprintf("%s: rejected %s: %s", origin, r.ID, strings.Join(stripOrigin(r.Reasons), "; "))
-		if r.Running {
-			line += " (the running version stays)"
-		}
-		fmt.Fprintln(w, paint("31", line))
-	}
-	writeSummaryText(w, hp.Summary)
-}
-
-// painter returns how text output paints a line: through terminalText,
-// then in ANSI colour code when color.
-func painter(color bool) func(code, s string) string {
-	return func(code, s string) string {
-		s = terminalText(s)
-		if !color {
-			return s
-		}
-		return "\x1b[" + code + "m" + s + "\x1b[0m"
-	}
-}
-
-// writePodText prints a pod of the plan: a line for the pod, then one
-// for each container it changes.
-func writePodText(w io.Writer, p hostplan.PodPlan, paint func(code, s string) string) {
-	src := p.Source
-	if p.Revision != "" && p.Action != "remove" {
-		src += " @ " + shortRev(p.Revision)
-	}
-	switch {
-	case p.HeldBack != nil:
-		// What run --once would not do: nothing to list.
-		fmt.Fprintln(w, paint("33", fmt.Sprintf("~ pod %s (%s): %s", p.ID, src, heldBackText(*p.HeldBack))))
-		return
-	case p.Held != nil:
-		fmt.Fprintln(w, paint("36", fmt.Sprintf("pod %s (%s): %s; waiting:", p.ID, src, heldText(*p.Held))))
-	case p.Action == "remove":
-		fmt.Fprintln(w, paint("31", fmt.Sprintf("- pod %s (%s)", p.ID, src)))
-		return
-	case p.Action == "create":
-		fmt.Fprintln(w, paint("32", fmt.Sprintf("+ pod %s (%s)", p.ID, src)))
-	default:
-		fprintText(w, "pod %s (%s)\n", p.ID, src)
-	}
-	shown := func(c hostplan.Change) bool { return c.Container != hruntime.InfraName && c.Action != "none" }
-	width := 0
-	for _, c := range p.Changes {
-		if shown(c) {
-			width = max(width, len(c.Container))
-		}
-	}
-	for _, c := range p.Changes {
-		if !shown(c) {
-			continue
-		}
-		line := fmt.Sprintf("%-*s  %s", width, c.Container, c.Action)
-		if c.Build != "" {
-			line += " (build " + c.Build + ")"
-		}
-		if len(c.Reasons) > 0 && c.Action != string(hsync.ActionCreate) {
-			line += ": " + strings.Join(c.Reasons, "; ")
-		}
-		switch hsync.Action(c.Action) {
-		case hsync.ActionCreate:
-			fmt.Fprintln(w, "  "+paint("32", "+ "+line))
-		case hsync.ActionRecreate:
-			fmt.Fprintln(w, "  "+paint("33", "~ "+line))
-		case hsync.ActionRestart:
-			fmt.Fprintln(w, "  "+paint("33", "! "+line))
-		case hsync.ActionRemove:
-			fmt.Fprintln(w, "  "+paint("31", "- "+line))
-		}
-	}
-}
-
-// writeSummaryText prints the plan's summary line.
-func writeSummaryText(w io.Writer, s hostplan.Summary) {
-	restart := ""
-	if s.Restart > 0 {
-		restart = fmt.Sprintf(", %d to restart", s.Restart)
-	}
-	// Like restarts, the counts of what waits show only when there is some.
-	waiting := ""
-	if s.HeldBack > 0 {
-		waiting += fmt.Sprintf(", %d held back", s.HeldBack)
-	}
-	if s.Held > 0 {
-		waiting += fmt.Sprintf(", %d held", s.Held)
-	}
-	fmt.Fprintf(w, "Plan: %d to create, %d to recreate%s, %d to remove, %d unchanged, %d rejected%s.\n", s.Create, s.Recreate, restart, s.Remove, s.Unchanged, s.Rejected, waiting)
-}
-
-// heldBackText says why a pod's desired version is not applied.
-func heldBackText(hb hostplan.HeldBack) string {
-	text := "held back: rolled back"
-	if hb.Revision != "" {
-		text += " at " + short(hb.Revision)
-	}
-	if hb.Reason != "" {
-		text += ": " + hb.Reason
-	}
-	return text
-}
-
-// heldText says who holds a pod and why.
-func heldText(h hsync.Hold) string {
-	text := "held by " + h.By
-	if h.By == "" {
-		text = "held"
-	}
-	if h.Reason != "" {
-		text += ": " + h.Reason
-	}
-	return text
-}
-
-// stripOrigin drops the "source:file: pod "x": " prefix of a reason, which
-// the "source:file: rejected ID" line already says.
-func stripOrigin(reasons []string) []string {
-	out := make([]string, len(reasons))
-	for i, r := range reasons {
-		if j := strings.Index(r, "\": "); j >= 0 && strings.Contains(r[:j], "pod \"") {
-			r = r[j+3:]
-		}
-		out[i] = r
-	}
-	return out
-}
-
-func shortRev(rev string) string {
-	if len(rev) == 40 && !strings.Contains(rev, ":") {
-		return rev[:7]
-	}
-	return rev
-}
-
-func isTerminal(w io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -6,6 +6,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/internal/redact"
+	"github.com/hostlet/hostlet/internal/textout"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -17,6 +18,6 @@ func dialFleetEtcd(endpoints []string) (*clientv3.Client, func(error) error, err
 		return nil, nil, redact.Error(err, endpoints...)
 	}
 	return cli, func(err error) error {
-		return redact.Error(fmt.Errorf("etcd %s: %w", endpointsText(endpoints), err), endpoints...)
+		return redact.Error(fmt.Errorf("etcd %s: %w", textout.Endpoints(endpoints), err), endpoints...)
 	}, nil
 }

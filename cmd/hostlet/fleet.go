@@ -3,18 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/internal/redact"
+	"github.com/hostlet/hostlet/internal/textout"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -112,7 +107,7 @@ Exit status: 0, or 1 when etcd cannot be read.`,
 			if output == "json" {
 				return writeJSON(cmd.OutOrStdout(), v)
 			}
-			return writeFleetText(terminalSafe(cmd.OutOrStdout()), v, prefix, sel)
+			return textout.Fleet(textout.TerminalSafe(cmd.OutOrStdout()), v, prefix, sel)
 		},
 	}
 	ef.add(cmd)
@@ -130,117 +125,7 @@ func fleetView(ctx context.Context, endpoints []string, prefix string, sel fleet
 	defer cli.Close()
 	v, err := fleet.Rows(ctx, cli, prefix, sel)
 	if err != nil {
-		return fleet.View{}, redact.Error(fmt.Errorf("etcd %v: %w", endpointsText(endpoints), err), endpoints...)
+		return fleet.View{}, redact.Error(fmt.Errorf("etcd %v: %w", textout.Endpoints(endpoints), err), endpoints...)
 	}
 	return v, nil
-}
-
-func writeFleetText(w io.Writer, v fleet.View, prefix string, sel fleet.Selector) error {
-	behind := 0
-	for _, h := range v.Hosts {
-		if h.Behind {
-			behind++
-		}
-	}
-	release := "none"
-	if v.LatestRelease != "" {
-		release = short(v.LatestRelease)
-		var about []string
-		if !v.ReleaseTime.IsZero() {
-			about = append(about, v.ReleaseTime.Format(time.RFC3339))
-		}
-		if v.ReleaseState != "" {
-			state := v.ReleaseState
-			if v.ReleaseReason != "" {
-				state += ": " + v.ReleaseReason
-			}
-			about = append(about, state)
-		}
-		if len(about) > 0 {
-			release += " (" + strings.Join(about, ", ") + ")"
-		}
-	}
-	fprintText(w, "latest release: %s; %d hosts, %d behind\n", release, len(v.Hosts), behind)
-	if len(v.Hosts) == 0 {
-		if sel.String() == "*" {
-			fmt.Fprintf(w, "no host reports under %s/status/\n", prefix)
-		} else {
-			fprintText(w, "no host matches selector %s\n", sel.String())
-		}
-	} else {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "HOST\tALIVE\tREVISION\tPODS\tLAST SYNC\tERRORS\tROLLBACKS")
-		var unreadable []string
-		for _, h := range v.Hosts {
-			host := h.Host
-			if h.Behind {
-				host += " (behind)"
-			}
-			if h.Error != "" {
-				// The reason goes below the table, which stays narrow.
-				fprintText(tw, "%s\t%s\t-\t-\t-\tstatus unreadable\t-\n", host, yesNo(h.Alive))
-				unreadable = append(unreadable, "  "+h.Host+": "+h.Error)
-				continue
-			}
-			fprintText(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", host, yesNo(h.Alive), dash(short(h.Revision)), podsText(h.Pods), lastSyncText(h.LastSync), h.Errors, h.Rollbacks)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		if len(unreadable) > 0 {
-			fmt.Fprintf(w, "\nunreadable status:\n")
-			for _, u := range unreadable {
-				fprintText(w, "%s\n", u)
-			}
-		}
-	}
-	for _, n := range v.Notes {
-		fprintText(w, "note: %s\n", n)
-	}
-	return nil
-}
-
-// podsText is "3 running, 1 failed": phases in fleet.PhaseOrder, then
-// the others sorted.
-func podsText(pods map[string]int) string {
-	var parts []string
-	seen := map[string]bool{}
-	for _, p := range fleet.PhaseOrder {
-		seen[p] = true
-		if n := pods[p]; n > 0 {
-			parts = append(parts, strconv.Itoa(n)+" "+strings.ToLower(p))
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(pods)) {
-		if !seen[p] && pods[p] > 0 {
-			name := strings.ToLower(p)
-			if name == "" {
-				name = "unknown"
-			}
-			parts = append(parts, strconv.Itoa(pods[p])+" "+name)
-		}
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func lastSyncText(s fleet.LastSync) string {
-	text := "never"
-	if !s.Start.IsZero() {
-		text = s.Start.Format(time.RFC3339)
-	}
-	if s.Error != "" {
-		text += " error"
-	}
-	return text
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }

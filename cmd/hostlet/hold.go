@@ -1,15 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/user"
 	"time"
@@ -17,14 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/api/client"
+	"github.com/hostlet/hostlet/internal/textout"
 )
-
-// apiTimeout bounds one request of hold, release and sync to the local
-// API.
-var apiTimeout = 15 * time.Second
-
-// maxAnswer bounds what is read of an API answer.
-const maxAnswer = 64 << 10
 
 func newHoldCommand(g *globalFlags) *cobra.Command {
 	var by, reason string
@@ -48,12 +35,8 @@ Exit status: 0 held, 1 when the API refused or could not be reached.`,
 			if !cmd.Flags().Changed("by") {
 				by = currentUser()
 			}
-			body, err := json.Marshal(api.HoldRequest{By: by, Reason: reason})
+			ans, err := c.Hold(cmd.Context(), args[0], api.HoldRequest{By: by, Reason: reason})
 			if err != nil {
-				return err
-			}
-			var ans api.HoldAnswer
-			if err := c.do(cmd.Context(), http.MethodPost, "/pods/"+url.PathEscape(args[0])+"/hold", body, &ans); err != nil {
 				return err
 			}
 			line := fmt.Sprintf("pod %s held by %s since %s", args[0], ans.By, ans.Since.Format(time.RFC3339))
@@ -63,7 +46,7 @@ Exit status: 0 held, 1 when the API refused or could not be reached.`,
 			if ans.Note != "" {
 				line += " (" + ans.Note + ")"
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), terminalText(line))
+			fmt.Fprintln(cmd.OutOrStdout(), textout.Text(line))
 			return nil
 		},
 	}
@@ -87,11 +70,11 @@ not be reached.`,
 			if err != nil {
 				return err
 			}
-			var ans api.ReleaseAnswer
-			if err := c.do(cmd.Context(), http.MethodDelete, "/pods/"+url.PathEscape(args[0])+"/hold", nil, &ans); err != nil {
+			ans, err := c.Release(cmd.Context(), args[0])
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "pod %s released\n", terminalText(ans.Released))
+			fmt.Fprintf(cmd.OutOrStdout(), "pod %s released\n", textout.Text(ans.Released))
 			return nil
 		},
 	}
@@ -115,15 +98,11 @@ Exit status: 0 requested, 1 when the API refused or could not be reached.`,
 			if err != nil {
 				return err
 			}
-			path := "/sync"
-			if force {
-				path += "?force=1"
-			}
-			var ans api.SyncAnswer
-			if err := c.do(cmd.Context(), http.MethodPost, path, nil, &ans); err != nil {
+			ans, err := c.Sync(cmd.Context(), force)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), terminalText(ans.Status))
+			fmt.Fprintln(cmd.OutOrStdout(), textout.Text(ans.Status))
 			return nil
 		},
 	}
@@ -131,16 +110,10 @@ Exit status: 0 requested, 1 when the API refused or could not be reached.`,
 	return cmd
 }
 
-// apiClient sends the write requests of hold, release and sync to the
-// local API with the bearer token.
-type apiClient struct {
-	base  string
-	token string
-}
-
-// newAPIClient finds the local API as status does (listen) and reads the
-// token; what names the command and why says why it needs the token.
-func newAPIClient(g *globalFlags, what, why string) (*apiClient, error) {
+// newAPIClient finds the local API as status does (listen, an
+// unspecified host on loopback) and reads the token; what names the
+// command and why says why it needs the token.
+func newAPIClient(g *globalFlags, what, why string) (*client.Client, error) {
 	cfg, err := g.load()
 	if err != nil {
 		return nil, err
@@ -155,61 +128,7 @@ func newAPIClient(g *globalFlags, what, why string) (*apiClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &apiClient{base: "http://" + dialAddr(cfg.Listen), token: tok}, nil
-}
-
-// dialAddr is where a client reaches a listen address: an unspecified
-// host (":10260", "0.0.0.0:10260", "[::]:10260") on loopback.
-func dialAddr(listen string) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return listen
-	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		if ip != nil && ip.To4() == nil {
-			return net.JoinHostPort("::1", port)
-		}
-		return net.JoinHostPort("127.0.0.1", port)
-	}
-	return listen
-}
-
-// do sends one request and decodes a 2xx answer into out; any other
-// answer is an error with the API's message.
-func (c *apiClient) do(ctx context.Context, method, path string, body []byte, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
-	defer cancel()
-	u := c.base + path
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("the local API is unreachable: %w", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, u, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return errors.New(e.Error)
-		}
-		return fmt.Errorf("%s %s: %s", method, u, resp.Status)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("%s %s: %w", method, u, err)
-	}
-	return nil
+	return client.New(client.DialAddr(cfg.Listen), tok), nil
 }
 
 // currentUser names who runs hostlet: the user behind sudo, else $USER,

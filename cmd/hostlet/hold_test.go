@@ -154,23 +154,6 @@ func TestHoldReleaseSyncCommands(t *testing.T) {
 	}
 }
 
-// TestDialAddr: an unspecified listen host is reached on loopback.
-func TestDialAddr(t *testing.T) {
-	for listen, want := range map[string]string{
-		":10260":             "127.0.0.1:10260",
-		"0.0.0.0:10260":      "127.0.0.1:10260",
-		"[::]:10260":         "[::1]:10260",
-		"127.0.0.1:10260":    "127.0.0.1:10260",
-		"10.0.0.5:10260":     "10.0.0.5:10260",
-		"localhost:10260":    "localhost:10260",
-		"host.example:10260": "host.example:10260",
-	} {
-		if got := dialAddr(listen); got != want {
-			t.Errorf("dialAddr(%q) = %q, want %q", listen, got, want)
-		}
-	}
-}
-
 // TestCurrentUser: --by defaults to the user behind sudo, else $USER.
 func TestCurrentUser(t *testing.T) {
 	t.Setenv("SUDO_USER", "alice")

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hostlet/hostlet/internal/textout"
 )
 
 // Set with -ldflags "-X main.version=... -X main.commit=...".
@@ -94,7 +96,7 @@ func exitCodeTo(w io.Writer, err error) int {
 
 // errorText is an error's text as a terminal may show it, often from the
 // API, the engine or a file's name: on one line (errors joined are
-// separated by "; "), through terminalText.
+// separated by "; "), through textout.Text.
 func errorText(err error) string {
-	return terminalText(strings.ReplaceAll(err.Error(), "\n", "; "))
+	return textout.Text(strings.ReplaceAll(err.Error(), "\n", "; "))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/internal/hostplan"
 	"github.com/hostlet/hostlet/internal/release"
+	"github.com/hostlet/hostlet/internal/textout"
 )
 
 // publishOptions are the flags of hostlet publish.
@@ -186,17 +187,17 @@ type publishOut struct {
 
 func newPublishOut(w io.Writer, o publishOptions) *publishOut {
 	if o.output != "json" {
-		w = terminalSafe(w)
+		w = textout.TerminalSafe(w)
 	}
 	return &publishOut{w: w, json: o.output == "json"}
 }
 
 // printf prints a line of text output (not with -o json): its arguments,
 // hosts' names, errors and a release's reasons from etcd, through
-// terminalArgs.
+// textout.Fprintf.
 func (p *publishOut) printf(format string, args ...any) {
 	if !p.json {
-		fprintText(p.w, format, args...)
+		textout.Fprintf(p.w, format, args...)
 	}
 }
 
@@ -308,7 +309,7 @@ func abortRelease(ctx context.Context, w io.Writer, o publishOptions) error {
 		return err
 	}
 	if o.output != "json" {
-		fmt.Fprintf(w, "aborting release %s: publishing %s again\n", shortRev(a.Cur.Rev), shortRev(a.Prev.Rev))
+		fmt.Fprintf(w, "aborting release %s: publishing %s again\n", textout.ShortRev(a.Cur.Rev), textout.ShortRev(a.Prev.Rev))
 	}
 	o.ref = a.Prev.Rev
 	if err := publish(ctx, w, o); err != nil || o.dryRun {
@@ -318,7 +319,7 @@ func abortRelease(ctx context.Context, w io.Writer, o publishOptions) error {
 		return err
 	}
 	if o.output != "json" {
-		fmt.Fprintf(w, "release %s aborted.\n", shortRev(a.Cur.Rev))
+		fmt.Fprintf(w, "release %s aborted.\n", textout.ShortRev(a.Cur.Rev))
 	}
 	return nil
 }

@@ -15,12 +15,13 @@ import (
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/textout"
 )
 
 // statusOutJSON runs `hostlet status -o json` with args, checks that it printed
 // the status document itself (its keys at the top, as GET /status has
 // them, plus "alive"), and decodes it.
-func statusOutJSON(t *testing.T, args ...string) statusView {
+func statusOutJSON(t *testing.T, args ...string) textout.HostStatus {
 	t.Helper()
 	res := runCLI(t, append([]string{"status", "-o", "json"}, args...)...)
 	if res.code != 0 {
@@ -42,11 +43,11 @@ func statusOutJSON(t *testing.T, args ...string) statusView {
 	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
 		t.Fatalf("hostlet status -o json: %v\n%s", err, res.stdout)
 	}
-	return statusView{Host: doc.Hostname, Alive: doc.Alive, Doc: doc.Document}
+	return textout.HostStatus{Host: doc.Hostname, Alive: doc.Alive, Doc: doc.Document}
 }
 
 // podRunning reports whether v shows pod id Running.
-func podRunning(v statusView, id string) bool {
+func podRunning(v textout.HostStatus, id string) bool {
 	for _, p := range v.Doc.Pods {
 		if p.ID == id {
 			return p.Phase == "Running"

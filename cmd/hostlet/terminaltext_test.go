@@ -7,37 +7,17 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/hostplan"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/textout"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
 )
-
-func TestTerminalText(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"plain text, ünïcode, 日本", "plain text, ünïcode, 日本"},
-		{"a\nb\r\nc\td", "a?b??c?d"},
-		{"\x1b[2J\x1b]0;t\a\x00\x7f", "?[2J?]0;t???"},
-		{"c1 \u009b31m \u0085", "c1 ?31m ?"},
-		{"bidi \u202eevil\u202c \u2066x\u2069 \u200f\u061c", "bidi ?evil? ?x? ??"},
-		{"sep \u2028\u2029", "sep ??"},
-		// Invisible: a forged host "h1\u200b" must not pass for h1.
-		{"h1\u200b web\u200c\u200d \u2060\u2061\u2064 \ufeffbom", "h1? web?? ??? ?bom"},
-		{"soft\u00adhyphen mongol\u180e", "soft?hyphen mongol?"},
-		{"tag\U000e0001\U000e0041\U000e007f", "tag???"},
-		{"other format \u0600\u06dd\u070f\U000110bd\U0001bca0", "other format ?????"},
-	} {
-		if got := terminalText(tc.in); got != tc.want {
-			t.Errorf("terminalText(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
 
 // forged is text a forged report holds: escape sequences, C1 controls,
 // bidi overrides, and newlines that would draw rows of their own.
@@ -48,7 +28,7 @@ const forged = "x\x1b[2J\x1b]0;pwned\a\u009b31m\u202eevil\r\nFAKE-ROW  yes  0000
 func mustBeTerminalSafe(t *testing.T, what, out string) {
 	t.Helper()
 	for _, r := range out {
-		if r != '\n' && unsafeRune(r) && r != '\t' {
+		if r != '\n' && textout.UnsafeRune(r) && r != '\t' {
 			t.Errorf("%s holds %U:\n%q", what, r, out)
 			return
 		}
@@ -124,13 +104,13 @@ func TestForgedReportCannotDrawOnTheTerminal(t *testing.T) {
 // print from outside (a host's rejection reasons, a release's halt
 // reason, an error) stays on its line, without control characters.
 func TestForgedTextInDiffAndPublishStaysOnItsLine(t *testing.T) {
-	hp := hostPlan{Host: "web-1", Planned: true, Errors: []string{"error" + forged},
+	hp := hostplan.Plan{Host: "web-1", Planned: true, Errors: []string{"error" + forged},
 		Pods:     []hostplan.PodPlan{{ID: "pod" + forged, Source: "src" + forged, Action: "update", Changes: []hostplan.Change{{Container: "app" + forged, Action: string(hsync.ActionRecreate), Reasons: []string{"why" + forged}}}}},
 		Rejected: []hostplan.RejectedManifest{{ID: "rej" + forged, Source: "src", Reasons: []string{"reason" + forged}}},
 	}
 	for _, color := range []bool{false, true} {
 		var b strings.Builder
-		hp.writeText(&b, color)
+		textout.Plan(&b, hp, color)
 		out := b.String()
 		if color {
 			// Its own colours are the only escapes.
@@ -139,29 +119,10 @@ func TestForgedTextInDiffAndPublishStaysOnItsLine(t *testing.T) {
 		mustBeTerminalSafe(t, fmt.Sprintf("diff (color %v)", color), out)
 	}
 	var b strings.Builder
-	out := &publishOut{w: terminalSafe(&b)}
+	out := &publishOut{w: textout.TerminalSafe(&b)}
 	out.printf("%s: halted: %s\n", "wave 1", "reason"+forged)
 	out.printf("%v\n", errors.New("host web-1"+forged))
 	mustBeTerminalSafe(t, "publish", b.String())
-}
-
-// FuzzTerminalText: whatever a report holds, what is shown of it has no
-// control, separator or bidi character, one rune for each of the input's.
-func FuzzTerminalText(f *testing.F) {
-	f.Add(forged)
-	f.Add("plain")
-	f.Add("\u202e\u2066\u0085\x7f")
-	f.Add("h1\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
-	f.Add("tag\U000e0001\U000e0041\U000e007f")
-	f.Fuzz(func(t *testing.T, s string) {
-		out := terminalText(s)
-		if strings.ContainsFunc(out, unsafeRune) || strings.ContainsFunc(out, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) {
-			t.Fatalf("terminalText(%q) = %q", s, out)
-		}
-		if got, want := len([]rune(out)), len([]rune(s)); got != want {
-			t.Fatalf("terminalText(%q) = %q: %d runes, want %d", s, out, got, want)
-		}
-	})
 }
 
 // TestFileNamesAndErrorsCannotDrawOnTheTerminal: a committed file whose

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/hostplan"
+	"github.com/hostlet/hostlet/internal/textout"
 	"github.com/hostlet/hostlet/sources/configured"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -67,7 +68,7 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 			if output == "json" {
 				err = writeJSON(cmd.OutOrStdout(), rep)
 			} else {
-				err = writeValidateText(cmd.OutOrStdout(), rep)
+				err = textout.Validate(cmd.OutOrStdout(), rep)
 			}
 			if err != nil {
 				return err
@@ -81,25 +82,6 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringArrayVar(&sourceFlags, "source", nil, "read source NAME from folder DIR instead of its configured location (NAME=DIR, repeatable)")
 	return cmd
-}
-
-// writeValidateText prints a validate report as text: each error, then
-// the verdict.
-func writeValidateText(w io.Writer, r hostplan.Report) error {
-	for _, e := range r.Errors {
-		// A file name, an etcd key, a value: from outside.
-		if _, err := fmt.Fprintln(w, terminalText(e.Error())); err != nil {
-			return err
-		}
-	}
-	total := len(r.Accepted) + len(r.Rejected)
-	if r.Valid {
-		_, err := fmt.Fprintf(w, "OK: %d manifests in %d sources, all valid.\n", total, len(r.Sources))
-		return err
-	}
-	_, err := fmt.Fprintf(w, "INVALID: %d errors; %d manifests valid, %d rejected, in %d sources.\n",
-		len(r.Errors), len(r.Accepted), len(r.Rejected), len(r.Sources))
-	return err
 }
 
 func writeJSON(w io.Writer, v any) error {

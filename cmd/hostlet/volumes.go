@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hostlet/hostlet/internal/textout"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -40,16 +39,7 @@ A pod's empty-dir volume goes with its pod.`,
 			if output == "json" {
 				return writeJSON(cmd.OutOrStdout(), vols)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 8, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tUSED BY")
-			for _, v := range vols {
-				kind := "persistent"
-				if !v.Persistent {
-					kind = "pod " + v.Pod
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Name, kind, strings.Join(v.UsedBy, ","))
-			}
-			return tw.Flush()
+			return textout.Volumes(cmd.OutOrStdout(), vols)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")

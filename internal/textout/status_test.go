@@ -1,4 +1,4 @@
-package main
+package textout
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // credentials.
 func TestStatusTextShowsProblems(t *testing.T) {
 	since := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
-	v := statusView{Host: "web-1", Alive: true, Doc: api.Document{
+	v := HostStatus{Host: "web-1", Alive: true, Doc: api.Document{
 		Sources: []sources.Status{
 			{Name: "push", Type: "push", Notice: "saved set unreadable: decode (kept as sources/push.json.corrupt-x)"},
 			{Name: "git", Type: "git", Error: "fetch failed", Notice: "not delivered yet"},
@@ -25,7 +25,7 @@ func TestStatusTextShowsProblems(t *testing.T) {
 		StateErrors: []atomicfile.Problem{{File: "sources/push.json", Op: atomicfile.OpRead, Error: "decode: unexpected end", KeptAs: "sources/push.json.corrupt-x", Since: since}},
 	}}
 	var b bytes.Buffer
-	if err := v.writeText(&b); err != nil {
+	if err := Status(&b, v); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -39,8 +39,8 @@ func TestStatusTextShowsProblems(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if got := endpointsText([]string{"https://root:pa55@etcd.example.org:2379", "http://127.0.0.1:2379"}); strings.Contains(got, "pa55") || strings.Contains(got, "root") || !strings.Contains(got, "127.0.0.1:2379") {
-		t.Errorf("endpointsText = %q, want no credentials", got)
+	if got := Endpoints([]string{"https://root:pa55@etcd.example.org:2379", "http://127.0.0.1:2379"}); strings.Contains(got, "pa55") || strings.Contains(got, "root") || !strings.Contains(got, "127.0.0.1:2379") {
+		t.Errorf("Endpoints = %q, want no credentials", got)
 	}
 }
 
@@ -66,7 +66,7 @@ func TestStatusTextRollouts(t *testing.T) {
 		},
 	}
 	var b bytes.Buffer
-	if err := (statusView{Host: "web-1", Alive: true, Doc: doc}).writeText(&b); err != nil {
+	if err := Status(&b, HostStatus{Host: "web-1", Alive: true, Doc: doc}); err != nil {
 		t.Fatal(err)
 	}
 	want := `host web-1: alive; hostlet v1; reported 2026-12-05T14:00:00Z
@@ -110,7 +110,7 @@ rollouts:
 	b.Reset()
 	doc.Window = nil
 	doc.Pods = []hsync.PodStatus{pod("web", &hsync.Rollout{State: hsync.RolloutHeld, Since: at, Hold: &hsync.Hold{By: "bob", Since: at}})}
-	if err := (statusView{Host: "web-1", Alive: true, Doc: doc}).writeText(&b); err != nil {
+	if err := Status(&b, HostStatus{Host: "web-1", Alive: true, Doc: doc}); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, "maintenance window") || !strings.Contains(out, "\n  web: HELD by bob since 2026-12-05T14:00:00Z\n") {
