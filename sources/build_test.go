@@ -57,13 +57,13 @@ func TestNativeBuildReadAndSaved(t *testing.T) {
 	}
 }
 
-// TestBuildContextOfSingleFileSourceStaysInTheSource (issue 15 review):
-// a file source whose path is ONE file (sources: [{type: file, path:
+// TestBuildContextOfSingleFileSourceStaysInTheSource (issue 15 review): a
+// file source whose path is ONE file (sources: [{type: file, path:
 // /etc/hostlet/pods.yaml}]): the source is that file, yet a build's
 // context "." is the file's whole folder, so its author ships every file
 // beside it into an image it then runs: the API token, the git token, the
-// host config, the age key (hostlet reads them as root). The design:
-// "a context outside the source is an error".
+// host config, the age key (hostlet reads them as root). The design: "a
+// context outside the source is an error".
 func TestBuildContextOfSingleFileSourceStaysInTheSource(t *testing.T) {
 	etc := t.TempDir()
 	testkit.WriteFile(t, filepath.Join(etc, "token"), "api-token-of-the-host")
@@ -104,12 +104,12 @@ containers:
 }
 
 // TestBuildContextSharedByPodsIsHeldOnce (issue 15 review): one manifest
-// file of N pods, each built from the same context: every
-// pod's build reads the context again, so a source of MaxBytes (40 MiB) of
-// context files costs N × 40 MiB of memory (and N reads and digests of
-// it) at every read of the source: the bounds of a context do not bound a
-// source. 30 pods over a 9 MiB context hold 270 MiB here; a 10 MiB
-// manifest file can hold tens of thousands of such pods.
+// file of N pods, each built from the same context: every pod's build
+// reads the context again, so a source of MaxBytes (40 MiB) of context
+// files costs N × 40 MiB of memory (and N reads and digests of it) at
+// every read of the source: the bounds of a context do not bound a source.
+// 30 pods over a 9 MiB context hold 270 MiB here; a 10 MiB manifest file
+// can hold tens of thousands of such pods.
 func TestBuildContextSharedByPodsIsHeldOnce(t *testing.T) {
 	dir := t.TempDir()
 	big := strings.Repeat("x", 9<<20)
@@ -147,12 +147,12 @@ func TestBuildContextSharedByPodsIsHeldOnce(t *testing.T) {
 }
 
 // TestSavedSetHoldsASharedBuildContextOnce (issue 15 review): the last
-// good set saved under stateDir (sources/NAME.json, sealed)
-// holds every pod's copy of its build context, base64 in JSON: a source
-// of 8 pods over one 9 MiB context writes ~100 MiB to stateDir at every
-// change of the set (and holds it twice in memory to encode and seal
-// it); its Good entries hold the same again. The disk the operator gave
-// stateDir fills with copies of one folder.
+// good set saved under stateDir (sources/NAME.json, sealed) holds every
+// pod's copy of its build context, base64 in JSON: a source of 8 pods over
+// one 9 MiB context writes ~100 MiB to stateDir at every change of the set
+// (and holds it twice in memory to encode and seal it); its Good entries
+// hold the same again. The disk the operator gave stateDir fills with
+// copies of one folder.
 func TestSavedSetHoldsASharedBuildContextOnce(t *testing.T) {
 	dir := t.TempDir()
 	testkit.WriteFile(t, filepath.Join(dir, "ctx", "blob"), strings.Repeat("y", 9<<20))

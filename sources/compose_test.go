@@ -161,10 +161,9 @@ func TestReadTreeProjectExtendsFile(t *testing.T) {
 
 // TestComposeExtendsNeverReadsAHostFile (outside review, promise 1:
 // nothing outside the project is read), end to end through the real
-// helper: an HTTP body (or a file
-// in a repository) whose second YAML document extends a service of a host
-// file gets that file read by hostlet-compose and its environment copied
-// into the attacker's pod.
+// helper: an HTTP body (or a file in a repository) whose second YAML
+// document extends a service of a host file gets that file read by
+// hostlet-compose and its environment copied into the attacker's pod.
 func TestComposeExtendsNeverReadsAHostFile(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "compose.yaml")
 	testkit.WriteFile(t, outside, "services:\n  db:\n    image: postgres\n    environment: {POSTGRES_PASSWORD: s3cr3t-from-outside}\n")

@@ -1,6 +1,8 @@
 package sync_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -240,5 +242,88 @@ func TestDependsOnWaits(t *testing.T) {
 	}
 	if st := status("web"); st.Phase != hsync.PhaseRunning || len(specsOf(t, fake, "web")) != 1 {
 		t.Errorf("web: %s %q once db is healthy, want Running", st.Phase, st.Message)
+	}
+}
+
+// callsOf counts fake's calls of method.
+func callsOf(fake *synctest.Fake, method string) int {
+	n := 0
+	for _, c := range fake.Calls() {
+		if c.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPruneKeepsTheNetworkOfAWaitingPod (second outside review): a pod
+// whose new revision drops its network n1 but must wait (dependsOn not
+// met; equally while it backs off or pulls) keeps its old container on n1
+// ("what runs of it keeps running"), yet pruneNetworks takes the old
+// container's io.hostlet.networks label as "no longer used" on every sync:
+// RemoveNetwork(n1) is called each time (2 engine calls on the real
+// engine, refused while the container runs, and succeeding when it is
+// stopped or between two restarts, so it cannot start again).
+func TestPruneKeepsTheNetworkOfAWaitingPod(t *testing.T) {
+	fake := synctest.NewFake()
+	s := newFakeSyncer(t, fake)
+	v1 := decodePod(t, "version: v1beta1\nid: web\nnetworks: [{name: n1}]\ncontainers: [{name: app, image: example.org/web:1}]\n")
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{v1}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	v2 := decodePod(t, "version: v1beta1\nid: web\nnetworks: [{name: n2}]\ndependsOn: [{pod: db}]\ncontainers: [{name: app, image: example.org/web:2}]\n")
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{v2}, Ready: true})
+	fake.Reset()
+	for range 3 {
+		_ = s.SyncOnce(t.Context())
+	}
+	spec := specsOf(t, fake, "web")["app"]
+	if len(spec.Networks) == 0 || spec.Networks[0].Name != "n1" {
+		t.Fatalf("setup: web's old container should still be on n1 (waiting), spec %+v", spec.Networks)
+	}
+	if !slices.Contains(fake.Networks(), "n1") || callsOf(fake, "RemoveNetwork") > 0 {
+		t.Errorf("waiting pod web still runs on n1, yet RemoveNetwork was called %d times in 3 syncs; networks now %v",
+			callsOf(fake, "RemoveNetwork"), fake.Networks())
+	}
+}
+
+// netCheckingFake refuses to start a container whose networks are gone,
+// as the engine does ("network n1 not found").
+type netCheckingFake struct{ *synctest.Fake }
+
+func (f netCheckingFake) Start(ctx context.Context, id string) error {
+	if spec, ok := f.Spec(id); ok {
+		for _, n := range spec.Networks {
+			if !slices.Contains(f.Networks(), n.Name) {
+				return fmt.Errorf("start container %s: network %s not found: %w", id, n.Name, hruntime.ErrNotFound)
+			}
+		}
+	}
+	return f.Fake.Start(ctx, id)
+}
+
+// TestRestartRecreatesAMissingNetwork (second outside review): a stopped
+// container whose hostlet network went (removed by the prune above, by a
+// hand "docker network rm" of a network only stopped containers use, ...)
+// is only ever restarted: ensureNetworks runs only when the namespace
+// holder is created, so the network is never made again and the pod fails
+// to start on every sync until its spec changes.
+func TestRestartRecreatesAMissingNetwork(t *testing.T) {
+	fake := netCheckingFake{synctest.NewFake()}
+	s := newFakeSyncer(t, fake)
+	web := decodePod(t, "version: v1beta1\nid: web\nnetworks: [{name: n1}]\ncontainers: [{name: app, image: example.org/web:1}]\n")
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{web}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := fake.List(t.Context())
+	if err := fake.Fake.Stop(t.Context(), list[0].ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	_ = fake.RemoveNetwork(t.Context(), "n1")
+	err := s.SyncOnce(t.Context())
+	if st := statusOf(s, "web"); st.Phase != hsync.PhaseRunning {
+		t.Errorf("web not running again after its network went: %s %s %q (sync error %v)", st.Phase, st.Reason, st.Message, err)
 	}
 }
