@@ -145,10 +145,10 @@ func (f *File) Write(snap *Snapshot) error {
 	return nil
 }
 
-// Changed marks the value changed: the next Snapshot encodes it.
+// Changed marks the value changed: the next Snapshot takes it.
 func (f *File) Changed() { f.dirty = true }
 
-// Pending reports whether the next Snapshot encodes anything (a change,
+// Pending reports whether the next Snapshot takes anything (a change,
 // or a write to retry), for an owner that builds the value to save.
 func (f *File) Pending() bool { return f.path != "" && (f.dirty || f.retry.Load()) }
 
