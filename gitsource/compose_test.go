@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/hostlet/hostlet/gitsource"
-	"github.com/hostlet/hostlet/internal/composetest"
-	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
+	"github.com/hostlet/hostlet/internal/testkit/gittest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
 	"github.com/hostlet/hostlet/validate"

@@ -14,8 +14,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/hostlet/hostlet/gitsource"
-	"github.com/hostlet/hostlet/internal/gittest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/gittest"
 )
 
 // secretForms are the spellings a credential may take in a URL, a log line

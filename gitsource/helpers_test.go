@@ -16,8 +16,8 @@ import (
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/gittest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/gittest"
 	"github.com/hostlet/hostlet/sources"
 )
 

@@ -13,10 +13,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hostlet/hostlet/gitsource"
-	"github.com/hostlet/hostlet/internal/composetest"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/gittest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
+	"github.com/hostlet/hostlet/internal/testkit/gittest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
 )

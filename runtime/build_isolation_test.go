@@ -24,8 +24,8 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 
-	"github.com/hostlet/hostlet/internal/dockertest"
 	scrub "github.com/hostlet/hostlet/internal/redact"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
 	hruntime "github.com/hostlet/hostlet/runtime"

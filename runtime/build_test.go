@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 

@@ -11,7 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/etcdtest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 )
 
 func etcdSource(t *testing.T, kv EtcdKV, key string) *Etcd {

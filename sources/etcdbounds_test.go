@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/etcdtest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	"github.com/hostlet/hostlet/manifest"
 )
 

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/fleet"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	"github.com/hostlet/hostlet/manifest"
 )
 

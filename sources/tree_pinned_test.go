@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hostlet/hostlet/internal/composetest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
 )

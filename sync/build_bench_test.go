@@ -26,8 +26,8 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
 	hruntime "github.com/hostlet/hostlet/runtime"

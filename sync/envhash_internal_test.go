@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sync/podspec"

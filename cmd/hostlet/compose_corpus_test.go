@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hostlet/hostlet/internal/composetest"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
 )
 
 // TestComposeCorpus runs `hostlet validate` on every real-world Compose

@@ -17,12 +17,12 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/dockertest"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
 )

@@ -11,12 +11,12 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
-	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/dockertest"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 

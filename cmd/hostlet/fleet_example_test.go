@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/hostlet/hostlet/internal/composetest"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
 )
 
 // exampleFleet is the bundled fleet repository, relative to this package.

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hostlet/hostlet/internal/composetest"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
 )
 
 // interpolatedCase is a Compose service whose key takes a value from the

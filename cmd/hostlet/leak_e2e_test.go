@@ -27,12 +27,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/dockertest"
-	"github.com/hostlet/hostlet/internal/etcdtest"
-	"github.com/hostlet/hostlet/internal/gittest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
+	"github.com/hostlet/hostlet/internal/testkit/gittest"
 	hsync "github.com/hostlet/hostlet/sync"
 )
 

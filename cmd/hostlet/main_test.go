@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 )
 
 func TestMain(m *testing.M) {

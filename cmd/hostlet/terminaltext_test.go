@@ -10,9 +10,9 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/atomicfile"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/hostplan"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	"github.com/hostlet/hostlet/internal/textout"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agenttest"
-	"github.com/hostlet/hostlet/internal/composetest"
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 )
 
 // buildDockerfile builds the demo server in two stages: final (the

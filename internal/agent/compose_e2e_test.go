@@ -19,8 +19,8 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/composetest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
 	"github.com/hostlet/hostlet/manifest/compose"
 )
 

@@ -17,9 +17,9 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/agent"
-	"github.com/hostlet/hostlet/internal/agenttest"
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	hsync "github.com/hostlet/hostlet/sync"
 )
 

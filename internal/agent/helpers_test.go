@@ -17,10 +17,10 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/agent"
-	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agenttest"
-	"github.com/hostlet/hostlet/internal/composetest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
 )
 
 // rawHooks is a webhook target keeping every body as it came.

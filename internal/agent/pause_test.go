@@ -21,7 +21,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/hostlet/hostlet/internal/agent"
-	"github.com/hostlet/hostlet/internal/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 

@@ -15,9 +15,9 @@ import (
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 )

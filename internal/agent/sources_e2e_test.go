@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
 )

@@ -30,11 +30,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agenttest"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 )

@@ -18,10 +18,10 @@ import (
 	info "github.com/google/cadvisor/info/v1"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/agenttest"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 )
 
 func TestMain(m *testing.M) { dockertest.Main(m, removeDaemon) }

@@ -17,7 +17,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/hostlet/hostlet/internal/etcdtest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 )
 
 var pageNow = time.Date(2026, 12, 5, 14, 0, 0, 0, time.UTC)

@@ -7,7 +7,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/hostlet/hostlet/internal/etcdtest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 )
 
 // TestPublishWaveTransactions: a wave over etcd's 128 operations per

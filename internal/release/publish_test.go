@@ -14,9 +14,9 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 )

@@ -15,10 +15,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 )
 
 // doc is a status document whose content the test changes.

@@ -22,8 +22,8 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 

@@ -22,8 +22,8 @@ import (
 
 	"github.com/docker/docker/client"
 
-	"github.com/hostlet/hostlet/internal/etcdtest"
-	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
+	"github.com/hostlet/hostlet/internal/testkit/gittest"
 )
 
 // The suite's flags (after -args).

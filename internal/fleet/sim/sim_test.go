@@ -25,9 +25,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/etcdtest"
 	"github.com/hostlet/hostlet/internal/events"
 	"github.com/hostlet/hostlet/internal/fleet"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"

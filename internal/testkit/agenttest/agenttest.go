@@ -15,8 +15,8 @@ import (
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/agent"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/dockertest"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 )
 
 // Deadlines of Start and Stop: generous, as the engine may be busy with

@@ -16,7 +16,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 
-	"github.com/hostlet/hostlet/internal/gittest"
+	"github.com/hostlet/hostlet/internal/testkit/gittest"
 )
 
 // lsRemote lists url's refs with go-git, as the git source does.
