@@ -23,7 +23,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
-	"github.com/hostlet/hostlet/internal/imagebuild"
+	"github.com/hostlet/hostlet/internal/imagetar"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -84,7 +84,7 @@ func loadDemoImage(ctx context.Context, cli *client.Client, dir, ref string) err
 		return err
 	}
 	var buf bytes.Buffer
-	if err := imagebuild.Write(&buf, ref, []imagebuild.File{{Path: "/demo", Mode: 0o755, Data: data}}, []string{"/demo"}, nil); err != nil {
+	if err := imagetar.Write(&buf, ref, []imagetar.File{{Path: "/demo", Mode: 0o755, Data: data}}, []string{"/demo"}, nil); err != nil {
 		return err
 	}
 	return loadImage(ctx, cli, ref, &buf)
@@ -103,13 +103,13 @@ const pauseRepo = "hostlet-bench-pause"
 // run is configured with it (docker.infraImage), and the floor's infra
 // containers use it too.
 func loadPauseImage(ctx context.Context, cli *client.Client, bin, ref string) error {
-	f, err := imagebuild.FromDisk(bin, "/hostlet", 0o755)
+	f, err := imagetar.FromDisk(bin, "/hostlet", 0o755)
 	if err != nil {
 		return fmt.Errorf("pause image from %s: %w", bin, err)
 	}
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(imagebuild.Write(pw, ref, []imagebuild.File{f}, []string{"/hostlet", "pause"}, nil))
+		pw.CloseWithError(imagetar.Write(pw, ref, []imagetar.File{f}, []string{"/hostlet", "pause"}, nil))
 	}()
 	err = loadImage(ctx, cli, ref, pr)
 	pr.CloseWithError(errors.New("image load ended"))

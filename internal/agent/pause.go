@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
-	"github.com/hostlet/hostlet/internal/imagebuild"
+	"github.com/hostlet/hostlet/internal/imagetar"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
@@ -46,13 +46,13 @@ func PauseImage(ctx context.Context, rt imageLoader, binary, instance string) (s
 	if err := rt.EnsureImage(ctx, ref, manifest.PullNever); err == nil {
 		return ref, nil
 	}
-	f, err := imagebuild.FromDisk(binary, "/hostlet", 0o755)
+	f, err := imagetar.FromDisk(binary, "/hostlet", 0o755)
 	if err != nil {
 		return "", fmt.Errorf("build pause image %s: %w", ref, err)
 	}
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(imagebuild.Write(pw, ref, []imagebuild.File{f}, []string{"/hostlet", "pause"}, nil))
+		pw.CloseWithError(imagetar.Write(pw, ref, []imagetar.File{f}, []string{"/hostlet", "pause"}, nil))
 	}()
 	err = rt.LoadImage(ctx, pr)
 	// Unblock the writer if the load stopped reading early.

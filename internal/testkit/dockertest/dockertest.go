@@ -47,7 +47,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
-	"github.com/hostlet/hostlet/internal/imagebuild"
+	"github.com/hostlet/hostlet/internal/imagetar"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -356,7 +356,7 @@ func loadTestImage(binary string) (string, error) {
 	}
 	ref := ImageRepo + ":" + randomHex(6)
 	var archive bytes.Buffer
-	err = imagebuild.Write(&archive, ref, []imagebuild.File{{Path: "/demo", Mode: 0o755, Data: data}}, []string{"/demo"}, nil)
+	err = imagetar.Write(&archive, ref, []imagetar.File{{Path: "/demo", Mode: 0o755, Data: data}}, []string{"/demo"}, nil)
 	if err != nil {
 		return "", err
 	}

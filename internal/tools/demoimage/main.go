@@ -13,7 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/hostlet/hostlet/internal/imagebuild"
+	"github.com/hostlet/hostlet/internal/imagetar"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -44,7 +44,7 @@ func run(ctx context.Context, tag string) error {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := imagebuild.Write(&buf, tag, []imagebuild.File{{Path: "/demo", Mode: 0o755, Data: data}}, []string{"/demo"}, nil); err != nil {
+	if err := imagetar.Write(&buf, tag, []imagetar.File{{Path: "/demo", Mode: 0o755, Data: data}}, []string{"/demo"}, nil); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -1,4 +1,4 @@
-package imagebuild
+package imagetar
 
 import (
 	"archive/tar"
@@ -155,7 +155,9 @@ func metadata(tagged reference.NamedTagged, layerHex string, c Config) ([]archiv
 		},
 		RootFS: rootFS{Type: "layers", DiffIDs: []string{"sha256:" + layerHex}},
 		History: []history{{
-			Created:   epoch(),
+			Created: epoch(),
+			// The name this package had: the pause image's ID (and every
+			// infra container's spec) depend on these bytes.
 			CreatedBy: "hostlet imagebuild",
 		}},
 	}

@@ -1,4 +1,4 @@
-package imagebuild_test
+package imagetar_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/docker/docker/api/types/image"
 
-	"github.com/hostlet/hostlet/internal/imagebuild"
+	"github.com/hostlet/hostlet/internal/imagetar"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -38,7 +38,7 @@ func TestLoadAndRun(t *testing.T) {
 	_, _ = rand.Read(suffix)
 	ref := "hostlet-test-imagebuild:" + hex.EncodeToString(suffix)
 	var archive bytes.Buffer
-	err = imagebuild.Write(&archive, ref, []imagebuild.File{
+	err = imagetar.Write(&archive, ref, []imagetar.File{
 		{Path: "/demo", Mode: 0o755, Data: bin},
 		{Path: "/etc/greeting", Data: []byte("hello file")},
 	}, []string{"/demo"}, []string{"GREETING=hello env"})

@@ -1,4 +1,4 @@
-package imagebuild_test
+package imagetar_test
 
 import (
 	"archive/tar"
@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hostlet/hostlet/internal/imagebuild"
+	"github.com/hostlet/hostlet/internal/imagetar"
 )
 
 // readTar returns the entries of a tar, in order, with their contents.
@@ -42,13 +42,13 @@ func readTar(t *testing.T, data []byte) ([]*tar.Header, map[string][]byte) {
 }
 
 func TestWriteStructure(t *testing.T) {
-	files := []imagebuild.File{
+	files := []imagetar.File{
 		{Path: "/usr/bin/tool", Mode: 0o755, Data: []byte("#!tool")},
 		{Path: "/demo", Mode: 0o755, Data: []byte("binary")},
 		{Path: "/etc/greeting", Data: []byte("hi")},
 	}
 	var buf bytes.Buffer
-	if err := imagebuild.Write(&buf, "example.org:5000/team/demo:v1", files, []string{"/demo"}, []string{"A=1"}); err != nil {
+	if err := imagetar.Write(&buf, "example.org:5000/team/demo:v1", files, []string{"/demo"}, []string{"A=1"}); err != nil {
 		t.Fatal(err)
 	}
 	_, outer := readTar(t, buf.Bytes())
@@ -100,7 +100,7 @@ func TestWriteStructure(t *testing.T) {
 		t.Errorf("platform = %s/%s", cfg.OS, cfg.Architecture)
 	}
 	if !slices.Equal(cfg.Config.Entrypoint, []string{"/demo"}) ||
-		!slices.Equal(cfg.Config.Env, []string{imagebuild.DefaultPath, "A=1"}) {
+		!slices.Equal(cfg.Config.Env, []string{imagetar.DefaultPath, "A=1"}) {
 		t.Errorf("config = %+v", cfg.Config)
 	}
 	if cfg.RootFS.Type != "layers" || !slices.Equal(cfg.RootFS.DiffIDs, []string{"sha256:" + layerHex}) {
@@ -140,7 +140,7 @@ func TestWriteStructure(t *testing.T) {
 
 	// Same input, same bytes (and so the same image ID).
 	var again bytes.Buffer
-	if err := imagebuild.Write(&again, "example.org:5000/team/demo:v1", files, []string{"/demo"}, []string{"A=1"}); err != nil {
+	if err := imagetar.Write(&again, "example.org:5000/team/demo:v1", files, []string{"/demo"}, []string{"A=1"}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
@@ -150,7 +150,7 @@ func TestWriteStructure(t *testing.T) {
 
 func TestWriteDefaultsAndErrors(t *testing.T) {
 	var buf bytes.Buffer
-	if err := imagebuild.Write(&buf, "demo", nil, nil, []string{"PATH=/bin"}); err != nil {
+	if err := imagetar.Write(&buf, "demo", nil, nil, []string{"PATH=/bin"}); err != nil {
 		t.Fatal(err)
 	}
 	_, outer := readTar(t, buf.Bytes())
@@ -161,16 +161,16 @@ func TestWriteDefaultsAndErrors(t *testing.T) {
 
 	for name, tc := range map[string]struct {
 		ref   string
-		files []imagebuild.File
+		files []imagetar.File
 	}{
 		"bad reference":    {ref: "Demo:1"},
 		"digest reference": {ref: "demo@sha256:" + strings.Repeat("a", 64)},
-		"relative path":    {ref: "demo", files: []imagebuild.File{{Path: "demo"}}},
-		"root":             {ref: "demo", files: []imagebuild.File{{Path: "/"}}},
-		"duplicate":        {ref: "demo", files: []imagebuild.File{{Path: "/a"}, {Path: "/./a"}}},
-		"file over dir":    {ref: "demo", files: []imagebuild.File{{Path: "/tmp"}}},
+		"relative path":    {ref: "demo", files: []imagetar.File{{Path: "demo"}}},
+		"root":             {ref: "demo", files: []imagetar.File{{Path: "/"}}},
+		"duplicate":        {ref: "demo", files: []imagetar.File{{Path: "/a"}, {Path: "/./a"}}},
+		"file over dir":    {ref: "demo", files: []imagetar.File{{Path: "/tmp"}}},
 	} {
-		if err := imagebuild.Write(io.Discard, tc.ref, tc.files, nil, nil); err == nil {
+		if err := imagetar.Write(io.Discard, tc.ref, tc.files, nil, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -184,15 +184,15 @@ func TestWriteFromDisk(t *testing.T) {
 	if err := os.WriteFile(disk, content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := imagebuild.FromDisk(disk, "/bin/tool", 0o755)
+	f, err := imagetar.FromDisk(disk, "/bin/tool", 0o755)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var streamed, inMemory bytes.Buffer
-	if err := imagebuild.Write(&streamed, "demo:v1", []imagebuild.File{f}, []string{"/bin/tool"}, nil); err != nil {
+	if err := imagetar.Write(&streamed, "demo:v1", []imagetar.File{f}, []string{"/bin/tool"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := imagebuild.Write(&inMemory, "demo:v1", []imagebuild.File{{Path: "/bin/tool", Mode: 0o755, Data: content}}, []string{"/bin/tool"}, nil); err != nil {
+	if err := imagetar.Write(&inMemory, "demo:v1", []imagetar.File{{Path: "/bin/tool", Mode: 0o755, Data: content}}, []string{"/bin/tool"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(streamed.Bytes(), inMemory.Bytes()) {
@@ -213,22 +213,22 @@ func TestWriteStreamErrors(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		file imagebuild.File
+		file imagetar.File
 		want string
 	}{
-		{"open fails", imagebuild.File{Path: "/a", Size: 1, Open: func() (io.ReadCloser, error) { return nil, errors.New("boom") }}, "boom"},
-		{"short", imagebuild.File{Path: "/a", Size: 10, Open: open("abc")}, "read 3 bytes, want 10"},
-		{"data and open", imagebuild.File{Path: "/a", Data: []byte("a"), Size: 1, Open: open("a")}, "both Data and Open"},
-		{"changed between passes", imagebuild.File{Path: "/a", Size: 1, Open: changing}, "changed"},
+		{"open fails", imagetar.File{Path: "/a", Size: 1, Open: func() (io.ReadCloser, error) { return nil, errors.New("boom") }}, "boom"},
+		{"short", imagetar.File{Path: "/a", Size: 10, Open: open("abc")}, "read 3 bytes, want 10"},
+		{"data and open", imagetar.File{Path: "/a", Data: []byte("a"), Size: 1, Open: open("a")}, "both Data and Open"},
+		{"changed between passes", imagetar.File{Path: "/a", Size: 1, Open: changing}, "changed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := imagebuild.Write(io.Discard, "demo:v1", []imagebuild.File{tc.file}, nil, nil)
+			err := imagetar.Write(io.Discard, "demo:v1", []imagetar.File{tc.file}, nil, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := imagebuild.FromDisk(t.TempDir(), "/a", 0o644); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := imagetar.FromDisk(t.TempDir(), "/a", 0o644); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("FromDisk of a directory: %v", err)
 	}
 }
@@ -253,9 +253,9 @@ func configOf(t *testing.T, archive []byte) map[string]json.RawMessage {
 // made from them inherits hostlet's labels (issue 30, finding 3: a built
 // image did); WriteConfig gives the ones asked for.
 func TestWriteGivesNoLabels(t *testing.T) {
-	files := []imagebuild.File{{Path: "/hostlet", Mode: 0o755, Data: []byte("binary")}}
+	files := []imagetar.File{{Path: "/hostlet", Mode: 0o755, Data: []byte("binary")}}
 	var plain bytes.Buffer
-	if err := imagebuild.Write(&plain, "hostlet-pause:0123456789ab-01234567", files, []string{"/hostlet", "pause"}, nil); err != nil {
+	if err := imagetar.Write(&plain, "hostlet-pause:0123456789ab-01234567", files, []string{"/hostlet", "pause"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	cfg := configOf(t, plain.Bytes())
@@ -265,7 +265,7 @@ func TestWriteGivesNoLabels(t *testing.T) {
 		}
 	}
 	var given bytes.Buffer
-	err := imagebuild.WriteConfig(&given, "example.org/base:1", files, imagebuild.Config{
+	err := imagetar.WriteConfig(&given, "example.org/base:1", files, imagetar.Config{
 		Entrypoint: []string{"/hostlet"}, OnBuild: []string{"ENV A=1"}, Labels: map[string]string{"org.example": "x"},
 	})
 	if err != nil {
