@@ -24,7 +24,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/versions"
 
-	"github.com/hostlet/hostlet/internal/imagebuild"
+	"github.com/hostlet/hostlet/internal/imagetar"
 	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
@@ -74,13 +74,13 @@ func buildRecipe(ctx context.Context, t *testing.T, d *hruntime.Docker, tag, pod
 
 // loadBase loads a base image of cfg (registry-free: written in Go, loaded
 // through the API), removed when the test ends.
-func loadBase(ctx context.Context, t *testing.T, d *hruntime.Docker, cfg imagebuild.Config) string {
+func loadBase(ctx context.Context, t *testing.T, d *hruntime.Docker, cfg imagetar.Config) string {
 	t.Helper()
 	suffix := make([]byte, 6)
 	_, _ = rand.Read(suffix)
 	ref := "hostlet-test-base-" + hex.EncodeToString(suffix) + ":1"
 	var archive bytes.Buffer
-	if err := imagebuild.WriteConfig(&archive, ref, []imagebuild.File{{Path: "/etc/base", Data: []byte("base\n")}}, cfg); err != nil {
+	if err := imagetar.WriteConfig(&archive, ref, []imagetar.File{{Path: "/etc/base", Data: []byte("base\n")}}, cfg); err != nil {
 		t.Fatal(err)
 	}
 	removeImage(t, ref)
@@ -151,9 +151,9 @@ func TestBuildRefusesBaseImageTriggersThatReachOut(t *testing.T) {
 			ctx, cancel := context.WithTimeout(testCtx(t), 4*time.Minute)
 			defer cancel()
 			loot, requests := lootServer(t)
-			bad := loadBase(ctx, t, d, imagebuild.Config{OnBuild: []string{"ENV A=1", "ADD " + loot + "/loot /loot"}})
-			good := loadBase(ctx, t, d, imagebuild.Config{OnBuild: []string{"ENV TRIGGERED=yes"}})
-			labelled := loadBase(ctx, t, d, imagebuild.Config{Labels: map[string]string{hruntime.LabelPod: "victim", hruntime.LabelContainer: "app"}})
+			bad := loadBase(ctx, t, d, imagetar.Config{OnBuild: []string{"ENV A=1", "ADD " + loot + "/loot /loot"}})
+			good := loadBase(ctx, t, d, imagetar.Config{OnBuild: []string{"ENV TRIGGERED=yes"}})
+			labelled := loadBase(ctx, t, d, imagetar.Config{Labels: map[string]string{hruntime.LabelPod: "victim", hruntime.LabelContainer: "app"}})
 			tag := func(n string) string { return "hostlet-build/" + d.Instance() + "-base:" + n + "-" + builder }
 			for name, tt := range map[string]struct{ recipe, want string }{
 				"direct":   {"FROM " + bad + "\nCOPY f /f\n", "ADD " + loot + "/loot /loot"},
@@ -295,7 +295,7 @@ func TestBuildRefusesWhatTheParsersReadDifferently(t *testing.T) {
 			defer cancel()
 			loot, requests := lootServer(t)
 			host := strings.TrimPrefix(loot, "http://")
-			quoted := loadBase(ctx, t, d, imagebuild.Config{OnBuild: []string{`ADD http:""//` + host + "/trigger /loot"}})
+			quoted := loadBase(ctx, t, d, imagetar.Config{OnBuild: []string{`ADD http:""//` + host + "/trigger /loot"}})
 			for _, tt := range []struct{ name, recipe, want string }{
 				{"ADD of a URL with quotes", "FROM scratch\nADD http:\"\"//" + host + "/q2 /loot\n", "line 2: ADD http:"},
 				{"ADD of a URL with single quotes", "FROM scratch\nADD http:''//" + host + "/q3 /loot\n", "line 2: ADD http:"},

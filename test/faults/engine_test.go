@@ -22,7 +22,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 
-	"github.com/hostlet/hostlet/internal/imagebuild"
+	"github.com/hostlet/hostlet/internal/imagetar"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -305,12 +305,12 @@ func unescapeMount(s string) string {
 // server (examples/demo, built by the caller into bin) as /demo, its
 // entrypoint.
 func loadImage(ctx context.Context, cli *client.Client, ref, bin string) error {
-	f, err := imagebuild.FromDisk(bin, "/demo", 0o755)
+	f, err := imagetar.FromDisk(bin, "/demo", 0o755)
 	if err != nil {
 		return err
 	}
 	var archive bytes.Buffer
-	if err := imagebuild.Write(&archive, ref, []imagebuild.File{f}, []string{"/demo"}, nil); err != nil {
+	if err := imagetar.Write(&archive, ref, []imagetar.File{f}, []string{"/demo"}, nil); err != nil {
 		return err
 	}
 	if err := hruntime.LoadArchive(ctx, cli, &archive); err != nil {
