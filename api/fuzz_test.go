@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	hsync "github.com/hostlet/hostlet/sync"
 )
 
@@ -62,7 +62,7 @@ func FuzzSyncSignature(f *testing.F) {
 	f.Add("sha256= "+strings.Repeat("0", 63), []byte{0, 1, 2})
 
 	triggered := 0
-	srv := New(Options{Token: fuzzToken, Loopback: true}, fuzzSyncer{}, nil, events.NewLog(1), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := New(Options{Token: fuzzToken, Loopback: true}, fuzzSyncer{}, nil, eventlog.NewLog(1), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	srv.HandleSync(func(bool) { triggered++ })
 	post := func(t *testing.T, header string, body []byte) int {
 		t.Helper()

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
 )
@@ -168,7 +168,7 @@ func TestHoldsWithSyncer(t *testing.T) {
 	}
 	s, err := hsync.New(synctest.NewFake(), hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, StateDir: dir, Clock: clock.NewFake(testNow),
-	}, slog.New(slog.DiscardHandler), events.NewLog(10))
+	}, slog.New(slog.DiscardHandler), eventlog.NewLog(10))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -97,7 +97,7 @@ type Server struct {
 	opts    Options
 	syncer  Syncer
 	sources SourceStates
-	events  *events.Log
+	events  *eventlog.Log
 	log     *slog.Logger
 	mux     *http.ServeMux
 	// webhooks holds one token per signed POST /sync being read.
@@ -105,7 +105,7 @@ type Server struct {
 }
 
 // New returns the API server's handler.
-func New(opts Options, s Syncer, src SourceStates, ev *events.Log, log *slog.Logger) *Server {
+func New(opts Options, s Syncer, src SourceStates, ev *eventlog.Log, log *slog.Logger) *Server {
 	opts.Clock = clock.Or(opts.Clock)
 	if opts.WebhookConcurrency <= 0 {
 		opts.WebhookConcurrency = DefaultWebhookConcurrency
@@ -500,7 +500,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) listEvents(w http.ResponseWriter, _ *http.Request) {
 	list := s.events.List()
 	if list == nil {
-		list = []events.Event{}
+		list = []eventlog.Event{}
 	}
 	writeJSON(w, http.StatusOK, list)
 }

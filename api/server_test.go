@@ -20,7 +20,7 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
@@ -72,7 +72,7 @@ func newServer(t *testing.T, opts api.Options, s api.Syncer) *api.Server {
 	src := func() []sources.Status {
 		return []sources.Status{{Name: "fleet", Type: "git", Revision: "3f2a9c1", LastSuccess: testNow, Manifests: 2}}
 	}
-	return api.New(opts, s, src, events.NewLog(10), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return api.New(opts, s, src, eventlog.NewLog(10), slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // do runs one request against h and returns the recorded response. The
@@ -346,7 +346,7 @@ func TestDocument(t *testing.T) {
 	}
 
 	// Nothing at all: every list is [], not null.
-	empty := api.New(api.Options{Loopback: true}, &fakeSyncer{report: hsync.Report{Pods: []hsync.PodStatus{}, Rejected: []validate.Rejection{}}}, nil, events.NewLog(1), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	empty := api.New(api.Options{Loopback: true}, &fakeSyncer{report: hsync.Report{Pods: []hsync.PodStatus{}, Rejected: []validate.Rejection{}}}, nil, eventlog.NewLog(1), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, p := range []string{"/status", "/events"} {
 		rec := do(empty, http.MethodGet, p, nil, "")
 		if bytes.Contains(rec.Body.Bytes(), []byte("null")) {
@@ -357,10 +357,10 @@ func TestDocument(t *testing.T) {
 
 // TestEvents: /events is a JSON array of the ring buffer, newest last.
 func TestEvents(t *testing.T) {
-	ev := events.NewLog(2)
+	ev := eventlog.NewLog(2)
 	srv := api.New(api.Options{Loopback: true}, &fakeSyncer{report: sampleReport()}, nil, ev, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	for i, typ := range []string{events.Create, events.Start, events.Restart} {
-		ev.Record(events.Event{Time: testNow.Add(time.Duration(i) * time.Second), Type: typ, Pod: "web"})
+	for i, typ := range []string{eventlog.Create, eventlog.Start, eventlog.Restart} {
+		ev.Record(eventlog.Event{Time: testNow.Add(time.Duration(i) * time.Second), Type: typ, Pod: "web"})
 	}
 	rec := do(srv, http.MethodGet, "/events", nil, "")
 	var got []map[string]any

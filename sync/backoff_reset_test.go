@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
 )
@@ -36,7 +36,7 @@ func (e *startFails) Start(ctx context.Context, id string) error {
 func TestBackoffEndsWhenThePodRunsAgain(t *testing.T) {
 	rt := &startFails{Fake: synctest.NewFake()}
 	clk := clock.NewFake(clockT0)
-	s, err := hsync.New(rt, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: clk}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	s, err := hsync.New(rt, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: clk}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
 	}

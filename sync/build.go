@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -95,7 +95,7 @@ func (s *Syncer) build(ctx context.Context, pod string, c manifest.Container) er
 	if len(res.Skipped) > 0 {
 		note = "not named " + strings.Join(res.Skipped, ", ") + ": another image has that name (not this pod's build)"
 	}
-	s.events.Record(events.Event{Time: now, Type: events.Build, Pod: pod, Container: c.Name, Reason: msg, Message: note})
+	s.events.Record(eventlog.Event{Time: now, Type: eventlog.Build, Pod: pod, Container: c.Name, Reason: msg, Message: note})
 	s.log.Info("built image", "pod", pod, "container", c.Name, "image", c.Image, "duration", res.Duration.Round(time.Millisecond))
 	s.pruneBuilt(ctx, pod, c.Image)
 	return nil

@@ -26,7 +26,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
@@ -154,7 +154,7 @@ func newBuildBench(b *testing.B, n int, builder string) *buildBench {
 				bb.buildTimes = append(bb.buildTimes, d)
 			}
 		},
-	}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/buildctx"
@@ -46,7 +46,7 @@ func TestBuiltImages(t *testing.T) {
 	fake := synctest.NewFake()
 	counting := synctest.NewCounting(fake)
 	clk := clock.NewFake(clockT0)
-	s, err := hsync.New(counting, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: clk, StateDir: t.TempDir()}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	s, err := hsync.New(counting, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: clk, StateDir: t.TempDir()}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestBuiltImagePruneKeepsAPodUpdateRunning(t *testing.T) {
 	fake := engineLikeFake{synctest.NewFake()}
 	counting := synctest.NewCounting(fake)
 	clk := clock.NewFake(clockT0)
-	s, err := hsync.New(counting, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: clk, StateDir: t.TempDir(), BuildConcurrency: 1}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	s, err := hsync.New(counting, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: clk, StateDir: t.TempDir(), BuildConcurrency: 1}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestTimedOutBuildIsToldToOnBuild(t *testing.T) {
 			defer mu.Unlock()
 			told = append(told, err)
 		},
-	}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestDesiredBuildStartsBeforeSupersededOnes(t *testing.T) {
 	s, err := hsync.New(fake, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, StateDir: t.TempDir(),
 		BuildTimeout: time.Minute,
-	}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
 	}

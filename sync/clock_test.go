@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
 )
@@ -23,7 +23,7 @@ func fakeClockSyncer(t *testing.T, fake *synctest.Fake, clk clock.Clock) *hsync.
 	t.Helper()
 	s, err := hsync.New(fake, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: clk,
-	}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
 	}

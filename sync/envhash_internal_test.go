@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -134,7 +134,7 @@ func TestPreviousReleaseContainersAdopted(t *testing.T) {
 		t.Fatalf("list: %d containers, %v; want 3", len(before), err)
 	}
 
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	s, err := New(rt, Options{Instance: inst, InfraImage: img, InfraCommand: []string{"/demo", "pause"}, Interval: time.Hour, Concurrency: 2, Prune: true, StateDir: t.TempDir()},
 		dockertest.Logger(t), ev)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
 )
@@ -45,7 +45,7 @@ func shownEnv(t *testing.T, stateDir string) (status, label string) {
 	t.Helper()
 	rt := synctest.NewFake()
 	s, err := hsync.New(rt, hsync.Options{Instance: "envhash", InfraImage: "pause:1", Interval: time.Hour, StateDir: stateDir},
-		slog.New(slog.DiscardHandler), events.NewLog(10))
+		slog.New(slog.DiscardHandler), eventlog.NewLog(10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestEnvHashKeyFile(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := hsync.New(synctest.NewFake(), hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, StateDir: dir}, log, events.NewLog(10))
+			s, err := hsync.New(synctest.NewFake(), hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, StateDir: dir}, log, eventlog.NewLog(10))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -254,7 +254,7 @@ func TestFailureReasonTable(t *testing.T) {
 func TestEngineOutageAtInfraImageCheck(t *testing.T) {
 	rt := &faultyEngine{Fake: synctest.NewFake(), method: "EnsureImage", target: tableInfra,
 		err: fmt.Errorf("inspect image %s: %w", tableInfra, errEngineDown)}
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	s, err := hsync.New(rt, hsync.Options{
 		Instance: tableInstance, InfraImage: tableInfra, Interval: time.Hour, Concurrency: 2, StateDir: t.TempDir(),
 	}, slog.New(slog.DiscardHandler), ev)
@@ -277,9 +277,9 @@ func TestEngineOutageAtInfraImageCheck(t *testing.T) {
 	var failed int
 	for _, e := range ev.List() {
 		switch e.Type {
-		case events.PullFailed:
+		case eventlog.PullFailed:
 			t.Errorf("event %+v: an engine outage is no failed pull", e)
-		case events.Failed:
+		case eventlog.Failed:
 			failed++
 			if e.Reason != hsync.ReasonUnavailable {
 				t.Errorf("failed event reason %q, want %s", e.Reason, hsync.ReasonUnavailable)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/filestore"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -42,7 +42,7 @@ func filesSyncer(t *testing.T, rt hsync.FullRuntime) (*hsync.Syncer, *failingSto
 	s, err := hsync.New(rt, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Second,
 		Concurrency: 4, Prune: true, StateDir: dir, Files: store,
-	}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
 	}

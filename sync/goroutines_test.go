@@ -19,7 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/metrics"
 	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -46,7 +46,7 @@ func quietSyncer(t *testing.T, rt hsync.FullRuntime) *hsync.Syncer {
 	t.Helper()
 	s, err := hsync.New(rt, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Concurrency: 2,
-	}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -55,7 +55,7 @@ func TestInterpolatedValuesNeverInEngineErrors(t *testing.T) {
 			src := tc.s
 			src.Manifest, src.Origin = ms[0].Manifest, ms[0].Origin
 			var logs bytes.Buffer
-			ev := events.NewLog(100)
+			ev := eventlog.NewLog(100)
 			s, err := hsync.New(quotingEngine{synctest.NewFake()}, hsync.Options{
 				Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour,
 			}, slog.New(slog.NewTextHandler(&logs, nil)), ev)
@@ -111,7 +111,7 @@ func (e logOptEngine) Create(ctx context.Context, spec hruntime.ContainerSpec) (
 // container's lastError and the events.
 func TestLogOptionValuesNeverInEngineErrors(t *testing.T) {
 	const secret = "S3cretT0ken"
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	s, err := hsync.New(logOptEngine{synctest.NewFake()}, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Second, Concurrency: 4, Prune: true,
 	}, slog.New(slog.DiscardHandler), ev)

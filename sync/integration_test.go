@@ -24,7 +24,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	"github.com/hostlet/hostlet/manifest"
@@ -45,7 +45,7 @@ type env struct {
 	img  string
 	rt   *hruntime.Docker
 	cli  *client.Client
-	ev   *events.Log
+	ev   *eventlog.Log
 	s    *hsync.Syncer
 	// counting wraps rt; the Syncer calls the engine through it.
 	counting *synctest.Counting
@@ -59,7 +59,7 @@ func newEnv(t *testing.T) *env {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{t: t, t0: time.Now(), ctx: ctx, inst: dockertest.Instance(t), img: dockertest.TestImage(t), cli: dockertest.Client(t), ev: events.NewLog(1000)}
+	e := &env{t: t, t0: time.Now(), ctx: ctx, inst: dockertest.Instance(t), img: dockertest.TestImage(t), cli: dockertest.Client(t), ev: eventlog.NewLog(1000)}
 	e.starts = watchStarts(t, e.cli, e.inst, e.t0)
 	e.rt = dockertest.DockerFor(t, e.inst)
 	e.counting = synctest.NewCounting(e.rt)
@@ -661,7 +661,7 @@ func TestPullFailure(t *testing.T) {
 	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", pUpd), "", "MESSAGE=upd")
 	var pullEvents int
 	for _, ev := range e.ev.List() {
-		if ev.Type == events.PullFailed && ev.Reason == hsync.ReasonPull {
+		if ev.Type == eventlog.PullFailed && ev.Reason == hsync.ReasonPull {
 			pullEvents++
 		}
 	}
@@ -869,7 +869,7 @@ func TestLivenessProbeRestarts(t *testing.T) {
 		}
 		var probeRestarts, otherRestarts int
 		for _, ev := range e.ev.List() {
-			if ev.Pod == pod && ev.Type == events.Restart {
+			if ev.Pod == pod && ev.Type == eventlog.Restart {
 				if strings.Contains(ev.Reason, "liveness") {
 					probeRestarts++
 				} else {
@@ -1092,7 +1092,7 @@ func BenchmarkConverge(b *testing.B) {
 				s, err := hsync.New(rt, hsync.Options{
 					Instance: inst, InfraImage: img, InfraCommand: []string{"/demo", "pause"},
 					Interval: time.Second, Concurrency: 4, Prune: true, StateDir: b.TempDir(),
-				}, slog.New(slog.DiscardHandler), events.NewLog(100))
+				}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -50,7 +50,7 @@ func newFakeSyncer(t testing.TB, rt hsync.FullRuntime) *hsync.Syncer {
 	s, err := hsync.New(rt, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Second,
 		Concurrency: 4, Prune: true, StateDir: t.TempDir(),
-	}, slog.New(slog.DiscardHandler), events.NewLog(100))
+	}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestCountingCountsEveryMethod(t *testing.T) {
 // not a crash: no restart is counted. A real crash afterwards is.
 func TestOwnStopIsNotACrash(t *testing.T) {
 	fake := synctest.NewFake()
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	s, err := hsync.New(fake, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Concurrency: 1},
 		slog.New(slog.DiscardHandler), ev)
 	if err != nil {
@@ -193,7 +193,7 @@ containers:
 	restartEvents := func() []string {
 		var out []string
 		for _, e := range ev.List() {
-			if e.Type == events.Restart {
+			if e.Type == eventlog.Restart {
 				out = append(out, e.Reason)
 			}
 		}

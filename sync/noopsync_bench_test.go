@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
 )
@@ -21,7 +21,7 @@ func BenchmarkNoopSync(b *testing.B) {
 			fake := synctest.NewFake()
 			clk := clock.NewFake(time.Now())
 			s, err := hsync.New(fake, hsync.Options{Instance: "bench", InfraImage: "example.org/pause:1", Interval: time.Hour, StateDir: b.TempDir(), Clock: clk},
-				slog.New(slog.DiscardHandler), events.NewLog(100))
+				slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 			if err != nil {
 				b.Fatal(err)
 			}

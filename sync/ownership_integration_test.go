@@ -21,7 +21,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -204,7 +204,7 @@ func TestContainerOfAnImageHostletBuiltIsNotAPod(t *testing.T) {
 	}
 	e.noEventsOf("", seen)
 	for _, ev := range e.ev.List()[seen:] {
-		if ev.Type == events.Remove {
+		if ev.Type == eventlog.Remove {
 			t.Errorf("remove event %+v", ev)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -25,9 +25,9 @@ containers:
 
 // pullSyncer runs a Syncer on fake until the test ends; Run's return is
 // checked, and after it no pull may still be running.
-func pullSyncer(t *testing.T, fake *synctest.Fake, pullTimeout time.Duration) (*hsync.Syncer, *events.Log) {
+func pullSyncer(t *testing.T, fake *synctest.Fake, pullTimeout time.Duration) (*hsync.Syncer, *eventlog.Log) {
 	t.Helper()
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	s, err := hsync.New(fake, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Concurrency: 2,
 		PullTimeout: pullTimeout,
@@ -134,7 +134,7 @@ func TestHangingPullDoesNotDelayOtherPods(t *testing.T) {
 		t.Errorf("%d EnsureImage calls for %s, want one presence check and one pull", pulls, slowImg)
 	}
 	for _, e := range ev.List() {
-		if e.Type == events.PullFailed || e.Type == events.Failed {
+		if e.Type == eventlog.PullFailed || e.Type == eventlog.Failed {
 			t.Errorf("unexpected event %+v", e)
 		}
 	}
@@ -185,7 +185,7 @@ func TestPullTimeout(t *testing.T) {
 	waitPodPhase(t, s, "other", hsync.PhaseRunning, "")
 	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		for _, e := range ev.List() {
-			if e.Type == events.PullFailed && e.Pod == "hangs" && strings.Contains(e.Message, "timed out") {
+			if e.Type == eventlog.PullFailed && e.Pod == "hangs" && strings.Contains(e.Message, "timed out") {
 				return true, ""
 			}
 		}

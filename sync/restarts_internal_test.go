@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 )
 
 // TestRestartsFileDamaged: a restarts.json cut short, emptied, replaced by
@@ -38,7 +38,7 @@ func TestRestartsFileDamaged(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, RestartsFile)
 			tt.do(t, path)
-			s, err := New(nil, Options{StateDir: dir}, slog.New(slog.DiscardHandler), events.NewLog(10))
+			s, err := New(nil, Options{StateDir: dir}, slog.New(slog.DiscardHandler), eventlog.NewLog(10))
 			if err != nil {
 				t.Fatalf("a damaged %s stops the syncer: %v", RestartsFile, err)
 			}

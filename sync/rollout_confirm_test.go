@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/synctest"
@@ -41,7 +41,7 @@ func newRolloutEnvOn(t *testing.T, wrap func(*synctest.Fake) hsync.FullRuntime, 
 		hc = hostClock(e.clk)
 	}
 	e.ctx, e.cancel = context.WithCancel(t.Context())
-	e.ev = events.NewLog(100)
+	e.ev = eventlog.NewLog(100)
 	s, err := hsync.New(wrap(e.fake), hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: hc, StateDir: e.dir,
 	}, slog.New(slog.DiscardHandler), e.ev)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -44,7 +44,7 @@ type rolloutEnv struct {
 	// hostPaths are the host's policy (hostPathAllow).
 	hostPaths validate.Options
 	s         *hsync.Syncer
-	ev        *events.Log
+	ev        *eventlog.Log
 	evs       <-chan hruntime.Event
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -65,7 +65,7 @@ func (e *rolloutEnv) start() {
 		e.s.Close()
 	}
 	e.ctx, e.cancel = context.WithCancel(e.t.Context())
-	e.ev = events.NewLog(100)
+	e.ev = eventlog.NewLog(100)
 	s, err := hsync.New(e.fake, hsync.Options{
 		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: e.clk,
 		StateDir: e.dir, Window: e.window, HostPaths: e.hostPaths,
@@ -173,8 +173,8 @@ func countMethod(fake *synctest.Fake, method string) int {
 	return n
 }
 
-func (e *rolloutEnv) eventsOf(typ string) []events.Event {
-	var out []events.Event
+func (e *rolloutEnv) eventsOf(typ string) []eventlog.Event {
+	var out []eventlog.Event
 	for _, ev := range e.ev.List() {
 		if ev.Type == typ {
 			out = append(out, ev)
@@ -230,7 +230,7 @@ func TestRolloutOnFake(t *testing.T) {
 		{name: "a crash loop rolls back", do: func() { e.crash("web", 3) }, advance: time.Second,
 			pod: "web", state: hsync.RolloutRolledBack, reason: "keeps crashing", image: "example.org/app:2",
 			check: func(t *testing.T) {
-				if rb := e.eventsOf(events.Rollback); len(rb) != 1 || rb[0].Pod != "web" || !strings.Contains(rb[0].Reason, "keeps crashing") {
+				if rb := e.eventsOf(eventlog.Rollback); len(rb) != 1 || rb[0].Pod != "web" || !strings.Contains(rb[0].Reason, "keeps crashing") {
 					t.Errorf("rollback events %+v, want one for web", rb)
 				}
 				if n := e.s.Rollbacks()["web"]; n != 1 {
@@ -474,7 +474,7 @@ func TestRolloutPullFailureIsNoRollback(t *testing.T) {
 	if st := e.status("web"); st.Phase != hsync.PhaseFailed || st.Reason != hsync.ReasonPull {
 		t.Fatalf("web %s %s, want Failed ErrImagePull", st.Phase, st.Reason)
 	}
-	if rb := e.eventsOf(events.Rollback); len(rb) != 0 {
+	if rb := e.eventsOf(eventlog.Rollback); len(rb) != 0 {
 		t.Fatalf("rollbacks %+v, want none", rb)
 	}
 	e.fake.FailPull("example.org/app:2", nil)
@@ -590,7 +590,7 @@ func TestHoldDuringASync(t *testing.T) {
 			fake := synctest.NewFake()
 			gate := &stopGate{Fake: fake, pod: tt.gate, entered: make(chan struct{}), release: make(chan struct{})}
 			s, err := hsync.New(gate, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, StateDir: t.TempDir(), Concurrency: 1},
-				slog.New(slog.DiscardHandler), events.NewLog(100))
+				slog.New(slog.DiscardHandler), eventlog.NewLog(100))
 			if err != nil {
 				t.Fatal(err)
 			}

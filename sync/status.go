@@ -10,7 +10,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sync/podspec"
@@ -195,7 +195,7 @@ func (s *Syncer) updateStatus(desired Desired, actual []hruntime.Container) {
 		was := ps.status.Phase
 		ps.status = s.podStatus(p, ps, byPod[id], now)
 		if was == PhaseFailed && (ps.status.Phase == PhaseRunning || ps.status.Phase == PhaseSucceeded) {
-			s.events.Record(events.Event{Time: now, Type: events.Recovered, Pod: id, Reason: "the pod is " + ps.status.Phase + " again"})
+			s.events.Record(eventlog.Event{Time: now, Type: eventlog.Recovered, Pod: id, Reason: "the pod is " + ps.status.Phase + " again"})
 		}
 	}
 	for id, ps := range s.pods.states {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/filestore"
 	"github.com/hostlet/hostlet/internal/seal"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -126,7 +126,7 @@ type Syncer struct {
 	rt     FullRuntime
 	opts   Options // opts.Clock is what it reads time from
 	log    *slog.Logger
-	events *events.Log
+	events *eventlog.Log
 	// work are the engine-side workers: probes, pulls, builds and the
 	// engine event pump.
 	work workers
@@ -212,7 +212,7 @@ type SyncInfo struct {
 }
 
 // New returns a Syncer. Nothing runs until Run or SyncOnce.
-func New(rt FullRuntime, opts Options, log *slog.Logger, ev *events.Log) (*Syncer, error) {
+func New(rt FullRuntime, opts Options, log *slog.Logger, ev *eventlog.Log) (*Syncer, error) {
 	opts.Clock = clock.Or(opts.Clock)
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
@@ -701,7 +701,7 @@ func (s *Syncer) recordLocked(results []Result) {
 			}
 			reason := joinReasons(ch.Reasons)
 			ps.lastAction = &LastAction{Action: string(ch.Action), Container: ch.Container, Reason: reason, Time: now}
-			s.events.Record(events.Event{Time: now, Type: eventType(ch.Action), Pod: r.ID, Container: ch.Container, Reason: reason})
+			s.events.Record(eventlog.Event{Time: now, Type: eventType(ch.Action), Pod: r.ID, Container: ch.Container, Reason: reason})
 			s.log.Info("applied", "pod", r.ID, "container", ch.Container, "action", ch.Action, "reason", reason)
 			if ch.Action == ActionRestart && ch.Container != hruntime.InfraName {
 				s.pods.restarts.add(r.ID, ch.Container, 1)
@@ -735,14 +735,14 @@ func (s *Syncer) recordLocked(results []Result) {
 			b.fail(now)
 			s.pods.failures[reason]++
 			ps.failReason, ps.failMessage = reason, r.Err.Error()
-			typ := events.Failed
+			typ := eventlog.Failed
 			switch reason {
 			case ReasonPull:
-				typ = events.PullFailed
+				typ = eventlog.PullFailed
 			case ReasonBuild:
-				typ = events.BuildFailed
+				typ = eventlog.BuildFailed
 			}
-			s.events.Record(events.Event{Time: now, Type: typ, Pod: r.ID, Reason: reason, Message: r.Err.Error()})
+			s.events.Record(eventlog.Event{Time: now, Type: typ, Pod: r.ID, Reason: reason, Message: r.Err.Error()})
 			s.log.Warn("pod failed", "pod", r.ID, "reason", reason, "error", r.Err, "retry_in", b.delay())
 			continue
 		}
@@ -868,11 +868,11 @@ func (s *Syncer) writeRestarts(snap *statefile.Snapshot) {
 func eventType(a Action) string {
 	switch a {
 	case ActionCreate, ActionRecreate:
-		return events.Create
+		return eventlog.Create
 	case ActionRestart:
-		return events.Restart
+		return eventlog.Restart
 	case ActionRemove:
-		return events.Remove
+		return eventlog.Remove
 	}
 	return string(a)
 }
@@ -936,7 +936,7 @@ func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 		}
 		s.mu.Unlock()
 		if restarts {
-			s.events.Record(events.Event{Time: e.Time, Type: events.Restart, Pod: pod, Container: slot, Reason: fmt.Sprintf("exited (%d)", e.ExitCode)})
+			s.events.Record(eventlog.Event{Time: e.Time, Type: eventlog.Restart, Pod: pod, Container: slot, Reason: fmt.Sprintf("exited (%d)", e.ExitCode)})
 			s.saveRestarts()
 		}
 		return true
@@ -1025,7 +1025,7 @@ func (m stopMarker) Remove(ctx context.Context, id string) error {
 // onUnhealthy restarts a container whose liveness probe failed
 // failureThreshold times in a row.
 func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, grace time.Duration) {
-	s.events.Record(events.Event{Type: events.Unhealthy, Pod: pod, Container: slot, Reason: "LivenessProbeFailed", Message: why})
+	s.events.Record(eventlog.Event{Type: eventlog.Unhealthy, Pod: pod, Container: slot, Reason: "LivenessProbeFailed", Message: why})
 	s.log.Warn("liveness probe failed; restarting", "pod", pod, "container", slot, "reason", why)
 	s.syncs.mu.Lock()
 	defer s.syncs.mu.Unlock()
@@ -1061,7 +1061,7 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 	snap := s.pods.restarts.snapshot()
 	s.mu.Unlock()
 	s.writeRestarts(snap)
-	s.events.Record(events.Event{Time: now, Type: events.Restart, Pod: pod, Container: slot, Reason: "liveness probe failed"})
+	s.events.Record(eventlog.Event{Time: now, Type: eventlog.Restart, Pod: pod, Container: slot, Reason: "liveness probe failed"})
 	s.Trigger()
 }
 

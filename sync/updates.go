@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sync/rollouts"
@@ -317,11 +317,11 @@ func (s *Syncer) tell(notes []rollouts.Note, now time.Time) {
 			s.log.Info("update complete", "pod", n.Pod, "revision", n.Revision)
 		case rollouts.OutcomeRolledBack:
 			msg := fmt.Sprintf("revision %s held back; restoring the last ready version (%s)", shortRevision(n.Revision), manifest.ShortHash(n.PreviousHash, 12))
-			s.events.Record(events.Event{Time: now, Type: events.Rollback, Pod: n.Pod, Reason: n.Reason, Message: msg})
+			s.events.Record(eventlog.Event{Time: now, Type: eventlog.Rollback, Pod: n.Pod, Reason: n.Reason, Message: msg})
 			s.log.Warn("update failed; rolling back", "pod", n.Pod, "revision", n.Revision, "reason", n.Reason)
 			s.Trigger()
 		case rollouts.OutcomeFailed, rollouts.OutcomeHeld:
-			s.events.Record(events.Event{Time: now, Type: events.Failed, Pod: n.Pod, Reason: "UpdateFailed", Message: n.Reason})
+			s.events.Record(eventlog.Event{Time: now, Type: eventlog.Failed, Pod: n.Pod, Reason: "UpdateFailed", Message: n.Reason})
 			s.log.Warn("update failed", "pod", n.Pod, "revision", n.Revision, "reason", n.Reason)
 		}
 	}
@@ -412,7 +412,7 @@ func (s *Syncer) Hold(ctx context.Context, id, by, reason string) (Hold, error) 
 	if err != nil {
 		return Hold{}, err
 	}
-	s.events.Record(events.Event{Time: h.Since, Type: events.Hold, Pod: id, Reason: "held by " + h.By, Message: h.Reason})
+	s.events.Record(eventlog.Event{Time: h.Since, Type: eventlog.Hold, Pod: id, Reason: "held by " + h.By, Message: h.Reason})
 	s.log.Info("pod held", "pod", id, "by", h.By, "reason", h.Reason)
 	if busy := s.rollouts.Applying(id); busy != nil {
 		s.log.Info("a change of the held pod is under way; waiting for it to end", "pod", id)
@@ -439,7 +439,7 @@ func (s *Syncer) Release(id string) error {
 	if err := s.rollouts.Release(id); err != nil {
 		return err
 	}
-	s.events.Record(events.Event{Time: s.opts.Clock.Now(), Type: events.Release, Pod: id, Reason: "hold released"})
+	s.events.Record(eventlog.Event{Time: s.opts.Clock.Now(), Type: eventlog.Release, Pod: id, Reason: "hold released"})
 	s.log.Info("pod released", "pod", id)
 	s.Trigger()
 	return nil

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/sources"
 )
@@ -18,7 +18,7 @@ import (
 // 24 MB error in /status, in an event and in a log line. The same files,
 // read by a file source and merged with the logger `hostlet run` builds,
 // now give a status error of at most textcap.ErrorTextBytes, an event
-// message of at most events.MaxMessageBytes, and log lines whose values
+// message of at most eventlog.MaxMessageBytes, and log lines whose values
 // are at most textcap.LogValueBytes.
 func TestSourceErrorBoundedEverywhere(t *testing.T) {
 	const size = 3 << 20
@@ -74,10 +74,10 @@ func TestSourceErrorBoundedEverywhere(t *testing.T) {
 					}
 				}
 
-				ev := events.NewLog(1000)
-				ev.Record(events.Event{Type: events.SourceError, Reason: "source local", Message: msg})
-				if got := ev.List()[0].Message; len(got) > events.MaxMessageBytes {
-					t.Errorf("event message is %d bytes, want at most %d", len(got), events.MaxMessageBytes)
+				ev := eventlog.NewLog(1000)
+				ev.Record(eventlog.Event{Type: eventlog.SourceError, Reason: "source local", Message: msg})
+				if got := ev.List()[0].Message; len(got) > eventlog.MaxMessageBytes {
+					t.Errorf("event message is %d bytes, want at most %d", len(got), eventlog.MaxMessageBytes)
 				}
 
 				lines := strings.Split(strings.TrimSuffix(logs.String(), "\n"), "\n")

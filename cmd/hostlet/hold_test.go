@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	hsync "github.com/hostlet/hostlet/sync"
 )
 
@@ -82,7 +82,7 @@ func TestHoldReleaseSyncCommands(t *testing.T) {
 	tokenFile := writeFile(t, dir, "token", tok+"\n")
 	wrongToken := writeFile(t, dir, "wrong-token", "guess\n")
 	h := &cliHolder{held: map[string]hsync.Hold{}}
-	srv := api.New(api.Options{Hostname: "web-1", Token: tok, Loopback: true}, cliSyncer{}, nil, events.NewLog(1), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := api.New(api.Options{Hostname: "web-1", Token: tok, Loopback: true}, cliSyncer{}, nil, eventlog.NewLog(1), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	srv.HandleHolds(h)
 	srv.HandleSync(h.sync)
 	ts := httptest.NewServer(srv)

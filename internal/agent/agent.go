@@ -20,7 +20,7 @@ import (
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/metrics"
 	"github.com/hostlet/hostlet/internal/notify"
 	"github.com/hostlet/hostlet/internal/reporter"
@@ -65,7 +65,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		return err
 	}
 	defer rt.Close()
-	a := &agent{cfg: cfg, opts: opts, log: log, clock: clk, rt: rt, ev: events.NewLog(1000).WithClock(clk)}
+	a := &agent{cfg: cfg, opts: opts, log: log, clock: clk, rt: rt, ev: eventlog.NewLog(1000).WithClock(clk)}
 	if a.infraImage, err = infraImage(ctx, rt, cfg.Docker.InfraImage, opts.Binary, cfg.Instance); err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ type agent struct {
 
 	clock      clock.Clock // the one clock, given to every component
 	rt         *hruntime.Docker
-	ev         *events.Log
+	ev         *eventlog.Log
 	infraImage string
 	vopts      validate.Options
 	etcd       *clientv3.Client // nil without etcd.endpoints
@@ -385,13 +385,13 @@ func (a *agent) syncUntilDone(ctx context.Context, wg *gosync.WaitGroup, updates
 // error is new since the last call (last holds each source's error then):
 // the same failure repeated is one event; failing again after a recovery is
 // another.
-func recordSourceErrors(ev *events.Log, st sources.State, last map[string]string) {
+func recordSourceErrors(ev *eventlog.Log, st sources.State, last map[string]string) {
 	for _, s := range st.Sources {
 		switch {
 		case s.Error != "" && s.Error != last[s.Name]:
-			ev.Record(events.Event{Type: events.SourceError, Reason: "source " + s.Name, Message: s.Error})
+			ev.Record(eventlog.Event{Type: eventlog.SourceError, Reason: "source " + s.Name, Message: s.Error})
 		case s.Error == "" && last[s.Name] != "":
-			ev.Record(events.Event{Type: events.Recovered, Reason: "source " + s.Name + " reads again"})
+			ev.Record(eventlog.Event{Type: eventlog.Recovered, Reason: "source " + s.Name + " reads again"})
 		}
 		last[s.Name] = s.Error
 	}
@@ -401,14 +401,14 @@ func recordSourceErrors(ev *events.Log, st sources.State, last map[string]string
 // rejects that it did not reject at the last call, or now rejects for
 // other reasons (last holds each rejection's reasons then, by source and
 // id): a rejection that stands is one event, not one per sync.
-func recordRejections(ev *events.Log, st sources.State, last map[string]string) {
+func recordRejections(ev *eventlog.Log, st sources.State, last map[string]string) {
 	now := make(map[string]string, len(st.Rejected))
 	for _, rj := range st.Rejected {
 		k := rj.Source + "\x00" + rj.ID
 		why := strings.Join(rj.Reasons, "; ")
 		now[k] = why
 		if old, seen := last[k]; !seen || old != why {
-			ev.Record(events.Event{Type: events.Rejected, Pod: rj.ID, Reason: "source " + rj.Source, Message: why})
+			ev.Record(eventlog.Event{Type: eventlog.Rejected, Pod: rj.ID, Reason: "source " + rj.Source, Message: why})
 		}
 	}
 	clear(last)

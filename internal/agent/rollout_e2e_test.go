@@ -15,7 +15,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/agenttest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -177,7 +177,7 @@ func TestRollbackOnCrash(t *testing.T) {
 		t.Fatalf("web changed after a restart of hostlet: %+v, want %+v", c, restored)
 	}
 	for _, ev := range getEvents(t, b.Addr) {
-		if ev.Pod == "web" && ev.Type == events.Create {
+		if ev.Pod == "web" && ev.Type == eventlog.Create {
 			t.Fatalf("the restarted hostlet created web again: %+v", ev)
 		}
 	}
@@ -201,14 +201,14 @@ func TestRollbackOnCrash(t *testing.T) {
 }
 
 // getEvents reads /events.
-func getEvents(t *testing.T, addr string) []events.Event {
+func getEvents(t *testing.T, addr string) []eventlog.Event {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/events")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var evs []events.Event
+	var evs []eventlog.Event
 	if err := json.NewDecoder(resp.Body).Decode(&evs); err != nil {
 		t.Fatal(err)
 	}

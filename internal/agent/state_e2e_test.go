@@ -13,7 +13,7 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/atomicfile"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/sources"
 )
@@ -176,13 +176,13 @@ func TestPushMergeRejected(t *testing.T) {
 	a.WaitStatus(t, 20*time.Second, func(d api.Document) (bool, string) {
 		return syncedSince(d, seen.Add(2*time.Second)), fmt.Sprintf("last sync %s", d.LastSync.Start)
 	})
-	var evs []events.Event
+	var evs []eventlog.Event
 	if err := json.Unmarshal([]byte(getOK(t, a.URL("/events"))), &evs); err != nil {
 		t.Fatal(err)
 	}
-	var rejected []events.Event
+	var rejected []eventlog.Event
 	for _, ev := range evs {
-		if ev.Type == events.Rejected {
+		if ev.Type == eventlog.Rejected {
 			rejected = append(rejected, ev)
 		}
 	}

@@ -30,7 +30,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/api"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/agenttest"
@@ -503,7 +503,7 @@ func TestStatusDocument(t *testing.T) {
 	}
 
 	// The same, as events.
-	var evs []events.Event
+	var evs []eventlog.Event
 	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.Addr+"/events")), &evs); err != nil {
 		t.Fatal(err)
 	}
@@ -577,14 +577,14 @@ sources:
 		evKeys = evKeys[:0]
 		for _, kv := range resp.Kvs {
 			evKeys = append(evKeys, string(kv.Key))
-			var ev events.Event
+			var ev eventlog.Event
 			if err := json.Unmarshal(kv.Value, &ev); err != nil {
 				t.Fatalf("event %s: %v: %s", kv.Key, err, kv.Value)
 			}
 			if ev.Time.IsZero() || ev.Type == "" {
 				t.Errorf("event %s: %s", kv.Key, kv.Value)
 			}
-			if ev.Type == events.Create {
+			if ev.Type == eventlog.Create {
 				created[ev.Pod] = true
 			}
 			if kv.Lease == 0 {
@@ -925,7 +925,7 @@ sources:
 	if env := e.containerEnv(t, p.Containers[0].ContainerID); !slices.Contains(env, "SECRET="+secret2) {
 		t.Errorf("new container env %q lacks the new value", env)
 	}
-	var evs []events.Event
+	var evs []eventlog.Event
 	if err := json.Unmarshal([]byte(getOK(t, "http://"+a.Addr+"/events")), &evs); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/notify/chatwire"
 )
 
@@ -33,13 +33,13 @@ func TestChatThroughShoutrrr(t *testing.T) {
 	const token = "tok3n-in-the-path"
 	u := strings.Replace(r.srv.URL, "http://", "generic://", 1) + "/hooks/" + token + "?disabletls=yes"
 	var logs logBuffer
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	n, _ := start(t, ev, []config.Notify{{Name: "chat", URLFile: writeFile(t, "chat.url", u+"\n")}}, Options{
 		Hostname: "web-1", Log: logs.logger(), Helper: helper(t),
 		Revision: func(string) string { return "0123456789abcdef0123" },
 		Retry:    Retry{Initial: time.Millisecond},
 	})
-	ev.Record(events.Event{Type: events.Rollback, Pod: "api", Reason: "StartFailed", Message: "rolled back to the previous revision"})
+	ev.Record(eventlog.Event{Type: eventlog.Rollback, Pod: "api", Reason: "StartFailed", Message: "rolled back to the previous revision"})
 	waitRequests(t, r, 2)
 	got := string(r.requests()[1].body)
 	want := "hostlet web-1: rollback api: StartFailed (0123456789ab)\nrolled back to the previous revision"
@@ -125,14 +125,14 @@ func TestChatHelperKilledAtTimeout(t *testing.T) {
 	h := newHanging(t)
 	u := strings.Replace(h.srv.URL, "http://", "generic://", 1) + "/hooks/tok3n?disabletls=yes"
 	var logs logBuffer
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	const timeout = 500 * time.Millisecond
 	n, _ := start(t, ev, []config.Notify{{Name: "chat", URL: u}}, Options{
 		Helper: helper(t), Log: logs.logger(),
 		Retry: Retry{Attempts: 2, Initial: time.Millisecond, Timeout: timeout},
 	})
 	begin := time.Now()
-	ev.Record(events.Event{Type: events.Failed, Pod: "api"})
+	ev.Record(eventlog.Event{Type: eventlog.Failed, Pod: "api"})
 	s := waitStat(t, n, "chat", func(s Stat) bool { return s.Failed == 1 })
 	if d := time.Since(begin); d < 2*timeout || d > 2*timeout+5*time.Second {
 		t.Errorf("given up after %s, want about two attempts of %s", d, timeout)
@@ -172,9 +172,9 @@ func TestChatHelperSeesNoURLInArgvOrEnv(t *testing.T) {
 	if err := os.WriteFile(fake, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	n, _ := start(t, ev, []config.Notify{{Name: "chat", URL: "slack://hook:" + token + "@webhook"}}, Options{Helper: fake})
-	ev.Record(events.Event{Type: events.Failed, Pod: "api"})
+	ev.Record(eventlog.Event{Type: eventlog.Failed, Pod: "api"})
 	waitStat(t, n, "chat", func(s Stat) bool { return s.Sent == 1 })
 
 	argvs, _ := filepath.Glob(filepath.Join(dir, "argv.*"))

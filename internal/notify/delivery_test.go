@@ -13,7 +13,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 )
 
@@ -45,12 +45,12 @@ func TestRetryBackoff(t *testing.T) {
 				return http.StatusOK
 			})
 			clk := clock.NewFake(t0)
-			ev := events.NewLog(100)
+			ev := eventlog.NewLog(100)
 			maxWait := tt.waits[len(tt.waits)-1]
 			n, _ := start(t, ev, []config.Notify{{Name: "hook", URL: r.srv.URL}}, Options{
 				Clock: clk, Retry: Retry{Attempts: tt.attempts, Initial: time.Second, Max: maxWait},
 			})
-			ev.Record(events.Event{Type: events.Failed, Pod: "api"})
+			ev.Record(eventlog.Event{Type: eventlog.Failed, Pod: "api"})
 			for i, d := range tt.waits {
 				waitRequests(t, r, i+1)
 				ctx, cancel := context.WithTimeout(t.Context(), wait)
@@ -71,7 +71,7 @@ func TestRetryBackoff(t *testing.T) {
 			}
 			// A second notification is delivered after the first: the first
 			// was sent no more times than counted.
-			ev.Record(events.Event{Type: events.Failed, Pod: "marker"})
+			ev.Record(eventlog.Event{Type: eventlog.Failed, Pod: "marker"})
 			if tt.want.Sent == 1 {
 				r.waitPod(t, "marker")
 				if got := len(r.requests()); got != tt.fails+2 {
@@ -116,12 +116,12 @@ func newHanging(t *testing.T) *hanging {
 // newest arrive in order.
 func TestQueueDropsOldest(t *testing.T) {
 	h := newHanging(t)
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	n, _ := start(t, ev, []config.Notify{{Name: "down", URL: h.srv.URL}}, Options{QueueSize: 3, Retry: Retry{Timeout: time.Hour}})
-	ev.Record(events.Event{Type: events.Failed, Pod: "p1"})
+	ev.Record(eventlog.Event{Type: eventlog.Failed, Pod: "p1"})
 	waitRequests(t, h.receiver, 1)
 	for i := 2; i <= 10; i++ {
-		ev.Record(events.Event{Type: events.Failed, Pod: fmt.Sprintf("p%d", i)})
+		ev.Record(eventlog.Event{Type: eventlog.Failed, Pod: fmt.Sprintf("p%d", i)})
 		want := Stat{Target: "down", Queued: min(i-1, 3), Dropped: uint64(max(i-1-3, 0))}
 		waitStat(t, n, "down", func(s Stat) bool { return s == want })
 	}
@@ -146,16 +146,16 @@ func TestQueueDropsOldest(t *testing.T) {
 func TestDownTargetBlocksNothing(t *testing.T) {
 	h := newHanging(t)
 	up := newReceiver(t, nil)
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	n, _ := start(t, ev, []config.Notify{{Name: "down", URL: h.srv.URL}, {Name: "up", URL: up.srv.URL}},
 		Options{QueueSize: 10, Retry: Retry{Timeout: time.Hour}})
 	for i := range 10000 {
-		ev.Record(events.Event{Type: events.Failed, Pod: fmt.Sprintf("p%d", i)})
+		ev.Record(eventlog.Event{Type: eventlog.Failed, Pod: fmt.Sprintf("p%d", i)})
 	}
 	// The marker may be missed like any event recorded faster than Run
 	// reads: record it until it arrives.
 	testkit.WaitFor(t, wait, func() (bool, string) {
-		ev.Record(events.Event{Type: events.Rollback, Pod: "marker"})
+		ev.Record(eventlog.Event{Type: eventlog.Rollback, Pod: "marker"})
 		for _, note := range up.notifications(t) {
 			if note.Pod == "marker" {
 				return true, ""
@@ -180,11 +180,11 @@ func TestRunJoins(t *testing.T) {
 	up := newReceiver(t, nil)
 	chatURL := strings.Replace(h.srv.URL, "http://", "generic://", 1) + "/chat?disabletls=yes"
 	ignore := goleak.IgnoreCurrent()
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	_, stop := start(t, ev, []config.Notify{{Name: "down", URL: h.srv.URL}, {Name: "chat-down", URL: chatURL}, {Name: "up", URL: up.srv.URL}},
 		Options{Retry: Retry{Timeout: time.Hour}, Helper: helper(t)})
 	for i := range 5 {
-		ev.Record(events.Event{Type: events.Failed, Pod: fmt.Sprintf("p%d", i)})
+		ev.Record(eventlog.Event{Type: eventlog.Failed, Pod: fmt.Sprintf("p%d", i)})
 	}
 	waitRequests(t, h.receiver, 2)
 	up.waitPod(t, "p4")

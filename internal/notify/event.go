@@ -6,22 +6,22 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 )
 
 // eventName is the notification event name of an events type, "" for the
 // types never sent.
 func eventName(typ string) string {
 	switch typ {
-	case events.Rollback:
+	case eventlog.Rollback:
 		return config.NotifyRollback
-	case events.Failed, events.PullFailed, events.BuildFailed:
+	case eventlog.Failed, eventlog.PullFailed, eventlog.BuildFailed:
 		return config.NotifyFailed
-	case events.SourceError:
+	case eventlog.SourceError:
 		return config.NotifySourceError
-	case events.Rejected:
+	case eventlog.Rejected:
 		return config.NotifyRejected
-	case events.Recovered:
+	case eventlog.Recovered:
 		return config.NotifyRecovered
 	}
 	return ""
@@ -44,7 +44,7 @@ type Notification struct {
 }
 
 // newNotification builds the notification of e, of event name name.
-func newNotification(e events.Event, name, host, revision string) Notification {
+func newNotification(e eventlog.Event, name, host, revision string) Notification {
 	return Notification{
 		Host: host, Pod: e.Pod, Event: name, Type: e.Type, Reason: e.Reason, Message: e.Message,
 		Revision: revision, Time: e.Time.UTC().Format(time.RFC3339),

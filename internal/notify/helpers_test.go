@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/notify/chatwire"
 	"github.com/hostlet/hostlet/internal/testkit"
 )
@@ -153,7 +153,7 @@ func (r *receiver) waitPod(t *testing.T, pod string) []Notification {
 
 // start makes a Notifier of targets and runs it on ev until the test
 // ends; the returned function stops it and waits for Run to return.
-func start(t *testing.T, ev *events.Log, targets []config.Notify, opts Options) (*Notifier, func()) {
+func start(t *testing.T, ev *eventlog.Log, targets []config.Notify, opts Options) (*Notifier, func()) {
 	t.Helper()
 	n, err := New(targets, opts)
 	if err != nil {

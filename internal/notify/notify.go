@@ -14,7 +14,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 )
 
 // DefaultQueueSize is how many notifications a target's queue holds by
@@ -197,7 +197,7 @@ func (n *Notifier) newTarget(i int, c config.Notify, size int, userAgent string,
 // then returns once every goroutine it started has ended (a chat helper
 // still sending is killed and waited for). The notifications still
 // queued then are dropped (not counted). Call it once.
-func (n *Notifier) Run(ctx context.Context, ev *events.Log) {
+func (n *Notifier) Run(ctx context.Context, ev *eventlog.Log) {
 	if len(n.targets) == 0 {
 		close(n.subscribed)
 		return
@@ -227,7 +227,7 @@ func (n *Notifier) Ready() <-chan struct{} { return n.subscribed }
 
 // dispatch hands every event of ch that a target wants to its queue,
 // until ctx ends.
-func (n *Notifier) dispatch(ctx context.Context, ch <-chan events.Event) {
+func (n *Notifier) dispatch(ctx context.Context, ch <-chan eventlog.Event) {
 	var last uint64
 	for {
 		select {
@@ -247,7 +247,7 @@ func (n *Notifier) dispatch(ctx context.Context, ch <-chan events.Event) {
 }
 
 // offer queues e's notification on every target that wants it.
-func (n *Notifier) offer(e events.Event) {
+func (n *Notifier) offer(e eventlog.Event) {
 	name := eventName(e.Type)
 	if name == "" {
 		return

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 )
 
@@ -34,13 +34,13 @@ func TestWebhookDelivers(t *testing.T) {
 			if tt.secret != "" {
 				target.SecretFile = writeFile(t, "secret", tt.secret)
 			}
-			ev := events.NewLog(100)
+			ev := eventlog.NewLog(100)
 			start(t, ev, []config.Notify{target}, Options{
 				Hostname: "web-1", Version: "1.2.3",
 				Revision: func(pod string) string { return "rev-of-" + pod },
 			})
-			ev.Record(events.Event{Time: t0, Type: events.PullFailed, Pod: "api", Container: "app", Reason: "ErrImagePull", Message: "pull ghcr.io/x/api:1: not found"})
-			ev.Record(events.Event{Time: t0, Type: events.Failed, Pod: "marker"})
+			ev.Record(eventlog.Event{Time: t0, Type: eventlog.PullFailed, Pod: "api", Container: "app", Reason: "ErrImagePull", Message: "pull ghcr.io/x/api:1: not found"})
+			ev.Record(eventlog.Event{Time: t0, Type: eventlog.Failed, Pod: "marker"})
 			r.waitPod(t, "marker")
 
 			reqs := r.requests()
@@ -88,8 +88,8 @@ func TestSign(t *testing.T) {
 // TestFilter: a target gets the events it asks for, mapped to their
 // notification names, and never the other types.
 func TestFilter(t *testing.T) {
-	recorded := []string{events.Create, events.Failed, events.PullFailed, events.BuildFailed, events.SourceError,
-		events.Rejected, events.Recovered, events.Rollback, events.Unhealthy, events.Restart, events.Build}
+	recorded := []string{eventlog.Create, eventlog.Failed, eventlog.PullFailed, eventlog.BuildFailed, eventlog.SourceError,
+		eventlog.Rejected, eventlog.Recovered, eventlog.Rollback, eventlog.Unhealthy, eventlog.Restart, eventlog.Build}
 	tests := []struct {
 		name   string
 		events []string
@@ -103,13 +103,13 @@ func TestFilter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newReceiver(t, nil)
-			ev := events.NewLog(100)
+			ev := eventlog.NewLog(100)
 			start(t, ev, []config.Notify{{Name: "hook", URL: r.srv.URL, Events: tt.events}}, Options{})
 			for _, typ := range recorded {
-				ev.Record(events.Event{Type: typ, Pod: "p"})
+				ev.Record(eventlog.Event{Type: typ, Pod: "p"})
 			}
 			marker := tt.want[0]
-			ev.Record(events.Event{Type: marker, Pod: "marker"})
+			ev.Record(eventlog.Event{Type: marker, Pod: "marker"})
 			var got []string
 			for _, n := range r.waitPod(t, "marker") {
 				if n.Pod != "marker" {
@@ -132,9 +132,9 @@ func TestNoRedirect(t *testing.T) {
 	elsewhere := newReceiver(t, nil)
 	redirect := httptest.NewServer(http.RedirectHandler(elsewhere.srv.URL, http.StatusTemporaryRedirect))
 	t.Cleanup(redirect.Close)
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	n, _ := start(t, ev, []config.Notify{{Name: "hook", URL: redirect.URL}}, Options{Retry: Retry{Attempts: 1}})
-	ev.Record(events.Event{Type: events.Failed, Pod: "p"})
+	ev.Record(eventlog.Event{Type: eventlog.Failed, Pod: "p"})
 	waitStat(t, n, "hook", func(s Stat) bool { return s.Failed == 1 })
 	if got := len(elsewhere.requests()); got != 0 {
 		t.Errorf("the redirect's target got %d requests, want 0", got)
@@ -147,10 +147,10 @@ func TestNoRedirect(t *testing.T) {
 func TestClosedPort(t *testing.T) {
 	var logs logBuffer
 	host := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	n, _ := start(t, ev, []config.Notify{{Name: "hook", URL: "http://" + host + "/hooks/PATHSECRET?token=QUERYSECRET"}},
 		Options{Log: logs.logger(), Retry: Retry{Attempts: 2, Initial: time.Millisecond}})
-	ev.Record(events.Event{Type: events.SourceError, Reason: "source git"})
+	ev.Record(eventlog.Event{Type: eventlog.SourceError, Reason: "source git"})
 	if s := waitStat(t, n, "hook", func(s Stat) bool { return s.Failed == 1 }); s.Sent != 0 || s.Dropped != 0 {
 		t.Errorf("stat = %+v, want 1 failed only", s)
 	}

@@ -17,7 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 )
 
 // EventTTL is how long events stay in etcd.
@@ -38,7 +38,7 @@ type Options struct {
 	// Document returns the status document to write.
 	Document func() any
 	// Events are written as they are recorded.
-	Events *events.Log
+	Events *eventlog.Log
 	// Clock times the interval, the status rewrite, the events' lease
 	// renewal and the liveness key's value; nil means clock.Real. Each
 	// etcd call's own timeout is a context deadline, on the real clock.
@@ -193,7 +193,7 @@ func (r *Reporter) alive(ctx context.Context, st *state, key string) {
 // flushEvents writes the events not written yet under a 48 h lease,
 // granted anew every hour so an event lives 48 to 49 hours.
 func (r *Reporter) flushEvents(ctx context.Context, st *state, prefix string) {
-	var pending []events.Event
+	var pending []eventlog.Event
 	for _, e := range r.opts.Events.List() {
 		if e.Seq > st.eventsDone {
 			pending = append(pending, e)

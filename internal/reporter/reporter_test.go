@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hostlet/hostlet/internal/clock"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
@@ -98,7 +98,7 @@ func TestLiveness(t *testing.T) {
 			host := fmt.Sprintf("h-%d", tt.ttl)
 			statusKey, aliveKey, _ := reporter.Keys("/p", host)
 			d := &doc{}
-			stop := run(t, cli, reporter.Options{Prefix: "/p", Hostname: host, Interval: tt.interval, Document: d.get, Events: events.NewLog(10)})
+			stop := run(t, cli, reporter.Options{Prefix: "/p", Hostname: host, Interval: tt.interval, Document: d.get, Events: eventlog.NewLog(10)})
 			var lease int64
 			testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 				r := get(t, cli, aliveKey)
@@ -162,7 +162,7 @@ func TestLivenessLapsesWithoutRevoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, aliveKey, _ := reporter.Keys("/p", "h1")
-	stop := run(t, dying, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Second, Document: (&doc{}).get, Events: events.NewLog(10)})
+	stop := run(t, dying, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Second, Document: (&doc{}).get, Events: eventlog.NewLog(10)})
 	testkit.WaitFor(t, 10*time.Second, func() (bool, string) { return len(get(t, watcher, aliveKey).Kvs) == 1, "no liveness key" })
 
 	_ = dying.Close()
@@ -185,13 +185,13 @@ func TestLivenessLapsesWithoutRevoke(t *testing.T) {
 func TestEvents(t *testing.T) {
 	srv := etcdtest.Start(t)
 	cli := srv.Client(t)
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	_, _, prefix := reporter.Keys("/p", "h1")
 	run(t, cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Second, Document: (&doc{}).get, Events: ev})
 	// Events recorded in one go, with equal times, keep their order.
 	now := time.Now()
 	for i := range 5 {
-		ev.Record(events.Event{Time: now, Type: events.Create, Pod: fmt.Sprintf("p%d", i), Reason: "new pod"})
+		ev.Record(eventlog.Event{Time: now, Type: eventlog.Create, Pod: fmt.Sprintf("p%d", i), Reason: "new pod"})
 	}
 	var kvs []string
 	var lease int64
@@ -227,7 +227,7 @@ func TestStatusFollowsDocument(t *testing.T) {
 	d := &doc{}
 	d.set("web")
 	statusKey, _, _ := reporter.Keys("/p", "h1")
-	r := reporter.New(cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Hour, Document: d.get, Events: events.NewLog(10)}, quiet())
+	r := reporter.New(cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Hour, Document: d.get, Events: eventlog.NewLog(10)}, quiet())
 	defer running(t, r)()
 	pods := func() string {
 		resp := get(t, cli, statusKey)
@@ -256,7 +256,7 @@ func TestEtcdDownNeverBlocks(t *testing.T) {
 	cli := srv.Client(t)
 	d := &doc{}
 	d.set("web")
-	ev := events.NewLog(100)
+	ev := eventlog.NewLog(100)
 	statusKey, aliveKey, prefix := reporter.Keys("/p", "h1")
 	r := reporter.New(cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Second, Document: d.get, Events: ev}, quiet())
 	defer running(t, r)()
@@ -266,7 +266,7 @@ func TestEtcdDownNeverBlocks(t *testing.T) {
 	start := time.Now()
 	for i := range 50 {
 		r.Trigger()
-		ev.Record(events.Event{Type: events.Restart, Pod: "web", Reason: fmt.Sprintf("outage %d", i)})
+		ev.Record(eventlog.Event{Type: eventlog.Restart, Pod: "web", Reason: fmt.Sprintf("outage %d", i)})
 	}
 	d.set("web", "late")
 	if took := time.Since(start); took > 100*time.Millisecond {
@@ -293,7 +293,7 @@ func TestEtcdDownNeverBlocks(t *testing.T) {
 func TestEventsDuringLongOutage(t *testing.T) {
 	srv := etcdtest.Start(t)
 	cli := srv.Client(t)
-	ev := events.NewLog(1000)
+	ev := eventlog.NewLog(1000)
 	statusKey, _, prefix := reporter.Keys("/p", "h1")
 	run(t, cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Second, Document: (&doc{}).get, Events: ev})
 	testkit.WaitFor(t, 10*time.Second, func() (bool, string) { return len(get(t, cli, statusKey).Kvs) == 1, "no status key" })
@@ -301,13 +301,13 @@ func TestEventsDuringLongOutage(t *testing.T) {
 	srv.Stop()
 	const n, kept = 1200, 1000
 	for i := range n {
-		ev.Record(events.Event{Type: events.Restart, Pod: "web", Reason: fmt.Sprintf("crash %d", i)})
+		ev.Record(eventlog.Event{Type: eventlog.Restart, Pod: "web", Reason: fmt.Sprintf("crash %d", i)})
 	}
 	srv.Restart()
 	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
 		seen := map[string]bool{}
 		for _, kv := range get(t, cli, prefix, clientv3.WithPrefix()).Kvs {
-			var e events.Event
+			var e eventlog.Event
 			if err := json.Unmarshal(kv.Value, &e); err != nil {
 				t.Fatalf("event %s: %v", kv.Key, err)
 			}
@@ -327,9 +327,9 @@ func TestEventsDuringLongOutage(t *testing.T) {
 func TestReportOnce(t *testing.T) {
 	srv := etcdtest.Start(t)
 	cli := srv.Client(t)
-	ev := events.NewLog(10)
-	ev.Record(events.Event{Type: events.Create, Pod: "web"})
-	ev.Record(events.Event{Type: events.Start, Pod: "web"})
+	ev := eventlog.NewLog(10)
+	ev.Record(eventlog.Event{Type: eventlog.Create, Pod: "web"})
+	ev.Record(eventlog.Event{Type: eventlog.Start, Pod: "web"})
 	statusKey, aliveKey, prefix := reporter.Keys("/p", "h1")
 	d := &doc{}
 	d.set("web")
@@ -367,7 +367,7 @@ func TestUnchangedStatusRewrittenOnTheClock(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := clock.NewFake(t0)
 	statusKey, aliveKey, _ := reporter.Keys("/p", "h1")
-	run(t, cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Hour, Document: (&doc{}).get, Events: events.NewLog(10), Clock: clk})
+	run(t, cli, reporter.Options{Prefix: "/p", Hostname: "h1", Interval: time.Hour, Document: (&doc{}).get, Events: eventlog.NewLog(10), Clock: clk})
 	var rev int64
 	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		r := get(t, cli, statusKey)

@@ -25,7 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hostlet/hostlet/internal/config"
-	"github.com/hostlet/hostlet/internal/events"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/fleet"
 	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	"github.com/hostlet/hostlet/manifest"
@@ -232,7 +232,7 @@ func (a *agent) run(ctx context.Context, wg *gosync.WaitGroup, cli *clientv3.Cli
 		return err
 	}
 	a.syncer, err = hsync.New(synctest.NewFake(), hsync.Options{Instance: "sim", InfraImage: "example.org/pause:1", Interval: 30 * time.Second,
-		Concurrency: 2, OnSync: func(time.Duration, error) { a.check() }}, log, events.NewLog(20))
+		Concurrency: 2, OnSync: func(time.Duration, error) { a.check() }}, log, eventlog.NewLog(20))
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,10 @@
-// Package events records what hostlet did and saw (create, start, stop,
+// Package eventlog records what hostlet did and saw (create, start, stop,
 // remove, restart, unhealthy, pull-failed, rejected, source-error) in a
 // bounded ring buffer that the HTTP API serves and reporters follow. Event
 // messages never hold env values. The ring is bounded by count and by
 // bytes (MaxBytes), and every event's text is cut to MaxMessageBytes and
 // MaxFieldBytes, so a source error quoting a huge file costs little.
-package events
+package eventlog
 
 import (
 	gosync "sync"

@@ -1,4 +1,4 @@
-package events
+package eventlog
 
 import (
 	"encoding/json"
