@@ -1,4 +1,4 @@
-package agent_test
+package agentrun_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package agent_test
+package agentrun_test
 
 // hostlet leaves no goroutine behind: neither `hostlet run --once`
 // (Options.Once) nor an agent stopped by cancelling its context, each with

@@ -1,4 +1,4 @@
-package gitsource_test
+package gitrun_test
 
 // End-to-end tests: hostlet (internal/agent.Run, in this process) with a git
 // source on a repository served by the test, against the real Docker engine.
