@@ -1,16 +1,13 @@
 package gitsource_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	gosync "sync"
 	"testing"
 	"time"
 
@@ -36,31 +33,6 @@ func gitConfig(url string) config.Source {
 	}
 }
 
-// testLog returns a logger that writes to the test's output and, too, to a
-// buffer the test can search (for secrets that must not be there).
-func testLog(t testing.TB) (*slog.Logger, *lockedBuffer) {
-	buf := &lockedBuffer{}
-	w := io.MultiWriter(t.Output(), buf)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
-}
-
-type lockedBuffer struct {
-	mu gosync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // fixture is one git source under test, polled by hand, with a Merger that
 // takes its updates (as the agent wires them).
 type fixture struct {
@@ -71,7 +43,7 @@ type fixture struct {
 	stateDir string
 	src      *gitsource.Source
 	merger   *sources.Merger
-	logs     *lockedBuffer
+	logs     *testkit.LogBuffer
 }
 
 // Credentials of the smart HTTP servers the tests start.
@@ -104,7 +76,7 @@ func newFixture(t *testing.T, overHTTP bool) *fixture {
 func (f *fixture) start() *fixture {
 	f.t.Helper()
 	var log *slog.Logger
-	log, f.logs = testLog(f.t)
+	log, f.logs = testkit.Logger(f.t)
 	f.src = gitsource.New(f.cfg, f.stateDir, log)
 	m, err := sources.NewMerger([]sources.SourceInfo{{Name: f.cfg.Name, Type: config.TypeGit}}, sources.MergeOptions{StateDir: f.stateDir}, log)
 	if err != nil {

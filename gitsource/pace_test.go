@@ -10,6 +10,7 @@ import (
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/clock"
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/sources"
 )
 
@@ -45,7 +46,7 @@ func newPacedRun(t *testing.T, interval time.Duration) *pacedRun {
 	f.start()
 	r := &pacedRun{t: t, f: f, out: make(chan sources.Update)}
 	r.clk = &waitClock{Fake: clock.NewFake(time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)), waits: make(chan time.Duration, 16)}
-	log, _ := testLog(t)
+	log, _ := testkit.Logger(t)
 	r.src = gitsource.New(f.cfg, f.stateDir, log).WithClock(r.clk).WithRand(rand.New(rand.NewPCG(1, 2)))
 	r.commit()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -637,7 +637,7 @@ func TestURLChangeStartsOver(t *testing.T) {
 func TestTriggerFetchesNow(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, true)
-	log, _ := testLog(t)
+	log, _ := testkit.Logger(t)
 	src := gitsource.New(f.cfg, f.stateDir, log)
 	c1 := f.repo.Change("first", map[string]string{"manifests/a.yaml": podYAML("a", "1")})
 
@@ -704,7 +704,7 @@ func TestReadOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, true)
 	c1 := f.repo.Change("first", map[string]string{"manifests/a.yaml": podYAML("a", "1"), "manifests/b.yaml": podYAML("b", "1")})
-	log, _ := testLog(t)
+	log, _ := testkit.Logger(t)
 	snap, err := gitsource.ReadOnce(context.Background(), f.cfg, log)
 	if err != nil {
 		t.Fatalf("ReadOnce: %v", err)
@@ -812,7 +812,7 @@ func TestSecretsNeverInLogsOrErrors(t *testing.T) {
 		check(t, f2, errs)
 		check(t, f3, errs)
 		// ReadOnce (hostlet validate) too.
-		log, buf := testLog(t)
+		log, buf := testkit.Logger(t)
 		srv.Stop()
 		_, err = gitsource.ReadOnce(context.Background(), f.cfg, log)
 		srv.Start()

@@ -1,7 +1,6 @@
 package agentrun_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,24 +35,6 @@ func (h *rawHooks) all() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return strings.Join(h.bodies, "\n")
-}
-
-// lockedBuffer is a log's output, read while the agent writes it.
-type lockedBuffer struct {
-	mu gosync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestInterpolatedValuesNeverInStatusEventsOrNotifications: values from a
@@ -100,7 +81,7 @@ sources:
 notify:
   - {url: %q, events: [rejected, source-error]}
 `, composetest.Helper(t), rejected, broken, srv.URL+"/hook"))
-	logs := &lockedBuffer{}
+	logs := &testkit.LogBuffer{}
 	a := agenttest.Start(t, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 
 	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {

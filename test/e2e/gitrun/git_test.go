@@ -44,7 +44,7 @@ type e2e struct {
 	pwFile   string
 	token    string
 	docker   *client.Client
-	logs     *lockedBuffer
+	logs     *testkit.LogBuffer
 
 	agent *agenttest.Agent // set by start
 }
@@ -109,8 +109,8 @@ sources:
 // start runs hostlet with cfg until stop (or the end of the test).
 func (e *e2e) start(cfg *config.Config) {
 	e.t.Helper()
-	var buf *lockedBuffer
-	log, buf := testLog(e.t)
+	var buf *testkit.LogBuffer
+	log, buf := testkit.Logger(e.t)
 	if e.logs == nil {
 		e.logs = buf
 	} else {
