@@ -26,13 +26,19 @@ const maxAnswer = 64 << 10
 type Client struct {
 	addr  string
 	token string
+	http  *http.Client
 }
 
 // New returns a client of the API at addr (host:port, dialed as given;
 // DialAddr turns a listen address into one) sending token as the bearer
 // token ("" sends none: GET /status needs none unless the API has one).
+// A redirect is never followed: hostlet's API sends none, and following
+// one would send the token (and a hold's body, as a GET) elsewhere; it
+// is answered as a refusal.
 func New(addr, token string) *Client {
-	return &Client{addr: addr, token: token}
+	return &Client{addr: addr, token: token, http: &http.Client{
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
 }
 
 // DialAddr is where a client reaches a listen address: an unspecified
@@ -78,17 +84,14 @@ func (c *Client) Status(ctx context.Context, host string) (api.Document, error) 
 	if err != nil {
 		return api.Document{}, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return api.Document{}, fmt.Errorf("host %s unreachable: %w", host, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return api.Document{}, &RefusedError{Method: http.MethodGet, URL: u, Status: resp.Status}
-	}
-	var doc api.Document
-	if err := json.NewDecoder(io.LimitReader(resp.Body, manifest.MaxSize)).Decode(&doc); err != nil {
-		return api.Document{}, fmt.Errorf("GET %s: %w", u, err)
+	doc, err := decodeStatus(u, resp.StatusCode, resp.Status, resp.Body)
+	if err != nil {
+		return api.Document{}, err
 	}
 	if doc.Hostname != host {
 		return api.Document{}, fmt.Errorf("the local API at %s is host %q, not %q; configure etcd.endpoints to ask other hosts", c.addr, doc.Hostname, host)
@@ -136,23 +139,44 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("the local API is unreachable: %w", err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	return decodeAnswer(method, u, resp.StatusCode, resp.Status, resp.Body, out)
+}
+
+// decodeStatus reads a status document from an answer to GET u (status
+// code and text, body): a RefusedError unless 200, at most
+// manifest.MaxSize bytes of body read.
+func decodeStatus(u string, code int, status string, body io.Reader) (api.Document, error) {
+	if code != http.StatusOK {
+		return api.Document{}, &RefusedError{Method: http.MethodGet, URL: u, Status: status}
+	}
+	var doc api.Document
+	if err := json.NewDecoder(io.LimitReader(body, manifest.MaxSize)).Decode(&doc); err != nil {
+		return api.Document{}, fmt.Errorf("GET %s: %w", u, err)
+	}
+	return doc, nil
+}
+
+// decodeAnswer decodes a 2xx answer to method u into out; any other is a
+// RefusedError with the API's message. At most maxAnswer bytes of body
+// are read.
+func decodeAnswer(method, u string, code int, status string, body io.Reader, out any) error {
+	b, err := io.ReadAll(io.LimitReader(body, maxAnswer))
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, u, err)
 	}
-	if resp.StatusCode/100 != 2 {
+	if code/100 != 2 {
 		var e struct {
 			Error string `json:"error"`
 		}
 		if json.Unmarshal(b, &e) != nil {
 			e.Error = ""
 		}
-		return &RefusedError{Method: method, URL: u, Status: resp.Status, Message: e.Error}
+		return &RefusedError{Method: method, URL: u, Status: status, Message: e.Error}
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return fmt.Errorf("%s %s: %w", method, u, err)

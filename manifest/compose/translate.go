@@ -590,12 +590,12 @@ func (c *serviceConv) labels(l types.Labels) map[string]string {
 		LabelService: c.name,
 		LabelOneoff:  "False",
 	}
-	for k, v := range l {
+	for _, k := range slices.Sorted(maps.Keys(l)) { // reasons in one order
 		if strings.HasPrefix(k, labelPrefix) {
 			c.add("labels."+k, "the prefix %q is Compose's own; hostlet sets these labels", labelPrefix)
 			continue
 		}
-		out[k] = v
+		out[k] = l[k]
 	}
 	return out
 }
@@ -607,7 +607,8 @@ func (c *serviceConv) environment(s types.ServiceConfig) []manifest.EnvVar {
 	for i, ef := range s.EnvFiles {
 		c.envFile(fmt.Sprintf("env_file[%d]", i), ef, vars)
 	}
-	for k, v := range s.Environment {
+	for _, k := range slices.Sorted(maps.Keys(s.Environment)) { // reasons in one order
+		v := s.Environment[k]
 		if v == nil {
 			val, ok := c.t.env[k]
 			if !ok {
