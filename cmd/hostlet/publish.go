@@ -309,7 +309,7 @@ func abortRelease(ctx context.Context, w io.Writer, o publishOptions) error {
 		return err
 	}
 	if o.output != "json" {
-		fmt.Fprintf(w, "aborting release %s: publishing %s again\n", textout.ShortRev(a.Cur.Rev), textout.ShortRev(a.Prev.Rev))
+		fmt.Fprintf(w, "aborting release %s: publishing %s again\n", release.ShortRev(a.Cur.Rev), release.ShortRev(a.Prev.Rev))
 	}
 	o.ref = a.Prev.Rev
 	if err := publish(ctx, w, o); err != nil || o.dryRun {
@@ -319,7 +319,7 @@ func abortRelease(ctx context.Context, w io.Writer, o publishOptions) error {
 		return err
 	}
 	if o.output != "json" {
-		fmt.Fprintf(w, "release %s aborted.\n", textout.ShortRev(a.Cur.Rev))
+		fmt.Fprintf(w, "release %s aborted.\n", release.ShortRev(a.Cur.Rev))
 	}
 	return nil
 }

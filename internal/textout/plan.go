@@ -72,7 +72,7 @@ func painter(color bool) func(code, s string) string {
 func writePod(w io.Writer, p hostplan.PodPlan, paint func(code, s string) string) {
 	src := p.Source
 	if p.Revision != "" && p.Action != "remove" {
-		src += " @ " + ShortRev(p.Revision)
+		src += " @ " + shortRev(p.Revision)
 	}
 	switch {
 	case p.HeldBack != nil:
@@ -180,9 +180,9 @@ func stripOrigin(reasons []string) []string {
 	return out
 }
 
-// ShortRev is a 40-hex commit cut to 7 characters, as git shows it; any
+// shortRev is a 40-hex commit cut to 7 characters, as git shows it; any
 // other revision as it is.
-func ShortRev(rev string) string {
+func shortRev(rev string) string {
 	if len(rev) == 40 && !strings.Contains(rev, ":") {
 		return rev[:7]
 	}
