@@ -354,9 +354,12 @@ func shown(s string, secrets []string) string {
 
 // BuiltImage is an image hostlet built for a pod.
 type BuiltImage struct {
-	ID      string
-	Tags    []string
-	Created time.Time
+	ID string
+	// Tags are its names as Docker shows them (compare these); Refs the
+	// same names as the engine gave them (remove by these: Podman
+	// resolves a short name again, maybe to another image).
+	Tags, Refs []string
+	Created    time.Time
 }
 
 // ListBuilt lists the images this instance built for pod, newest first:
@@ -378,7 +381,11 @@ func (d *Docker) ListBuilt(ctx context.Context, pod string) ([]BuiltImage, error
 				continue
 			}
 			seen[im.ID] = true
-			out = append(out, BuiltImage{ID: im.ID, Tags: slices.Clone(im.RepoTags), Created: time.Unix(im.Created, 0)})
+			tags := make([]string, 0, len(im.RepoTags))
+			for _, t := range im.RepoTags {
+				tags = append(tags, familiarImage(t, d.engine.Podman()))
+			}
+			out = append(out, BuiltImage{ID: im.ID, Tags: tags, Refs: slices.Clone(im.RepoTags), Created: time.Unix(im.Created, 0)})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b BuiltImage) int { return b.Created.Compare(a.Created) })

@@ -98,7 +98,13 @@ func (d *Docker) checkBase(ctx context.Context, ref string, pull bool) error {
 	if insp.Config == nil {
 		return nil
 	}
-	if err := buildctx.CheckTriggers(insp.Config.OnBuild); err != nil {
+	triggers := insp.Config.OnBuild
+	if d.engine.Podman() {
+		if triggers, err = d.savedTriggers(ctx, ref); err != nil {
+			return baseErr(ref, err)
+		}
+	}
+	if err := buildctx.CheckTriggers(triggers); err != nil {
 		return classify(fmt.Errorf("base image %s: %w", ref, err), ErrBuild)
 	}
 	if k := foreignLabel(insp.Config.Labels); k != "" {

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
@@ -57,6 +58,18 @@ type Docker struct {
 	// unproven reports the containers and events carrying this
 	// instance's labels that are not proven hostlet's.
 	unproven unprovenReport
+	// engine is the engine d drives (detectEngine, at New).
+	engine Engine
+	// healthSeen holds, on Podman, the containers listed with a health
+	// the last time (podmanHealth).
+	healthSeen struct {
+		gosync.Mutex
+		ids map[string]bool
+	}
+	// stopHealthchecks ends the healthcheck runner (runHealthchecks) of
+	// an engine that runs none itself, and waits for it; nil when none
+	// runs.
+	stopHealthchecks func()
 }
 
 // Option configures a Docker made by New.
@@ -119,11 +132,47 @@ func New(ctx context.Context, host, instance string, log *slog.Logger, opts ...O
 	for _, o := range opts {
 		o(d)
 	}
+	builder := ping.BuilderVersion
+	if d.builder != "" {
+		builder = build.BuilderVersion(d.builder)
+	}
+	if d.engine, err = detectEngine(ctx, cli, builder); err != nil {
+		_ = cli.Close()
+		return nil, fmt.Errorf("docker engine at %s: %w", cli.DaemonHost(), err)
+	}
+	log.Debug("engine", "kind", d.engine.Kind, "version", d.engine.Version, "builder", d.engine.Builder, "imageStore", d.engine.ImageStore)
+	for _, limit := range d.engine.Limits {
+		log.Warn("engine limit", "engine", d.engine.Kind+" "+d.engine.Version, "limit", limit)
+		if limit == limitHealthcheckTimers {
+			d.startHealthchecks()
+		}
+	}
 	return d, nil
 }
 
+// startHealthchecks starts the healthcheck runner; Close stops it.
+func (d *Docker) startHealthchecks() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.runHealthchecks(ctx)
+	}()
+	d.stopHealthchecks = func() {
+		cancel()
+		<-done
+	}
+}
+
+// Engine says which engine d drives and what it does differently, as
+// read when New connected.
+func (d *Docker) Engine() Engine { return d.engine }
+
 // Close releases the client's connections.
 func (d *Docker) Close() error {
+	if d.stopHealthchecks != nil {
+		d.stopHealthchecks()
+	}
 	if err := d.cli.Close(); err != nil {
 		return fmt.Errorf("close docker client: %w", err)
 	}
@@ -155,7 +204,7 @@ func (d *Docker) List(ctx context.Context) ([]Container, error) {
 	out := make([]Container, 0, len(list))
 	var unproven map[string]Container
 	for _, s := range list {
-		c := fromSummary(s)
+		c := fromSummary(s, d.engine.Podman())
 		name, ok := provenName(d.instance, s.Names, c.Labels)
 		if !ok {
 			if unproven == nil {
@@ -168,16 +217,22 @@ func (d *Docker) List(ctx context.Context) ([]Container, error) {
 		out = append(out, c)
 	}
 	d.unproven.listedUnproven(d.log, unproven)
+	if d.engine.Podman() {
+		if err := d.podmanHealth(ctx, out); err != nil {
+			return nil, err
+		}
+		clearJoinedIPs(out)
+	}
 	slices.SortFunc(out, func(a, b Container) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
 	return out, nil
 }
 
-func fromSummary(s container.Summary) Container {
+func fromSummary(s container.Summary, podman bool) Container {
 	c := Container{
 		ID:       s.ID,
-		Image:    s.Image,
+		Image:    familiarImage(s.Image, podman),
 		Labels:   s.Labels,
 		State:    string(s.State),
 		Status:   s.Status,
@@ -185,13 +240,21 @@ func fromSummary(s container.Summary) Container {
 		ExitCode: exitCodeFromStatus(s.Status),
 		Health:   healthFromStatus(s.Status),
 	}
+	if podman && c.State == "stopped" {
+		// Podman's name for a container whose process ended and whose
+		// cleanup has not run yet: exited, as far as a pod goes.
+		c.State = StateExited
+	}
 	if len(s.Names) > 0 {
 		c.Name = strings.TrimPrefix(s.Names[0], "/")
 	}
 	if c.Labels == nil {
 		c.Labels = map[string]string{}
 	}
-	if s.NetworkSettings != nil {
+	// A container that joins another's network namespace has no address
+	// of its own (Podman lists the namespace owner's under it).
+	joined := strings.HasPrefix(s.HostConfig.NetworkMode, "container:")
+	if s.NetworkSettings != nil && !joined {
 		for _, name := range slices.Sorted(maps.Keys(s.NetworkSettings.Networks)) {
 			if ep := s.NetworkSettings.Networks[name]; ep != nil && ep.IPAddress != "" {
 				c.IP = ep.IPAddress
@@ -214,6 +277,47 @@ func healthFromStatus(status string) string {
 		return HealthStarting
 	}
 	return ""
+}
+
+// podmanHealth fills in the health of listed containers from lists
+// filtered by health: Podman's list never says it in a container's
+// status, as Docker's does ("Up 2 minutes (healthy)"). Three list calls,
+// whatever the number of containers (Podman's health=none matches none).
+// A running container that had a health and is in no list now changed
+// it between two of them: it is taken as starting (not ready), not as one
+// without a healthcheck.
+func (d *Docker) podmanHealth(ctx context.Context, listed []Container) error {
+	byID := make(map[string]*Container, len(listed))
+	for i := range listed {
+		byID[listed[i].ID] = &listed[i]
+	}
+	for _, health := range []string{HealthStarting, HealthUnhealthy, HealthHealthy} {
+		f := d.ownFilter()
+		f.Add("health", health)
+		list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		if err != nil {
+			return fmt.Errorf("list %s containers of instance %q: %w", health, d.instance, translate(err))
+		}
+		for _, s := range list {
+			if c := byID[s.ID]; c != nil {
+				c.Health = health
+			}
+		}
+	}
+	d.healthSeen.Lock()
+	defer d.healthSeen.Unlock()
+	had := d.healthSeen.ids
+	d.healthSeen.ids = make(map[string]bool, len(listed))
+	for id, c := range byID {
+		switch {
+		case c.Health != "":
+			d.healthSeen.ids[id] = true
+		case had[id] && c.State == StateRunning:
+			c.Health = HealthStarting
+			d.healthSeen.ids[id] = true
+		}
+	}
+	return nil
 }
 
 // healthConfig is Docker's healthcheck of a spec's.
@@ -259,7 +363,7 @@ func (d *Docker) Inspect(ctx context.Context, id string) (Details, error) {
 	}
 	det := Details{ID: r.ID, RestartCount: r.RestartCount, Name: strings.TrimPrefix(r.Name, "/")}
 	if c := r.Config; c != nil {
-		det.Image, det.Env, det.Labels = c.Image, c.Env, c.Labels
+		det.Image, det.Env, det.Labels = familiarImage(c.Image, d.engine.Podman()), c.Env, c.Labels
 		det.Command = append(append([]string{}, c.Entrypoint...), c.Cmd...)
 	}
 	if h := r.HostConfig; h != nil {
@@ -291,7 +395,21 @@ func (d *Docker) Inspect(ctx context.Context, id string) (Details, error) {
 		det.Error = s.Error
 		det.Running, det.Restarting = s.Running, s.Restarting
 	}
+	if det.Running && d.engine.Podman() && !d.processAlive(ctx, id) {
+		// Podman's state lags behind a process that died (it learns it
+		// from its cleanup process, seconds later under load): until
+		// then the container is taken as being restarted.
+		det.Restarting = true
+	}
 	return det, nil
+}
+
+// processAlive reports whether running container id still has a
+// process, from its cgroup's pid count (Podman always has the pids
+// controller: it sets a pids limit). A failed read answers true.
+func (d *Docker) processAlive(ctx context.Context, id string) bool {
+	st, err := d.Stats(ctx, id)
+	return err != nil || st.Pids > 0
 }
 
 // parseEngineTime parses an RFC 3339 time from the engine; Docker's
@@ -326,10 +444,12 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 	if len(spec.Networks) > 1 {
 		if err := d.connectNetworks(ctx, resp.ID, spec.Networks[1:]); err != nil {
 			// Not left half-joined, to be started as it is by a later sync.
-			if rmErr := d.cli.ContainerRemove(ctx, resp.ID, container.RemoveOptions{Force: true}); rmErr != nil {
-				err = fmt.Errorf("%w (and remove it: %w)", err, translate(rmErr))
-			}
-			return "", fmt.Errorf("create container %q: %w", spec.Name, err)
+			return "", fmt.Errorf("create container %q: %w", spec.Name, d.removeCreated(ctx, resp.ID, err))
+		}
+	}
+	if d.engine.Podman() {
+		if err := d.checkApplied(ctx, resp.ID, hostCfg); err != nil {
+			return "", fmt.Errorf("create container %q: %w", spec.Name, d.removeCreated(ctx, resp.ID, err))
 		}
 	}
 	for _, w := range resp.Warnings {

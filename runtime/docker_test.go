@@ -767,7 +767,12 @@ func TestProcessSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	hc := raw.HostConfig
-	if raw.Config.User != "1000:1000" || !hc.ReadonlyRootfs || hc.Init == nil || !*hc.Init || raw.Config.StopSignal != "SIGINT" || hc.ShmSize != 128<<20 || hc.NanoCPUs != 500_000_000 {
+	// Podman reports the stop signal by its number.
+	stopSignal := raw.Config.StopSignal
+	if stopSignal == "2" && d.Engine().Podman() {
+		stopSignal = "SIGINT"
+	}
+	if raw.Config.User != "1000:1000" || !hc.ReadonlyRootfs || hc.Init == nil || !*hc.Init || stopSignal != "SIGINT" || hc.ShmSize != 128<<20 || hc.NanoCPUs != 500_000_000 {
 		t.Errorf("user %q readOnly %v init %v stopSignal %q shm %d nanoCPUs %d", raw.Config.User, hc.ReadonlyRootfs, hc.Init, raw.Config.StopSignal, hc.ShmSize, hc.NanoCPUs)
 	}
 	if h := raw.Config.Healthcheck; h == nil || strings.Join(h.Test, " ") != "CMD /demo probe-ok" || h.Retries != 2 {

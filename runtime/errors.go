@@ -109,6 +109,36 @@ func translate(err error) error {
 		return classify(err, ErrConflict)
 	case cerrdefs.IsUnavailable(err), client.IsErrConnectionFailed(err):
 		return classify(err, ErrUnavailable)
+	case cerrdefs.IsInternal(err) && conflictText(err.Error()):
+		// An engine's 500 that says a conflict (Podman's).
+		return classify(err, ErrConflict)
 	}
 	return err
+}
+
+// podmanConflicts are the texts of Podman's answers that are conflicts
+// with an object's state, which it sends as 500 Internal Server Error
+// (Docker: 409 Conflict): its error kinds (libpod's define.ErrCtrState,
+// ErrNetworkInUse, ErrPodExists, ErrCtrExists, …) as they end its
+// messages.
+var podmanConflicts = []string{
+	": container state improper",
+	": network is being used",
+	": volume is being used",
+	": image is in use by a container",
+	": pod already exists",
+	": container already exists",
+	": network already exists",
+	"is already in use by",
+}
+
+// conflictText reports whether an engine's error text, whatever its
+// status code, says a conflict with an object's state.
+func conflictText(msg string) bool {
+	for _, s := range podmanConflicts {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -39,13 +39,13 @@ func (d *Docker) watchEvents(ctx context.Context, out chan<- Event) {
 	)
 	const minBackoff = 100 * time.Millisecond
 	backoff := minBackoff
-	var resume time.Time // replay from here on reconnect
+	var resume eventCursor // replay from here on reconnect
 	for {
 		started := d.clock.Now()
-		if resume.IsZero() {
-			resume = started
+		if resume.since.IsZero() {
+			resume.since = started
 		}
-		delivered, err := d.streamEvents(ctx, f, resume, out, &resume)
+		delivered, err := d.streamEvents(ctx, f, resume.since, out, &resume)
 		if ctx.Err() != nil {
 			return
 		}
@@ -61,8 +61,8 @@ func (d *Docker) watchEvents(ctx context.Context, out chan<- Event) {
 }
 
 // streamEvents runs one subscription until it fails or ctx ends, moving
-// *resume past every event it delivers. It reports whether it delivered any.
-func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Time, out chan<- Event, resume *time.Time) (bool, error) {
+// resume past every event it delivers. It reports whether it delivered any.
+func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Time, out chan<- Event, resume *eventCursor) (bool, error) {
 	// Cancelling sctx ends the client's stream goroutine, which sends at
 	// most one error (errs has room for it) and closes errs last: reading
 	// errs until it is closed joins that goroutine.
@@ -83,7 +83,7 @@ func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Ti
 			ev := toEvent(m)
 			if !d.provenEvent(ev) {
 				// Moved past all the same: it is not replayed.
-				*resume = ev.Time.Add(time.Nanosecond)
+				resume.after(ev.Time)
 				continue
 			}
 			select {
@@ -92,8 +92,7 @@ func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Ti
 				return delivered, ctx.Err()
 			}
 			delivered = true
-			// The engine's since is inclusive: resume just after this one.
-			*resume = ev.Time.Add(time.Nanosecond)
+			resume.after(ev.Time)
 		case err := <-errs:
 			if err == nil {
 				err = errors.New("event stream closed")
@@ -102,6 +101,23 @@ func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Ti
 		case <-ctx.Done():
 			return delivered, ctx.Err()
 		}
+	}
+}
+
+// eventCursor is where a reconnect resumes the engine's events: just
+// after the latest event seen (the engine's since is inclusive).
+type eventCursor struct {
+	since, latest time.Time
+}
+
+// after moves the cursor past an event at t, never back: Podman's events,
+// written by several processes, can come out of time order, and resuming
+// from an earlier one would deliver the later ones again (a start counted
+// twice).
+func (c *eventCursor) after(t time.Time) {
+	if c.latest.IsZero() || t.After(c.latest) {
+		c.latest = t
+		c.since = t.Add(time.Nanosecond)
 	}
 }
 

@@ -65,6 +65,7 @@ func (f *fakeEngine) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "/_ping":
 		fmt.Fprint(w, "OK")
+	case serveEngineIdentity(w, path):
 	case path == "/events":
 		f.mu.Lock()
 		f.eventConns++
@@ -310,4 +311,21 @@ func waitNoGoroutine(t *testing.T, patterns ...string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// serveEngineIdentity answers what New reads of every engine (its version
+// and info) as Docker 20.10 would, and reports whether path was one of
+// them.
+func serveEngineIdentity(w http.ResponseWriter, path string) bool {
+	switch path {
+	case "/version":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"Version":"20.10.24","ApiVersion":"1.41","Components":[{"Name":"Engine","Version":"20.10.24"}]}`)
+	case "/info":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"Driver":"overlay2","CgroupDriver":"cgroupfs"}`)
+	default:
+		return false
+	}
+	return true
 }

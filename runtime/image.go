@@ -10,11 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/distribution/reference"
+	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/client"
@@ -313,10 +315,49 @@ func LoadArchive(ctx context.Context, cli ImageLoader, tar io.Reader) error {
 
 // RemoveImage removes an image reference (untagging it when other tags
 // remain). A missing image is an ErrNotFound; an image used by a container
-// is an ErrConflict.
+// is an ErrConflict. When the image itself went and the engine builds
+// with BuildKit, the build cache no image uses any more goes with it
+// (pruneDanglingBuildCache).
 func (d *Docker) RemoveImage(ctx context.Context, ref string) error {
-	if _, err := d.cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true}); err != nil {
+	built := d.builtHere(ctx, ref)
+	gone, err := d.cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true})
+	if err != nil {
 		return fmt.Errorf("remove image %s: %w", ref, translate(err))
 	}
+	if built && slices.ContainsFunc(gone, func(r image.DeleteResponse) bool { return r.Deleted != "" }) {
+		d.pruneDanglingBuildCache(ctx, ref)
+	}
 	return nil
+}
+
+// builtHere reports whether ref is an image this instance built with
+// BuildKit (the only removal after which its build cache is pruned: a
+// pause image, or one built elsewhere, leaves the cache alone).
+func (d *Docker) builtHere(ctx context.Context, ref string) bool {
+	if d.engine.Builder != "buildkit" {
+		return false
+	}
+	insp, err := d.cli.ImageInspect(ctx, ref)
+	return err == nil && insp.Config != nil && insp.Config.Labels[LabelBuildInstance] == d.instance
+}
+
+// pruneDanglingBuildCache removes the BuildKit cache records no image
+// and no running build uses (what `docker builder prune` removes, for
+// every user of the engine: records only a cache, which a later build
+// makes again): a
+// BuildKit build keeps its context's files and its layers there after
+// the image is gone, and neither Debian's 20.10 (no builder.gc) nor a
+// later engine's collector (by size and age) removes them soon. Records
+// an image still uses, and the engine's internal ones, stay. Nothing is
+// done on an engine whose builds are classic: its intermediate images
+// went with the image. A failure is logged: the image is gone either way.
+func (d *Docker) pruneDanglingBuildCache(ctx context.Context, ref string) {
+	report, err := d.cli.BuildCachePrune(ctx, build.CachePruneOptions{})
+	if err != nil {
+		d.log.Warn("build cache not pruned after a built image was removed", "image", ref, "error", translate(err))
+		return
+	}
+	if report != nil && report.SpaceReclaimed > 0 {
+		d.log.Debug("build cache pruned after a built image was removed", "image", ref, "records", len(report.CachesDeleted), "bytes", report.SpaceReclaimed)
+	}
 }

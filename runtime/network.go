@@ -92,7 +92,7 @@ func (d *Docker) checkNetwork(ctx context.Context, n NetworkSpec) error {
 		if info.Internal != n.Internal {
 			return fmt.Errorf("network %q: %w", n.Name, classify(fmt.Errorf("exists with internal %v, declared %v (another pod declares it otherwise, or it changed: remove its pods to make it anew)", info.Internal, n.Internal), ErrConflict))
 		}
-		if n.Subnet != "" && !hasSubnet(info, n) {
+		if n.Subnet != "" && !hasSubnet(info, n, d.engine.Podman()) {
 			return fmt.Errorf("network %q: %w", n.Name, classify(fmt.Errorf("exists with IPAM %+v, declared subnet %s gateway %q ipRange %q (it changed: remove its pods to make it anew)", info.IPAM.Config, n.Subnet, n.Gateway, n.IPRange), ErrConflict))
 		}
 		return nil
@@ -102,10 +102,14 @@ func (d *Docker) checkNetwork(ctx context.Context, n NetworkSpec) error {
 }
 
 // hasSubnet reports whether the network has n's IPAM settings (the
-// engine fills in a gateway when none is given).
-func hasSubnet(info network.Inspect, n NetworkSpec) bool {
+// engine fills in a gateway when none is given). rangeUnreported: the
+// engine never reports an IPRange (Podman: its compatible API leaves it
+// out of the answer although the network has it), so a missing one is
+// unknown, not different.
+func hasSubnet(info network.Inspect, n NetworkSpec, rangeUnreported bool) bool {
 	for _, c := range info.IPAM.Config {
-		if c.Subnet == n.Subnet && (n.Gateway == "" || c.Gateway == n.Gateway) && c.IPRange == n.IPRange {
+		sameRange := c.IPRange == n.IPRange || rangeUnreported && c.IPRange == ""
+		if c.Subnet == n.Subnet && (n.Gateway == "" || c.Gateway == n.Gateway) && sameRange {
 			return true
 		}
 	}
@@ -126,9 +130,18 @@ func (d *Docker) RemoveNetwork(ctx context.Context, name string) error {
 	if info.Labels[LabelManaged] != "true" || info.Labels[LabelInstance] != d.instance {
 		return nil
 	}
-	if err := d.cli.NetworkRemove(ctx, info.ID); err != nil {
+	// Docker: by ID, the network whose labels were just read, never one
+	// made under the same name since. Podman: by name, since by ID it
+	// removes a network its running containers use (by name it refuses,
+	// as Docker does); the name is looked up again there, a window no
+	// call of Podman's closes.
+	target := info.ID
+	if d.engine.Podman() || target == "" {
+		target = info.Name
+	}
+	if err := d.cli.NetworkRemove(ctx, target); err != nil {
 		err = translate(err)
-		if cerrdefs.IsPermissionDenied(err) || strings.Contains(err.Error(), "active endpoints") {
+		if cerrdefs.IsPermissionDenied(err) || strings.Contains(err.Error(), "active endpoints") || strings.Contains(err.Error(), "is being used") {
 			// What the engine answers for a network containers still use.
 			err = classify(err, ErrConflict)
 		}

@@ -80,6 +80,10 @@ func (e *emuEngine) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "/_ping":
 		fmt.Fprint(w, "OK")
+	case path == "/version":
+		fmt.Fprint(w, `{"Version":"20.10.24","ApiVersion":"1.41","Components":[{"Name":"Engine","Version":"20.10.24"}]}`)
+	case path == "/info":
+		fmt.Fprint(w, `{"Driver":"overlay2","CgroupDriver":"cgroupfs"}`)
 	case path == "/networks/create" && r.Method == http.MethodPost:
 		var req struct {
 			Name     string

@@ -149,6 +149,14 @@ func Client(t testing.TB) *client.Client {
 	return cli
 }
 
+// Engine returns the engine the tests run against, as hostlet reads it
+// (kind, version, builder, image store): for the checks of what an
+// engine reports differently (docs/engines.md).
+func Engine(t testing.TB) hruntime.Engine {
+	t.Helper()
+	return Docker(t).Engine()
+}
+
 // Instance returns a new instance label value, unique to this call
 // ("test-" + random hex), and registers a clean-up that force-removes every
 // container and volume labelled with it.

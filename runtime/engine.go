@@ -1,0 +1,124 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/system"
+)
+
+// Engine kinds (Engine.Kind).
+const (
+	EngineDocker = "docker"
+	EnginePodman = "podman"
+)
+
+// Engine says which engine hostlet drives and what it does differently
+// (docs/engines.md). It is read once, when New connects.
+type Engine struct {
+	// Kind is EngineDocker or EnginePodman (through its Docker-compatible
+	// API).
+	Kind string `json:"kind"`
+	// Version is the engine's own version; APIVersion the API version
+	// hostlet speaks with it (negotiated).
+	Version    string `json:"version"`
+	APIVersion string `json:"apiVersion"`
+	// Builder is the builder builds use by default: "buildkit" or
+	// "classic" (Podman: "buildah").
+	Builder string `json:"builder"`
+	// ImageStore is "containerd" (Docker's containerd image store), or
+	// the storage driver (overlay2, overlay, vfs).
+	ImageStore string `json:"imageStore"`
+	// CgroupDriver is "cgroupfs" or "systemd".
+	CgroupDriver string `json:"cgroupDriver"`
+	// Limits are what this engine cannot do that hostlet would otherwise
+	// rely on, said once at start (status, log) instead of waited on.
+	Limits []string `json:"limits,omitempty"`
+}
+
+// Podman reports whether the engine is Podman.
+func (e Engine) Podman() bool { return e.Kind == EnginePodman }
+
+// limitHealthcheckTimers is the limit of a Podman that runs no
+// healthcheck timers (they are systemd timers).
+const limitHealthcheckTimers = "healthcheck: this Podman runs without systemd (cgroup manager cgroupfs), so its healthcheck timers never fire; hostlet runs each container's healthcheck itself, on its interval, through Podman's API"
+
+// limitHealthcheckUnknown is the limit of a Podman whose info hostlet
+// could not read (a socket proxy that refuses /info): whether its
+// healthcheck timers fire is unknown, and hostlet runs none itself.
+const limitHealthcheckUnknown = "healthcheck: this Podman did not answer /info, so hostlet cannot tell whether it runs healthcheck timers (they need systemd); hostlet does not run them itself, and a container's health may never change from starting"
+
+// detectEngine reads which engine answers and how it is set up: its
+// version, its info (storage, cgroup driver) and the builder its ping
+// named.
+func detectEngine(ctx context.Context, cli engineInfoReader, builder build.BuilderVersion) (Engine, error) {
+	v, err := cli.ServerVersion(ctx)
+	if err != nil {
+		return Engine{}, fmt.Errorf("read the engine's version: %w", translate(err))
+	}
+	// The info only adds details (storage, cgroup driver): an engine
+	// slow to give it (Podman computes it) is driven all the same.
+	info, err := cli.Info(ctx)
+	if err != nil {
+		info.CgroupDriver, info.Driver = "unknown", "unknown"
+	}
+	e := Engine{Kind: EngineDocker, Version: v.Version, APIVersion: cli.ClientVersion(), CgroupDriver: info.CgroupDriver, ImageStore: info.Driver}
+	if isPodman(v) {
+		e.Kind = EnginePodman
+		e.Builder = "buildah"
+		for _, c := range v.Components {
+			if strings.EqualFold(c.Name, "Podman Engine") && c.Version != "" {
+				e.Version = c.Version
+			}
+		}
+		switch info.CgroupDriver {
+		case "cgroupfs":
+			e.Limits = append(e.Limits, limitHealthcheckTimers)
+		case "unknown":
+			e.Limits = append(e.Limits, limitHealthcheckUnknown)
+		}
+		return e, nil
+	}
+	e.Builder = "classic"
+	if builder == build.BuilderBuildKit {
+		e.Builder = "buildkit"
+	}
+	if containerdStore(info) {
+		e.ImageStore = "containerd"
+	}
+	return e, nil
+}
+
+// engineInfoReader is what detectEngine reads the engine with.
+type engineInfoReader interface {
+	ServerVersion(ctx context.Context) (types.Version, error)
+	Info(ctx context.Context) (system.Info, error)
+	ClientVersion() string
+}
+
+// isPodman reports whether a version answer is Podman's: its components
+// name "Podman Engine" (Docker's name "Engine").
+func isPodman(v types.Version) bool {
+	for _, c := range v.Components {
+		if strings.Contains(strings.ToLower(c.Name), "podman") {
+			return true
+		}
+	}
+	return strings.Contains(strings.ToLower(v.Platform.Name), "podman")
+}
+
+// containerdStore reports whether Docker keeps its images in containerd
+// (Docker 29's default for new installs; "features":
+// {"containerd-snapshotter": true} before): its info's DriverStatus
+// names the snapshotter ("driver-type": "io.containerd.snapshotter.v1").
+func containerdStore(info system.Info) bool {
+	for _, kv := range info.DriverStatus {
+		if len(kv) == 2 && kv[0] == "driver-type" && strings.HasPrefix(kv[1], "io.containerd.snapshotter") {
+			return true
+		}
+	}
+	return false
+}

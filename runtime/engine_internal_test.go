@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/system"
+)
+
+type infoReader struct {
+	version types.Version
+	info    system.Info
+	infoErr error
+}
+
+func (r infoReader) ServerVersion(context.Context) (types.Version, error) { return r.version, nil }
+func (r infoReader) Info(context.Context) (system.Info, error)            { return r.info, r.infoErr }
+func (r infoReader) ClientVersion() string                                { return "1.44" }
+
+// TestDetectEngineSaysWhenPodmanRunsNoHealthchecks: a Podman without
+// systemd (cgroupfs) and a Podman whose /info is refused each carry a
+// limit in /status saying what becomes of healthchecks; Docker carries
+// none, and its builder and image store are read.
+func TestDetectEngineSaysWhenPodmanRunsNoHealthchecks(t *testing.T) {
+	podman := types.Version{Version: "5.8.6", Components: []types.ComponentVersion{{Name: "Podman Engine", Version: "5.8.6"}}}
+	docker := types.Version{Version: "28.5.2", Components: []types.ComponentVersion{{Name: "Engine", Version: "28.5.2"}}}
+	cases := []struct {
+		name        string
+		r           infoReader
+		builder     build.BuilderVersion
+		wantKind    string
+		wantBuilder string
+		wantLimit   string
+	}{
+		{"podman without systemd", infoReader{version: podman, info: system.Info{CgroupDriver: "cgroupfs"}}, "", EnginePodman, "buildah", limitHealthcheckTimers},
+		{"podman with systemd", infoReader{version: podman, info: system.Info{CgroupDriver: "systemd"}}, "", EnginePodman, "buildah", ""},
+		{"podman behind a proxy refusing /info", infoReader{version: podman, infoErr: errors.New("403 forbidden")}, "", EnginePodman, "buildah", limitHealthcheckUnknown},
+		{"docker with buildkit", infoReader{version: docker, info: system.Info{CgroupDriver: "systemd"}}, build.BuilderBuildKit, EngineDocker, "buildkit", ""},
+		{"docker, info refused", infoReader{version: docker, infoErr: errors.New("403 forbidden")}, build.BuilderV1, EngineDocker, "classic", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := detectEngine(t.Context(), c.r, c.builder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Kind != c.wantKind || e.Builder != c.wantBuilder {
+				t.Errorf("kind %s, builder %s; want %s, %s", e.Kind, e.Builder, c.wantKind, c.wantBuilder)
+			}
+			if c.wantLimit == "" && len(e.Limits) != 0 || c.wantLimit != "" && !slices.Contains(e.Limits, c.wantLimit) {
+				t.Errorf("limits %q, want %q", e.Limits, c.wantLimit)
+			}
+		})
+	}
+}
