@@ -137,7 +137,10 @@ func (s *Syncer) pruneBuilt(ctx context.Context, pod, keep string) {
 			kept[repo]++
 			continue
 		}
-		refs := im.Tags
+		refs := im.Refs
+		if len(refs) == 0 {
+			refs = im.Tags
+		}
 		if len(refs) == 0 {
 			refs = []string{im.ID}
 		}

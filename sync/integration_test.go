@@ -734,13 +734,16 @@ func TestRestartPolicies(t *testing.T) {
 		t.Errorf("once after one crash: phase %s %q", p.Phase, p.Reason)
 	}
 
-	// Restarted, in the same container, and counted.
+	// Restarted, in the same container, and counted. The engine's start
+	// events count the restarts whoever made them: Docker restarts by
+	// policy (and counts in RestartCount); on Podman, whose restarts lag,
+	// hostlet often finds the container exited and starts it first.
 	for _, id := range []string{"always", "onfailure-bad"} {
 		testkit.WaitFor(t, time.Minute, func() (bool, string) {
 			c, ok := e.containerStatus(id, "app")
-			r := e.inspect(first[id+"/app"])
-			return ok && c.Restarts >= 2 && r.RestartCount >= 2,
-				fmt.Sprintf("pod %s: reported restarts %d, engine restart count %d", id, c.Restarts, r.RestartCount)
+			starts := len(e.startEvents(first[id+"/app"]))
+			return ok && c.Restarts >= 2 && starts >= 3 && c.ContainerID == first[id+"/app"],
+				fmt.Sprintf("pod %s: reported restarts %d of container %s; the engine started %s %d times", id, c.Restarts, c.ContainerID, first[id+"/app"], starts)
 		})
 	}
 	// A pod that keeps crashing is Failed: CrashLoopBackOff.
@@ -942,14 +945,17 @@ func TestInfraKillRecovers(t *testing.T) {
 
 	// The infra process crashes (killed from the host, not through the
 	// engine): the engine restarts it by its restart policy, and the pod
-	// recovers again.
+	// recovers again. Podman's restart goes through a cleanup process
+	// that can be slower than hostlet's next sync, which then starts the
+	// infra container itself (no engine restart counted).
 	st := e.inspect(infra.ID).State
 	if err := syscall.Kill(st.Pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill the infra process %d: %v", st.Pid, err)
 	}
+	podman := dockertest.Engine(t).Podman()
 	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		now := e.inspect(infra.ID)
-		return now.State.StartedAt != st.StartedAt && now.RestartCount == 1,
+		return now.State.StartedAt != st.StartedAt && now.State.Running && (now.RestartCount == 1 || podman && now.RestartCount == 0),
 			fmt.Sprintf("infra: started at %s (was %s), engine restart count %d", now.State.StartedAt, st.StartedAt, now.RestartCount)
 	})
 	checkRestarted(2)

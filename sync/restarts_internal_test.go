@@ -6,9 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/eventlog"
+	"github.com/hostlet/hostlet/manifest"
+	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
 // TestRestartsFileDamaged: a restarts.json cut short, emptied, replaced by
@@ -136,5 +140,165 @@ func TestRestartsLaterSnapshotWins(t *testing.T) {
 	}
 	if n := again.Slots[slotKey("web", "app")].Count; n != 2 {
 		t.Errorf("restarts on disk %d, want 2 (the newer snapshot)", n)
+	}
+}
+
+// restartSyncer is a Syncer without an engine whose one desired pod p
+// (restartPolicy Always, container app) events and results are fed by hand.
+func restartSyncer(t *testing.T, clk *clock.Fake) *Syncer {
+	t.Helper()
+	s, err := New(nil, Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour, Clock: clk},
+		slog.New(slog.DiscardHandler), eventlog.NewLog(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifest.Manifest{ID: "p", RestartPolicy: manifest.RestartAlways, Containers: []manifest.Container{{Name: "app", Image: "x"}}}
+	s.SetDesired(Desired{Pods: []Pod{{Manifest: m}}, Ready: true})
+	return s
+}
+
+func appEvent(action, id string) hruntime.Event {
+	return hruntime.Event{Action: action, ContainerID: id, ExitCode: 1,
+		Labels: map[string]string{hruntime.LabelPod: "p", hruntime.LabelContainer: "app"}}
+}
+
+// hostletRestarted is the result of a pass that started p's exited app
+// container c1 again.
+func hostletRestarted() []Result {
+	return []Result{{ID: "p", Plan: PodPlan{ID: "p", Desired: &Pod{Manifest: manifest.Manifest{ID: "p"}}}, Applied: []Change{{Container: "app", Action: ActionRestart,
+		Current: &hruntime.Container{ID: "c1", State: hruntime.StateExited, ExitCode: 1}}}}}
+}
+
+// TestEachRestartCountedOnce: each run after a container's first is one
+// restart, whoever started it and whatever the order of the die event,
+// hostlet's start and the start event (Podman restarts late and its events
+// come late; the sync loop handles queued events only between passes).
+// Steps: "die" and "start" are engine events of container c1; "hostlet"
+// is hostlet starting c1 again after it exited (marked, then recorded),
+// "failed" such a start failing, "create" hostlet's first start of c1,
+// "adopt" c1 found running at start, "list" a pass listing it running,
+// "listen" the sync loop beginning to listen to events; "hostletlost" a
+// restart by hostlet whose start event never comes, "hour" an hour
+// passing, "die0" a die event with exit code 0, "onfailure" the pod's
+// restartPolicy becoming OnFailure.
+func TestEachRestartCountedOnce(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps string
+		want  int
+	}{
+		{"a first start is no restart", "start", 0},
+		{"hostlet creates and starts it", "create start", 0},
+		{"a pass lists it running before its start event comes", "create list start", 0},
+		{"created before hostlet listened, restarted by the engine", "create list listen die start", 1},
+		{"the engine restarts it", "start die start", 1},
+		{"the engine restarts it twice", "create start die start die start", 2},
+		{"hostlet restarts it after its die event", "start die hostlet start", 1},
+		{"hostlet restarts it before its die event comes", "start hostlet die start", 1},
+		{"hostlet restarts it, no die event", "start hostlet start", 1},
+		{"two passes restart it before the loop handles the events", "start hostlet hostlet start start", 2},
+		{"two passes restart it, die events queued", "start hostlet hostlet die start die start", 2},
+		{"hostlet's start fails, the engine restarts it", "start die failed start", 1},
+		{"hostlet's start fails, the next pass restarts it", "start die failed hostlet start", 1},
+		{"a duplicate die event", "start die die start", 1},
+		{"an adopted container restarted by the engine", "adopt die start", 1},
+		{"its start event missed, the engine restarts it long after", "start hostletlost hour die start", 2},
+		{"OnFailure: a start after a clean exit is a user's, not counted", "onfailure start die0 start", 0},
+		{"OnFailure: the engine restarts it after a failure", "onfailure start die start", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clk := clock.NewFake(time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC))
+			s := restartSyncer(t, clk)
+			for _, step := range strings.Fields(c.steps) {
+				switch step {
+				case "die", "start":
+					s.handleEvent(t.Context(), appEvent(step, "c1"))
+				case "hostlet":
+					s.markOwnStart("c1")
+					s.record(hostletRestarted())
+				case "failed":
+					s.markOwnStart("c1")
+					s.unmarkOwnStart("c1")
+				case "create":
+					s.markOwnStart("c1")
+				case "list":
+					s.mu.Lock()
+					s.podStateLocked("p").knownStarted("app", "c1")
+					s.mu.Unlock()
+				case "listen":
+					// What Run does as it begins to listen.
+					s.mu.Lock()
+					clear(s.pods.ownStarts)
+					s.mu.Unlock()
+				case "hostletlost":
+					// hostlet restarts it; the start event never comes.
+					s.markOwnStart("c1")
+					s.record(hostletRestarted())
+				case "onfailure":
+					m := manifest.Manifest{ID: "p", RestartPolicy: manifest.RestartOnFailure, Containers: []manifest.Container{{Name: "app", Image: "x"}}}
+					s.SetDesired(Desired{Pods: []Pod{{Manifest: m}}, Ready: true})
+				case "hour":
+					clk.Advance(time.Hour)
+				case "die0":
+					e := appEvent("die", "c1")
+					e.ExitCode = 0
+					s.handleEvent(t.Context(), e)
+				case "adopt":
+					s.adoptedStart("p", "app", "c1", clk.Now())
+				default:
+					t.Fatalf("unknown step %q", step)
+				}
+				clk.Advance(time.Second)
+			}
+			s.mu.Lock()
+			n, crashes := s.pods.restarts.count("p", "app"), 0
+			if ps := s.pods.states["p"]; ps != nil {
+				crashes = len(ps.crashes["app"])
+			}
+			s.mu.Unlock()
+			if n != c.want || crashes != c.want {
+				t.Errorf("restarts %d, crashes %d; want %d each", n, crashes, c.want)
+			}
+		})
+	}
+}
+
+// TestAdoptedWhileTheEngineWaitsToRestart: a container adopted while
+// Docker waits to restart it (its restart count already raised) counts
+// that restart once, when its start event comes.
+func TestAdoptedWhileTheEngineWaitsToRestart(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC))
+	s := restartSyncer(t, clk)
+	s.mu.Lock()
+	// What the hostlet before this one saw: two engine restarts.
+	s.pods.restarts.observe("p", "app", "c1", 2)
+	s.pods.restarts.add("p", "app", 2)
+	// This hostlet adopts it: it died a third time, Docker waits.
+	s.pods.restarts.observe("p", "app", "c1", restartsMade(hruntime.Details{RestartCount: 3, Restarting: true}))
+	s.mu.Unlock()
+	s.adoptedStart("p", "app", "c1", clk.Now())
+	s.handleEvent(t.Context(), appEvent("start", "c1"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n, engine := s.pods.restarts.count("p", "app"), s.pods.restarts.Slots[slotKey("p", "app")].EngineCount; n != 3 || engine != 3 {
+		t.Errorf("restarts %d, engine count %d; want 3 each", n, engine)
+	}
+}
+
+// TestRestartsMade: the engine's restart count, but for the restart it
+// waits to make.
+func TestRestartsMade(t *testing.T) {
+	for _, c := range []struct {
+		d    hruntime.Details
+		want int
+	}{
+		{hruntime.Details{RestartCount: 3}, 3},
+		{hruntime.Details{RestartCount: 3, Restarting: true}, 2},
+		{hruntime.Details{Restarting: true}, 0},
+	} {
+		if got := restartsMade(c.d); got != c.want {
+			t.Errorf("restartsMade(%+v) = %d, want %d", c.d, got, c.want)
+		}
 	}
 }

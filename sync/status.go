@@ -96,6 +96,12 @@ type podState struct {
 	failMessage string
 	crashes     map[string][]time.Time
 	started     map[string]time.Time
+	// runs is, by slot, what restart counting knows of its container's
+	// runs (see slotRuns).
+	runs map[string]slotRuns
+	// lastApply is when the last apply of the pod began; rolloutStart
+	// when the apply that began its current rollout did.
+	lastApply, rolloutStart time.Time
 	// pulling says which images are being pulled for the pod ("" when
 	// none): it waits Pending, reason Pulling.
 	pulling string
@@ -112,18 +118,83 @@ type podState struct {
 func (s *Syncer) podStateLocked(id string) *podState {
 	ps := s.pods.states[id]
 	if ps == nil {
-		ps = &podState{crashes: map[string][]time.Time{}, started: map[string]time.Time{}}
+		ps = &podState{crashes: map[string][]time.Time{}, started: map[string]time.Time{}, runs: map[string]slotRuns{}}
 		s.pods.states[id] = ps
 	}
 	return ps
 }
 
-func (s *Syncer) setStarted(pod, slot string, t time.Time) {
+// adoptedStart records that adopted container id of slot started at t
+// (zero when unknown): its next start is a restart.
+func (s *Syncer) adoptedStart(pod, slot, id string, t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ps := s.podStateLocked(pod)
 	if !t.IsZero() {
-		s.podStateLocked(pod).started[slot] = t
+		ps.started[slot] = t
 	}
+	ps.knownStarted(slot, id)
+}
+
+// replacedSlot reports whether the status shows slot with a container
+// other than id: id's events are of a container the slot had before.
+func (ps *podState) replacedSlot(slot, id string) bool {
+	for _, c := range ps.status.Containers {
+		if c.Name == slot {
+			return c.ContainerID != "" && c.ContainerID != id
+		}
+	}
+	return false
+}
+
+// slotRuns is what restart counting knows of a slot's container's runs.
+// A restart is counted once per run, by whoever started it: hostlet when
+// it starts a container again (its start event then says nothing more,
+// see Syncer.markOwnStart), or the container's start event when the
+// engine did. A container's exit is not what is counted: one exit can be
+// seen both by its die event and by hostlet finding the container exited
+// (Podman restarts late, and its events come late), but each run has one
+// start.
+type slotRuns struct {
+	// startedID is the container of the slot known to have started (a
+	// start event, or adopted): its next start is a restart.
+	startedID string
+	// exitID and exitCode are the container and code of the slot's last
+	// die event, for the restart's reason.
+	exitID   string
+	exitCode int
+}
+
+// knownStarted records that container id of slot has started.
+func (ps *podState) knownStarted(slot, id string) {
+	if r := ps.runs[slot]; r.startedID != id {
+		r.startedID = id
+		ps.runs[slot] = r
+	}
+}
+
+// engineStart records a start event of container id in slot that hostlet
+// did not make, and reports whether it is a restart: of a container that
+// started before and that the slot still has.
+func (ps *podState) engineStart(slot, id string) bool {
+	r := ps.runs[slot]
+	restart := r.startedID == id && !ps.replacedSlot(slot, id)
+	r.startedID = id
+	ps.runs[slot] = r
+	return restart
+}
+
+// exitReason is the reason of a restart of container id in slot: its last
+// exit code, when its die event came. The code is used once: the next
+// run's die event may not come (Podman sends few).
+func (ps *podState) exitReason(slot, id string) string {
+	r := ps.runs[slot]
+	if r.exitID != id {
+		return "exited"
+	}
+	r.exitID = ""
+	ps.runs[slot] = r
+	return fmt.Sprintf("exited (%d)", r.exitCode)
 }
 
 // crash records a crash of slot at t, or at now when the event carried no
@@ -314,7 +385,14 @@ func latestBySlot(slots map[string]hruntime.Container, cs []hruntime.Container) 
 	return infraHash
 }
 
+// containerStatus is the status of container c; it also records in ps
+// that c has started, unless it never has.
 func containerStatus(c hruntime.Container, ps *podState) ContainerStatus {
+	if c.State != hruntime.StateCreated {
+		// It has started (its start event may not have come, or came
+		// while hostlet did not listen): its next start is a restart.
+		ps.knownStarted(c.Slot(), c.ID)
+	}
 	cst := ContainerStatus{Name: c.Slot(), Image: c.Image, Hash: c.Hash(), State: c.State, ContainerID: c.ID, health: c.Health}
 	if t, ok := ps.started[c.Slot()]; ok {
 		cst.StartedAt = t.UTC().Format(time.RFC3339)

@@ -167,6 +167,9 @@ type passState struct {
 	filesPruned bool
 	// adopted: the containers found at start have been adopted.
 	adopted bool
+	// recoverMarks are the pods' network recovery marks as the pass
+	// began (podBook.recover).
+	recoverMarks map[string]uint64
 }
 
 // desiredSet is the desired state the sources delivered (SetDesired).
@@ -181,12 +184,21 @@ type desiredSet struct {
 // state and status, network recoveries, backoff, failures and restart
 // counts, and the containers it stops itself.
 type podBook struct {
-	states  map[string]*podState
-	recover map[string]bool
+	states map[string]*podState
+	// recover marks the pods whose network is to be recovered, each with
+	// the generation of its mark (recoverGen when it was set): a pass
+	// clears only a mark it saw, never one set while it ran.
+	recover    map[string]uint64
+	recoverGen uint64
 	// ownStops holds the containers hostlet itself stops or removes, with
-	// when: their die events are not crashes.
+	// when: their die events are no crash (an infra container's asks for
+	// no network recovery).
 	ownStops map[string]time.Time
-	backoff  map[string]*backoff
+	// ownStarts holds the containers hostlet itself starts, how many
+	// times and when it last did: their start events are not the
+	// engine's restarts.
+	ownStarts map[string]ownStart
+	backoff   map[string]*backoff
 	// failures counts the pods' failed applies by reason since start.
 	failures map[string]uint64
 	restarts *restartStore
@@ -252,7 +264,7 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *eventlog.Log) (*Syn
 	s := &Syncer{
 		rt: rt, opts: opts, log: log, events: ev,
 		desired: desiredSet{hashes: map[string]string{}},
-		pods: podBook{states: map[string]*podState{}, recover: map[string]bool{}, ownStops: map[string]time.Time{},
+		pods: podBook{states: map[string]*podState{}, recover: map[string]uint64{}, ownStops: map[string]time.Time{}, ownStarts: map[string]ownStart{},
 			backoff: map[string]*backoff{}, failures: map[string]uint64{}, restarts: rs},
 		loop:       loopState{wake: make(chan struct{}, 1), started: opts.Clock.Now()},
 		rollouts:   rollouts.Load(opts.StateDir, opts.Clock, sealer, log),
@@ -301,6 +313,11 @@ func (s *Syncer) Trigger() {
 func (s *Syncer) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	evs, pumped := s.pumpEvents(ctx, s.rt.Events(ctx))
+	// The start events of starts made before hostlet listened (by
+	// SyncOnce) never come: their marks would swallow the engine's.
+	s.mu.Lock()
+	clear(s.pods.ownStarts)
+	s.mu.Unlock()
 	defer func() {
 		cancel()
 		<-pumped
@@ -428,6 +445,10 @@ func (s *Syncer) pass(ctx context.Context) error {
 	recoverPods := make(map[string]bool, len(s.pods.recover))
 	for k := range s.pods.recover {
 		recoverPods[k] = true
+	}
+	s.syncs.recoverMarks = nil // a no-op sync allocates none
+	if len(s.pods.recover) > 0 {
+		s.syncs.recoverMarks = maps.Clone(s.pods.recover)
 	}
 	s.mu.Unlock()
 	s.work.pulls.beginPass()
@@ -587,7 +608,9 @@ func joinErrors(errs []error) error {
 // whose network is to be recovered with the state an inspect reports. Just
 // after an infra container died, the engine's list may still show it
 // running; planning on that, the app containers would be restarted into a
-// namespace that is gone. Only pods with a dead infra container cost calls.
+// namespace that is gone. A pod whose infra container runs and whose app
+// containers all started after it is recovered already: it leaves
+// recoverPods. Only pods with a dead infra container cost calls.
 func (s *Syncer) refreshInfra(ctx context.Context, actual []hruntime.Container, recoverPods map[string]bool) {
 	for i := range actual {
 		c := &actual[i]
@@ -608,7 +631,61 @@ func (s *Syncer) refreshInfra(ctx context.Context, actual []hruntime.Container, 
 			c.State = hruntime.StateRestarting
 		default:
 			c.State = hruntime.StateRunning
+			if s.joinedSince(ctx, actual, c.Pod(), d.StartedAt) {
+				// Its death was news already acted on (an engine whose
+				// events lag behind its list: Podman): the app
+				// containers run in its namespace as it is now.
+				delete(recoverPods, c.Pod())
+				s.clearRecoverMark(c.Pod())
+			}
 		}
+	}
+}
+
+// markRecoverLocked marks pod's network to be recovered (s.mu held).
+func (s *Syncer) markRecoverLocked(pod string) {
+	s.pods.recoverGen++
+	s.pods.recover[pod] = s.pods.recoverGen
+}
+
+// clearRecoverMark clears pod's recovery mark if it is still the one the
+// pass began with: an infra death noted while the pass ran stays marked.
+func (s *Syncer) clearRecoverMark(pod string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clearRecoverMarkLocked(pod)
+}
+
+func (s *Syncer) clearRecoverMarkLocked(pod string) {
+	if gen, ok := s.syncs.recoverMarks[pod]; ok && s.pods.recover[pod] == gen {
+		delete(s.pods.recover, pod)
+	}
+}
+
+// joinedSince reports whether every running app container of pod
+// started at or after infraStart, the start of the infra container
+// running now: they joined its network namespace as it is. An inspect
+// that fails answers false (the pod's network is recovered).
+func (s *Syncer) joinedSince(ctx context.Context, actual []hruntime.Container, pod string, infraStart time.Time) bool {
+	for _, c := range actual {
+		if c.Pod() != pod || c.Slot() == hruntime.InfraName || !c.Running() {
+			continue
+		}
+		d, err := s.rt.Inspect(ctx, c.ID)
+		if err != nil || !d.Running || d.StartedAt.Before(infraStart) {
+			return false
+		}
+	}
+	return true
+}
+
+// countRestartLocked counts hostlet's restart of a container; of one
+// that had exited on its own, a crash. Its start event, marked as
+// hostlet's own (markOwnStart), is not counted again.
+func (s *Syncer) countRestartLocked(ps *podState, pod string, ch Change, now time.Time) {
+	s.pods.restarts.add(pod, ch.Container, 1)
+	if c := ch.Current; c != nil && c.State == hruntime.StateExited {
+		ps.crash(ch.Container, time.Time{}, now)
 	}
 }
 
@@ -640,9 +717,9 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[str
 			}
 		}
 		s.mu.Lock()
-		s.pods.restarts.observe(c.Pod(), c.Slot(), c.ID, d.RestartCount)
+		s.pods.restarts.observe(c.Pod(), c.Slot(), c.ID, restartsMade(d))
 		s.mu.Unlock()
-		s.setStarted(c.Pod(), c.Slot(), d.StartedAt)
+		s.adoptedStart(c.Pod(), c.Slot(), c.ID, d.StartedAt)
 	}
 	s.saveRestarts()
 	s.syncs.adopted = true
@@ -657,11 +734,26 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[str
 	if len(recoverPods) > 0 {
 		s.mu.Lock()
 		for pod := range recoverPods {
-			s.pods.recover[pod] = true
+			s.markRecoverLocked(pod)
+			if s.syncs.recoverMarks == nil {
+				s.syncs.recoverMarks = map[string]uint64{}
+			}
+			s.syncs.recoverMarks[pod] = s.pods.recover[pod]
 		}
 		s.mu.Unlock()
 	}
 	return recoverPods
+}
+
+// restartsMade is how many restarts the engine made of an inspected
+// container: its restart count, but for one it waits to make (Docker
+// counts a restart as the container dies, then waits to start it again):
+// that one's start event counts it.
+func restartsMade(d hruntime.Details) int {
+	if d.Restarting && d.RestartCount > 0 {
+		return d.RestartCount - 1
+	}
+	return d.RestartCount
 }
 
 // Failures returns how many times applying a pod failed since start, by
@@ -704,7 +796,7 @@ func (s *Syncer) recordLocked(results []Result) {
 			s.events.Record(eventlog.Event{Time: now, Type: eventType(ch.Action), Pod: r.ID, Container: ch.Container, Reason: reason})
 			s.log.Info("applied", "pod", r.ID, "container", ch.Container, "action", ch.Action, "reason", reason)
 			if ch.Action == ActionRestart && ch.Container != hruntime.InfraName {
-				s.pods.restarts.add(r.ID, ch.Container, 1)
+				s.countRestartLocked(ps, r.ID, ch, now)
 			}
 			if ch.Action == ActionRecreate || ch.Action == ActionCreate {
 				s.pods.restarts.replaced(r.ID, ch.Container)
@@ -719,7 +811,7 @@ func (s *Syncer) recordLocked(results []Result) {
 		if r.Err == nil && !r.Plan.infraWait {
 			// The pod's network is recovered. After a failure the mark
 			// stays, so the retry still moves every container over.
-			delete(s.pods.recover, r.ID)
+			s.clearRecoverMarkLocked(r.ID)
 		}
 		if r.Err != nil {
 			var pe *PodError
@@ -909,42 +1001,14 @@ func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 	}
 	switch e.Action {
 	case "die":
-		if s.takeOwnStop(e.ContainerID) {
-			// hostlet stopped it (recreate, remove, probe or network
-			// restart): not a crash, and whatever follows is planned.
-			return true
-		}
-		if slot == hruntime.InfraName {
-			s.mu.Lock()
-			s.pods.recover[pod] = true
-			s.mu.Unlock()
-			s.log.Warn("infra container died; the pod's network will be recovered", "pod", pod)
-			return true
-		}
-		s.mu.Lock()
-		policy := ""
-		for _, p := range s.desired.set.Pods {
-			if p.Manifest.ID == pod {
-				policy = p.Manifest.RestartPolicy
-			}
-		}
-		ps := s.podStateLocked(pod)
-		restarts := shouldRun(policy, hruntime.Container{State: hruntime.StateExited, ExitCode: e.ExitCode}) && policy != ""
-		if restarts {
-			ps.crash(slot, e.Time, s.opts.Clock.Now())
-			s.pods.restarts.engineRestart(pod, slot, e.ContainerID)
-		}
-		s.mu.Unlock()
-		if restarts {
-			s.events.Record(eventlog.Event{Time: e.Time, Type: eventlog.Restart, Pod: pod, Container: slot, Reason: fmt.Sprintf("exited (%d)", e.ExitCode)})
-			s.saveRestarts()
-		}
+		s.handleDie(pod, slot, e)
 		return true
 	case "start":
 		// A stop of a container that had already exited made no die event.
 		s.forgetOwnStopBefore(e.ContainerID, e.Time)
+		own := s.takeOwnStart(e.ContainerID)
 		if slot != hruntime.InfraName {
-			s.setStarted(pod, slot, e.Time)
+			s.handleStart(pod, slot, e, own)
 		}
 		return true
 	case "destroy":
@@ -967,13 +1031,141 @@ func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 	return false
 }
 
+// handleDie notes a die event: an infra container's marks the pod's
+// network for recovery; an app container's exit code is kept for the
+// reason of its restart (counted when it starts again, see handleStart).
+func (s *Syncer) handleDie(pod, slot string, e hruntime.Event) {
+	if s.takeOwnStop(e.ContainerID) {
+		// hostlet stopped it (recreate, remove, probe or network
+		// restart): not a crash, and whatever follows is planned.
+		return
+	}
+	if slot == hruntime.InfraName {
+		s.mu.Lock()
+		s.markRecoverLocked(pod)
+		s.mu.Unlock()
+		s.log.Warn("infra container died; the pod's network will be recovered", "pod", pod)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps := s.podStateLocked(pod)
+	r := ps.runs[slot]
+	r.exitID, r.exitCode = e.ContainerID, e.ExitCode
+	ps.runs[slot] = r
+}
+
+// handleStart counts a start of an app container that hostlet did not
+// make (own: see markOwnStart) as a restart by the engine, and a crash,
+// when the container had started before: the engine restarted it by
+// policy (or someone started it by hand). The first start of a container
+// is none; hostlet's own restarts were counted as it made them.
+func (s *Syncer) handleStart(pod, slot string, e hruntime.Event, own bool) {
+	s.mu.Lock()
+	ps := s.podStateLocked(pod)
+	if !e.Time.IsZero() {
+		ps.started[slot] = e.Time
+	}
+	restart := ps.engineStart(slot, e.ContainerID) && !own && s.restartsByPolicyLocked(pod, ps, slot, e.ContainerID)
+	reason := ps.exitReason(slot, e.ContainerID)
+	if restart {
+		ps.crash(slot, e.Time, s.opts.Clock.Now())
+		s.pods.restarts.engineRestart(pod, slot, e.ContainerID)
+	}
+	s.mu.Unlock()
+	if restart {
+		s.events.Record(eventlog.Event{Time: e.Time, Type: eventlog.Restart, Pod: pod, Container: slot, Reason: reason})
+		s.saveRestarts()
+	}
+}
+
+// restartsByPolicyLocked reports whether the engine restarts container id
+// of pod's slot after its last exit: the pod's restart policy restarts it
+// (OnFailure: unless its die event said it exited 0). A start the policy
+// does not explain is someone's `docker start`: no crash. The caller
+// holds mu.
+func (s *Syncer) restartsByPolicyLocked(pod string, ps *podState, slot, id string) bool {
+	policy := ""
+	for _, p := range s.desired.set.Pods {
+		if p.Manifest.ID == pod {
+			policy = p.Manifest.RestartPolicy
+		}
+	}
+	code := 1 // its exit code when its die event did not come
+	if r := ps.runs[slot]; r.exitID == id {
+		code = r.exitCode
+	}
+	return policy != "" && shouldRun(policy, hruntime.Container{State: hruntime.StateExited, ExitCode: code})
+}
+
+// ownStart is a mark of markOwnStart: how many starts of the container
+// hostlet made whose start events have not come yet, and when it made
+// the last.
+type ownStart struct {
+	n  int
+	at time.Time
+}
+
+// markOwnStart notes that hostlet is about to start container id, so that
+// its start event is not counted as the engine's restart (hostlet counts
+// its own restarts as it makes them). unmarkOwnStart takes the mark back
+// when the start fails.
+func (s *Syncer) markOwnStart(id string) {
+	now := s.opts.Clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, m := range s.pods.ownStarts {
+		if now.Sub(m.at) > ownStopTTL {
+			delete(s.pods.ownStarts, k)
+		}
+	}
+	m := s.pods.ownStarts[id]
+	m.n++
+	m.at = now
+	s.pods.ownStarts[id] = m
+}
+
+func (s *Syncer) unmarkOwnStart(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.takeOwnStartLocked(id)
+}
+
+// takeOwnStart reports whether a start of id was marked by markOwnStart,
+// and takes one such mark.
+func (s *Syncer) takeOwnStart(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.takeOwnStartLocked(id)
+}
+
+func (s *Syncer) takeOwnStartLocked(id string) bool {
+	m, ok := s.pods.ownStarts[id]
+	if !ok {
+		return false
+	}
+	if s.opts.Clock.Now().Sub(m.at) > ownStopTTL {
+		// Its start event was missed (queue full, stream broken): this
+		// one is a later start's.
+		delete(s.pods.ownStarts, id)
+		return false
+	}
+	if m.n--; m.n <= 0 {
+		delete(s.pods.ownStarts, id)
+	} else {
+		s.pods.ownStarts[id] = m
+	}
+	return true
+}
+
 // ownStopTTL bounds how long a mark of markOwnStop waits for its die
 // event (a stop of a container that had already exited makes none).
 const ownStopTTL = 10 * time.Minute
 
 // markOwnStop notes that hostlet is about to stop or remove container id,
-// so that its die event is not taken for a crash: not counted as a restart,
-// not a crash-loop step, and for an infra container no network recovery.
+// so that its die event is not taken for a crash: for an infra container
+// no network recovery, for an app container no exit code kept for the
+// reason of its next restart.
 func (s *Syncer) markOwnStop(id string) {
 	now := s.opts.Clock.Now()
 	s.mu.Lock()
@@ -1006,7 +1198,8 @@ func (s *Syncer) forgetOwnStopBefore(id string, t time.Time) {
 }
 
 // stopMarker is the runtime Apply uses: it marks every container it stops
-// or removes (see markOwnStop).
+// or removes (see markOwnStop), and every container it starts (see
+// markOwnStart).
 type stopMarker struct {
 	Runtime
 	s *Syncer
@@ -1020,6 +1213,15 @@ func (m stopMarker) Stop(ctx context.Context, id string, timeout time.Duration) 
 func (m stopMarker) Remove(ctx context.Context, id string) error {
 	m.s.markOwnStop(id)
 	return m.Runtime.Remove(ctx, id)
+}
+
+func (m stopMarker) Start(ctx context.Context, id string) error {
+	m.s.markOwnStart(id)
+	err := m.Runtime.Start(ctx, id)
+	if err != nil {
+		m.s.unmarkOwnStart(id)
+	}
+	return err
 }
 
 // onUnhealthy restarts a container whose liveness probe failed
@@ -1041,13 +1243,15 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 		return
 	}
 	defer s.endApply(pod)
-	s.markOwnStop(id)
-	if err := s.rt.Stop(ctx, id, grace); err != nil {
+	// Marked as hostlet's own: the die event is no crash, the start
+	// event no restart of the engine's (this one is counted below).
+	rt := stopMarker{Runtime: s.rt, s: s}
+	if err := rt.Stop(ctx, id, grace); err != nil {
 		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
 		s.Trigger()
 		return
 	}
-	if err := s.rt.Start(ctx, id); err != nil {
+	if err := rt.Start(ctx, id); err != nil {
 		// Not restarted: the next sync starts it per the restart policy
 		// (and counts that restart).
 		s.log.Warn("restart unhealthy container: start", "pod", pod, "container", slot, "error", err)

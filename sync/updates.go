@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ type updateView struct {
 type readyRun struct {
 	started time.Time
 	broken  string
+	// crashLoop names a container the engine restarted crashLoopCount
+	// times or more since this version made it ("" when none).
+	crashLoop string
 }
 
 // effectiveLocked returns the pods to plan: the desired ones, each pod
@@ -235,6 +239,10 @@ func (run *readyRun) merge(o *rollouts.Observation, ready bool, notReady []strin
 	if run.broken != "" {
 		ready, notReady = false, append(notReady, run.broken)
 	}
+	if run.crashLoop != "" && o.Failure == "" {
+		ready = false
+		o.Failure = fmt.Sprintf("container %s keeps crashing (%s)", run.crashLoop, ReasonCrashLoop)
+	}
 	return ready, notReady
 }
 
@@ -297,7 +305,9 @@ func (s *Syncer) stepRolloutsLocked(v updateView, ready bool, actual []hruntime.
 	for _, n := range notes {
 		switch n.Outcome {
 		case rollouts.OutcomeStarted:
-			clear(s.podStateLocked(n.Pod).crashes)
+			ps := s.podStateLocked(n.Pod)
+			clear(ps.crashes)
+			ps.rolloutStart = cmp.Or(ps.lastApply, now)
 		case rollouts.OutcomeRolledBack:
 			// The restore starts at once: no backoff, no stale failure.
 			ps := s.podStateLocked(n.Pod)
@@ -348,11 +358,19 @@ func shortRevision(rev string) string {
 // start an inspect reads counts as the pod's start in the step (it resets
 // the pod's ready time); a container the engine is restarting (it lists
 // it running) or found exited is so in actual; a failed inspect makes the
-// pod not ready this sync (its ready time starts again). Only pods about
-// to complete cost calls, once per rollout.
+// pod not ready this sync (its ready time starts again); a container
+// the engine restarted crashLoopCount times since it was made is a crash
+// loop. Only pods about to complete cost calls, once per rollout.
 func (s *Syncer) confirmReadyRuns(ctx context.Context, actual []hruntime.Container, now time.Time) map[string]readyRun {
 	s.mu.Lock()
 	due := s.rollouts.CompletionsDue(s.desired.set.Pods, now)
+	// When the apply that began each due rollout began: containers
+	// created before it (siblings the rollout left as they were) count
+	// restarts that are not this version's.
+	starts := make(map[string]time.Time, len(due))
+	for id := range due {
+		starts[id] = s.podStateLocked(id).rolloutStart
+	}
 	s.mu.Unlock()
 	var runs map[string]readyRun
 	for i := range actual {
@@ -369,6 +387,14 @@ func (s *Syncer) confirmReadyRuns(ctx context.Context, actual []hruntime.Contain
 		case err != nil:
 			s.log.Warn("inspect container before its rollout completes", "pod", c.Pod(), "container", c.Slot(), "error", err)
 			run.broken = "container " + c.Slot() + " not inspected"
+		case d.RestartCount >= crashLoopCount && !c.Created.Before(starts[c.Pod()].Truncate(time.Second)):
+			// Restarted by the engine that often since this rollout
+			// made it: a crash loop, whether or not its die events came
+			// (Podman restarts at once, says "restarting" never, and
+			// sends no event for most of its restarts). A container the
+			// rollout did not make (a sibling it left as it was) counts
+			// restarts from before: not this version's.
+			run.crashLoop = c.Slot()
 		case !d.Running:
 			// It exited since the list: the step takes its exit.
 			c.State, c.ExitCode = hruntime.StateExited, d.ExitCode
@@ -429,7 +455,14 @@ func (s *Syncer) Hold(ctx context.Context, id, by, reason string) (Hold, error) 
 // beginApply is asked right before a pod is applied: a pod held since
 // the plan was made is left as it is; any other is marked as being
 // applied until endApply (rollouts.Store.Begin).
-func (s *Syncer) beginApply(id string) bool { return s.rollouts.Begin(id) }
+// beginApply notes when the apply of pod id began (a rollout it starts
+// counts restarts of the containers made since) and tells the rollouts.
+func (s *Syncer) beginApply(id string) bool {
+	s.mu.Lock()
+	s.podStateLocked(id).lastApply = s.opts.Clock.Now()
+	s.mu.Unlock()
+	return s.rollouts.Begin(id)
+}
 
 func (s *Syncer) endApply(id string) { s.rollouts.End(id) }
 
