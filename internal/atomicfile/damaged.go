@@ -1,12 +1,15 @@
 package atomicfile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	gosync "sync"
 	"time"
@@ -25,34 +28,39 @@ const damagedMark = ".corrupt-"
 // Quarantine moves the damaged file (or folder) at path aside, to
 // path.corrupt-<UTC time>, where an operator can inspect it, and removes
 // all but the newest MaxDamaged such copies. It returns the copy's path.
+// Copies set aside in the same millisecond are numbered (-1, -2, ...) after
+// every copy of that stamp still kept, so the newest always sorts last.
 func Quarantine(path string, now time.Time) (string, error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
+	// A folder that cannot be listed is reported below, once the file
+	// is out of the way.
+	copies, _ := damagedCopies(dir, base)
 	stamp := now.UTC().Format("20060102T150405.000Z")
 	kept := path + damagedMark + stamp
-	for i := 1; ; i++ {
+	n := -1 // the highest number of a copy of this stamp; the unnumbered one is 0
+	for _, c := range copies {
+		if c.stamp == stamp {
+			n = max(n, c.n)
+		}
+	}
+	for {
+		if n >= 0 {
+			kept = fmt.Sprintf("%s%s%s-%d", path, damagedMark, stamp, n+1)
+		}
 		if _, err := os.Lstat(kept); errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		kept = fmt.Sprintf("%s%s%s-%d", path, damagedMark, stamp, i)
+		n++
 	}
 	if err := os.Rename(path, kept); err != nil {
 		return "", fmt.Errorf("move damaged %s aside: %w", path, err)
 	}
-	entries, err := os.ReadDir(dir)
+	copies, err := damagedCopies(dir, base)
 	if err != nil {
-		return kept, fmt.Errorf("list damaged copies of %s: %w", path, err)
+		return kept, err
 	}
-	var copies []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), base+damagedMark) {
-			copies = append(copies, e.Name())
-		}
-	}
-	// The time stamps sort as text; a name with a -N suffix sorts after
-	// the same stamp without.
-	sort.Strings(copies)
 	for len(copies) > MaxDamaged {
-		if err := os.RemoveAll(filepath.Join(dir, copies[0])); err != nil {
+		if err := os.RemoveAll(filepath.Join(dir, copies[0].name)); err != nil {
 			return kept, fmt.Errorf("remove old damaged copy of %s: %w", path, err)
 		}
 		copies = copies[1:]
@@ -61,6 +69,40 @@ func Quarantine(path string, now time.Time) (string, error) {
 		return kept, err
 	}
 	return kept, nil
+}
+
+// damagedCopy is a copy Quarantine set aside: its name, its time stamp and
+// its number within that stamp (0 for the unnumbered one).
+type damagedCopy struct {
+	name, stamp string
+	n           int
+}
+
+// damagedCopies lists the copies of base in dir, oldest first: by stamp,
+// then by number (-10 after -9).
+func damagedCopies(dir, base string) ([]damagedCopy, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list damaged copies of %s: %w", filepath.Join(dir, base), err)
+	}
+	var copies []damagedCopy
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), base+damagedMark)
+		if !ok {
+			continue
+		}
+		c := damagedCopy{name: e.Name(), stamp: rest}
+		if stamp, num, found := strings.Cut(rest, "Z-"); found {
+			if n, err := strconv.Atoi(num); err == nil && n > 0 {
+				c.stamp, c.n = stamp+"Z", n
+			}
+		}
+		copies = append(copies, c)
+	}
+	slices.SortFunc(copies, func(a, b damagedCopy) int {
+		return cmp.Or(strings.Compare(a.stamp, b.stamp), cmp.Compare(a.n, b.n))
+	})
+	return copies, nil
 }
 
 // Problem operations.

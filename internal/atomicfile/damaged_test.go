@@ -106,6 +106,38 @@ func TestQuarantine(t *testing.T) {
 	}
 }
 
+// TestQuarantineManyInOneMillisecond: copies set aside faster than the
+// clock's millisecond are numbered after every copy of that stamp still
+// kept (a name freed by the trimming is not used again), numbers sort as
+// numbers (-10 after -9), and the copies kept are the newest.
+func TestQuarantineManyInOneMillisecond(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "env-hash.key")
+	at := time.Date(2026, 12, 6, 1, 20, 0, 0, time.UTC)
+	const n = 12
+	for i := range n {
+		if err := os.WriteFile(p, []byte(fmt.Sprint("damaged ", i)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Quarantine(p, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copies, err := damagedCopies(dir, "env-hash.key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(copies) != MaxDamaged {
+		t.Fatalf("kept %d copies, want %d: %+v", len(copies), MaxDamaged, copies)
+	}
+	for i, c := range copies {
+		want := fmt.Sprint("damaged ", n-MaxDamaged+i)
+		if b, err := os.ReadFile(filepath.Join(dir, c.name)); err != nil || string(b) != want {
+			t.Errorf("copy %s holds %q, %v; want %q", c.name, b, err, want)
+		}
+	}
+}
+
 // TestDamaged: the Problem names the file and its copy relative to
 // stateDir, with a bounded error; a file that cannot be moved aside says
 // why.
