@@ -22,6 +22,7 @@ import (
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/textcap"
+	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
@@ -52,6 +53,8 @@ type Options struct {
 	// HealthWindow: /healthz fails when no sync finished or started within it.
 	HealthWindow time.Duration
 	Machine      Machine
+	// Engine is the engine hostlet drives and its limits (optional).
+	Engine *hruntime.Engine
 	// Clock gives the status document's and /stats' time; nil means
 	// clock.Real. (A webhook's read deadline is the connection's, on the
 	// real clock.)
@@ -469,6 +472,7 @@ func (s *Server) Document() Document {
 	doc := Document{
 		Hostname: s.opts.Hostname, Labels: s.opts.Labels, Version: s.opts.Version, Time: s.opts.Clock.Now().UTC(),
 		LastSync: rep.LastSync, Window: rep.Window, Pods: rep.Pods, Rejected: rep.Rejected, Machine: s.opts.Machine,
+		Engine: s.opts.Engine,
 	}
 	if s.sources != nil {
 		doc.Sources = s.sources()

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
+	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sources"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
@@ -25,6 +26,9 @@ type Document struct {
 	Pods     []hsync.PodStatus    `json:"pods"`
 	Rejected []validate.Rejection `json:"rejected"`
 	Machine  Machine              `json:"machine"`
+	// Engine is the engine hostlet drives: kind, version, builder, image
+	// store, and what it cannot do (limits), read once at start.
+	Engine *hruntime.Engine `json:"engine,omitempty"`
 	// StateErrors lists the state files under stateDir that could not be
 	// read (damaged, unreadable: set aside, since hostlet started) or
 	// written (the last time); [] when none.

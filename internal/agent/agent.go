@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	gosync "sync"
@@ -55,6 +56,11 @@ type Options struct {
 // joined before it returns, and what it built is closed after them, in the
 // reverse order (syncer, etcd, engine).
 func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) error {
+	// Credentials every user of the host can read stop hostlet before it
+	// reads one (the systemd unit restarts it until they are fixed).
+	if err := cfg.CheckPrivateFiles(filepath.Join(cfg.StateDir, sources.StateKeyFile), filepath.Join(cfg.StateDir, hsync.EnvKeyFile)); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create stateDir: %w", err)
 	}
@@ -203,7 +209,7 @@ func (a *agent) buildAPI() error {
 	sourceStates := func() []sources.Status { return a.merger.State().Sources }
 	a.srv = api.New(api.Options{
 		Hostname: cfg.Hostname, Labels: cfg.Labels, Version: a.opts.Version, Token: token, Loopback: api.IsLoopback(cfg.Listen),
-		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(),
+		HealthWindow: max(3*cfg.Sync.Interval, 60*time.Second), Machine: machine(), Engine: a.engine(),
 		EnvHasher: a.syncer.EnvHasher(), StateErrors: a.stateProblems.List, Clock: a.clock,
 		Overdue: a.overdue,
 	}, a.syncer, sourceStates, a.ev, a.log)
@@ -355,13 +361,24 @@ func (a *agent) syncUntilDone(ctx context.Context, wg *gosync.WaitGroup, updates
 	srcErrs, rejections := map[string]string{}, map[string]string{}
 	recordSourceErrors(a.ev, first, srcErrs)
 	recordRejections(a.ev, first, rejections)
-	a.syncer.SetDesired(toDesired(first))
+	hold := newStartupHold(a.cfg.Sources, a.clock.Now())
+	a.syncer.SetDesired(hold.desired(first, a.clock.Now()))
 	wg.Go(func() {
+		// holdTimer fires when a source's start-up wait ends (at once
+		// when none is pending: the hold then ends for good).
+		holdTimer := a.clock.NewTimer(max(hold.wait(a.clock.Now()), time.Nanosecond))
+		defer holdTimer.Stop()
 		for {
 			var u sources.Update
 			select {
 			case <-ctx.Done():
 				return
+			case <-holdTimer.C():
+				a.syncer.SetDesired(hold.desired(a.merger.State(), a.clock.Now()))
+				if d := hold.wait(a.clock.Now()); d > 0 {
+					holdTimer.Reset(d)
+				}
+				continue
 			case u = <-updates:
 				a.met.SourceUpdate(u)
 			case u = <-a.merger.Retries():
@@ -372,7 +389,7 @@ func (a *agent) syncUntilDone(ctx context.Context, wg *gosync.WaitGroup, updates
 				st := a.merger.State()
 				recordSourceErrors(a.ev, st, srcErrs)
 				recordRejections(a.ev, st, rejections)
-				a.syncer.SetDesired(toDesired(st))
+				a.syncer.SetDesired(hold.desired(st, a.clock.Now()))
 			}
 		}
 	})
@@ -443,4 +460,10 @@ func windowFunc(cfg *config.Config) (func(time.Time) (bool, time.Time, time.Time
 		st := w.State(t)
 		return st.Open, st.Next, st.Closes
 	}, nil
+}
+
+// engine is the engine the agent drives, for the status document.
+func (a *agent) engine() *hruntime.Engine {
+	e := a.rt.Engine()
+	return &e
 }

@@ -15,5 +15,8 @@ func statsReaders(rt *hruntime.Docker, cfg config.Stats) (api.StatsReader, api.M
 		return rt, nil
 	}
 	c := cadvisor.New(cfg.CAdvisor)
+	if cadvisor.ByCgroup(rt.Engine()) {
+		c.WithCgroupPaths(rt.CgroupPath)
+	}
 	return c, c
 }

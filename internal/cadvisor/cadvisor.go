@@ -60,6 +60,28 @@ type Reader struct {
 	hasAuth  bool
 	timeout  time.Duration // Timeout; shorter in tests
 	client   *http.Client
+	// cgroupPath, when set, gives a container's cgroup path: Stats then
+	// asks cAdvisor for that cgroup instead of for a Docker container by
+	// ID (see WithCgroupPaths).
+	cgroupPath func(ctx context.Context, id string) (string, error)
+}
+
+// ByCgroup reports whether a cAdvisor finds engine e's containers only
+// by their cgroup paths (WithCgroupPaths): its Docker endpoint knows
+// neither Podman's containers nor those of a Docker keeping its images
+// in containerd (Docker 29's default), whose storage it cannot read.
+func ByCgroup(e hruntime.Engine) bool {
+	return e.Podman() || e.ImageStore == "containerd"
+}
+
+// WithCgroupPaths makes Stats look a container up by its cgroup path,
+// which path gives (hruntime.Docker.CgroupPath), instead of by its
+// Docker ID: cAdvisor's Docker endpoint knows only the containers of a
+// Docker engine, and a Podman engine's containers are found by their
+// cgroup. It returns r.
+func (r *Reader) WithCgroupPaths(path func(ctx context.Context, id string) (string, error)) *Reader {
+	r.cgroupPath = path
+	return r
 }
 
 // New returns a Reader of the cAdvisor at rawURL (an http(s) URL that
@@ -112,16 +134,9 @@ func (r *Reader) Machine(ctx context.Context) (hruntime.Machine, error) {
 func (r *Reader) Stats(ctx context.Context, id string) (hruntime.Stats, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	var byName map[string]info.ContainerInfo
-	if err := r.call(ctx, "docker/"+url.PathEscape(id), latest, &byName); err != nil {
+	c, err := r.container(ctx, id)
+	if err != nil {
 		return hruntime.Stats{}, err
-	}
-	if len(byName) != 1 {
-		return hruntime.Stats{}, r.errorf("docker container %s: %d containers in the answer, want 1", id, len(byName))
-	}
-	var c info.ContainerInfo
-	for _, one := range byName {
-		c = one
 	}
 	s := newest(c)
 	if s == nil || s.Cpu == nil || s.Memory == nil {
@@ -145,6 +160,40 @@ func (r *Reader) Stats(ctx context.Context, id string) (hruntime.Stats, error) {
 		out.Pids = s.Processes.ThreadsCurrent
 	}
 	return out, nil
+}
+
+// container reads container id's latest sample: by its cgroup path
+// (WithCgroupPaths), else from the Docker endpoint.
+func (r *Reader) container(ctx context.Context, id string) (info.ContainerInfo, error) {
+	var c info.ContainerInfo
+	if r.cgroupPath != nil {
+		p, err := r.cgroupPath(ctx, id)
+		if err != nil {
+			return c, r.errorf("container %s: %v", id, err)
+		}
+		err = r.call(ctx, "containers"+escapePath(p), latest, &c)
+		return c, err
+	}
+	var byName map[string]info.ContainerInfo
+	if err := r.call(ctx, "docker/"+url.PathEscape(id), latest, &byName); err != nil {
+		return c, err
+	}
+	if len(byName) != 1 {
+		return c, r.errorf("docker container %s: %d containers in the answer, want 1", id, len(byName))
+	}
+	for _, one := range byName {
+		c = one
+	}
+	return c, nil
+}
+
+// escapePath escapes each element of cgroup path p for a URL path.
+func escapePath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, e := range parts {
+		parts[i] = url.PathEscape(e)
+	}
+	return strings.Join(parts, "/")
 }
 
 // newest is the latest sample of c, nil when it has none.

@@ -18,6 +18,7 @@ import (
 	info "github.com/google/cadvisor/info/v1"
 
 	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/internal/cadvisor"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/agenttest"
@@ -175,22 +176,22 @@ sources:
 	id := doc.Pods[0].Containers[0].ContainerID
 
 	// cAdvisor sees a new container when its cgroup appears: until then
-	// hostlet answers 502 with cAdvisor's "unable to find".
+	// hostlet answers 502 with cAdvisor's "unable to find". Its first
+	// sample of a cgroup found by path may be taken before the process
+	// used anything: the figures are checked on a sample that has some.
 	var st api.ContainerStatsDoc
 	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
 		code, body, err := testkit.HTTP(http.MethodGet, a.URL("/stats/mem/app"), "")
 		if err != nil || code != http.StatusOK {
 			return false, fmt.Sprintf("GET /stats/mem/app: %d %s %v", code, body, err)
 		}
-		return json.Unmarshal([]byte(body), &st) == nil, body
+		return json.Unmarshal([]byte(body), &st) == nil && st.MemoryUsageBytes > 0 && st.CPUUsageSeconds > 0, body
 	})
 	t.Logf("from cAdvisor: %+v", st)
 	if st.ContainerID != id || st.MemoryLimitBytes != limit || st.MemoryWorkingSetBytes == 0 || st.MemoryUsageBytes < st.MemoryWorkingSetBytes || st.CPUUsageSeconds <= 0 {
 		t.Errorf("stats %+v (container %s, limit %d)", st, id, limit)
 	}
-	var byName map[string]info.ContainerInfo
-	cadvisorGet(t, base+"/api/v1.3/docker/"+id, `{"num_stats":60}`, &byName)
-	if !holdsSample(byName["/docker/"+id], st.Time) {
+	if !holdsSample(cadvisorContainer(t, base, id), st.Time) {
 		t.Errorf("hostlet's sample time %s is none of cAdvisor's samples of %s", st.Time, id)
 	}
 
@@ -233,6 +234,37 @@ func holdsSample(c info.ContainerInfo, at time.Time) bool {
 }
 
 // cadvisorGet asks the cAdvisor directly (a POST of query when it is set).
+// cadvisorContainer reads cAdvisor's last minute of samples of
+// container id: by its cgroup path where cAdvisor's Docker endpoint does
+// not know it (cadvisor.ByCgroup), else from the Docker endpoint, whose
+// answer is keyed by the container's cgroup path (/docker/<id> with
+// cgroupfs, /system.slice/docker-<id>.scope with systemd, under the
+// engine's cgroup parent): the one entry there, whose path must name it.
+func cadvisorContainer(t *testing.T, base, id string) info.ContainerInfo {
+	t.Helper()
+	if d := dockertest.Docker(t); cadvisor.ByCgroup(d.Engine()) {
+		p, err := d.CgroupPath(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c info.ContainerInfo
+		cadvisorGet(t, base+"/api/v1.3/containers"+p, `{"num_stats":60}`, &c)
+		return c
+	}
+	var byName map[string]info.ContainerInfo
+	cadvisorGet(t, base+"/api/v1.3/docker/"+id, `{"num_stats":60}`, &byName)
+	if len(byName) != 1 {
+		t.Fatalf("cAdvisor's answer for %s holds %d containers, want 1", id, len(byName))
+	}
+	for path, c := range byName {
+		if !strings.Contains(path, id) {
+			t.Errorf("cAdvisor's container %s is at cgroup path %s, which does not name it", id, path)
+		}
+		return c
+	}
+	return info.ContainerInfo{}
+}
+
 func cadvisorGet(t *testing.T, url, query string, out any) {
 	t.Helper()
 	var resp *http.Response

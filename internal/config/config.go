@@ -39,20 +39,24 @@ const ViaEtcd = "etcd"
 
 // Config is one host's configuration.
 type Config struct {
-	Hostname      string     `mapstructure:"hostname"`
-	StateDir      string     `mapstructure:"stateDir"`
-	Listen        string     `mapstructure:"listen"`
-	TokenFile     string     `mapstructure:"tokenFile"`
-	Instance      string     `mapstructure:"instance"`
-	HostPathAllow []string   `mapstructure:"hostPathAllow"`
-	Docker        Docker     `mapstructure:"docker"`
-	Sync          Sync       `mapstructure:"sync"`
-	Etcd          Etcd       `mapstructure:"etcd"`
-	Sources       []Source   `mapstructure:"sources"`
-	Log           LogOptions `mapstructure:"log"`
-	Stats         Stats      `mapstructure:"stats"`
-	Compose       Compose    `mapstructure:"compose"`
-	Policy        Policy     `mapstructure:"policy"`
+	Hostname      string   `mapstructure:"hostname"`
+	StateDir      string   `mapstructure:"stateDir"`
+	Listen        string   `mapstructure:"listen"`
+	TokenFile     string   `mapstructure:"tokenFile"`
+	Instance      string   `mapstructure:"instance"`
+	HostPathAllow []string `mapstructure:"hostPathAllow"`
+	Docker        Docker   `mapstructure:"docker"`
+	// Engine is the container engine's address by its engine-neutral
+	// name (engine.host, e.g. Podman's socket); complete folds it into
+	// Docker.Host, which every user of the config reads.
+	Engine  Engine     `mapstructure:"engine"`
+	Sync    Sync       `mapstructure:"sync"`
+	Etcd    Etcd       `mapstructure:"etcd"`
+	Sources []Source   `mapstructure:"sources"`
+	Log     LogOptions `mapstructure:"log"`
+	Stats   Stats      `mapstructure:"stats"`
+	Compose Compose    `mapstructure:"compose"`
+	Policy  Policy     `mapstructure:"policy"`
 	// Labels name what the host is (role, zone, ...), for fleet
 	// selectors; the status document reports them.
 	Labels map[string]string `mapstructure:"labels"`
@@ -98,6 +102,13 @@ type Compose struct {
 type Docker struct {
 	Host       string `mapstructure:"host"`
 	InfraImage string `mapstructure:"infraImage"`
+}
+
+// Engine names the container engine's API socket: engine.host is
+// docker.host by another name (Docker's or Podman's Docker-compatible
+// socket, docs/engines.md); set both only to the same value.
+type Engine struct {
+	Host string `mapstructure:"host"`
 }
 
 // Sync configures the reconciler.
@@ -188,6 +199,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("instance", "")
 	v.SetDefault("hostPathAllow", []string{})
 	v.SetDefault("docker.host", "")
+	v.SetDefault("engine.host", "")
 	v.SetDefault("docker.infraImage", "")
 	v.SetDefault("sync.interval", "10s")
 	v.SetDefault("sync.concurrency", 4)
@@ -437,6 +449,12 @@ func (c *Config) complete() error {
 		c.Instance = c.Hostname
 	}
 	c.checkTopLevel(bad)
+	switch {
+	case c.Engine.Host != "" && c.Docker.Host != "" && c.Engine.Host != c.Docker.Host:
+		bad("engine.host", "%q differs from docker.host %q (they name the same socket: set one)", c.Engine.Host, c.Docker.Host)
+	case c.Engine.Host != "":
+		c.Docker.Host = c.Engine.Host
+	}
 	c.Stats.check(bad)
 	c.checkWindows(bad)
 	c.checkNotify(bad)

@@ -38,6 +38,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "zero concurrency", body: "sync:\n  concurrency: 0\n", want: []string{`key "sync.concurrency": must be at least 1`}},
 		{name: "zero pull timeout", body: "sync:\n  pullTimeout: 0s\n", want: []string{`key "sync.pullTimeout": must be positive`}},
 		{name: "yaml error", body: "sync: [\n", want: []string{"hostlet.yaml"}},
+		{name: "two engine sockets", body: "docker:\n  host: unix:///var/run/docker.sock\nengine:\n  host: unix:///run/podman/podman.sock\n", want: []string{`key "engine.host"`, "differs from docker.host"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,5 +131,21 @@ func TestLoadSearchOrder(t *testing.T) {
 	}
 	if c.Hostname != "from-flag" {
 		t.Errorf("--config did not win over HOSTLET_CONFIG: %q", c.Hostname)
+	}
+}
+
+// engine.host is docker.host by its engine-neutral name.
+func TestEngineHostIsTheDockerHost(t *testing.T) {
+	for _, body := range []string{
+		"engine:\n  host: unix:///run/podman/podman.sock\n",
+		"docker:\n  host: unix:///run/podman/podman.sock\nengine:\n  host: unix:///run/podman/podman.sock\n",
+	} {
+		c, err := Load(writeConfig(t, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Docker.Host != "unix:///run/podman/podman.sock" {
+			t.Errorf("%q: docker.host %q, want Podman's socket", body, c.Docker.Host)
+		}
 	}
 }

@@ -44,8 +44,10 @@ import (
 	"github.com/google/cadvisor/lib/manager"
 	"github.com/google/cadvisor/lib/utils/sysfs"
 
-	// The Docker container plugin, as the daemon registers it.
+	// The Docker and Podman container plugins, as the daemon registers
+	// them.
 	_ "github.com/google/cadvisor/container/docker/install"
+	_ "github.com/google/cadvisor/container/podman/install"
 )
 
 // ignoreMetrics is the daemon's default --disable_metrics.
@@ -75,8 +77,11 @@ func main() {
 }
 
 func run(addr string) error {
+	// []string{""}: the daemon's default --raw_cgroup_prefix_whitelist
+	// ("" split on commas), every cgroup collected (a Podman container's
+	// among them, found by its cgroup path).
 	m, err := manager.New(memory.New(2*time.Minute, nil), sysfs.NewRealSysFs(), manager.HousekeepingConfigFlags,
-		container.AllMetrics.Difference(ignoreMetrics), nil, nil, "", 0)
+		container.AllMetrics.Difference(ignoreMetrics), []string{""}, nil, "", 0)
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
