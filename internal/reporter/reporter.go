@@ -136,9 +136,11 @@ func (r *Reporter) revoke(st *state) {
 	if st.aliveLease == 0 {
 		return
 	}
-	ctx, c := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 	defer c()
-	_, _ = r.cli.Revoke(ctx, st.aliveLease)
+	if _, err := r.cli.Revoke(ctx, st.aliveLease); err != nil {
+		r.log.Debug("revoke the liveness lease", "error", err)
+	}
 }
 
 func (r *Reporter) report(ctx context.Context, st *state) {
@@ -169,7 +171,10 @@ func (r *Reporter) report(ctx context.Context, st *state) {
 // the key again) when the old one is gone.
 func (r *Reporter) alive(ctx context.Context, st *state, key string) {
 	if st.aliveLease != 0 {
-		if err := r.op(ctx, func(c context.Context) error { _, err := r.cli.KeepAliveOnce(c, st.aliveLease); return err }); err == nil {
+		err := r.op(ctx, func(c context.Context) error { _, err := r.cli.KeepAliveOnce(c, st.aliveLease); return err })
+		if err == nil || ctx.Err() != nil {
+			// Kept alive, or stopping: a keep-alive cut short by the stop
+			// says nothing of the lease, which is still ours for revoke.
 			return
 		}
 		st.aliveLease = 0

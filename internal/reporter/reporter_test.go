@@ -416,3 +416,34 @@ func running(t *testing.T, r *reporter.Reporter) (stop func()) {
 	t.Cleanup(stop)
 	return stop
 }
+
+// TestStopMidReportRevokesTheLease: a stop that lands while a report is
+// in flight (its keep-alive cut short by the cancel) still revokes the
+// liveness lease. At a 1 ms interval the reporter is always mid-report.
+func TestStopMidReportRevokesTheLease(t *testing.T) {
+	srv := etcdtest.Start(t)
+	cli := srv.Client(t)
+	for i := range 20 {
+		host := fmt.Sprintf("busy-%d", i)
+		_, aliveKey, _ := reporter.Keys("/p", host)
+		d := &doc{}
+		stop := run(t, cli, reporter.Options{Prefix: "/p", Hostname: host, Interval: time.Millisecond, Document: d.get, Events: eventlog.NewLog(10)})
+		var lease int64
+		testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+			r := get(t, cli, aliveKey)
+			if len(r.Kvs) == 0 {
+				return false, "no liveness key"
+			}
+			lease = r.Kvs[0].Lease
+			// Kept alive at least once: the next report is a keep-alive.
+			return timeToLive(t, cli, lease).TTL < 10, "liveness lease not yet kept alive"
+		})
+		stop()
+		if r := get(t, cli, aliveKey); len(r.Kvs) != 0 {
+			t.Fatalf("stop %d: liveness key still there after the reporter stopped mid-report", i)
+		}
+		if r := timeToLive(t, cli, lease); r.TTL != -1 {
+			t.Fatalf("stop %d: liveness lease left %d s after the reporter stopped mid-report, want revoked (-1)", i, r.TTL)
+		}
+	}
+}
