@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,6 +64,10 @@ func TestDiffAgainstLiveAndStatus(t *testing.T) {
 	cfgDir := t.TempDir()
 	const token = "diff-test-token"
 	tokenFile := writeFile(t, cfgDir, "token", token+"\n")
+	// hostlet run refuses a token file other users can read.
+	if err := os.Chmod(tokenFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	base := fmt.Sprintf(`hostname: %s
 instance: %s
 stateDir: %s

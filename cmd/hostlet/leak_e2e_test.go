@@ -174,6 +174,10 @@ func TestNoSecretLeaks(t *testing.T) {
 	stateDir := filepath.Join(t.TempDir(), "state")
 	cfgDir := t.TempDir()
 	tokenFile := writeFile(t, cfgDir, "token", apiToken+"\n")
+	// hostlet run refuses a token file other users can read.
+	if err := os.Chmod(tokenFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	listen := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	header := fmt.Sprintf("{X-Api-Key: %q}", headerSecret)
 	cfgFile := writeFile(t, cfgDir, "hostlet.yaml", fmt.Sprintf(`hostname: leak-host

@@ -1,27 +1,34 @@
 package agentrun_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
-
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/agenttest"
 	"github.com/hostlet/hostlet/internal/testkit/composetest"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	"github.com/hostlet/hostlet/manifest/compose"
+	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
 // TestComposeProject runs a two-service Compose project from a file source
@@ -359,6 +366,7 @@ func TestComposeHostAccessPolicy(t *testing.T) {
 	e := newEnv(t)
 	tree := filepath.Join(e.dir, "tree")
 	proj := e.instance
+	device := "/dev/zero:/dev/hostlet-zero:r"
 	file := func(extra string) string {
 		return fmt.Sprintf(`name: %s
 services:
@@ -369,7 +377,7 @@ services:
     command: ["pause"]
     cap_add: [NET_ADMIN]
     cap_drop: [MKNOD]
-    devices: ["/dev/zero:/dev/hostlet-zero:r"]
+    devices: [%q]
     security_opt: ["no-new-privileges:true"]
     ulimits: {nofile: {soft: 1024, hard: 2048}}
     sysctls: {net.core.somaxconn: "512"}
@@ -381,11 +389,20 @@ services:
     command: ["pause"]
     network_mode: host
     pid: host
-`, proj, e.image, extra, e.image)
+`, proj, e.image, device, extra, e.image)
 	}
 	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), file(""))
 	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\npolicy:\n  capabilities: [NET_ADMIN]\n  devices: [/dev/zero]\n  hostNetwork: true\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
 	a := e.start(t, cfg)
+	podman := dockertest.Engine(t).Podman()
+	if podman {
+		// Podman's compatible API drops a device's cgroup permissions
+		// (the device gets rwm): the pod fails naming the setting, and
+		// runs once the device asks for no less.
+		waitPodReason(t, a, proj+"-tool", "devices[/dev/zero:/dev/hostlet-zero]: asked permissions r")
+		device = "/dev/zero:/dev/hostlet-zero"
+		testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), file(""))
+	}
 	boxes := e.waitPods(t, 60*time.Second, proj+"-agent", proj+"-tool")
 
 	agent, err := e.docker.ContainerInspect(t.Context(), boxes[0].ID)
@@ -399,27 +416,7 @@ services:
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := tool.HostConfig
-	// The engine spells them CAP_NET_ADMIN (API 1.41 and later).
-	if !slices.Contains(hc.CapAdd, "CAP_NET_ADMIN") || !slices.Contains(hc.CapDrop, "CAP_MKNOD") || hc.Privileged {
-		t.Errorf("tool: capAdd %v capDrop %v privileged %v", hc.CapAdd, hc.CapDrop, hc.Privileged)
-	}
-	if len(hc.Devices) != 1 || hc.Devices[0].PathOnHost != "/dev/zero" || hc.Devices[0].PathInContainer != "/dev/hostlet-zero" || hc.Devices[0].CgroupPermissions != "r" {
-		t.Errorf("tool: devices %+v", hc.Devices)
-	}
-	if !slices.Contains(hc.SecurityOpt, "no-new-privileges=true") {
-		t.Errorf("tool: security options %v", hc.SecurityOpt)
-	}
-	if len(hc.Ulimits) != 1 || hc.Ulimits[0].Name != "nofile" || hc.Ulimits[0].Soft != 1024 || hc.Ulimits[0].Hard != 2048 {
-		t.Errorf("tool: ulimits %+v", hc.Ulimits)
-	}
-	if hc.Sysctls["net.core.somaxconn"] != "512" {
-		t.Errorf("tool: sysctls %v", hc.Sysctls)
-	}
-	if hc.LogConfig.Type != "json-file" || hc.LogConfig.Config["max-size"] != "1m" {
-		t.Errorf("tool: log config %+v", hc.LogConfig)
-	}
-
+	checkHostAccess(t, tool, podman)
 	// Asking for more than the policy allows: refused by name, nothing
 	// running changes.
 	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), file("    privileged: true\n"))
@@ -479,8 +476,21 @@ networks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(net.IPAM.Config) != 1 || net.IPAM.Config[0].Subnet != subnet || net.IPAM.Config[0].Gateway != prefix+"1" || net.IPAM.Config[0].IPRange != prefix+"128/25" {
+	// Podman never reports a network's IP range: web's address, given
+	// by the engine, shows it holds.
+	ipRange := prefix + "128/25"
+	if dockertest.Engine(t).Podman() && len(net.IPAM.Config) == 1 && net.IPAM.Config[0].IPRange == "" {
+		ipRange = ""
+	}
+	if len(net.IPAM.Config) != 1 || net.IPAM.Config[0].Subnet != subnet || net.IPAM.Config[0].Gateway != prefix+"1" || net.IPAM.Config[0].IPRange != ipRange {
 		t.Errorf("network IPAM %+v, want subnet %s gateway %s1 range %s128/25", net.IPAM.Config, subnet, prefix, prefix)
+	}
+	web, err := e.docker.ContainerInspect(t.Context(), boxes[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep := web.NetworkSettings.Networks[proj+"_lan"]; ep == nil || !netip.MustParsePrefix(prefix+"128/25").Contains(netip.MustParseAddr(cmp.Or(ep.IPAddress, "0.0.0.0"))) {
+		t.Errorf("web's endpoint %+v, want an address in the range %s128/25", ep, prefix)
 	}
 	info, err := e.docker.ContainerInspect(t.Context(), boxes[0].ID)
 	if err != nil {
@@ -490,4 +500,99 @@ networks:
 		t.Errorf("fixed's endpoint %+v, want address %s53", ep, prefix)
 	}
 	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://%s53:8080/", port, prefix), "", "MESSAGE=fixed")
+}
+
+// netnsSysctl reads a sysctl (its path under /proc/sys) in the network
+// namespace of process pid (a container's).
+func netnsSysctl(t *testing.T, pid int, name string) string {
+	t.Helper()
+	out, err := exec.Command("nsenter", "-t", strconv.Itoa(pid), "-n", "cat", "/proc/sys/"+name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("read %s in the network namespace of process %d: %v: %s", name, pid, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// checkHostAccess checks what TestComposeHostAccessPolicy's tool service
+// asked of the host, as the engine reports it and as its process has it
+// (/proc/<pid>/status, its network namespace's /proc/sys): Podman's
+// compatible inspect spells capabilities without CAP_, shows no drop of
+// a capability its default set lacks (MKNOD), no device permissions,
+// sysctls or log options, and no-new-privileges without "=true".
+func checkHostAccess(t *testing.T, tool container.InspectResponse, podman bool) {
+	t.Helper()
+	hc := tool.HostConfig
+	// Docker spells them CAP_NET_ADMIN (API 1.41 and later).
+	if !podman && (!slices.Contains(hc.CapAdd, "CAP_NET_ADMIN") || !slices.Contains(hc.CapDrop, "CAP_MKNOD")) || hc.Privileged {
+		t.Errorf("tool: capAdd %v capDrop %v privileged %v", hc.CapAdd, hc.CapDrop, hc.Privileged)
+	}
+	const capNetAdmin, capMknod = 12, 27
+	if caps := procStatusField(t, tool.State.Pid, "CapEff"); caps&(1<<capNetAdmin) == 0 || caps&(1<<capMknod) != 0 {
+		t.Errorf("tool: effective capabilities %#x, want NET_ADMIN and not MKNOD", caps)
+	}
+	wantPerm := "r"
+	if podman {
+		wantPerm = ""
+	}
+	if len(hc.Devices) != 1 || hc.Devices[0].PathOnHost != "/dev/zero" || hc.Devices[0].PathInContainer != "/dev/hostlet-zero" || hc.Devices[0].CgroupPermissions != wantPerm {
+		t.Errorf("tool: devices %+v", hc.Devices)
+	}
+	if !podman && !slices.Contains(hc.SecurityOpt, "no-new-privileges=true") {
+		t.Errorf("tool: security options %v", hc.SecurityOpt)
+	}
+	if procStatusField(t, tool.State.Pid, "NoNewPrivs") != 1 {
+		t.Errorf("tool: its process may gain privileges (NoNewPrivs 0)")
+	}
+	// Podman spells it RLIMIT_NOFILE and adds its default RLIMIT_NPROC.
+	nofile := slices.IndexFunc(hc.Ulimits, func(u *container.Ulimit) bool { return hruntime.UlimitName(u.Name) == "nofile" })
+	if nofile < 0 || hc.Ulimits[nofile].Soft != 1024 || hc.Ulimits[nofile].Hard != 2048 || len(hc.Ulimits) != 1 && !podman {
+		t.Errorf("tool: ulimits %+v", hc.Ulimits)
+	}
+	if hc.Sysctls["net.core.somaxconn"] != "512" && !podman {
+		t.Errorf("tool: sysctls %v", hc.Sysctls)
+	}
+	if got := netnsSysctl(t, tool.State.Pid, "net/core/somaxconn"); got != "512" {
+		t.Errorf("tool: net.core.somaxconn in its network namespace is %q, want 512", got)
+	}
+	if !podman && (hc.LogConfig.Type != "json-file" || hc.LogConfig.Config["max-size"] != "1m") {
+		t.Errorf("tool: log config %+v", hc.LogConfig)
+	}
+}
+
+// procStatusField reads a number of /proc/<pid>/status (hex for the
+// capability sets, decimal otherwise).
+func procStatusField(t *testing.T, pid int, field string) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			base := 10
+			if strings.HasPrefix(field, "Cap") {
+				base = 16
+			}
+			n, err := strconv.ParseUint(strings.TrimSpace(v), base, 64)
+			if err != nil {
+				t.Fatalf("/proc/%d/status %s: %v", pid, field, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/%d/status has no %s", pid, field)
+	return 0
+}
+
+// waitPodReason waits until pod's status message holds want.
+func waitPodReason(t *testing.T, a *agenttest.Agent, pod, want string) {
+	t.Helper()
+	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+		for _, p := range d.Pods {
+			if p.ID == pod && strings.Contains(p.Message, want) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("pods %+v, want %s failing with %q", d.Pods, pod, want)
+	})
 }

@@ -62,13 +62,22 @@ func newE2E(t *testing.T, overHTTP bool) *e2e {
 		stateDir: filepath.Join(t.TempDir(), "state"), dir: t.TempDir(), token: "e2e-token-4711",
 		docker: dockertest.Client(t),
 	}
-	testkit.WriteFile(t, filepath.Join(e.dir, "token"), e.token+"\n")
+	// hostlet run refuses a token or password file other users can read.
+	writePrivate(t, filepath.Join(e.dir, "token"), e.token+"\n")
 	if overHTTP {
 		e.srv = gittest.Serve(t, e.repo.Root, httpUser, httpPassword)
 		e.pwFile = filepath.Join(e.dir, "password")
-		testkit.WriteFile(t, e.pwFile, httpPassword+"\n")
+		writePrivate(t, e.pwFile, httpPassword+"\n")
 	}
 	return e
+}
+
+// writePrivate writes a credential file only its owner can read.
+func writePrivate(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // config writes hostlet's config file and loads it as `hostlet run` does.
