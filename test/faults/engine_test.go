@@ -43,6 +43,8 @@ type engine struct {
 	log    string
 	cmd    *exec.Cmd
 	done   chan struct{}
+	// hungStarts are the starts that hung (start), with the log's end.
+	hungStarts []string
 }
 
 func newEngine(dir string) *engine {
@@ -81,8 +83,32 @@ func (e *engine) removeBridge() error {
 // host is the DOCKER_HOST of the engine.
 func (e *engine) host() string { return "unix://" + e.sock }
 
-// start runs dockerd and waits until it answers a ping.
+// start runs dockerd and waits until it answers a ping. A dockerd that
+// hangs while it restores its containers (Debian's 20.10 did, once in
+// many runs, with no call of hostlet's yet: hostlet starts after it) is
+// killed and started once more; hungStarts counts these, and the run's
+// summary shows them with the hung engine's last log lines.
 func (e *engine) start(ctx context.Context) error {
+	err := e.startOnce(ctx)
+	if !errors.Is(err, errEngineHung) {
+		return err
+	}
+	e.hungStarts = append(e.hungStarts, err.Error())
+	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+	<-e.done
+	if kerr := e.killLeftovers(); kerr != nil {
+		return errors.Join(err, kerr)
+	}
+	if err2 := e.startOnce(ctx); err2 != nil {
+		return fmt.Errorf("%w; started again after killing it: %w", err, err2)
+	}
+	return nil
+}
+
+// errEngineHung is a dockerd that runs but does not answer.
+var errEngineHung = errors.New("dockerd not answering within 90s")
+
+func (e *engine) startOnce(ctx context.Context) error {
 	if e.running() {
 		return nil
 	}
@@ -134,7 +160,7 @@ func (e *engine) start(ctx context.Context) error {
 			return fmt.Errorf("dockerd exited at start; its log ends:\n%s", tail(e.log, 20))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("dockerd not answering within 90s: %w; its log ends:\n%s", err, tail(e.log, 20))
+			return fmt.Errorf("%w: %w; its log ends:\n%s", errEngineHung, err, tail(e.log, 20))
 		}
 		select {
 		case <-ctx.Done():
