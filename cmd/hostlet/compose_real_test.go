@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/dotenv"
+	"github.com/compose-spec/compose-go/v2/template"
+	yaml3 "go.yaml.in/yaml/v3"
+
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
+	"github.com/hostlet/hostlet/manifest/project"
+)
+
+// realCorpus is the folder of real-world Compose stacks, byte for byte
+// from public repositories (SOURCE.md: origin and licence of each).
+const realCorpus = "testdata/compose-real"
+
+// realStack is one stack of the corpus: an app's folder and the Compose
+// file its source names first.
+type realStack struct {
+	app, file string
+}
+
+// readRealStacks reads the stacks from SOURCE.md's table: the app (its
+// folder) and the path in its repository, whose base name is the file.
+func readRealStacks(t *testing.T) []realStack {
+	t.Helper()
+	f, err := os.Open(filepath.Join(realCorpus, "SOURCE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var stacks []realStack
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		cols := strings.Split(strings.Trim(strings.TrimSpace(sc.Text()), "|"), "|")
+		if len(cols) < 7 || strings.TrimSpace(cols[0]) == "app" || strings.HasPrefix(cols[0], "---") {
+			continue
+		}
+		first, _, _ := strings.Cut(cols[2], ";")
+		stacks = append(stacks, realStack{app: strings.TrimSpace(cols[0]), file: path.Base(strings.TrimSpace(first))})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return stacks
+}
+
+// permissiveConfig is a host config that allows everything a pod may take
+// of the host (the Docker socket stays unlisted: hostPathAllow "/" does not
+// name it), with a compose.env value for every variable of the stack that
+// has neither a default nor a value in the project's .env, and the
+// devices the stack names.
+func permissiveConfig(t *testing.T, st realStack) string {
+	t.Helper()
+	dir := filepath.Join(realCorpus, st.app)
+	data, err := os.ReadFile(filepath.Join(dir, st.file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]any
+	_ = yaml3.Unmarshal(data, &top)
+	dotEnv := map[string]string{}
+	if b, err := os.ReadFile(filepath.Join(dir, ".env")); err == nil {
+		if m, err := dotenv.UnmarshalBytesWithLookup(b, nil); err == nil {
+			dotEnv = m
+		}
+	}
+	env := map[string]string{}
+	vars := template.ExtractVariables(top, nil)
+	for i, name := range slices.Sorted(maps.Keys(vars)) {
+		if _, set := dotEnv[name]; set || vars[name].DefaultValue != "" {
+			continue
+		}
+		env[name] = corpusValue(name, i)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "hostname: corpus\nhostPathAllow: [\"/\"]\n")
+	fmt.Fprintf(&b, "policy:\n  privileged: true\n  capabilities: [ALL]\n  hostNetwork: true\n  logDrivers: [\"*\"]\n  externalVolumes: [\"*\"]\n  externalNetworks: [\"*\"]\n")
+	if devs := stackDevices(data); len(devs) > 0 {
+		fmt.Fprintf(&b, "  devices: %q\n", devs)
+	}
+	fmt.Fprintf(&b, "compose:\n  helper: %s\n  env:\n", composetest.Helper(t))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		fmt.Fprintf(&b, "    %s: %q\n", k, env[k])
+	}
+	if len(env) == 0 {
+		b.WriteString("    {}\n")
+	}
+	return writeFile(t, t.TempDir(), "hostlet.yaml", b.String())
+}
+
+var (
+	folderVar = regexp.MustCompile(`PATH|DIR|FOLDER|LOCATION|ROOT|VOLUME|STORAGE|LIBRARY|MEDIA|DOWNLOADS|BACKUP|_DATA$|^DATA`)
+	idVar     = regexp.MustCompile(`(^|_)(P?UID|P?GID)$`)
+)
+
+// corpusValue is the value a stack's variable gets, by what its name says
+// it holds: a port (distinct per variable), a host folder, an id, a time
+// zone, a version, a restart policy, or any word.
+func corpusValue(name string, i int) string {
+	n := strings.ToUpper(name)
+	switch {
+	case strings.Contains(n, "PORT"):
+		return fmt.Sprint(20000 + i)
+	case folderVar.MatchString(n):
+		return "/srv/corpus/" + strings.ToLower(name)
+	case idVar.MatchString(n):
+		return "1000"
+	case n == "TZ" || strings.Contains(n, "TIMEZONE"):
+		return "Etc/UTC"
+	case strings.HasSuffix(n, "VERSION") || strings.HasSuffix(n, "TAG"):
+		return "1.0"
+	case strings.Contains(n, "RESTART"):
+		return "unless-stopped"
+	case strings.Contains(n, "URL"):
+		return "https://corpus.example.com"
+	case strings.Contains(n, "DOMAIN") || strings.Contains(n, "HOST"):
+		return "corpus.example.com"
+	}
+	return "corpus-value"
+}
+
+// stackDevices are the host devices a stack's services name (the part of
+// a devices entry before the first colon), for policy.devices.
+func stackDevices(data []byte) []string {
+	var doc struct {
+		Services map[string]struct {
+			Devices []any `yaml:"devices"`
+		} `yaml:"services"`
+	}
+	_ = yaml3.Unmarshal(data, &doc)
+	seen := map[string]bool{}
+	for _, s := range doc.Services {
+		for _, d := range s.Devices {
+			if str, ok := d.(string); ok {
+				host, _, _ := strings.Cut(str, ":")
+				seen[host] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// TestComposeRealCorpus runs `hostlet validate` on every stack of the
+// real-world corpus, as a new user would: the permissive host config of
+// permissiveConfig, the stack's folder (or its Compose file, when the
+// file has a name of its own) as the source. The outcome of every stack
+// is compared with testdata/compose-real.golden (-update rewrites it);
+// docs/compose.md gives the figure and the reason of every refusal.
+func TestComposeRealCorpus(t *testing.T) {
+	stacks := readRealStacks(t)
+	if len(stacks) != 120 {
+		t.Fatalf("corpus: %d stacks in SOURCE.md, want 120", len(stacks))
+	}
+	var out bytes.Buffer
+	accepted := 0
+	for _, st := range stacks {
+		target := filepath.Join(realCorpus, st.app)
+		if !project.IsProjectFile(st.file) {
+			target = filepath.Join(target, st.file)
+		}
+		res := runCLI(t, "--config", permissiveConfig(t, st), "validate", target)
+		if res.code == 0 {
+			accepted++
+		}
+		if strings.Contains(res.stderr, "panic") {
+			t.Errorf("%s: hostlet validate panicked:\n%s", st.app, res.stderr)
+		}
+		fmt.Fprintf(&out, "== %s (%s): exit %d\n%s\n", st.app, st.file, res.code, res.stdout)
+	}
+	got := fmt.Sprintf("accepted: %d of %d\n\n%s", accepted, len(stacks), out.String())
+	golden := filepath.Join("testdata", "compose-real.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("the corpus's outcomes changed (accepted: %d of %d); diff against %s, and rewrite it with -update when the change is meant", accepted, len(stacks), golden)
+		diffLines(t, string(want), got)
+	}
+}
+
+// diffLines reports the lines of want and got that differ, a few.
+func diffLines(t *testing.T, want, got string) {
+	t.Helper()
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	shown := 0
+	for i := 0; i < max(len(w), len(g)) && shown < 20; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			t.Errorf("line %d:\n  want %s\n  got  %s", i+1, wl, gl)
+			shown++
+		}
+	}
+}
