@@ -66,6 +66,38 @@ func TestComposeProjectInACommit(t *testing.T) {
 	}
 }
 
+// A configured path naming a Compose file of the commit by a name of its
+// own is that project's only Compose file (no override read); a native
+// manifest named by its path stays one.
+func TestComposeFileByItsOwnNameInACommit(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t)
+	repo.Change("named", map[string]string{
+		"manifests/shop/docker-compose.prod.yml": "services:\n  web: {image: \"busybox:${TAG}\"}\n",
+		"manifests/shop/compose.yaml":            "services:\n  other: {image: busybox}\n",
+		"manifests/shop/compose.override.yaml":   "services:\n  web: {image: busybox:override}\n",
+		"manifests/shop/.env":                    "TAG=1.36\n",
+		"manifests/pod.yaml":                     podYAML("native", "1"),
+	})
+	repo.Push()
+	for _, tt := range []struct{ path, want string }{
+		{"manifests/shop/docker-compose.prod.yml", "shop-web@manifests/shop/docker-compose.prod.yml=busybox:1.36"},
+		{"manifests/pod.yaml", "native@manifests/pod.yaml=example.org/app:1"},
+	} {
+		cfg := gitConfig(repo.FileURL())
+		cfg.Path = tt.path
+		snap, err := gitsource.New(cfg, t.TempDir(), slog.New(slog.DiscardHandler)).
+			WithCompose(composetest.Renderer(t, project.Host{})).Read(context.Background())
+		var got []string
+		for _, s := range snap.Manifests {
+			got = append(got, s.Manifest.ID+"@"+s.Origin.File+"="+s.Manifest.Containers[0].Image)
+		}
+		if err != nil || !reflect.DeepEqual(got, []string{tt.want}) {
+			t.Errorf("path %s: pods %q, %v; want %s", tt.path, got, err, tt.want)
+		}
+	}
+}
+
 // A project's file that is a symlink in git is refused, never followed.
 func TestComposeSymlinkInACommitIsRefused(t *testing.T) {
 	t.Parallel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -108,5 +109,26 @@ func listPath(fsys commitFS, root *object.Tree, p string) ([]tree.Entry, error) 
 	if err != nil {
 		return nil, &objectError{err}
 	}
+	if namedComposeFile(f) {
+		// The same by a name of its own (docker-compose.prod.yml).
+		return []tree.Entry{{Path: path.Dir(clean), Project: true, File: path.Base(clean)}}, nil
+	}
 	return []tree.Entry{{Path: clean, Size: f.Size}}, nil
+}
+
+// namedComposeFile reports whether a file a source path names by a name
+// Compose does not look for is a Compose file by its content
+// (project.LooksLikeCompose). A file over manifest.MaxSize, or one that
+// cannot be read, is left to the manifest reader, which says why.
+func namedComposeFile(f *object.File) bool {
+	if f.Size > manifest.MaxSize {
+		return false
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, manifest.MaxSize+1))
+	return err == nil && len(data) <= manifest.MaxSize && project.LooksLikeCompose(data)
 }

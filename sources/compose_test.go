@@ -79,6 +79,41 @@ func TestReadTreeProjectAtTheRoot(t *testing.T) {
 	}
 }
 
+// A path naming a Compose file by a name of its own is that project's
+// Compose file, as `docker compose -f` takes it: the folder is the
+// project (its .env interpolates), no other Compose file and no override
+// is read, and which file it is counts in the revision. A native manifest
+// named by its path stays a native manifest.
+func TestReadTreeComposeFileByItsOwnName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shop")
+	testkit.WriteFile(t, filepath.Join(dir, "docker-compose.prod.yml"), "services:\n  web: {image: \"busybox:${TAG}\"}\n")
+	testkit.WriteFile(t, filepath.Join(dir, "docker-compose.dev.yml"), "services:\n  dev: {image: busybox}\n")
+	testkit.WriteFile(t, filepath.Join(dir, "compose.yaml"), "services:\n  other: {image: busybox}\n")
+	testkit.WriteFile(t, filepath.Join(dir, "compose.override.yaml"), "services:\n  web: {image: busybox:override}\n")
+	testkit.WriteFile(t, filepath.Join(dir, ".env"), "TAG=1.36\n")
+	testkit.WriteFile(t, filepath.Join(dir, "pod.yaml"), "version: v1beta1\nid: native\ncontainers: [{name: app, image: busybox}]\n")
+	r := composetest.Renderer(t, project.Host{})
+	revs := map[string]string{}
+	for _, tt := range []struct{ path, want string }{
+		{"docker-compose.prod.yml", "shop-web@docker-compose.prod.yml=busybox:1.36"},
+		{"docker-compose.dev.yml", "shop-dev@docker-compose.dev.yml=busybox"},
+		{"pod.yaml", "native@pod.yaml=busybox"},
+	} {
+		snap, err := ReadTree(context.Background(), dir, []string{tt.path}, "local", r)
+		var got []string
+		for _, m := range snap.Manifests {
+			got = append(got, m.Manifest.ID+"@"+m.Origin.File+"="+m.Manifest.Containers[0].Image)
+		}
+		if err != nil || !reflect.DeepEqual(got, []string{tt.want}) {
+			t.Errorf("path %s: pods %q, %v; want %s", tt.path, got, err, tt.want)
+		}
+		revs[tt.path] = snap.Revision
+	}
+	if revs["docker-compose.prod.yml"] == revs["docker-compose.dev.yml"] {
+		t.Error("two Compose files of one folder give one revision")
+	}
+}
+
 // One body (HTTP, etcd) with a top-level services key is a Compose
 // project named by its name key, else by the etcd key or the source.
 func TestDecodeBodyCompose(t *testing.T) {

@@ -83,13 +83,17 @@ func folderRoot(full, base string, baseBuilds func() (fs.FS, error), folder func
 	if err != nil {
 		return tree.Root{}, fmt.Errorf("%s: %w", "stat", unwrapPath(err))
 	}
-	if !fi.IsDir() && !project.IsProjectFile(filepath.Base(full)) {
-		return fileRoot(full, base, baseBuilds), nil
-	}
 	dir, entries := full, []tree.Entry{{Path: ".", Project: true}}
 	if !fi.IsDir() {
+		named := !project.IsProjectFile(filepath.Base(full))
+		if named && !namedComposeFile(full, fi) {
+			return fileRoot(full, base, baseBuilds), nil
+		}
 		// A Compose file named as the path: its folder is the project.
 		dir = filepath.Dir(full)
+		if named {
+			entries[0].File = filepath.Base(full)
+		}
 	}
 	resolved, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -107,6 +111,19 @@ func folderRoot(full, base string, baseBuilds func() (fs.FS, error), folder func
 		root.Builds, root.BuildPath = baseBuilds, named
 	}
 	return root, nil
+}
+
+// namedComposeFile reports whether the file at full, named as a source
+// path by a name Compose does not look for (docker-compose.prod.yml), is
+// a Compose file by its content (project.LooksLikeCompose), as `docker
+// compose -f` would take it. A file over manifest.MaxSize, or one that
+// cannot be read, is left to the manifest reader, which says why.
+func namedComposeFile(full string, fi fs.FileInfo) bool {
+	if !fi.Mode().IsRegular() || fi.Size() > manifest.MaxSize {
+		return false
+	}
+	data, err := os.ReadFile(full)
+	return err == nil && len(data) <= manifest.MaxSize && project.LooksLikeCompose(data)
 }
 
 // fileRoot is source path full that is one manifest file, read wherever

@@ -79,7 +79,8 @@ func permissiveConfig(t *testing.T, st realStack) string {
 	env := map[string]string{}
 	vars := template.ExtractVariables(top, nil)
 	for i, name := range slices.Sorted(maps.Keys(vars)) {
-		if _, set := dotEnv[name]; set || vars[name].DefaultValue != "" {
+		v := vars[name]
+		if _, set := dotEnv[name]; set || v.DefaultValue != "" && !v.Required {
 			continue
 		}
 		env[name] = corpusValue(name, i)
@@ -101,18 +102,24 @@ func permissiveConfig(t *testing.T, st realStack) string {
 }
 
 var (
-	folderVar = regexp.MustCompile(`PATH|DIR|FOLDER|LOCATION|ROOT|VOLUME|STORAGE|LIBRARY|MEDIA|DOWNLOADS|BACKUP|_DATA$|^DATA`)
+	folderVar = regexp.MustCompile(`PATH|DIR|FOLDER|LOCATION|ROOT|VOLUME|STORAGE|LIBRARY|MEDIA|DOWNLOADS|BACKUP|CONFIG|^HOME$|_DATA$|^DATA`)
+	ipVar     = regexp.MustCompile(`(^|_)IP($|_)|ADDR`)
 	idVar     = regexp.MustCompile(`(^|_)(P?UID|P?GID)$`)
 )
 
 // corpusValue is the value a stack's variable gets, by what its name says
-// it holds: a port (distinct per variable), a host folder, an id, a time
+// it holds: a port (distinct per variable), an IP address, a read-only
+// flag, a host folder, an id, a time
 // zone, a version, a restart policy, or any word.
 func corpusValue(name string, i int) string {
 	n := strings.ToUpper(name)
 	switch {
 	case strings.Contains(n, "PORT"):
 		return fmt.Sprint(20000 + i)
+	case ipVar.MatchString(n):
+		return "127.0.0.1"
+	case strings.Contains(n, "READONLY") || strings.Contains(n, "READ_ONLY"):
+		return "false"
 	case folderVar.MatchString(n):
 		return "/srv/corpus/" + strings.ToLower(name)
 	case idVar.MatchString(n):

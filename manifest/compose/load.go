@@ -70,20 +70,9 @@ type Host = project.Host
 // whole (a file that does not load, a top-level key refused) are returned
 // without pods.
 func Load(ctx context.Context, files Files, opts Options) ([]manifest.Sourced, error) {
-	main, err := findOne(files, project.ProjectFiles)
+	cfgFiles, err := composeFiles(files, opts)
 	if err != nil {
-		return nil, projectError(opts, "", err.Error())
-	}
-	if main.name == "" {
-		return nil, projectError(opts, "", fmt.Sprintf("no Compose file (one of %s)", strings.Join(project.ProjectFiles, ", ")))
-	}
-	override, err := findOne(files, project.OverrideFiles)
-	if err != nil {
-		return nil, projectError(opts, main.name, err.Error())
-	}
-	cfgFiles := []projectFile{main}
-	if override.name != "" {
-		cfgFiles = append(cfgFiles, override)
+		return nil, err
 	}
 	env, err := projectEnv(files, opts.Env)
 	if err != nil {
@@ -148,6 +137,34 @@ type projectFile struct {
 
 // findOne reads the one file of names that exists; none is the zero value,
 // more than one an error.
+// composeFiles are the project's Compose files in merge order: the one
+// named (opts.File) alone, else the folder's one of ProjectFiles and its
+// override when there is one. The error is a project error.
+func composeFiles(files Files, opts Options) ([]projectFile, error) {
+	if opts.File != "" {
+		data, err := files.ReadFile(opts.File)
+		if err != nil {
+			return nil, projectError(opts, opts.File, err.Error())
+		}
+		return []projectFile{{name: opts.File, data: data}}, nil
+	}
+	main, err := findOne(files, project.ProjectFiles)
+	if err != nil {
+		return nil, projectError(opts, "", err.Error())
+	}
+	if main.name == "" {
+		return nil, projectError(opts, "", fmt.Sprintf("no Compose file (one of %s)", strings.Join(project.ProjectFiles, ", ")))
+	}
+	override, err := findOne(files, project.OverrideFiles)
+	if err != nil {
+		return nil, projectError(opts, main.name, err.Error())
+	}
+	if override.name == "" {
+		return []projectFile{main}, nil
+	}
+	return []projectFile{main, override}, nil
+}
+
 func findOne(files Files, names []string) (projectFile, error) {
 	var found []projectFile
 	for _, n := range names {

@@ -14,7 +14,7 @@ import (
 // of a bundle differing only by it is taken from the cache.
 var bundleKeyCovers = map[reflect.Type][]string{
 	reflect.TypeFor[Bundle]():  {"Options", "Body", "Files"},
-	reflect.TypeFor[Options](): {"Source", "Dir", "Name", "Host"},
+	reflect.TypeFor[Options](): {"Source", "Dir", "Name", "File", "Host"},
 	reflect.TypeFor[Host]():    {"Env", "Profiles"},
 	reflect.TypeFor[File]():    {"Data", "Err", "Exec"},
 }

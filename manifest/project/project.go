@@ -71,6 +71,11 @@ type Options struct {
 	// Name is the project name when the Compose file sets none (the
 	// folder's name); it is normalised as Compose does.
 	Name string `json:"name,omitempty"`
+	// File is the project's Compose file when a source path names it by
+	// a name of its own (docker-compose.prod.yml, as `docker compose -f`
+	// takes it): no other Compose file and no override is read. Empty:
+	// the folder's one of ProjectFiles, with its override.
+	File string `json:"file,omitempty"`
 	Host
 }
 

@@ -19,6 +19,9 @@ type Entry struct {
 	Path string
 	// Project marks a Compose project's folder.
 	Project bool
+	// File is a project's Compose file when the source path named it by
+	// a name of its own (project.Options.File); empty otherwise.
+	File string
 	// Size is the file's size as listed: a file over manifest.MaxSize is
 	// refused before it is opened. 0 when not known (the size is then
 	// checked once the file is open).

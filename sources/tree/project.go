@@ -22,7 +22,7 @@ var ErrNoRenderer = errors.New("compose projects are not read here (no renderer)
 // renders it; every file bundled goes into the revision. It returns only
 // an error Options.Fatal reports.
 func (r *Reader) readProject(ctx context.Context, root Root, e Entry, name string) error {
-	opts := project.Options{Source: r.opts.Source, Dir: name, Name: root.Folder}
+	opts := project.Options{Source: r.opts.Source, Dir: name, Name: root.Folder, File: e.File}
 	if e.Path != "." {
 		opts.Name = path.Base(e.Path)
 	}
@@ -38,6 +38,11 @@ func (r *Reader) readProject(ctx context.Context, root Root, e Entry, name strin
 	if err != nil {
 		r.Fail(&multierror.Error{Errors: []error{&manifest.Error{Origin: manifest.Origin{Source: opts.Source, File: opts.Dir}, Detail: err.Error(), Err: err}}})
 		return nil
+	}
+	if opts.File != "" {
+		// Which of the folder's files is the Compose file is part of the
+		// revision (a project named by its folder hashes as before).
+		fmt.Fprintf(r.hash, "compose-file\x00%s\x00", opts.File)
 	}
 	for _, n := range b.Names() {
 		fl := b.Files[n]
