@@ -26,9 +26,7 @@ import (
 // Metrics holds hostlet's collectors.
 type Metrics struct {
 	reg           *prometheus.Registry
-	syncDuration  prometheus.Histogram
-	syncs         prometheus.Counter
-	syncErrors    prometheus.Counter
+	syncs         *syncStats
 	fetchDuration *prometheus.HistogramVec
 	fetchErrors   *prometheus.CounterVec
 	buildDuration prometheus.Histogram
@@ -39,13 +37,8 @@ type Metrics struct {
 // scrape time.
 func New(version, commit string, report func() hsync.Report, sourceStates func() []sources.Status) *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "hostlet_sync_duration_seconds", Help: "Duration of a sync (list, plan, apply).",
-			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 10, 30, 60},
-		}),
-		syncs:      prometheus.NewCounter(prometheus.CounterOpts{Name: "hostlet_syncs_total", Help: "Syncs run."}),
-		syncErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "hostlet_sync_errors_total", Help: "Syncs that ended with an error."}),
+		reg:   prometheus.NewRegistry(),
+		syncs: newSyncStats(),
 		fetchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "hostlet_source_fetch_duration_seconds", Help: "Duration of a source read that produced an update.",
 			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 30},
@@ -62,7 +55,7 @@ func New(version, commit string, report func() hsync.Report, sourceStates func()
 		ConstLabels: prometheus.Labels{"version": version, "commit": commit, "goversion": goruntime.Version()},
 	})
 	buildInfo.Set(1)
-	m.reg.MustRegister(m.syncDuration, m.syncs, m.syncErrors, m.fetchDuration, m.fetchErrors, m.buildDuration, m.buildFailures, buildInfo,
+	m.reg.MustRegister(m.syncs, m.fetchDuration, m.fetchErrors, m.buildDuration, m.buildFailures, buildInfo,
 		&stateCollector{report: report, sources: sourceStates},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -70,11 +63,7 @@ func New(version, commit string, report func() hsync.Report, sourceStates func()
 
 // SyncDone records one sync.
 func (m *Metrics) SyncDone(d time.Duration, err error) {
-	m.syncs.Inc()
-	m.syncDuration.Observe(d.Seconds())
-	if err != nil {
-		m.syncErrors.Inc()
-	}
+	m.syncs.observe(d, err)
 }
 
 // BuildDone records one image build.
