@@ -370,6 +370,11 @@ type Sourced struct {
 	// Both hold nothing but the manifest's own values and parts of them.
 	Hidden      []string `json:",omitempty"`
 	HiddenParts []string `json:",omitempty"`
+	// Notes are what a translation did that the author may not expect,
+	// none of them an error (a Compose environment name without a value
+	// left out, as Compose leaves it out): `hostlet validate` and `diff`
+	// show them. Like errors, they name fields, never values.
+	Notes []*Error `json:",omitempty"`
 }
 
 // Field is field (a path of the manifest's fields) as the author wrote

@@ -43,6 +43,9 @@ type PodPlan struct {
 	Revision string   `json:"revision,omitempty"`
 	Action   string   `json:"action"`
 	Changes  []Change `json:"changes"`
+	// Notes are what the translation of the pod's manifest did that its
+	// author may not expect (manifest.Sourced.Notes); none for a removal.
+	Notes []string `json:"notes,omitempty"`
 	// HeldBack: the host rolled this desired version back; its last
 	// ready version stays and the changes are not made (counted as held
 	// back, not as changes).
@@ -181,7 +184,7 @@ func (p *Plan) plan(h host, actual []hruntime.Container, rollouts map[string]hsy
 		return true
 	})
 	plan := hsync.MakePlan(m.Pods, actual, hsync.PlanOptions{Prune: h.cfg.Sync.Prune, EnvHasher: h.env})
-	p.Pods = podPlans(plan, rollouts)
+	p.Pods = podPlans(plan, rollouts, notesByPod(h.reads))
 	p.Summary = summarize(plan, p.Pods)
 	p.Summary.Unchanged += kept
 	p.Summary.Rejected = len(p.Rejected)
@@ -225,7 +228,7 @@ func summarize(plan hsync.Plan, pods []PodPlan) Summary {
 
 // podPlans lists the pods the plan changes, as the output shows them;
 // rollouts (by pod ID, nil for none) say which are held back or held.
-func podPlans(plan hsync.Plan, rollouts map[string]hsync.Rollout) []PodPlan {
+func podPlans(plan hsync.Plan, rollouts map[string]hsync.Rollout, notes map[string][]string) []PodPlan {
 	out := []PodPlan{}
 	for _, pp := range plan.Pods {
 		if pp.Unchanged() {
@@ -239,6 +242,9 @@ func podPlans(plan hsync.Plan, rollouts map[string]hsync.Rollout) []PodPlan {
 			action = "create"
 		}
 		pj := PodPlan{ID: pp.ID, Source: pp.Source, Revision: pp.Revision, Action: action, Changes: changes(pp)}
+		if !pp.Remove() {
+			pj.Notes = notes[podKey(pp.Source, pp.ID)]
+		}
 		if r, ok := rollouts[pp.ID]; ok {
 			switch {
 			case r.State == hsync.RolloutHeld:
@@ -255,6 +261,23 @@ func podPlans(plan hsync.Plan, rollouts map[string]hsync.Rollout) []PodPlan {
 	}
 	return out
 }
+
+// notesByPod are the notes of the manifests read (manifest.Sourced.Notes),
+// as text, by podKey.
+func notesByPod(reads []Read) map[string][]string {
+	out := map[string][]string{}
+	for _, r := range reads {
+		for _, m := range r.Manifests {
+			for _, n := range m.Notes {
+				k := podKey(r.Name, m.Manifest.ID)
+				out[k] = append(out[k], n.Error())
+			}
+		}
+	}
+	return out
+}
+
+func podKey(source, id string) string { return source + "\x00" + id }
 
 // changes lists a pod plan's container slots, each with the image it
 // builds first.

@@ -14,6 +14,9 @@ type Report struct {
 	Accepted []Accepted           `json:"accepted"`
 	Errors   []*manifest.Error    `json:"errors"`
 	Rejected []validate.Rejection `json:"rejected"`
+	// Notes are the accepted manifests' notes (manifest.Sourced.Notes):
+	// what a translation did that the author may not expect.
+	Notes []*manifest.Error `json:"notes,omitempty"`
 }
 
 // SourceReport is one source of a Report.
@@ -55,6 +58,7 @@ func Validate(reads []Read, opts validate.Options) Report {
 	res := desired.Compute(in)
 	for _, a := range res.Accepted {
 		rep.Accepted = append(rep.Accepted, Accepted{ID: a.Manifest.ID, Origin: a.Origin})
+		rep.Notes = append(rep.Notes, a.Notes...)
 	}
 	rep.Rejected = append(rep.Rejected, res.Rejected...)
 	for _, rj := range res.Rejected {

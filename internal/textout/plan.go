@@ -90,6 +90,9 @@ func writePod(w io.Writer, p hostplan.PodPlan, paint func(code, s string) string
 		Fprintf(w, "pod %s (%s)\n", p.ID, src)
 	}
 	writeChanges(w, p.Changes, paint)
+	for _, n := range p.Notes {
+		fmt.Fprintln(w, "  note: "+Text(n))
+	}
 }
 
 // writeChanges prints a line for each container change shown (not the

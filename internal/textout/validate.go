@@ -15,6 +15,11 @@ func Validate(w io.Writer, r hostplan.Report) error {
 			return err
 		}
 	}
+	for _, n := range r.Notes {
+		if _, err := fmt.Fprintln(w, "note: "+Text(n.Error())); err != nil {
+			return err
+		}
+	}
 	total := len(r.Accepted) + len(r.Rejected)
 	if r.Valid {
 		_, err := fmt.Fprintf(w, "OK: %d manifests in %d sources, all valid.\n", total, len(r.Sources))

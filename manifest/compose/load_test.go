@@ -209,8 +209,9 @@ services:
 		dotenv   string
 		host     map[string]string
 		wantImg  string
-		wantEnv  map[string]string
-		wantErrs []string
+		wantEnv   map[string]string
+		wantErrs  []string
+		wantNotes []string
 	}{
 		{
 			name:    "from .env",
@@ -232,10 +233,12 @@ services:
 			},
 		},
 		{
-			name:   "an environment entry without a value and nothing to take it from",
-			dotenv: "TAG=1\n",
-			wantErrs: []string{
-				`apps:shop/compose.yaml: services.web.environment.FROM_ENV: FROM_ENV has no value here and is not set in the project's .env or the host config's compose.env`,
+			name:    "an environment entry without a value and nothing to take it from is left out, as Compose does, with a note",
+			dotenv:  "TAG=1\n",
+			wantImg: "busybox:1",
+			wantEnv: map[string]string{"GREETING": "hi", "LITERAL": "cost: $5"},
+			wantNotes: []string{
+				`apps:shop/compose.yaml: services.web.environment.FROM_ENV: not set in the project's .env or the host config's compose.env: left out of the container's environment, as Compose leaves it out`,
 			},
 		},
 	}
@@ -263,6 +266,13 @@ services:
 			}
 			if !reflect.DeepEqual(env, tt.wantEnv) {
 				t.Errorf("env %v, want %v", env, tt.wantEnv)
+			}
+			var notes []string
+			for _, n := range pods[0].Notes {
+				notes = append(notes, n.Error())
+			}
+			if !reflect.DeepEqual(notes, tt.wantNotes) {
+				t.Errorf("notes:\n got %q\nwant %q", notes, tt.wantNotes)
 			}
 		})
 	}

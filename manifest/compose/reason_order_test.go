@@ -9,9 +9,10 @@ import (
 )
 
 // TestReasonsComeInOneOrder: a service's environment entries without a
-// value and its labels under Compose's own prefix are reported sorted by
-// name, the same on every load (validate, diff and the status document's
-// rejected reasons would otherwise change from run to run).
+// value (notes) and its labels under Compose's own prefix (errors) are
+// reported sorted by name, the same on every load (validate, diff and the
+// status document's rejected reasons would otherwise change from run to
+// run).
 func TestReasonsComeInOneOrder(t *testing.T) {
 	files := mapFiles{"compose.yaml": `services:
   web:
@@ -22,13 +23,22 @@ func TestReasonsComeInOneOrder(t *testing.T) {
       com.docker.compose.aa: "2"
       com.docker.compose.mm: "3"
 `}
-	_, first := load(t, files, compose.Options{})
+	reasons := func() []string {
+		pods, errs := load(t, files, compose.Options{})
+		for _, p := range pods {
+			for _, n := range p.Notes {
+				errs = append(errs, n.Error())
+			}
+		}
+		return errs
+	}
+	first := reasons()
 	if len(first) != 8 {
-		t.Fatalf("errors %q, want 8 (5 environment entries, 3 labels)", first)
+		t.Fatalf("errors and notes %q, want 8 (5 environment entries, 3 labels)", first)
 	}
 	for range 20 {
-		if _, again := load(t, files, compose.Options{}); !slices.Equal(again, first) {
-			t.Fatalf("errors in another order:\n%q\nthen\n%q", first, again)
+		if again := reasons(); !slices.Equal(again, first) {
+			t.Fatalf("reasons in another order:\n%q\nthen\n%q", first, again)
 		}
 	}
 	var env, labels []string

@@ -273,13 +273,21 @@ func (t *translator) service(name string, s types.ServiceConfig, refused []*mani
 		r.Labels[LabelContainerNumber] = strconv.Itoa(i)
 		o := t.origin
 		o.Index = index + i - 1
-		errs := make([]*manifest.Error, len(c.errs))
-		for j, e := range c.errs {
-			e := *e
-			e.Origin = o
-			errs[j] = &e
-		}
-		out = append(out, manifest.Sourced{Origin: o, Manifest: r, Errors: errs, Keys: c.keys})
+		out = append(out, manifest.Sourced{Origin: o, Manifest: r, Errors: atOrigin(c.errs, o), Keys: c.keys, Notes: atOrigin(c.notes, o)})
+	}
+	return out
+}
+
+// atOrigin are copies of errs at origin o (a replica's); nil for none.
+func atOrigin(errs []*manifest.Error, o manifest.Origin) []*manifest.Error {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := make([]*manifest.Error, len(errs))
+	for j, e := range errs {
+		e := *e
+		e.Origin = o
+		out[j] = &e
 	}
 	return out
 }
@@ -290,6 +298,8 @@ type serviceConv struct {
 	name  string
 	field string
 	errs  []*manifest.Error
+	// notes are the service's manifest.Sourced.Notes.
+	notes []*manifest.Error
 	// replicas are the service's pods (at least 1), fileVolumes its
 	// files volumes so far.
 	replicas, fileVolumes int
@@ -321,6 +331,12 @@ func (c *serviceConv) key(field, key string) {
 
 func (c *serviceConv) add(key, format string, args ...any) {
 	c.errs = append(c.errs, c.t.errorf(c.field+"."+key, format, args...))
+}
+
+// note records what the translation did at key that the author may not
+// expect (manifest.Sourced.Notes).
+func (c *serviceConv) note(key, format string, args ...any) {
+	c.notes = append(c.notes, c.t.errorf(c.field+"."+key, format, args...))
 }
 
 func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
@@ -612,7 +628,7 @@ func (c *serviceConv) environment(s types.ServiceConfig) []manifest.EnvVar {
 		if v == nil {
 			val, ok := c.t.env[k]
 			if !ok {
-				c.add("environment."+k, "%s has no value here and is not set in the project's .env or the host config's compose.env", k)
+				c.note("environment."+k, "not set in the project's .env or the host config's compose.env: left out of the container's environment, as Compose leaves it out")
 				continue
 			}
 			vars[k] = val
