@@ -205,10 +205,10 @@ services:
       LITERAL: "cost: $$5"
 `
 	tests := []struct {
-		name     string
-		dotenv   string
-		host     map[string]string
-		wantImg  string
+		name      string
+		dotenv    string
+		host      map[string]string
+		wantImg   string
 		wantEnv   map[string]string
 		wantErrs  []string
 		wantNotes []string
