@@ -50,6 +50,7 @@ type hashedContainer struct {
 	Init        bool         `json:"init,omitempty"`
 	StopSignal  string       `json:"stopSignal,omitempty"`
 	ShmSize     int64        `json:"shmSize,omitempty"`
+	PidsLimit   int64        `json:"pidsLimit,omitempty"`
 	CPULimit    int64        `json:"cpuLimit,omitempty"`
 	// The host's access, each left out when unset; lists in a sorted
 	// order where their order means nothing.
@@ -145,6 +146,7 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
+	h.PidsLimit = c.PidsLimit
 	h.Privileged, h.Sysctls, h.Logging, h.HostPID, h.HostIPC = c.Privileged, c.Sysctls, c.Logging, d.HostPID, d.HostIPC
 	// Security options in order: the engine takes the last of a key.
 	h.CapAdd, h.CapDrop, h.SecurityOpt = sortedStrings(c.CapAdd), sortedStrings(c.CapDrop), c.SecurityOpt

@@ -201,6 +201,10 @@ type Container struct {
 	// CPULimit caps the container's CPU time in thousandths of a CPU
 	// (500 = half a CPU); 0 means none.
 	CPULimit int64 `json:"cpuLimit,omitempty"`
+	// PidsLimit caps the processes and threads the container may have
+	// at once (a fork bomb stops there); 0 means the engine's default
+	// (Docker: none, Podman: 2048), -1 unlimited.
+	PidsLimit int64 `json:"pidsLimit,omitempty"`
 	// Healthcheck is the container's Docker healthcheck, run by the
 	// engine: its state shows in status (healthy) and a dependent pod
 	// may wait for it (dependsOn, condition Healthy).

@@ -502,6 +502,7 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 			Memory:    spec.Memory,
 			CPUShares: spec.CPUShares,
 			NanoCPUs:  spec.NanoCPUs,
+			PidsLimit: pidsLimit(spec.PidsLimit),
 		},
 	}
 	if spec.Init {
@@ -725,4 +726,13 @@ func (d *Docker) Exec(ctx context.Context, id string, cmd []string) (int, error)
 			return -1, fmt.Errorf("exec %q in container %s: %w", cmd[0], id, ctx.Err())
 		}
 	}
+}
+
+// pidsLimit is the engine's value of a spec's PidsLimit: nil (the
+// engine's default) for 0.
+func pidsLimit(n int64) *int64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }

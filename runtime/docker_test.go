@@ -752,7 +752,8 @@ func TestVolumeListAndRemoval(t *testing.T) {
 }
 
 // TestProcessSettings: user, a read-only root, an init process, the stop
-// signal, /dev/shm's size and a CPU limit reach the engine as set.
+// signal, /dev/shm's size, a CPU limit and a pids limit reach the engine
+// as set.
 func TestProcessSettings(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -760,6 +761,7 @@ func TestProcessSettings(t *testing.T) {
 	s := spec(t, d, "proc", "app")
 	s.Command = []string{"/demo", "pause"}
 	s.User, s.ReadOnly, s.Init, s.StopSignal, s.ShmSize, s.NanoCPUs = "1000:1000", true, true, "SIGINT", 128<<20, 500_000_000
+	s.PidsLimit = 77
 	s.Healthcheck = &hruntime.HealthSpec{Command: []string{"/demo", "probe-ok"}, Interval: time.Second, Retries: 2}
 	id := mustRun(t, ctx, d, s)
 	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
@@ -774,6 +776,9 @@ func TestProcessSettings(t *testing.T) {
 	}
 	if raw.Config.User != "1000:1000" || !hc.ReadonlyRootfs || hc.Init == nil || !*hc.Init || stopSignal != "SIGINT" || hc.ShmSize != 128<<20 || hc.NanoCPUs != 500_000_000 {
 		t.Errorf("user %q readOnly %v init %v stopSignal %q shm %d nanoCPUs %d", raw.Config.User, hc.ReadonlyRootfs, hc.Init, raw.Config.StopSignal, hc.ShmSize, hc.NanoCPUs)
+	}
+	if hc.PidsLimit == nil || *hc.PidsLimit != 77 {
+		t.Errorf("pids limit %v, want 77", hc.PidsLimit)
 	}
 	if h := raw.Config.Healthcheck; h == nil || strings.Join(h.Test, " ") != "CMD /demo probe-ok" || h.Retries != 2 {
 		t.Errorf("healthcheck %+v", h)

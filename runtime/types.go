@@ -169,14 +169,15 @@ type ContainerSpec struct {
 	DNS        []string
 	DNSSearch  []string
 	// User, ReadOnly (root filesystem), Init (tini as PID 1), StopSignal,
-	// ShmSize (bytes) and NanoCPUs (a CPU limit in billionths of a CPU):
-	// Docker's own settings, unset when zero.
+	// ShmSize (bytes), NanoCPUs (a CPU limit in billionths of a CPU) and
+	// PidsLimit (-1: unlimited): Docker's own settings, unset when zero.
 	User       string
 	ReadOnly   bool
 	Init       bool
 	StopSignal string
 	ShmSize    int64
 	NanoCPUs   int64
+	PidsLimit  int64
 	Ports      []Port
 	Mounts     []Mount
 	// Memory is a limit in bytes, 0 for none.

@@ -344,6 +344,9 @@ func (c *checker) processSettings(f string, ct manifest.Container) {
 		c.add(f+".stopSignal", "%q is not a signal name (SIGTERM, SIGQUIT, ...) or number", ct.StopSignal)
 	}
 	c.nonNegative(f+".shmSize", ct.ShmSize)
+	if ct.PidsLimit < -1 {
+		c.add(f+".pidsLimit", "%d is below -1 (-1: unlimited; 0: the engine's default)", ct.PidsLimit)
+	}
 	c.nonNegative(f+".cpuLimit", ct.CPULimit)
 	if ct.CPULimit > MaxCPULimit {
 		c.add(f+".cpuLimit", "%d is over the limit of %d (1024 CPUs)", ct.CPULimit, MaxCPULimit)

@@ -632,13 +632,27 @@ services:
     stop_signal: SIGINT
     shm_size: 256m
     cpus: 0.5
+    pids_limit: 200
+  cache:
+    image: redis:7
+    deploy: {resources: {limits: {pids: 64}}}
 `}, compose.Options{})
 	if len(errs) > 0 {
 		t.Fatalf("errors: %q", errs)
 	}
-	c := pods[0].Manifest.Containers[0]
-	if c.User != "999:999" || !c.ReadOnly || !c.Init || c.StopSignal != "SIGINT" || c.ShmSize != 256<<20 || c.CPULimit != 500 {
+	c := pods[1].Manifest.Containers[0]
+	if c.User != "999:999" || !c.ReadOnly || !c.Init || c.StopSignal != "SIGINT" || c.ShmSize != 256<<20 || c.CPULimit != 500 || c.PidsLimit != 200 {
 		t.Errorf("container %+v", c)
+	}
+	if got := pods[0].Manifest.Containers[0].PidsLimit; got != 64 {
+		t.Errorf("cache: pidsLimit %d, want 64 from deploy.resources.limits.pids", got)
+	}
+	_, errs = load(t, mapFiles{"compose.yaml": `
+services:
+  db: {image: postgres:16, pids_limit: 100, deploy: {resources: {limits: {pids: 50}}}}
+`}, compose.Options{})
+	if want := []string{`apps:shop/compose.yaml: services.db: can't set distinct values on 'pids_limit' and 'deploy.resources.limits.pids': invalid compose project`}; !reflect.DeepEqual(errs, want) {
+		t.Errorf("errors:\n got %q\nwant %q", errs, want)
 	}
 }
 

@@ -51,7 +51,7 @@ var supportedPaths = paths(
 	"services.*.hostname", "services.*.extra_hosts", "services.*.extra_hosts.*", "services.*.extra_hosts.*.[]", "services.*.extra_hosts.[]",
 	"services.*.dns", "services.*.dns.[]", "services.*.dns_search", "services.*.dns_search.[]",
 	"services.*.user", "services.*.read_only", "services.*.init", "services.*.stop_signal", "services.*.shm_size", "services.*.cpus",
-	"services.*.deploy.resources.limits.cpus",
+	"services.*.deploy.resources.limits.cpus", "services.*.deploy.resources.limits.pids", "services.*.pids_limit",
 	"services.*.depends_on", "services.*.depends_on.*", "services.*.depends_on.*.condition", "services.*.depends_on.*.required", "services.*.depends_on.*.restart",
 	"services.*.healthcheck", "services.*.healthcheck.test", "services.*.healthcheck.test.[]", "services.*.healthcheck.interval",
 	"services.*.healthcheck.timeout", "services.*.healthcheck.retries", "services.*.healthcheck.start_period", "services.*.healthcheck.disable",
@@ -312,7 +312,7 @@ type serviceConv struct {
 var serviceKeys = map[string]string{
 	"containers[0].image": "image", "containers[0].command": "entrypoint", "containers[0].args": "command",
 	"containers[0].workingDir": "working_dir", "containers[0].env": "environment", "containers[0].ports": "ports",
-	"containers[0].memory": "mem_limit", "containers[0].cpu": "cpu_shares", "containers[0].cpuLimit": "cpus",
+	"containers[0].memory": "mem_limit", "containers[0].cpu": "cpu_shares", "containers[0].cpuLimit": "cpus", "containers[0].pidsLimit": "pids_limit",
 	"containers[0].healthcheck": "healthcheck", "containers[0].user": "user", "containers[0].readOnly": "read_only",
 	"containers[0].init": "init", "containers[0].stopSignal": "stop_signal", "containers[0].shmSize": "shm_size",
 	"containers[0].imagePullPolicy": "pull_policy", "containers[0].volumeMounts": "volumes",
@@ -362,6 +362,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	ct.User, ct.ReadOnly, ct.StopSignal, ct.ShmSize = s.User, s.ReadOnly, s.StopSignal, int64(s.ShmSize)
 	ct.Init = s.Init != nil && *s.Init
 	ct.CPULimit = c.cpuLimit(s)
+	ct.PidsLimit = pidsLimit(s)
 	ct.Healthcheck = c.healthcheck(s.HealthCheck)
 	c.build(&ct, s)
 	m := manifest.Manifest{
@@ -585,6 +586,15 @@ func (c *serviceConv) cpuLimit(s types.ServiceConfig) int64 {
 		return 0
 	}
 	return max(1, int64(math.Round(cpus*1000)))
+}
+
+// pidsLimit is pids_limit, else deploy.resources.limits.pids (the loader
+// refuses two values that differ).
+func pidsLimit(s types.ServiceConfig) int64 {
+	if s.PidsLimit == 0 && s.Deploy != nil && s.Deploy.Resources.Limits != nil {
+		return s.Deploy.Resources.Limits.Pids
+	}
+	return s.PidsLimit
 }
 
 func (c *serviceConv) memory(s types.ServiceConfig) int64 {

@@ -204,6 +204,7 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		StopSignal:    c.StopSignal,
 		ShmSize:       c.ShmSize,
 		NanoCPUs:      c.CPULimit * 1_000_000,
+		PidsLimit:     c.PidsLimit,
 	}
 	for _, e := range c.Env {
 		spec.Env = append(spec.Env, e.Name+"="+e.Value)
@@ -361,8 +362,8 @@ type Summary struct {
 	Networks []string `json:"networks,omitempty"`
 	// Healthcheck is the Docker healthcheck, as JSON.
 	Healthcheck string `json:"healthcheck,omitempty"`
-	// Process holds user, readOnly, init, stopSignal, shmSize and
-	// cpuLimit, those that are set.
+	// Process holds user, readOnly, init, stopSignal, shmSize, cpuLimit
+	// and pidsLimit, those that are set.
 	Process string `json:"process,omitempty"`
 	// Namespace is the pod's hostname, extra hosts and DNS, on a pod's
 	// only container.
@@ -553,6 +554,9 @@ func processString(c manifest.Container) string {
 	}
 	if c.CPULimit != 0 {
 		parts = append(parts, "cpuLimit="+strconv.FormatInt(c.CPULimit, 10))
+	}
+	if c.PidsLimit != 0 {
+		parts = append(parts, "pidsLimit="+strconv.FormatInt(c.PidsLimit, 10))
 	}
 	return strings.Join(parts, " ")
 }
