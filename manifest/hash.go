@@ -97,6 +97,7 @@ type hashedNamespace struct {
 	// pod's.
 	HostNetwork bool     `json:"hostNetwork,omitempty"`
 	Hostname    string   `json:"hostname,omitempty"`
+	Domainname  string   `json:"domainname,omitempty"`
 	ExtraHosts  []string `json:"extraHosts,omitempty"`
 	DNS         []string `json:"dns,omitempty"`
 	DNSSearch   []string `json:"dnsSearch,omitempty"`
@@ -104,10 +105,10 @@ type hashedNamespace struct {
 
 // namespaceOf is m's hashedNamespace, nil when it sets none.
 func namespaceOf(m Manifest) *hashedNamespace {
-	if !m.HostNetwork && m.Hostname == "" && len(m.ExtraHosts) == 0 && len(m.DNS) == 0 && len(m.DNSSearch) == 0 {
+	if !m.HostNetwork && m.Hostname == "" && m.Domainname == "" && len(m.ExtraHosts) == 0 && len(m.DNS) == 0 && len(m.DNSSearch) == 0 {
 		return nil
 	}
-	return &hashedNamespace{HostNetwork: m.HostNetwork, Hostname: m.Hostname, ExtraHosts: m.ExtraHosts, DNS: m.DNS, DNSSearch: m.DNSSearch}
+	return &hashedNamespace{HostNetwork: m.HostNetwork, Hostname: m.Hostname, Domainname: m.Domainname, ExtraHosts: m.ExtraHosts, DNS: m.DNS, DNSSearch: m.DNSSearch}
 }
 
 // hashedPort leaves out the port's name: renaming a port needs no new

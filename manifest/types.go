@@ -73,10 +73,14 @@ type Manifest struct {
 	Networks []Network `json:"networks,omitempty"`
 	// Containers: at least one.
 	Containers []Container `json:"containers"`
-	// Hostname, ExtraHosts ("name:ip" lines of /etc/hosts), DNS (name
-	// server addresses) and DNSSearch (search domains) set up the pod's
-	// network namespace: on the container that holds it.
+	// Hostname (a name or a fully qualified one, at most 64 characters),
+	// Domainname (the NIS domain name), ExtraHosts ("name:ip" lines of
+	// /etc/hosts; ip may be host-gateway, the host's address on the
+	// engine's bridge), DNS (name server addresses) and DNSSearch (search
+	// domains) set up the pod's network namespace: on the container that
+	// holds it.
 	Hostname   string   `json:"hostname,omitempty"`
+	Domainname string   `json:"domainname,omitempty"`
 	ExtraHosts []string `json:"extraHosts,omitempty"`
 	DNS        []string `json:"dns,omitempty"`
 	DNSSearch  []string `json:"dnsSearch,omitempty"`

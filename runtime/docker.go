@@ -470,6 +470,7 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		User:        spec.User,
 		StopSignal:  spec.StopSignal,
 		Hostname:    spec.Hostname,
+		Domainname:  spec.Domainname,
 	}
 	if len(spec.Command) > 0 {
 		cfg.Entrypoint = spec.Command

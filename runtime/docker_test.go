@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -813,4 +814,44 @@ func TestNamespaceSettings(t *testing.T) {
 	testkit.WaitHTTP(t, 30*time.Second, "GET", base, "", "hello from web1")
 	testkit.WaitHTTP(t, 10*time.Second, "GET", base+"read?path=/etc/hosts", "", "10.0.0.5\tdb.internal")
 	testkit.WaitHTTP(t, 10*time.Second, "GET", base+"read?path=/etc/resolv.conf", "", "nameserver 10.0.0.53")
+}
+
+// TestFullyQualifiedHostnameAndHostGateway: a fully qualified hostname
+// and a domain name are set as given (Compose's hostname: mail.example.com
+// and domainname), and an extra host at host-gateway gets the engine's
+// address for the host in /etc/hosts.
+func TestFullyQualifiedHostnameAndHostGateway(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	port := testkit.FreePort(t)
+	s := spec(t, d, "fqdn", "app")
+	s.Command = []string{"/demo", "-listen", ":9094"}
+	s.Ports = []hruntime.Port{{ContainerPort: 9094, HostPort: port, Protocol: "TCP", HostIP: "127.0.0.1"}}
+	s.Hostname, s.Domainname = "mail.example.com", "example.com"
+	s.ExtraHosts = []string{"host.docker.internal:host-gateway"}
+	id := mustRun(t, ctx, d, s)
+	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.Config.Hostname != "mail.example.com" || raw.Config.Domainname != "example.com" {
+		t.Errorf("hostname %q domainname %q, want mail.example.com and example.com", raw.Config.Hostname, raw.Config.Domainname)
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 30*time.Second, "GET", base, "", "hello from mail.example.com")
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+		_, body, err := testkit.HTTP("GET", base+"read?path=/etc/hosts", "")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, line := range strings.Split(body, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && slices.Contains(f[1:], "host.docker.internal") {
+				_, err := netip.ParseAddr(f[0])
+				return err == nil, "host.docker.internal's address: " + line
+			}
+		}
+		return false, "no host.docker.internal in /etc/hosts:\n" + body
+	})
 }

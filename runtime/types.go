@@ -162,9 +162,10 @@ type ContainerSpec struct {
 	Networks []NetworkSpec
 	// Healthcheck, when set, is the container's Docker healthcheck.
 	Healthcheck *HealthSpec
-	// Hostname, ExtraHosts, DNS and DNSSearch set up the network
+	// Hostname, Domainname, ExtraHosts, DNS and DNSSearch set up the network
 	// namespace the container holds (not one it joins).
 	Hostname   string
+	Domainname string
 	ExtraHosts []string
 	DNS        []string
 	DNSSearch  []string

@@ -81,6 +81,10 @@ func (c *checker) build(f string, ct manifest.Container, p Policy) {
 	for j, h := range b.ExtraHosts {
 		if msg := extraHost(h); msg != "" {
 			c.add(fmt.Sprintf("%s.extraHosts[%d]", f, j), "%s", msg)
+		} else if strings.HasSuffix(h, ":"+HostGateway) {
+			// Builders differ on it (the classic builder of 20.10 and
+			// BuildKit of later engines): a run's extra host only.
+			c.add(fmt.Sprintf("%s.extraHosts[%d]", f, j), "%q: host-gateway is for a container's extraHosts, not a build's (give the address)", h)
 		}
 	}
 	if b.Image != "" {

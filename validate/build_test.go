@@ -104,3 +104,28 @@ func TestHandWrittenBuildContextRefused(t *testing.T) {
 		t.Errorf("a pushed manifest with a hand-written build context (file %q) is valid: it will be built as %s", ms[0].Manifest.Containers[0].Build.Files.Items[0].Path, tag)
 	}
 }
+
+// TestBuildExtraHostAtHostGateway: host-gateway is a container's extra
+// host only; a build's is refused naming it (the builders of the engines
+// hostlet drives do not agree on it), while an address is taken.
+func TestBuildExtraHostAtHostGateway(t *testing.T) {
+	for _, tt := range []struct {
+		host, want string
+	}{
+		{"db.internal:10.0.0.5", ""},
+		{"host.docker.internal:host-gateway", `pod "gw": containers[0].build.extraHosts[0]: "host.docker.internal:host-gateway": host-gateway is for a container's extraHosts, not a build's (give the address)`},
+	} {
+		m := builtManifest(t, "gw", "app", "")
+		m.Containers[0].Build.ExtraHosts = []string{tt.host}
+		var got []string // the errors about extra hosts (changing them after
+		// Resolve also makes the built image's name stale: not this test's)
+		for _, e := range validate.Flatten(validate.Manifest(manifest.Sourced{Manifest: m}, validate.Options{})) {
+			if strings.Contains(e.Error(), "extraHosts") {
+				got = append(got, e.Error())
+			}
+		}
+		if tt.want == "" && len(got) > 0 || tt.want != "" && (len(got) != 1 || !strings.HasSuffix(got[0], tt.want)) {
+			t.Errorf("build extra host %q: errors %q, want %q", tt.host, got, tt.want)
+		}
+	}
+}

@@ -70,6 +70,8 @@ func (o Options) check(s manifest.Sourced) error {
 
 var (
 	dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	// hostLabelRE is a label of a host name (hostnameProblem).
+	hostLabelRE = regexp.MustCompile(`^[A-Za-z0-9_]([-A-Za-z0-9_]*[A-Za-z0-9_])?$`)
 	// envNameRE is Kubernetes' rule: Compose files name variables such
 	// as discovery.type.
 	envNameRE   = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
@@ -813,7 +815,14 @@ const MaxNamespaceEntries = 64
 // namespace checks the pod's hostname, extra hosts and DNS settings.
 func (c *checker) namespace(m manifest.Manifest) {
 	if m.Hostname != "" {
-		c.dnsLabel("hostname", m.Hostname)
+		if msg := hostnameProblem(m.Hostname); msg != "" {
+			c.add("hostname", "%q %s", m.Hostname, msg)
+		}
+	}
+	if m.Domainname != "" {
+		if msg := hostnameProblem(m.Domainname); msg != "" {
+			c.add("domainname", "%q %s", m.Domainname, msg)
+		}
 	}
 	for _, l := range []struct {
 		f    string
@@ -840,10 +849,38 @@ func (c *checker) namespace(m manifest.Manifest) {
 	}
 }
 
-// extraHost says why h is not an /etc/hosts line name:ip, or "".
+// MaxHostname is the longest host name the kernel takes (HOST_NAME_MAX).
+const MaxHostname = 64
+
+// hostnameProblem says why v is not a host name as the engine sets one,
+// or "": dot-separated labels of letters, digits, '-' and '_' (as Docker
+// and Compose take them: a service name with '_' is a common hostname),
+// none starting or ending with '-', at most MaxHostname characters.
+func hostnameProblem(v string) string {
+	if len(v) > MaxHostname {
+		return fmt.Sprintf("is longer than %d characters", MaxHostname)
+	}
+	for _, l := range strings.Split(v, ".") {
+		if !hostLabelRE.MatchString(l) {
+			return "is not a host name (labels of letters, digits, '-' and '_', separated by dots, none starting or ending with '-')"
+		}
+	}
+	return ""
+}
+
+// HostGateway is the address of an extraHosts entry that the engine
+// replaces by the host's own address on its bridge (Docker 20.10 and
+// later, Podman).
+const HostGateway = "host-gateway"
+
+// extraHost says why h is not an /etc/hosts line name:ip (or
+// name:host-gateway), or "".
 func extraHost(h string) string {
 	name, ip, ok := strings.Cut(h, ":")
-	if _, err := netip.ParseAddr(ip); !ok || dnsSubdomain(strings.ToLower(name)) != "" || err != nil {
+	if !ok || dnsSubdomain(strings.ToLower(name)) != "" {
+		return fmt.Sprintf("%q is not name:ip", h)
+	}
+	if _, err := netip.ParseAddr(ip); err != nil && ip != HostGateway {
 		return fmt.Sprintf("%q is not name:ip", h)
 	}
 	return ""

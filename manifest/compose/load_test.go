@@ -661,8 +661,9 @@ func TestLoadNamespaceSettings(t *testing.T) {
 services:
   web:
     image: busybox
-    hostname: web1
-    extra_hosts: ["db.internal:10.0.0.5", "cache.internal=10.0.0.6"]
+    hostname: mail.example.com
+    domainname: example.com
+    extra_hosts: ["db.internal:10.0.0.5", "cache.internal=10.0.0.6", "host.docker.internal:host-gateway"]
     dns: [1.1.1.1]
     dns_search: example.org
 `}, compose.Options{})
@@ -670,7 +671,8 @@ services:
 		t.Fatalf("errors: %q", errs)
 	}
 	m := pods[0].Manifest
-	if m.Hostname != "web1" || !reflect.DeepEqual(m.ExtraHosts, []string{"cache.internal:10.0.0.6", "db.internal:10.0.0.5"}) ||
+	if m.Hostname != "mail.example.com" || m.Domainname != "example.com" ||
+		!reflect.DeepEqual(m.ExtraHosts, []string{"cache.internal:10.0.0.6", "db.internal:10.0.0.5", "host.docker.internal:host-gateway"}) ||
 		!reflect.DeepEqual(m.DNS, []string{"1.1.1.1"}) || !reflect.DeepEqual(m.DNSSearch, []string{"example.org"}) {
 		t.Errorf("hostname %q hosts %q dns %q search %q", m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch)
 	}

@@ -48,7 +48,7 @@ var supportedPaths = paths(
 	"services.*.expose", "services.*.expose.[]",
 	"services.*.labels", "services.*.labels.*",
 	"services.*.working_dir",
-	"services.*.hostname", "services.*.extra_hosts", "services.*.extra_hosts.*", "services.*.extra_hosts.*.[]", "services.*.extra_hosts.[]",
+	"services.*.hostname", "services.*.domainname", "services.*.extra_hosts", "services.*.extra_hosts.*", "services.*.extra_hosts.*.[]", "services.*.extra_hosts.[]",
 	"services.*.dns", "services.*.dns.[]", "services.*.dns_search", "services.*.dns_search.[]",
 	"services.*.user", "services.*.read_only", "services.*.init", "services.*.stop_signal", "services.*.shm_size", "services.*.cpus",
 	"services.*.deploy.resources.limits.cpus", "services.*.deploy.resources.limits.pids", "services.*.pids_limit",
@@ -319,7 +319,7 @@ var serviceKeys = map[string]string{
 	"containers[0].privileged": "privileged", "containers[0].capAdd": "cap_add", "containers[0].capDrop": "cap_drop",
 	"containers[0].devices": "devices", "containers[0].securityOpt": "security_opt", "containers[0].ulimits": "ulimits",
 	"containers[0].sysctls": "sysctls", "containers[0].logging": "logging",
-	"hostNetwork": "network_mode", "hostPID": "pid", "hostIPC": "ipc", "hostname": "hostname", "extraHosts": "extra_hosts",
+	"hostNetwork": "network_mode", "hostPID": "pid", "hostIPC": "ipc", "hostname": "hostname", "domainname": "domainname", "extraHosts": "extra_hosts",
 	"dns": "dns", "dnsSearch": "dns_search", "dependsOn": "depends_on", "restartPolicy": "restart",
 	"terminationGracePeriodSeconds": "stop_grace_period", "labels": "labels", "volumes": "volumes", "networks": "networks",
 }
@@ -378,7 +378,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	c.hostAccess(&m, &ct, s)
 	m.DependsOn = c.dependsOn(s)
 	c.updateConfig(&m, s.Deploy)
-	m.Hostname, m.DNS, m.DNSSearch = s.Hostname, []string(s.DNS), []string(s.DNSSearch)
+	m.Hostname, m.Domainname, m.DNS, m.DNSSearch = s.Hostname, s.DomainName, []string(s.DNS), []string(s.DNSSearch)
 	for _, host := range slices.Sorted(maps.Keys(s.ExtraHosts)) {
 		for _, ip := range s.ExtraHosts[host] {
 			m.ExtraHosts = append(m.ExtraHosts, host+":"+ip)

@@ -141,6 +141,7 @@ func Infra(instance, image string, command []string, p Pod) hruntime.ContainerSp
 		Ports:         ports,
 		Networks:      Networks(p.Manifest.Networks),
 		Hostname:      p.Manifest.Hostname,
+		Domainname:    p.Manifest.Domainname,
 		ExtraHosts:    p.Manifest.ExtraHosts,
 		DNS:           p.Manifest.DNS,
 		DNSSearch:     p.Manifest.DNSSearch,
@@ -218,6 +219,7 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		spec.Networks = Networks(m.Networks)
 		spec.Labels = withNetworksLabel(spec.Labels, m.Networks)
 		spec.Hostname, spec.ExtraHosts, spec.DNS, spec.DNSSearch = m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch
+		spec.Domainname = m.Domainname
 	}
 	var digests []string
 	for _, vm := range c.VolumeMounts {
@@ -437,8 +439,12 @@ func Summarize(m manifest.Manifest, i int, env *EnvHasher) Summary {
 	s.Process = processString(c)
 	s.Host = hostString(m, c, env)
 	s.Build = buildInputs(c.Build, env)
-	if len(m.Containers) == 1 && (m.Hostname != "" || len(m.ExtraHosts)+len(m.DNS)+len(m.DNSSearch) > 0) {
+	if len(m.Containers) == 1 && (m.Hostname != "" || m.Domainname != "" || len(m.ExtraHosts)+len(m.DNS)+len(m.DNSSearch) > 0) {
 		s.Namespace = fmt.Sprintf("hostname=%s hosts=%v dns=%v search=%v", m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch)
+		if m.Domainname != "" {
+			// Only when set: the label of a pod without one is unchanged.
+			s.Namespace += " domainname=" + m.Domainname
+		}
 	}
 	if len(m.Containers) == 1 {
 		for _, n := range m.Networks {
