@@ -549,7 +549,8 @@ func hostAccess(spec ContainerSpec, hostCfg *container.HostConfig) {
 	for _, u := range spec.Ulimits {
 		hostCfg.Ulimits = append(hostCfg.Ulimits, &container.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
 	}
-	if spec.LogDriver != "" {
+	if spec.LogDriver != "" || len(spec.LogOptions) > 0 {
+		// No driver: the engine's default one, with these options.
 		hostCfg.LogConfig = container.LogConfig{Type: spec.LogDriver, Config: spec.LogOptions}
 	}
 }

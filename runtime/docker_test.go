@@ -855,3 +855,29 @@ func TestFullyQualifiedHostnameAndHostGateway(t *testing.T) {
 		return false, "no host.docker.internal in /etc/hosts:\n" + body
 	})
 }
+
+// TestLogOptionsForTheDefaultDriver: log options without a driver go to
+// the engine's default driver (Docker's json-file on the engines of the
+// tests; Podman's own), as docker run --log-opt without --log-driver
+// does.
+func TestLogOptionsForTheDefaultDriver(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	s := spec(t, d, "logopts", "app")
+	s.Command = []string{"/demo", "pause"}
+	s.LogOptions = map[string]string{"max-size": "1m", "max-file": "2"}
+	id := mustRun(t, ctx, d, s)
+	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := raw.HostConfig.LogConfig
+	want := "json-file"
+	if d.Engine().Podman() {
+		want = lc.Type // its own default (k8s-file or journald), whichever
+	}
+	if lc.Type == "" || lc.Type != want || lc.Config["max-size"] != "1m" {
+		t.Errorf("log config %+v, want the engine's default driver (%s) with max-size 1m", lc, want)
+	}
+}

@@ -42,6 +42,10 @@ var freeLogDrivers = map[string][]string{
 	"local":     {"max-size", "max-file", "compress"},
 	"journald":  {"tag", "labels", "labels-regex", "env", "env-regex"},
 	"none":      {},
+	// No driver: the engine's default one (the host's choice, which may
+	// be any), with the options its common choices share; one that may
+	// reach beyond its files needs the driver named.
+	"": {"max-size", "max-file", "compress", "tag", "labels", "env"},
 }
 
 // maxLogBuffer bounds the engine memory a non-blocking log driver may
@@ -157,7 +161,9 @@ func (c *checker) hostAccess(f string, ct manifest.Container, p Policy, shared, 
 	c.ulimits(f, ct.Ulimits, ct, p)
 	c.sysctls(f, ct.Sysctls, shared, hostNetwork, hostIPC)
 	if l := ct.Logging; l != nil {
-		if !logDriverRE.MatchString(l.Driver) || len(l.Driver) > 128 {
+		if l.Driver == "" && len(l.Options) == 0 {
+			c.add(f+".logging.driver", "required without options (json-file, local, journald, ...; leave logging out for the engine's default)")
+		} else if l.Driver != "" && (!logDriverRE.MatchString(l.Driver) || len(l.Driver) > 128) {
 			c.add(f+".logging.driver", "%q is not a log driver's name (json-file, local, journald, syslog, ...)", textcap.Excerpt(l.Driver))
 		} else {
 			c.logPolicy(f+".logging", l, p)
@@ -179,7 +185,7 @@ func (c *checker) hostAccess(f string, ct manifest.Container, p Policy, shared, 
 // beyond the engine's own log files unless policy.logDrivers lists the
 // driver.
 func (c *checker) logPolicy(f string, l *manifest.Logging, p Policy) {
-	if slices.Contains(p.LogDrivers, l.Driver) {
+	if l.Driver != "" && slices.Contains(p.LogDrivers, l.Driver) {
 		return
 	}
 	free, ok := freeLogDrivers[l.Driver]
@@ -196,6 +202,10 @@ func (c *checker) logPolicy(f string, l *manifest.Logging, p Policy) {
 			}
 		case slices.Contains(free, k):
 		default:
+			if l.Driver == "" {
+				c.add(fmt.Sprintf("%s.options[%q]", f, textcap.Excerpt(k)), "not an option hostlet allows for the engine's default log driver (%s, mode, max-buffer-size); name the driver to give it", strings.Join(free, ", "))
+				continue
+			}
 			c.add(fmt.Sprintf("%s.options[%q]", f, textcap.Excerpt(k)), "not an option of %s hostlet allows (%s, mode, max-buffer-size); list %s in the host config's policy.logDrivers to allow any", l.Driver, strings.Join(free, ", "), l.Driver)
 		}
 	}

@@ -85,6 +85,14 @@ func TestHostAccessPolicy(t *testing.T) {
 		}, all, `containers[0].logging.options["max-size"]: a value of one line`},
 		{"log driver", func(m *manifest.Manifest) { m.Containers[0].Logging = &manifest.Logging{Driver: "Bad Driver"} }, all,
 			`containers[0].logging.driver: "Bad Driver" is not a log driver's name`},
+		{"the default log driver with size options", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"max-size": "10m", "max-file": "3", "mode": "non-blocking"}}
+		}, validate.Policy{}, ""},
+		{"the default log driver without options", func(m *manifest.Manifest) { m.Containers[0].Logging = &manifest.Logging{} }, all,
+			`containers[0].logging.driver: required without options`},
+		{"the default log driver with another option, whatever the policy", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"syslog-address": "udp://203.0.113.7:514"}}
+		}, validate.Policy{LogDrivers: []string{"syslog", ""}}, `containers[0].logging.options["syslog-address"]: not an option hostlet allows for the engine's default log driver`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,6 +219,10 @@ func TestLogDriversThatReachTheHostNeedThePolicy(t *testing.T) {
 		"engine memory": {Driver: "gelf", Options: map[string]string{
 			"gelf-address": "tcp://203.0.113.7:12201", "mode": "non-blocking", "max-buffer-size": "64g"}},
 		"a plugin": {Driver: "example/driver:latest"},
+		// The engine's default driver may be any of these on the host.
+		"default driver, host syslog socket": {Options: map[string]string{"syslog-address": "unixgram:///dev/log", "tag": "sshd"}},
+		"default driver, cloud metadata":     {Options: map[string]string{"fluentd-address": "tcp://169.254.169.254:80"}},
+		"default driver, engine memory":      {Options: map[string]string{"mode": "non-blocking", "max-buffer-size": "64g"}},
 	}
 	for name, l := range tests {
 		t.Run(name, func(t *testing.T) {

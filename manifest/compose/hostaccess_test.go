@@ -86,13 +86,29 @@ services:
 	}
 }
 
+// TestLoadLoggingOptionsWithoutDriver: options without a driver are the
+// engine's default driver's, as in Compose (validation then allows only
+// the options that stay in the engine's files).
+func TestLoadLoggingOptionsWithoutDriver(t *testing.T) {
+	pods, errs := load(t, mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    logging: {options: {max-size: 1m, max-file: \"3\"}}\n"}, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	l := pods[0].Manifest.Containers[0].Logging
+	if l == nil || l.Driver != "" || !reflect.DeepEqual(l.Options, map[string]string{"max-size": "1m", "max-file": "3"}) {
+		t.Errorf("logging %+v, want the default driver with max-size and max-file", l)
+	}
+	if err := validate.Manifest(pods[0], validate.Options{}); err != nil {
+		t.Errorf("validation without a policy: %v", err)
+	}
+}
+
 func TestLoadHostAccessRefused(t *testing.T) {
 	tests := []struct{ svc, want string }{
 		{"network_mode: none", `services.web.network_mode: none: a pod without a network is not supported yet`},
 		{"network_mode: 'service:db'", `services.web.network_mode: "service:db": joining another container's network is not supported`},
 		{"pid: 'container:x'", `services.web.pid: "container:x" is not supported (host, or leave it out)`},
 		{"ipc: shareable", `services.web.ipc: "shareable" is not supported (host, or leave it out)`},
-		{"logging: {options: {max-size: 1m}}", `services.web.logging.driver: required with options`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.svc, func(t *testing.T) {

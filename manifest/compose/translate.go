@@ -1207,10 +1207,9 @@ func (c *serviceConv) hostAccess(m *manifest.Manifest, ct *manifest.Container, s
 		ct.Sysctls = map[string]string(s.Sysctls)
 	}
 	if l := s.Logging; l != nil && (l.Driver != "" || len(l.Options) > 0) {
+		// Options without a driver are the engine's default driver's,
+		// as in Compose.
 		ct.Logging = &manifest.Logging{Driver: l.Driver, Options: map[string]string(l.Options)}
-		if l.Driver == "" {
-			c.add("logging.driver", "required with options (json-file, local, journald, ...)")
-		}
 	}
 	switch mode := s.NetworkMode; {
 	case mode == "":
