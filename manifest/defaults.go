@@ -150,6 +150,7 @@ func (m Manifest) Clone() Manifest {
 		c.Devices = append([]Device(nil), c.Devices...)
 		c.SecurityOpt = append([]string(nil), c.SecurityOpt...)
 		c.Ulimits = append([]Ulimit(nil), c.Ulimits...)
+		c.Tmpfs = append([]Tmpfs(nil), c.Tmpfs...)
 		c.Sysctls = maps.Clone(c.Sysctls)
 		if c.Logging != nil {
 			l := Logging{Driver: c.Logging.Driver, Options: maps.Clone(c.Logging.Options)}

@@ -51,6 +51,7 @@ type hashedContainer struct {
 	StopSignal  string       `json:"stopSignal,omitempty"`
 	ShmSize     int64        `json:"shmSize,omitempty"`
 	PidsLimit   int64        `json:"pidsLimit,omitempty"`
+	Tmpfs       []Tmpfs      `json:"tmpfs,omitempty"`
 	CPULimit    int64        `json:"cpuLimit,omitempty"`
 	// The host's access, each left out when unset; lists in a sorted
 	// order where their order means nothing.
@@ -148,6 +149,9 @@ func ContainerHash(m Manifest, i int) string {
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
 	h.PidsLimit = c.PidsLimit
+	if len(c.Tmpfs) > 0 {
+		h.Tmpfs = slices.SortedFunc(slices.Values(c.Tmpfs), func(a, b Tmpfs) int { return strings.Compare(a.MountPath, b.MountPath) })
+	}
 	h.Privileged, h.Sysctls, h.Logging, h.HostPID, h.HostIPC = c.Privileged, c.Sysctls, c.Logging, d.HostPID, d.HostIPC
 	// Security options in order: the engine takes the last of a key.
 	h.CapAdd, h.CapDrop, h.SecurityOpt = sortedStrings(c.CapAdd), sortedStrings(c.CapDrop), c.SecurityOpt

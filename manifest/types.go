@@ -205,6 +205,10 @@ type Container struct {
 	// CPULimit caps the container's CPU time in thousandths of a CPU
 	// (500 = half a CPU); 0 means none.
 	CPULimit int64 `json:"cpuLimit,omitempty"`
+	// Tmpfs are in-memory file systems mounted in the container, its own
+	// (not shared with the pod's other containers) and empty at each
+	// start.
+	Tmpfs []Tmpfs `json:"tmpfs,omitempty"`
 	// PidsLimit caps the processes and threads the container may have
 	// at once (a fork bomb stops there); 0 means the engine's default
 	// (Docker: none, Podman: 2048), -1 unlimited.
@@ -236,6 +240,18 @@ type Container struct {
 	// is then hostlet's name for the result, and an image given beside
 	// it is a name the result gets too.
 	Build *Build `json:"build,omitempty"`
+}
+
+// Tmpfs is an in-memory file system at MountPath: SizeBytes bounds it
+// (0: the engine's default, half the host's memory), Mode sets its
+// folder's permission bits (an octal number such as 0o1777; 0: 0o1777),
+// and Exec lets programs run from it (by default they may not, as the
+// engine mounts it noexec, nosuid and nodev).
+type Tmpfs struct {
+	MountPath string `json:"mountPath"`
+	SizeBytes int64  `json:"sizeBytes,omitempty"`
+	Mode      uint32 `json:"mode,omitempty"`
+	Exec      bool   `json:"exec,omitempty"`
 }
 
 // Device is a host device made available in the container.

@@ -881,3 +881,36 @@ func TestLogOptionsForTheDefaultDriver(t *testing.T) {
 		t.Errorf("log config %+v, want the engine's default driver (%s) with max-size 1m", lc, want)
 	}
 }
+
+// TestTmpfsMounts: tmpfs mounts reach the container with their size and
+// mode, noexec unless exec is asked for (the engine's defaults).
+func TestTmpfsMounts(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	port := testkit.FreePort(t)
+	s := spec(t, d, "tmpfs", "app")
+	s.Command = []string{"/demo", "-listen", ":9094"}
+	s.Ports = []hruntime.Port{{ContainerPort: 9094, HostPort: port, Protocol: "TCP", HostIP: "127.0.0.1"}}
+	s.Tmpfs = map[string]string{"/run": "size=16777216,mode=1750,exec", "/scratch": ""}
+	mustRun(t, ctx, d, s)
+	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 30*time.Second, "GET", base, "", "hello from")
+	_, mounts, err := testkit.HTTP("GET", base+"read?path=/proc/mounts", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := map[string][]string{}
+	for _, line := range strings.Split(mounts, "\n") {
+		if f := strings.Fields(line); len(f) >= 4 && f[2] == "tmpfs" {
+			opts[f[1]] = strings.Split(f[3], ",")
+		}
+	}
+	run, scratch := opts["/run"], opts["/scratch"]
+	if !slices.Contains(run, "size=16384k") || !slices.Contains(run, "mode=1750") || slices.Contains(run, "noexec") {
+		t.Errorf("/run mounted %v, want size=16384k, mode=1750, exec (not noexec)", run)
+	}
+	if scratch == nil || !slices.Contains(scratch, "noexec") {
+		t.Errorf("/scratch mounted %v, want a tmpfs, noexec", scratch)
+	}
+}

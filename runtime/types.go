@@ -179,8 +179,11 @@ type ContainerSpec struct {
 	ShmSize    int64
 	NanoCPUs   int64
 	PidsLimit  int64
-	Ports      []Port
-	Mounts     []Mount
+	// Tmpfs are in-memory mounts by path, each with its mount options
+	// (size=, mode=, exec).
+	Tmpfs  map[string]string
+	Ports  []Port
+	Mounts []Mount
 	// Memory is a limit in bytes, 0 for none.
 	Memory int64
 	// CPUShares is the relative CPU weight, 0 for the default.

@@ -392,6 +392,7 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 		c.port(fmt.Sprintf("%s.ports[%d]", f, j), p, ownPorts, portNames, containerPorts)
 	}
 	c.volumeMounts(f, ct.VolumeMounts, volumes)
+	c.tmpfs(f, ct.Tmpfs, ct.VolumeMounts, volumes)
 	c.healthcheck(f+".healthcheck", ct.Healthcheck)
 	c.processSettings(f, ct)
 	c.nonNegative(f+".memory", ct.Memory)
@@ -465,6 +466,64 @@ func (c *checker) port(pf string, p manifest.Port, ownPorts map[string]bool, por
 			containerPorts[key] = pf
 		}
 	}
+}
+
+// MaxTmpfs bounds a container's tmpfs mounts.
+const MaxTmpfs = 64
+
+// tmpfs checks container f's tmpfs mounts: absolute, clean paths below the
+// root, each mounted once and not where a volume is mounted nor inside a
+// folder of files (read-only: the engine could not make the mount point);
+// a size not negative and permission bits only in the mode.
+func (c *checker) tmpfs(f string, ts []manifest.Tmpfs, vms []manifest.VolumeMount, volumes map[string]*manifest.Files) {
+	if len(ts) > MaxTmpfs {
+		c.add(f+".tmpfs", "%d mounts are over the limit of %d", len(ts), MaxTmpfs)
+		return
+	}
+	taken := map[string]string{}
+	for j, vm := range vms {
+		taken[path.Clean(vm.MountPath)] = fmt.Sprintf("volumeMounts[%d]", j)
+	}
+	for j, t := range ts {
+		tf := fmt.Sprintf("%s.tmpfs[%d]", f, j)
+		p := path.Clean(t.MountPath)
+		switch {
+		case t.MountPath == "":
+			c.add(tf+".mountPath", "required")
+		case !path.IsAbs(t.MountPath):
+			c.add(tf+".mountPath", "%q is not an absolute path", t.MountPath)
+		case p == "/":
+			c.add(tf+".mountPath", "%q is the container's root: mount below it", t.MountPath)
+		case taken[p] != "":
+			c.add(tf+".mountPath", "%q is also mounted by %s", t.MountPath, taken[p])
+		default:
+			if in := insideFilesFolder(p, vms, volumes); in != "" {
+				c.add(tf+".mountPath", "%q lies in %s, a read-only folder of files: mount it elsewhere", t.MountPath, in)
+			}
+		}
+		if _, dup := taken[p]; !dup {
+			taken[p] = fmt.Sprintf("tmpfs[%d]", j)
+		}
+		c.nonNegative(tf+".sizeBytes", t.SizeBytes)
+		if t.Mode > 0o7777 {
+			c.add(tf+".mode", "%#o has bits beyond the permission bits (0o7777)", t.Mode)
+		}
+	}
+}
+
+// insideFilesFolder is the mount path of the folder of files (a files
+// volume of several files) that p lies below, or "".
+func insideFilesFolder(p string, vms []manifest.VolumeMount, volumes map[string]*manifest.Files) string {
+	for _, vm := range vms {
+		files := volumes[vm.Name]
+		if files == nil || files.Single() {
+			continue
+		}
+		if at := path.Clean(vm.MountPath); strings.HasPrefix(p, at+"/") {
+			return at
+		}
+	}
+	return ""
 }
 
 // volumeMounts checks container f's mounts against the pod's volumes.

@@ -763,3 +763,53 @@ func TestLoadOverrideErrorsNameTheirFile(t *testing.T) {
 		t.Errorf("errors %q, want one of apps:shop/compose.override.yaml", errs)
 	}
 }
+
+// TestLoadTmpfs: a service's tmpfs entries (with size, mode and exec or
+// noexec among the options the engine sets anyway) and its volumes of
+// type tmpfs are the container's tmpfs mounts; an option hostlet does not
+// apply, or a read-only tmpfs, is refused naming the entry.
+func TestLoadTmpfs(t *testing.T) {
+	pods, errs := load(t, mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    tmpfs:
+      - /run:size=16M,mode=1750,exec
+      - /tmp:size=16M,mode=1777,noexec
+      - /var/cache
+    volumes:
+      - {type: tmpfs, target: /scratch, tmpfs: {size: 1048576, mode: 0o700}}
+`}, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	want := []manifest.Tmpfs{
+		{MountPath: "/run", SizeBytes: 16 << 20, Mode: 0o1750, Exec: true},
+		{MountPath: "/tmp", SizeBytes: 16 << 20, Mode: 0o1777},
+		{MountPath: "/var/cache"},
+		{MountPath: "/scratch", SizeBytes: 1 << 20, Mode: 0o700},
+	}
+	c := pods[0].Manifest.Containers[0]
+	if !reflect.DeepEqual(c.Tmpfs, want) || len(c.VolumeMounts) != 0 {
+		t.Errorf("tmpfs %+v mounts %+v, want %+v and no volume", c.Tmpfs, c.VolumeMounts, want)
+	}
+	if k := pods[0].Keys["containers[0].tmpfs[3]"]; k != "services.web.volumes[0]" {
+		t.Errorf("containers[0].tmpfs[3] is named %q, want services.web.volumes[0]", k)
+	}
+	_, errs = load(t, mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    tmpfs: ["/run:uid=1000", "/tmp:size=lots", "/x:mode=999"]
+    volumes: [{type: tmpfs, target: /ro, read_only: true}]
+`}, compose.Options{})
+	wantErrs := []string{
+		`apps:shop/compose.yaml: services.web.tmpfs[0]: option "uid=1000" is not supported (size, mode, exec, noexec, nosuid, nodev, rw)`,
+		`apps:shop/compose.yaml: services.web.tmpfs[1]: size "lots" is not a size (16m, 1g, ...)`,
+		`apps:shop/compose.yaml: services.web.tmpfs[2]: mode "999" is not octal permission bits (1777, 0750, ...)`,
+		`apps:shop/compose.yaml: services.web.volumes[0].read_only: a read-only tmpfs is always empty: leave read_only out`,
+	}
+	if !reflect.DeepEqual(errs, wantErrs) {
+		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/tree"
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/docker/go-units"
 	"github.com/hashicorp/go-multierror"
 
 	"github.com/hostlet/hostlet/manifest"
@@ -74,7 +75,8 @@ var supportedPaths = paths(
 	"services.*.volumes", "services.*.volumes.[]", "services.*.volumes.[].type", "services.*.volumes.[].source", "services.*.volumes.[].target", "services.*.volumes.[].read_only", "services.*.volumes.[].bind", "services.*.volumes.[].bind.create_host_path",
 	// A named volume's options are refused by the translation, naming the
 	// volume, as tmpfs is.
-	"services.*.volumes.[].volume", "services.*.volumes.[].volume.*", "services.*.volumes.[].tmpfs", "services.*.volumes.[].tmpfs.*",
+	"services.*.volumes.[].volume", "services.*.volumes.[].volume.*", "services.*.volumes.[].tmpfs", "services.*.volumes.[].tmpfs.size", "services.*.volumes.[].tmpfs.mode",
+	"services.*.tmpfs", "services.*.tmpfs.[]",
 	"volumes", "volumes.*", "volumes.*.name", "volumes.*.external", "volumes.*.driver",
 	// Configs and secrets: files of the project, a content or a variable;
 	// external ones, uid and gid are refused by the translation.
@@ -372,6 +374,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 		Labels:                        c.labels(s.Labels),
 	}
 	m.Volumes, ct.VolumeMounts = c.volumes(s.Volumes)
+	ct.Tmpfs = c.tmpfs(s)
 	c.fileObjects(&m, &ct, s)
 	distinctSources(m.Volumes, ct.VolumeMounts)
 	m.Networks = c.networks(s)
@@ -816,6 +819,8 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 				mounts = append(mounts, manifest.VolumeMount{Name: vol.Name, MountPath: v.Target, ReadOnly: v.ReadOnly})
 			}
 			continue
+		case v.Type == types.VolumeTypeTmpfs:
+			continue // a tmpfs of the container (tmpfs)
 		case v.Type != types.VolumeTypeBind:
 			c.add(key, "%s volumes are not supported yet (bind mounts of absolute host paths are)", v.Type)
 			continue
@@ -839,6 +844,78 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 		mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: v.ReadOnly})
 	}
 	return vols, mounts
+}
+
+// tmpfs are the service's tmpfs mounts: its tmpfs list ("path" or
+// "path:options", options of size, mode and exec among those the engine
+// sets anyway), then its volumes of type tmpfs (tmpfs.size, tmpfs.mode).
+func (c *serviceConv) tmpfs(s types.ServiceConfig) []manifest.Tmpfs {
+	var out []manifest.Tmpfs
+	for i, entry := range s.Tmpfs {
+		key := fmt.Sprintf("tmpfs[%d]", i)
+		target, opts, _ := strings.Cut(entry, ":")
+		t := manifest.Tmpfs{MountPath: target}
+		if !c.tmpfsOptions(key, opts, &t) {
+			continue
+		}
+		c.key(fmt.Sprintf("containers[0].tmpfs[%d]", len(out)), key)
+		out = append(out, t)
+	}
+	for i, v := range s.Volumes {
+		if v.Type != types.VolumeTypeTmpfs {
+			continue
+		}
+		key := fmt.Sprintf("volumes[%d]", i)
+		if v.ReadOnly {
+			c.add(key+".read_only", "a read-only tmpfs is always empty: leave read_only out")
+			continue
+		}
+		t := manifest.Tmpfs{MountPath: v.Target}
+		if v.Tmpfs != nil {
+			t.SizeBytes, t.Mode = int64(v.Tmpfs.Size), v.Tmpfs.Mode
+		}
+		c.key(fmt.Sprintf("containers[0].tmpfs[%d]", len(out)), key)
+		out = append(out, t)
+	}
+	return out
+}
+
+// tmpfsOptions sets t from the options of a short tmpfs entry, reporting
+// whether they are all understood.
+func (c *serviceConv) tmpfsOptions(key, opts string, t *manifest.Tmpfs) bool {
+	if opts == "" {
+		return true
+	}
+	ok := true
+	for _, o := range strings.Split(opts, ",") {
+		name, val, _ := strings.Cut(o, "=")
+		switch name {
+		case "size":
+			n, err := units.RAMInBytes(val)
+			if err != nil || n < 0 {
+				c.add(key, "size %q is not a size (16m, 1g, ...)", val)
+				ok = false
+			}
+			t.SizeBytes = n
+		case "mode":
+			m, err := strconv.ParseUint(val, 8, 32)
+			if err != nil || m > 0o7777 {
+				c.add(key, "mode %q is not octal permission bits (1777, 0750, ...)", val)
+				ok = false
+			}
+			t.Mode = uint32(m)
+		case "exec":
+			t.Exec = true
+		case "noexec":
+			t.Exec = false
+		case "rw", "nosuid", "nodev":
+			// The engine mounts a tmpfs so anyway.
+		default:
+			c.add(key, "option %q is not supported (size, mode, exec, noexec, nosuid, nodev, rw)", o)
+			ok = false
+		}
+	}
+	return ok
 }
 
 // volumeKey records that the pod's volume i (and its mount, made with

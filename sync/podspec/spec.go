@@ -207,6 +207,12 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		NanoCPUs:      c.CPULimit * 1_000_000,
 		PidsLimit:     c.PidsLimit,
 	}
+	for _, t := range c.Tmpfs {
+		if spec.Tmpfs == nil {
+			spec.Tmpfs = map[string]string{}
+		}
+		spec.Tmpfs[t.MountPath] = TmpfsOptions(t)
+	}
 	for _, e := range c.Env {
 		spec.Env = append(spec.Env, e.Name+"="+e.Value)
 	}
@@ -430,6 +436,9 @@ func Summarize(m manifest.Manifest, i int, env *EnvHasher) Summary {
 			mode = "ro"
 		}
 		s.Mounts = append(s.Mounts, src+":"+vm.MountPath+":"+mode)
+	}
+	for _, t := range c.Tmpfs {
+		s.Mounts = append(s.Mounts, "tmpfs{"+TmpfsOptions(t)+"}:"+t.MountPath+":rw")
 	}
 	sort.Strings(s.Mounts)
 	if c.Healthcheck != nil {
@@ -859,4 +868,21 @@ func RecreateReasons(cur hruntime.Container, m manifest.Manifest, i int, env *En
 		r += ": env values recorded with another key (or by an older hostlet) cannot be compared"
 	}
 	return []string{r}
+}
+
+// TmpfsOptions are the engine's mount options of a tmpfs mount: its
+// size, mode and exec, those that are set (the engine adds noexec, nosuid
+// and nodev; exec overrides noexec).
+func TmpfsOptions(t manifest.Tmpfs) string {
+	var opts []string
+	if t.SizeBytes > 0 {
+		opts = append(opts, "size="+strconv.FormatInt(t.SizeBytes, 10))
+	}
+	if t.Mode != 0 {
+		opts = append(opts, "mode="+strconv.FormatUint(uint64(t.Mode), 8))
+	}
+	if t.Exec {
+		opts = append(opts, "exec")
+	}
+	return strings.Join(opts, ",")
 }
