@@ -151,6 +151,7 @@ func (m Manifest) Clone() Manifest {
 		c.SecurityOpt = append([]string(nil), c.SecurityOpt...)
 		c.Ulimits = append([]Ulimit(nil), c.Ulimits...)
 		c.Tmpfs = append([]Tmpfs(nil), c.Tmpfs...)
+		c.GroupAdd = append([]string(nil), c.GroupAdd...)
 		c.Sysctls = maps.Clone(c.Sysctls)
 		if c.Logging != nil {
 			l := Logging{Driver: c.Logging.Driver, Options: maps.Clone(c.Logging.Options)}

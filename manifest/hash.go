@@ -46,6 +46,7 @@ type hashedContainer struct {
 	// settings below.
 	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
 	User        string       `json:"user,omitempty"`
+	GroupAdd    []string     `json:"groupAdd,omitempty"`
 	ReadOnly    bool         `json:"readOnly,omitempty"`
 	Init        bool         `json:"init,omitempty"`
 	StopSignal  string       `json:"stopSignal,omitempty"`
@@ -148,7 +149,7 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
-	h.PidsLimit = c.PidsLimit
+	h.PidsLimit, h.GroupAdd = c.PidsLimit, c.GroupAdd
 	if len(c.Tmpfs) > 0 {
 		h.Tmpfs = slices.SortedFunc(slices.Values(c.Tmpfs), func(a, b Tmpfs) int { return strings.Compare(a.MountPath, b.MountPath) })
 	}

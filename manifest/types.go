@@ -190,8 +190,10 @@ type Container struct {
 	// update is done once the pod has been ready minReadySeconds).
 	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
 	// User runs the container's process as user[:group] (a name or an
-	// id) instead of the image's.
-	User string `json:"user,omitempty"`
+	// id) instead of the image's; GroupAdd gives it supplementary groups
+	// (names of the image's /etc/group, or ids).
+	User     string   `json:"user,omitempty"`
+	GroupAdd []string `json:"groupAdd,omitempty"`
 	// ReadOnly mounts the container's root filesystem read-only.
 	ReadOnly bool `json:"readOnly,omitempty"`
 	// Init runs an init process (Docker's tini) as PID 1 that reaps

@@ -753,8 +753,8 @@ func TestVolumeListAndRemoval(t *testing.T) {
 }
 
 // TestProcessSettings: user, a read-only root, an init process, the stop
-// signal, /dev/shm's size, a CPU limit and a pids limit reach the engine
-// as set.
+// signal, /dev/shm's size, a CPU limit, a pids limit and supplementary
+// groups reach the engine as set.
 func TestProcessSettings(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -762,7 +762,7 @@ func TestProcessSettings(t *testing.T) {
 	s := spec(t, d, "proc", "app")
 	s.Command = []string{"/demo", "pause"}
 	s.User, s.ReadOnly, s.Init, s.StopSignal, s.ShmSize, s.NanoCPUs = "1000:1000", true, true, "SIGINT", 128<<20, 500_000_000
-	s.PidsLimit = 77
+	s.PidsLimit, s.GroupAdd = 77, []string{"44", "4242"}
 	s.Healthcheck = &hruntime.HealthSpec{Command: []string{"/demo", "probe-ok"}, Interval: time.Second, Retries: 2}
 	id := mustRun(t, ctx, d, s)
 	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
@@ -780,6 +780,9 @@ func TestProcessSettings(t *testing.T) {
 	}
 	if hc.PidsLimit == nil || *hc.PidsLimit != 77 {
 		t.Errorf("pids limit %v, want 77", hc.PidsLimit)
+	}
+	if !slices.Equal(hc.GroupAdd, []string{"44", "4242"}) {
+		t.Errorf("supplementary groups %v, want 44 and 4242", hc.GroupAdd)
 	}
 	if h := raw.Config.Healthcheck; h == nil || strings.Join(h.Test, " ") != "CMD /demo probe-ok" || h.Retries != 2 {
 		t.Errorf("healthcheck %+v", h)

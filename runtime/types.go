@@ -179,6 +179,8 @@ type ContainerSpec struct {
 	ShmSize    int64
 	NanoCPUs   int64
 	PidsLimit  int64
+	// GroupAdd are supplementary groups of the process (names or ids).
+	GroupAdd []string
 	// Tmpfs are in-memory mounts by path, each with its mount options
 	// (size=, mode=, exec).
 	Tmpfs  map[string]string

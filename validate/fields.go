@@ -331,6 +331,7 @@ func (c *checker) files(f string, v *manifest.Files) {
 var (
 	userRE   = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.-]*(:[a-zA-Z0-9_][a-zA-Z0-9_.-]*)?$`)
 	signalRE = regexp.MustCompile(`^(SIG[A-Z0-9+-]+|[1-9][0-9]?)$`)
+	groupRE  = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.-]*$`)
 )
 
 // MaxCPULimit bounds cpuLimit (thousandths of a CPU): 1024 CPUs.
@@ -338,9 +339,21 @@ const MaxCPULimit = 1024 * 1000
 
 // processSettings checks a container's user, stop signal, /dev/shm size
 // and CPU limit.
+// MaxGroupAdd bounds a container's supplementary groups (the kernel's
+// NGROUPS_MAX is far above; no image needs more).
+const MaxGroupAdd = 64
+
 func (c *checker) processSettings(f string, ct manifest.Container) {
 	if ct.User != "" && (len(ct.User) > 256 || !userRE.MatchString(ct.User)) {
 		c.add(f+".user", "%q is not user or user:group (names or ids)", ct.User)
+	}
+	if len(ct.GroupAdd) > MaxGroupAdd {
+		c.add(f+".groupAdd", "%d groups are over the limit of %d", len(ct.GroupAdd), MaxGroupAdd)
+	}
+	for j, g := range ct.GroupAdd {
+		if len(g) > 256 || !groupRE.MatchString(g) {
+			c.add(fmt.Sprintf("%s.groupAdd[%d]", f, j), "%q is not a group (a name or an id)", g)
+		}
 	}
 	if ct.StopSignal != "" && !signalRE.MatchString(ct.StopSignal) {
 		c.add(f+".stopSignal", "%q is not a signal name (SIGTERM, SIGQUIT, ...) or number", ct.StopSignal)

@@ -633,6 +633,7 @@ services:
     shm_size: 256m
     cpus: 0.5
     pids_limit: 200
+    group_add: [video, "44"]
   cache:
     image: redis:7
     deploy: {resources: {limits: {pids: 64}}}
@@ -641,7 +642,8 @@ services:
 		t.Fatalf("errors: %q", errs)
 	}
 	c := pods[1].Manifest.Containers[0]
-	if c.User != "999:999" || !c.ReadOnly || !c.Init || c.StopSignal != "SIGINT" || c.ShmSize != 256<<20 || c.CPULimit != 500 || c.PidsLimit != 200 {
+	if c.User != "999:999" || !c.ReadOnly || !c.Init || c.StopSignal != "SIGINT" || c.ShmSize != 256<<20 || c.CPULimit != 500 || c.PidsLimit != 200 ||
+		!reflect.DeepEqual(c.GroupAdd, []string{"video", "44"}) {
 		t.Errorf("container %+v", c)
 	}
 	if got := pods[0].Manifest.Containers[0].PidsLimit; got != 64 {
@@ -811,5 +813,30 @@ services:
 	}
 	if !reflect.DeepEqual(errs, wantErrs) {
 		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+}
+
+// TestLoadDeployMode: replicated is the replicas given, global is one pod
+// (one per node, and a host is one node, as in docker compose); a job
+// mode is refused naming it.
+func TestLoadDeployMode(t *testing.T) {
+	pods, errs := load(t, mapFiles{"compose.yaml": `
+services:
+  web: {image: busybox, deploy: {mode: replicated, replicas: 2}}
+  agent: {image: busybox, deploy: {mode: global}}
+`}, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	var ids []string
+	for _, p := range pods {
+		ids = append(ids, p.Manifest.ID)
+	}
+	if want := []string{"shop-agent", "shop-web-1", "shop-web-2"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("pods %q, want %q", ids, want)
+	}
+	_, errs = load(t, mapFiles{"compose.yaml": "services:\n  once: {image: busybox, deploy: {mode: replicated-job}}\n"}, compose.Options{})
+	if want := []string{`apps:shop/compose.yaml: services.once.deploy.mode: "replicated-job": jobs are not supported yet (replicated or global)`}; !reflect.DeepEqual(errs, want) {
+		t.Errorf("errors:\n got %q\nwant %q", errs, want)
 	}
 }

@@ -206,6 +206,7 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		ShmSize:       c.ShmSize,
 		NanoCPUs:      c.CPULimit * 1_000_000,
 		PidsLimit:     c.PidsLimit,
+		GroupAdd:      c.GroupAdd,
 	}
 	for _, t := range c.Tmpfs {
 		if spec.Tmpfs == nil {
@@ -554,6 +555,9 @@ func processString(c manifest.Container) string {
 	var parts []string
 	if c.User != "" {
 		parts = append(parts, "user="+c.User)
+	}
+	if len(c.GroupAdd) > 0 {
+		parts = append(parts, "groupAdd="+strings.Join(c.GroupAdd, ","))
 	}
 	if c.ReadOnly {
 		parts = append(parts, "readOnly")
