@@ -840,3 +840,67 @@ services:
 		t.Errorf("errors:\n got %q\nwant %q", errs, want)
 	}
 }
+
+// TestLoadLinks: a link's alias is an alias of the linked service on the
+// networks both join; a link without an alias adds nothing (the service's
+// name resolves already); a link to a service sharing no network, or not
+// in the project, is refused naming it.
+func TestLoadLinks(t *testing.T) {
+	pods, errs := load(t, mapFiles{"compose.yaml": `
+services:
+  web: {image: busybox, links: ["db:database", cache], networks: [front, back]}
+  db: {image: busybox, networks: [back]}
+  cache: {image: busybox, networks: [back]}
+networks: {front: {}, back: {}}
+`}, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	aliases := map[string][]string{}
+	for _, p := range pods {
+		for _, n := range p.Manifest.Networks {
+			aliases[p.Manifest.ID+"@"+n.Name] = n.Aliases
+		}
+	}
+	want := map[string][]string{
+		"shop-web@shop_back": {"web"}, "shop-web@shop_front": {"web"},
+		"shop-db@shop_back": {"db", "database"}, "shop-cache@shop_back": {"cache"},
+	}
+	if !reflect.DeepEqual(aliases, want) {
+		t.Errorf("aliases %v, want %v", aliases, want)
+	}
+	// compose-go makes each link a dependency that restarts the service
+	// with its target: the wait is kept, the restart said in a note.
+	var notes []string
+	for _, p := range pods {
+		if p.Manifest.ID == "shop-web" {
+			for _, n := range p.Notes {
+				notes = append(notes, n.Error())
+			}
+			if len(p.Manifest.DependsOn) != 2 {
+				t.Errorf("web depends on %+v, want cache and db", p.Manifest.DependsOn)
+			}
+		}
+	}
+	wantNotes := []string{
+		`apps:shop/compose.yaml: services.web.depends_on.cache: made by links: the service waits for cache to start, and is not restarted when cache restarts`,
+		`apps:shop/compose.yaml: services.web.depends_on.db: made by links: the service waits for db to start, and is not restarted when db restarts`,
+	}
+	if !reflect.DeepEqual(notes, wantNotes) {
+		t.Errorf("notes:\n got %q\nwant %q", notes, wantNotes)
+	}
+	_, errs = load(t, mapFiles{"compose.yaml": `
+services:
+  web: {image: busybox, links: ["db:database"], networks: [front]}
+  db: {image: busybox, networks: [back]}
+  host: {image: busybox, network_mode: host, links: [db]}
+networks: {front: {}, back: {}}
+`}, compose.Options{})
+	wantErrs := []string{
+		`apps:shop/compose.yaml: services.host.links[0]: service db shares no network with host: a link is an alias on a network both join`,
+		`apps:shop/compose.yaml: services.web.links[0]: service db shares no network with web: a link is an alias on a network both join`,
+	}
+	if !reflect.DeepEqual(errs, wantErrs) {
+		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+}

@@ -50,6 +50,7 @@ var supportedPaths = paths(
 	"services.*.labels", "services.*.labels.*",
 	"services.*.working_dir",
 	"services.*.hostname", "services.*.domainname", "services.*.extra_hosts", "services.*.extra_hosts.*", "services.*.extra_hosts.*.[]", "services.*.extra_hosts.[]",
+	"services.*.links", "services.*.links.[]",
 	"services.*.dns", "services.*.dns.[]", "services.*.dns_search", "services.*.dns_search.[]",
 	"services.*.user", "services.*.group_add", "services.*.group_add.[]", "services.*.read_only", "services.*.init", "services.*.stop_signal", "services.*.shm_size", "services.*.cpus",
 	"services.*.deploy.resources.limits.cpus", "services.*.deploy.resources.limits.pids", "services.*.pids_limit",
@@ -131,6 +132,9 @@ type translator struct {
 	// path mounted twice is read and hashed once.
 	fileBytes, fileItems int
 	read                 map[string]*manifest.Files
+	// linkAliases are the aliases other services' links give a service,
+	// by service and network key (links).
+	linkAliases map[string]map[string][]string
 }
 
 // Bounds of the files a project mounts: files volumes of one service,
@@ -175,6 +179,7 @@ func (t *translator) pods(findings []loader.UnsupportedAttribute) ([]manifest.So
 		}
 		return nil, &multierror.Error{Errors: projectErrs}
 	}
+	t.links(refused)
 	names := make([]string, 0, len(t.project.Services))
 	total := 0
 	for n, s := range t.project.Services {
@@ -190,6 +195,53 @@ func (t *translator) pods(findings []loader.UnsupportedAttribute) ([]manifest.So
 		out = append(out, t.service(n, t.project.Services[n], refused[n], len(out))...)
 	}
 	return out, nil
+}
+
+// links turns every active service's links into aliases of the linked
+// service on the networks the two share (docker compose resolves a link's
+// alias from the linking container only; here every container of those
+// networks resolves it, which a project's own network makes the same
+// services): "db" adds nothing (the service's name resolves already),
+// "db:database" adds database. A link to a service that shares no network
+// with the linking one is refused in refused, by service.
+func (t *translator) links(refused map[string][]*manifest.Error) {
+	t.linkAliases = map[string]map[string][]string{}
+	for _, name := range slices.Sorted(maps.Keys(t.project.Services)) {
+		s := t.project.Services[name]
+		for i, l := range s.Links {
+			target, alias, _ := strings.Cut(l, ":")
+			key := fmt.Sprintf("services.%s.links[%d]", name, i)
+			other, ok := t.project.Services[target]
+			if !ok {
+				refused[name] = append(refused[name], t.errorf(key, "service %s is not in the project or not in an active profile", target))
+				continue
+			}
+			shared := 0
+			for _, n := range s.NetworksByPriority() {
+				if _, on := other.Networks[n]; !on || s.NetworkMode != "" || other.NetworkMode != "" {
+					continue
+				}
+				shared++
+				if alias != "" && alias != target {
+					if t.linkAliases[target] == nil {
+						t.linkAliases[target] = map[string][]string{}
+					}
+					t.linkAliases[target][n] = append(t.linkAliases[target][n], alias)
+				}
+			}
+			if shared == 0 {
+				refused[name] = append(refused[name], t.errorf(key, "service %s shares no network with %s: a link is an alias on a network both join", target, name))
+			}
+		}
+	}
+}
+
+// linked reports whether service s links to service name.
+func linked(s types.ServiceConfig, name string) bool {
+	return slices.ContainsFunc(s.Links, func(l string) bool {
+		target, _, _ := strings.Cut(l, ":")
+		return target == name
+	})
 }
 
 func reason(parts []string) string {
@@ -504,7 +556,11 @@ func (c *serviceConv) dependsOn(s types.ServiceConfig) []manifest.Dependency {
 			c.add(key, "service %s is not in the project or not in an active profile", name)
 			continue
 		}
-		if d.Restart {
+		if d.Restart && linked(s, name) && d.Condition == types.ServiceConditionStarted {
+			// What compose-go makes of a link: a dependency that restarts
+			// the service with it, which hostlet does not do.
+			c.note(key, "made by links: the service waits for %s to start, and is not restarted when %s restarts", name, name)
+		} else if d.Restart {
 			c.add(key+".restart", "restarting a service when its dependency restarts is not supported yet")
 		}
 		if !d.Required {
@@ -1352,6 +1408,11 @@ func (c *serviceConv) networks(s types.ServiceConfig) []manifest.Network {
 				}
 			}
 			n.IPv4Address = sc.Ipv4Address
+		}
+		for _, a := range c.t.linkAliases[c.name][key] {
+			if !slices.Contains(n.Aliases, a) {
+				n.Aliases = append(n.Aliases, a)
+			}
 		}
 		out = append(out, n)
 	}
