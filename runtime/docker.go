@@ -432,6 +432,11 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("create container %q: %w", spec.Name, err)
 	}
+	if hostCfg.LogConfig.Type == "" && len(hostCfg.LogConfig.Config) > 0 {
+		// Options for the default driver, named: Podman drops options
+		// given without a driver.
+		hostCfg.LogConfig.Type = d.engine.LogDriver
+	}
 	var netCfg *network.NetworkingConfig
 	if len(spec.Networks) > 0 {
 		first := spec.Networks[0]
@@ -448,7 +453,7 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 		}
 	}
 	if d.engine.Podman() {
-		if err := d.checkApplied(ctx, resp.ID, hostCfg); err != nil {
+		if err := d.checkApplied(ctx, resp.ID, cfg, hostCfg); err != nil {
 			return "", fmt.Errorf("create container %q: %w", spec.Name, d.removeCreated(ctx, resp.ID, err))
 		}
 	}

@@ -833,12 +833,20 @@ func TestFullyQualifiedHostnameAndHostGateway(t *testing.T) {
 	s.Ports = []hruntime.Port{{ContainerPort: 9094, HostPort: port, Protocol: "TCP", HostIP: "127.0.0.1"}}
 	s.Hostname, s.Domainname = "mail.example.com", "example.com"
 	s.ExtraHosts = []string{"host.docker.internal:host-gateway"}
+	if d.Engine().Podman() {
+		// Podman's compatible API drops a domain name: the create is
+		// refused naming it (docs/engines.md), never run without it.
+		if _, err := d.Create(ctx, s); !errors.Is(err, hruntime.ErrSettingIgnored) || !strings.Contains(err.Error(), "domainname") {
+			t.Fatalf("create with a domain name on Podman: %v, want ErrSettingIgnored naming domainname", err)
+		}
+		s.Domainname = ""
+	}
 	id := mustRun(t, ctx, d, s)
 	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if raw.Config.Hostname != "mail.example.com" || raw.Config.Domainname != "example.com" {
+	if raw.Config.Hostname != "mail.example.com" || raw.Config.Domainname != s.Domainname {
 		t.Errorf("hostname %q domainname %q, want mail.example.com and example.com", raw.Config.Hostname, raw.Config.Domainname)
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
@@ -876,17 +884,21 @@ func TestLogOptionsForTheDefaultDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	lc := raw.HostConfig.LogConfig
-	want := "json-file"
 	if d.Engine().Podman() {
-		want = lc.Type // its own default (k8s-file or journald), whichever
+		// Its compatible inspect reports no log option, whatever was
+		// applied: the driver is all there is to read.
+		if lc.Type == "" {
+			t.Errorf("log config %+v, want Podman's default driver", lc)
+		}
+		return
 	}
-	if lc.Type == "" || lc.Type != want || lc.Config["max-size"] != "1m" {
-		t.Errorf("log config %+v, want the engine's default driver (%s) with max-size 1m", lc, want)
+	if lc.Type != "json-file" || lc.Config["max-size"] != "1m" {
+		t.Errorf("log config %+v, want the engine's default driver (json-file) with max-size 1m", lc)
 	}
 }
 
-// TestTmpfsMounts: tmpfs mounts reach the container with their size and
-// mode, noexec unless exec is asked for (the engine's defaults).
+// TestTmpfsMounts: tmpfs mounts reach the container with their size,
+// mode and exec or noexec.
 func TestTmpfsMounts(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -895,7 +907,7 @@ func TestTmpfsMounts(t *testing.T) {
 	s := spec(t, d, "tmpfs", "app")
 	s.Command = []string{"/demo", "-listen", ":9094"}
 	s.Ports = []hruntime.Port{{ContainerPort: 9094, HostPort: port, Protocol: "TCP", HostIP: "127.0.0.1"}}
-	s.Tmpfs = map[string]string{"/run": "size=16777216,mode=1750,exec", "/scratch": ""}
+	s.Tmpfs = map[string]string{"/run": "size=16777216,mode=1750,exec", "/scratch": "noexec"}
 	mustRun(t, ctx, d, s)
 	base := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	testkit.WaitHTTP(t, 30*time.Second, "GET", base, "", "hello from")

@@ -34,6 +34,9 @@ type Engine struct {
 	ImageStore string `json:"imageStore"`
 	// CgroupDriver is "cgroupfs" or "systemd".
 	CgroupDriver string `json:"cgroupDriver"`
+	// LogDriver is the engine's default log driver (json-file, journald,
+	// k8s-file, ...): log options given without a driver are its.
+	LogDriver string `json:"logDriver,omitempty"`
 	// Limits are what this engine cannot do that hostlet would otherwise
 	// rely on, said once at start (status, log) instead of waited on.
 	Limits []string `json:"limits,omitempty"`
@@ -65,7 +68,7 @@ func detectEngine(ctx context.Context, cli engineInfoReader, builder build.Build
 	if err != nil {
 		info.CgroupDriver, info.Driver = "unknown", "unknown"
 	}
-	e := Engine{Kind: EngineDocker, Version: v.Version, APIVersion: cli.ClientVersion(), CgroupDriver: info.CgroupDriver, ImageStore: info.Driver}
+	e := Engine{Kind: EngineDocker, Version: v.Version, APIVersion: cli.ClientVersion(), CgroupDriver: info.CgroupDriver, ImageStore: info.Driver, LogDriver: info.LoggingDriver}
 	if isPodman(v) {
 		e.Kind = EnginePodman
 		e.Builder = "buildah"

@@ -170,10 +170,14 @@ var ErrSettingIgnored = errors.New("the engine ignored a setting")
 
 // checkApplied reads container id back and compares the settings an
 // engine has been seen to drop silently with what was asked (want).
-func (d *Docker) checkApplied(ctx context.Context, id string, want *container.HostConfig) error {
+func (d *Docker) checkApplied(ctx context.Context, id string, wantCfg *container.Config, want *container.HostConfig) error {
 	insp, err := d.cli.ContainerInspect(ctx, id)
 	if err != nil {
 		return fmt.Errorf("inspect the container created: %w", translate(err))
+	}
+	if insp.Config != nil && insp.Config.Domainname != wantCfg.Domainname {
+		// Podman's compatible API drops it.
+		return fmt.Errorf("%w: domainname: asked %q, got %q (%s %s): hostlet does not run a container without a setting it was given", ErrSettingIgnored, wantCfg.Domainname, insp.Config.Domainname, d.engine.Kind, d.engine.Version)
 	}
 	if insp.HostConfig == nil {
 		return nil

@@ -875,8 +875,8 @@ func RecreateReasons(cur hruntime.Container, m manifest.Manifest, i int, env *En
 }
 
 // TmpfsOptions are the engine's mount options of a tmpfs mount: its
-// size, mode and exec, those that are set (the engine adds noexec, nosuid
-// and nodev; exec overrides noexec).
+// size and mode, those that are set, and exec or noexec (the engine adds
+// nosuid and nodev).
 func TmpfsOptions(t manifest.Tmpfs) string {
 	var opts []string
 	if t.SizeBytes > 0 {
@@ -887,6 +887,9 @@ func TmpfsOptions(t manifest.Tmpfs) string {
 	}
 	if t.Exec {
 		opts = append(opts, "exec")
+	} else {
+		// Docker's default, said for Podman's sake (it mounts exec).
+		opts = append(opts, "noexec")
 	}
 	return strings.Join(opts, ",")
 }

@@ -19,7 +19,7 @@ func TestTmpfsInSpecHashAndReasons(t *testing.T) {
 	with := base.Clone()
 	with.Containers[0].Tmpfs = []manifest.Tmpfs{{MountPath: "/run", SizeBytes: 16 << 20, Mode: 0o1750, Exec: true}, {MountPath: "/tmp"}}
 	spec := App("inst", NewPod(with, "s", "r"), 0, "", env)
-	if want := map[string]string{"/run": "size=16777216,mode=1750,exec", "/tmp": ""}; !maps.Equal(spec.Tmpfs, want) {
+	if want := map[string]string{"/run": "size=16777216,mode=1750,exec", "/tmp": "noexec"}; !maps.Equal(spec.Tmpfs, want) {
 		t.Errorf("engine tmpfs %v, want %v", spec.Tmpfs, want)
 	}
 	if len(plain.Mounts) != 0 {
