@@ -607,17 +607,30 @@ services:
 		t.Errorf("web dependsOn %+v\nwant %+v", got, want)
 	}
 
-	_, errs = load(t, mapFiles{"compose.yaml": `
+	pods, errs = load(t, mapFiles{"compose.yaml": `
 services:
-  web: {image: busybox, depends_on: {db: {condition: service_healthy, restart: true}}}
+  web: {image: busybox, depends_on: {db: {condition: service_healthy, restart: true}, cache: {condition: service_healthy}}}
   db: {image: busybox}
+  cache: {image: busybox, healthcheck: {disable: true}}
 `}, compose.Options{})
 	wantErrs := []string{
+		`apps:shop/compose.yaml: services.web.depends_on.cache.condition: service cache has its healthcheck disabled: nothing to be healthy by`,
 		`apps:shop/compose.yaml: services.web.depends_on.db.restart: restarting a service when its dependency restarts is not supported yet`,
-		`apps:shop/compose.yaml: services.web.depends_on.db.condition: service db has no healthcheck to be healthy by`,
 	}
 	if !reflect.DeepEqual(errs, wantErrs) {
 		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+	// A dependency without a healthcheck of its own: its image's is waited
+	// for (Compose waits for it too), said in a note.
+	var notes []string
+	for _, p := range pods {
+		for _, n := range p.Notes {
+			notes = append(notes, n.Error())
+		}
+	}
+	wantNotes := []string{`apps:shop/compose.yaml: services.web.depends_on.db.condition: service db sets no healthcheck: its image's HEALTHCHECK is waited for, and without one it counts as healthy once it runs`}
+	if !reflect.DeepEqual(notes, wantNotes) {
+		t.Errorf("notes:\n got %q\nwant %q", notes, wantNotes)
 	}
 }
 

@@ -572,8 +572,13 @@ func (c *serviceConv) dependsOn(s types.ServiceConfig) []manifest.Dependency {
 			cond = manifest.DependencyStarted
 		case types.ServiceConditionHealthy:
 			cond = manifest.DependencyHealthy
-			if dep.HealthCheck == nil || dep.HealthCheck.Disable {
-				c.add(key+".condition", "service %s has no healthcheck to be healthy by", name)
+			switch {
+			case dep.HealthCheck == nil:
+				// Its image may have one (a HEALTHCHECK), as Compose waits
+				// for; an image without one is healthy once running.
+				c.note(key+".condition", "service %s sets no healthcheck: its image's HEALTHCHECK is waited for, and without one it counts as healthy once it runs", name)
+			case dep.HealthCheck.Disable:
+				c.add(key+".condition", "service %s has its healthcheck disabled: nothing to be healthy by", name)
 			}
 		case types.ServiceConditionCompletedSuccessfully:
 			cond = manifest.DependencyCompleted
