@@ -66,16 +66,26 @@ func (s scrubber) scrub(e *manifest.Error) {
 		}
 		return q
 	}))
-	parts := strings.Split(e.Field, ".")
+	e.Field = s.field(e.Field)
+}
+
+// field is a field path with a map's key hidden where it may be one of
+// the project's values: the key is the rest of the path after
+// environment, labels, sysctls or annotations (a key may hold dots:
+// "s3cret.value" is one key), hidden whole when it, or its first
+// dot-separated piece, may show a value. Never a service's name, which a
+// value may well equal (POSTGRES_USER=postgres).
+func (s scrubber) field(f string) string {
+	parts := strings.Split(f, ".")
 	for i := 1; i < len(parts); i++ {
-		// A map's key; never a service's name, which a value may well
-		// equal (POSTGRES_USER=postgres).
 		switch parts[i-1] {
 		case "environment", "labels", "sysctls", "annotations":
-			if s.h.Covers(parts[i]) {
-				parts[i] = redact.Hidden
+			key := strings.Join(parts[i:], ".")
+			if s.h.Covers(key) || s.h.Covers(parts[i]) {
+				return strings.Join(append(parts[:i:i], redact.Hidden), ".")
 			}
+			return f
 		}
 	}
-	e.Field = strings.Join(parts, ".")
+	return f
 }

@@ -15,11 +15,17 @@ import (
 )
 
 // TestEnvValuesNeverInErrors (promise 2): env values never appear in an
-// error. A value from compose.env (or .env) that lands in a typed field is
-// quoted back by compose-go's casts and parsers and by hostlet's own
-// translation errors, unless hidden.
+// error or a note. A value from compose.env (or .env) that lands in a
+// typed field is quoted back by compose-go's casts and parsers and by
+// hostlet's own translation errors, unless hidden; one that lands in an
+// environment name is that name in a field path, with its dots.
 func TestEnvValuesNeverInErrors(t *testing.T) {
-	const secret = "hunter2pw"
+	for _, secret := range []string{"hunter2pw", "hunter2.pw"} {
+		t.Run(secret, func(t *testing.T) { envValuesNeverInErrors(t, secret) })
+	}
+}
+
+func envValuesNeverInErrors(t *testing.T, secret string) {
 	tests := []struct{ name, svc string }{
 		{"mem_limit", `mem_limit: "${SECRET}"`},
 		{"deploy memory", `deploy: {resources: {limits: {memory: "${SECRET}"}}}`},
@@ -49,10 +55,15 @@ func TestEnvValuesNeverInErrors(t *testing.T) {
 				} else {
 					opts.Host = project.Host{Env: map[string]string{"SECRET": secret}}
 				}
-				_, errs := load(t, files, opts)
+				pods, errs := load(t, files, opts)
+				for _, p := range pods {
+					for _, n := range p.Notes {
+						errs = append(errs, n.Error())
+					}
+				}
 				for _, e := range errs {
 					if strings.Contains(e, "hunter2") {
-						t.Errorf("the value of SECRET is in an error: %s", e)
+						t.Errorf("the value of SECRET is in an error or a note: %s", e)
 					}
 				}
 			})
