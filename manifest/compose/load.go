@@ -262,7 +262,7 @@ func load(ctx context.Context, files Files, opts Options, cfgFiles []projectFile
 	s := newScrubber(given)
 	for i := range pods {
 		made.hide(&pods[i])
-		for _, e := range pods[i].Errors {
+		for _, e := range slices.Concat(pods[i].Errors, pods[i].Notes) {
 			s.scrub(e)
 		}
 	}
@@ -323,7 +323,7 @@ func loadProject(ctx context.Context, refs *bundleFiles, made *interpolations, o
 		return nil, &multierror.Error{Errors: errs}
 	}
 	var findings []loader.UnsupportedAttribute
-	proj, err := loader.LoadWithContext(ctx, details, func(o *loader.Options) {
+	configure := func(o *loader.Options) {
 		o.SkipResolveEnvironment = true
 		o.SkipResolveLabels = true
 		// First, so that it answers for every path: compose-go's own
@@ -337,12 +337,73 @@ func loadProject(ctx context.Context, refs *bundleFiles, made *interpolations, o
 			Supported: supportedPaths,
 			Report:    func(f []loader.UnsupportedAttribute) { findings = f },
 		}
+	}
+	proj, err := loader.LoadWithContext(ctx, details, configure)
+	if err == nil {
+		p := &translator{files: files, opts: opts, origin: origin(opts, first, 0), env: env, project: proj, refs: refs}
+		return p.pods(findings)
+	}
+	loadErr := loadErrors(opts, cfgFiles, details.ConfigFiles, errors.New(refs.shown(err.Error())))
+	if !strings.HasPrefix(err.Error(), "validating ") {
+		return nil, loadErr
+	}
+	// The schema refused a key or a value: compose-go says only the
+	// first. Loaded again without it, the rest of what is wrong is said
+	// too (hostlet's own refusals, and validation's, policy included).
+	proj, err = loader.LoadWithContext(ctx, details, func(o *loader.Options) {
+		configure(o)
+		o.SkipValidation = true
 	})
 	if err != nil {
-		return nil, loadErrors(opts, cfgFiles, details.ConfigFiles, errors.New(refs.shown(err.Error())))
+		return nil, loadErr
 	}
 	p := &translator{files: files, opts: opts, origin: origin(opts, first, 0), env: env, project: proj, refs: refs}
-	return p.pods(findings)
+	pods, terr := p.pods(findings)
+	return withProjectErrors(pods, terr, loadErr)
+}
+
+// withProjectErrors adds a project's errors (a *multierror.Error of
+// *manifest.Error) to every pod of a translation that went through, so
+// that the project is refused whole, as Compose refuses it, and its pods'
+// own errors are said beside; a translation refused as a whole keeps its
+// errors after the project's.
+func withProjectErrors(pods []manifest.Sourced, terr, projectErr error) ([]manifest.Sourced, error) {
+	project := errorList(projectErr)
+	if terr != nil {
+		return nil, &multierror.Error{Errors: append(project, errorList(terr)...)}
+	}
+	var own []*manifest.Error
+	said := map[string]bool{} // the keys the schema refused already
+	for _, e := range project {
+		var me *manifest.Error
+		if errors.As(e, &me) {
+			own = append(own, me)
+			said[me.Field] = me.Field != ""
+		}
+	}
+	for i := range pods {
+		var errs []*manifest.Error
+		for _, e := range own {
+			c := *e // each pod its own: later steps set their origin
+			errs = append(errs, &c)
+		}
+		for _, e := range pods[i].Errors {
+			if !said[e.Field] {
+				errs = append(errs, e)
+			}
+		}
+		pods[i].Errors = errs
+	}
+	return pods, nil
+}
+
+// errorList are the errors of a *multierror.Error, or err itself.
+func errorList(err error) []error {
+	var m *multierror.Error
+	if errors.As(err, &m) {
+		return m.Errors
+	}
+	return []error{err}
 }
 
 // projectFolder is the name the project takes when its file sets none.

@@ -15,6 +15,7 @@ import (
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/compose"
 	"github.com/hostlet/hostlet/manifest/project"
+	"github.com/hostlet/hostlet/validate"
 )
 
 // mapFiles is a project folder in memory; names ending in "*" are
@@ -455,6 +456,8 @@ services:
 			wantErrs: []string{`apps:shop/compose.yaml: error while interpolating services.web.environment.PASSWORD: invalid interpolation: a $ not followed by a variable name (write $$ for a literal $)`},
 		},
 		{
+			// The pod is there to be validated too (every error at once),
+			// refused by the schema's error.
 			name: "schema error names file and key",
 			files: mapFiles{"compose.yaml": `
 services:
@@ -462,6 +465,7 @@ services:
     image: busybox
     restart_policy: always
 `},
+			wantPods: 1,
 			wantErrs: []string{`apps:shop/compose.yaml: services.web.restart_policy: not a Compose key (keys of your own start with x-)`},
 		},
 	}
@@ -815,13 +819,14 @@ services:
 services:
   web:
     image: busybox
-    tmpfs: ["/run:uid=1000", "/tmp:size=lots", "/x:mode=999"]
+    tmpfs: ["/run:uid=1000", "/tmp:size=lots", "/x:mode=999", "/v:exec=false"]
     volumes: [{type: tmpfs, target: /ro, read_only: true}]
 `}, compose.Options{})
 	wantErrs := []string{
-		`apps:shop/compose.yaml: services.web.tmpfs[0]: option "uid=1000" is not supported (size, mode, exec, noexec, nosuid, nodev, rw)`,
+		`apps:shop/compose.yaml: services.web.tmpfs[0]: option "uid=1000" is not supported (size=..., mode=..., exec, noexec, nosuid, nodev, rw)`,
 		`apps:shop/compose.yaml: services.web.tmpfs[1]: size "lots" is not a size (16m, 1g, ...)`,
 		`apps:shop/compose.yaml: services.web.tmpfs[2]: mode "999" is not octal permission bits (1777, 0750, ...)`,
+		`apps:shop/compose.yaml: services.web.tmpfs[3]: option "exec=false" is not supported (size=..., mode=..., exec, noexec, nosuid, nodev, rw)`,
 		`apps:shop/compose.yaml: services.web.volumes[0].read_only: a read-only tmpfs is always empty: leave read_only out`,
 	}
 	if !reflect.DeepEqual(errs, wantErrs) {
@@ -836,7 +841,7 @@ func TestLoadDeployMode(t *testing.T) {
 	pods, errs := load(t, mapFiles{"compose.yaml": `
 services:
   web: {image: busybox, deploy: {mode: replicated, replicas: 2}}
-  agent: {image: busybox, deploy: {mode: global}}
+  agent: {image: busybox, deploy: {mode: global, replicas: 3}}
 `}, compose.Options{})
 	if len(errs) > 0 {
 		t.Fatalf("errors: %q", errs)
@@ -847,6 +852,9 @@ services:
 	}
 	if want := []string{"shop-agent", "shop-web-1", "shop-web-2"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("pods %q, want %q", ids, want)
+	}
+	if n := pods[0].Notes; len(n) != 1 || !strings.Contains(n[0].Error(), "services.agent.deploy.mode: global: one pod on a host (one per node), not the 3 replicas given") {
+		t.Errorf("agent notes %v, want the replicas not made said", n)
 	}
 	_, errs = load(t, mapFiles{"compose.yaml": "services:\n  once: {image: busybox, deploy: {mode: replicated-job}}\n"}, compose.Options{})
 	if want := []string{`apps:shop/compose.yaml: services.once.deploy.mode: "replicated-job": jobs are not supported yet (replicated or global)`}; !reflect.DeepEqual(errs, want) {
@@ -915,5 +923,63 @@ networks: {front: {}, back: {}}
 	}
 	if !reflect.DeepEqual(errs, wantErrs) {
 		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+	// One name, one service: an alias another service already answers
+	// to, or that two links give two services, is refused on the linking
+	// service (never on the linked one), as is an alias that is no DNS
+	// label.
+	_, errs = load(t, mapFiles{"compose.yaml": `
+services:
+  app: {image: busybox, links: ["db:mysql", "db:cache", "db:Bad_Alias"]}
+  worker: {image: busybox, links: ["olddb:mysql"]}
+  db: {image: busybox}
+  olddb: {image: busybox}
+  cache: {image: busybox}
+`}, compose.Options{})
+	wantErrs = []string{
+		`apps:shop/compose.yaml: services.app.links[1]: alias cache is already service cache's name on network default: one name, one service`,
+		`apps:shop/compose.yaml: services.app.links[2]: alias "Bad_Alias" is not a DNS label (lowercase letters, digits and '-')`,
+		`apps:shop/compose.yaml: services.worker.links[0]: alias mysql is already service db's name on network default: one name, one service`,
+	}
+	if !reflect.DeepEqual(errs, wantErrs) {
+		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+}
+
+// TestSchemaErrorHidesNothing: a key the schema refuses (compose-go says
+// only the first) no longer hides the rest of what is wrong: hostlet's
+// own refusals of the project's services and validation's policy
+// refusals are said beside it, and every pod of the project is refused.
+func TestSchemaErrorHidesNothing(t *testing.T) {
+	pods, errs := load(t, mapFiles{"compose.yaml": `
+services:
+  web:
+    imagee: busybox
+    image: busybox
+    privileged: true
+    cgroup_parent: x
+  db:
+    image: postgres:16
+`}, compose.Options{})
+	if len(pods) != 2 {
+		t.Fatalf("pods %d, want 2 (every service, each refused), errors %q", len(pods), errs)
+	}
+	for _, p := range pods {
+		if len(p.Errors) == 0 || !strings.Contains(p.Errors[0].Error(), "services.web.imagee: not a Compose key") {
+			t.Errorf("pod %s: errors %v, want the schema's first", p.Manifest.ID, p.Errors)
+		}
+	}
+	all := strings.Join(errs, "\n")
+	if !strings.Contains(all, "services.web.cgroup_parent: not supported by hostlet yet") {
+		t.Errorf("hostlet's own refusal hidden by the schema's:\n%s", all)
+	}
+	var web manifest.Sourced
+	for _, p := range pods {
+		if p.Manifest.ID == "shop-web" {
+			web = p
+		}
+	}
+	if err := validate.Manifest(web, validate.Options{}); err == nil || !strings.Contains(err.Error(), "services.web.privileged") {
+		t.Errorf("validation of the refused pod: %v, want the privileged refusal said too", err)
 	}
 }

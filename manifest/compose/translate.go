@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -202,39 +203,83 @@ func (t *translator) pods(findings []loader.UnsupportedAttribute) ([]manifest.So
 // alias from the linking container only; here every container of those
 // networks resolves it, which a project's own network makes the same
 // services): "db" adds nothing (the service's name resolves already),
-// "db:database" adds database. A link to a service that shares no network
-// with the linking one is refused in refused, by service.
+// "db:database" adds database. Refused on the linking service, in
+// refused: a link to a service that shares no network with it, an alias
+// that is no DNS label, and one that another service of a shared network
+// already answers to (its name or alias, or another link's alias for
+// another service): one name, one service.
 func (t *translator) links(refused map[string][]*manifest.Error) {
 	t.linkAliases = map[string]map[string][]string{}
+	// owner[network][name] is the service a name resolves to there.
+	owner := map[string]map[string]string{}
+	for name, s := range t.project.Services {
+		for n, sc := range s.Networks {
+			if owner[n] == nil {
+				owner[n] = map[string]string{}
+			}
+			owner[n][name] = name
+			if sc != nil {
+				for _, a := range sc.Aliases {
+					owner[n][a] = name
+				}
+			}
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(t.project.Services)) {
-		s := t.project.Services[name]
-		for i, l := range s.Links {
-			target, alias, _ := strings.Cut(l, ":")
-			key := fmt.Sprintf("services.%s.links[%d]", name, i)
-			other, ok := t.project.Services[target]
-			if !ok {
-				refused[name] = append(refused[name], t.errorf(key, "service %s is not in the project or not in an active profile", target))
-				continue
-			}
-			shared := 0
-			for _, n := range s.NetworksByPriority() {
-				if _, on := other.Networks[n]; !on || s.NetworkMode != "" || other.NetworkMode != "" {
-					continue
-				}
-				shared++
-				if alias != "" && alias != target {
-					if t.linkAliases[target] == nil {
-						t.linkAliases[target] = map[string][]string{}
-					}
-					t.linkAliases[target][n] = append(t.linkAliases[target][n], alias)
-				}
-			}
-			if shared == 0 {
-				refused[name] = append(refused[name], t.errorf(key, "service %s shares no network with %s: a link is an alias on a network both join", target, name))
+		for i, l := range t.project.Services[name].Links {
+			if msg := t.link(owner, name, l); msg != "" {
+				refused[name] = append(refused[name], t.errorf(fmt.Sprintf("services.%s.links[%d]", name, i), "%s", msg))
 			}
 		}
 	}
 }
+
+// link records link l of service name (links), or says why it is refused.
+func (t *translator) link(owner map[string]map[string]string, name, l string) string {
+	target, alias, _ := strings.Cut(l, ":")
+	s := t.project.Services[name]
+	other, ok := t.project.Services[target]
+	switch {
+	case !ok:
+		return fmt.Sprintf("service %s is not in the project or not in an active profile", target)
+	case alias != "" && alias != target && !dnsLabel(alias):
+		return fmt.Sprintf("alias %q is not a DNS label (lowercase letters, digits and '-')", alias)
+	}
+	var shared []string
+	for _, n := range s.NetworksByPriority() {
+		if _, on := other.Networks[n]; on && s.NetworkMode == "" && other.NetworkMode == "" {
+			shared = append(shared, n)
+		}
+	}
+	if len(shared) == 0 {
+		return fmt.Sprintf("service %s shares no network with %s: a link is an alias on a network both join", target, name)
+	}
+	if alias == "" || alias == target {
+		return ""
+	}
+	for _, n := range shared {
+		if o, taken := owner[n][alias]; taken && o != target {
+			return fmt.Sprintf("alias %s is already service %s's name on network %s: one name, one service", alias, o, n)
+		}
+	}
+	for _, n := range shared {
+		owner[n][alias] = target
+		if t.linkAliases[target] == nil {
+			t.linkAliases[target] = map[string][]string{}
+		}
+		if !slices.Contains(t.linkAliases[target][n], alias) {
+			t.linkAliases[target][n] = append(t.linkAliases[target][n], alias)
+		}
+	}
+	return ""
+}
+
+// dnsLabel reports whether s is a DNS label as a network alias must be.
+func dnsLabel(s string) bool {
+	return len(s) <= 63 && dnsLabelRE.MatchString(s)
+}
+
+var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // linked reports whether service s links to service name.
 func linked(s types.ServiceConfig, name string) bool {
@@ -305,6 +350,9 @@ func (t *translator) service(name string, s types.ServiceConfig, refused []*mani
 		case "", "replicated":
 		case "global":
 			// One per node, as in docker compose: a host is one node.
+			if replicas > 1 {
+				c.note("deploy.mode", "global: one pod on a host (one per node), not the %d replicas given", replicas)
+			}
 			replicas = 1
 		default:
 			c.add("deploy.mode", "%q: jobs are not supported yet (replicated or global)", s.Deploy.Mode)
@@ -960,7 +1008,12 @@ func (c *serviceConv) tmpfsOptions(key, opts string, t *manifest.Tmpfs) bool {
 	}
 	ok := true
 	for _, o := range strings.Split(opts, ",") {
-		name, val, _ := strings.Cut(o, "=")
+		name, val, withValue := strings.Cut(o, "=")
+		if withValue != (name == "size" || name == "mode") {
+			c.add(key, "option %q is not supported (size=..., mode=..., exec, noexec, nosuid, nodev, rw)", o)
+			ok = false
+			continue
+		}
 		switch name {
 		case "size":
 			n, err := units.RAMInBytes(val)
