@@ -37,9 +37,9 @@ func TestDetectEngineSaysWhenPodmanRunsNoHealthchecks(t *testing.T) {
 		wantLimit   string
 	}{
 		{"podman without systemd", infoReader{version: podman, info: system.Info{CgroupDriver: "cgroupfs"}}, "", EnginePodman, "buildah", limitHealthcheckTimers},
-		{"podman with systemd", infoReader{version: podman, info: system.Info{CgroupDriver: "systemd"}}, "", EnginePodman, "buildah", ""},
+		{"podman with systemd", infoReader{version: podman, info: system.Info{CgroupDriver: "systemd", LoggingDriver: "journald"}}, "", EnginePodman, "buildah", ""},
 		{"podman behind a proxy refusing /info", infoReader{version: podman, infoErr: errors.New("403 forbidden")}, "", EnginePodman, "buildah", limitHealthcheckUnknown},
-		{"docker with buildkit", infoReader{version: docker, info: system.Info{CgroupDriver: "systemd"}}, build.BuilderBuildKit, EngineDocker, "buildkit", ""},
+		{"docker with buildkit", infoReader{version: docker, info: system.Info{CgroupDriver: "systemd", LoggingDriver: "local"}}, build.BuilderBuildKit, EngineDocker, "buildkit", ""},
 		{"docker, info refused", infoReader{version: docker, infoErr: errors.New("403 forbidden")}, build.BuilderV1, EngineDocker, "classic", ""},
 	}
 	for _, c := range cases {
@@ -53,6 +53,9 @@ func TestDetectEngineSaysWhenPodmanRunsNoHealthchecks(t *testing.T) {
 			}
 			if c.wantLimit == "" && len(e.Limits) != 0 || c.wantLimit != "" && !slices.Contains(e.Limits, c.wantLimit) {
 				t.Errorf("limits %q, want %q", e.Limits, c.wantLimit)
+			}
+			if e.LogDriver != c.r.info.LoggingDriver {
+				t.Errorf("default log driver %q, want %q (the engine's info)", e.LogDriver, c.r.info.LoggingDriver)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/netip"
 	"os"
 	"path"
@@ -353,6 +354,8 @@ func (c *checker) processSettings(f string, ct manifest.Container) {
 	for j, g := range ct.GroupAdd {
 		if len(g) > 256 || !groupRE.MatchString(g) {
 			c.add(fmt.Sprintf("%s.groupAdd[%d]", f, j), "%q is not a group (a name or an id)", g)
+		} else if id, err := strconv.ParseUint(g, 10, 64); err == nil && id > math.MaxInt32 {
+			c.add(fmt.Sprintf("%s.groupAdd[%d]", f, j), "%s is over the largest group id, %d", g, math.MaxInt32)
 		}
 	}
 	if ct.StopSignal != "" && !signalRE.MatchString(ct.StopSignal) {
@@ -509,6 +512,8 @@ func (c *checker) tmpfs(f string, ts []manifest.Tmpfs, vms []manifest.VolumeMoun
 			c.add(tf+".mountPath", "%q is the container's root: mount below it", t.MountPath)
 		case taken[p] != "":
 			c.add(tf+".mountPath", "%q is also mounted by %s", t.MountPath, taken[p])
+		case runtimeOwned(p):
+			c.add(tf+".mountPath", "%q is the container runtime's own (/proc, /sys, /dev, /etc/hosts, /etc/hostname, /etc/resolv.conf): mount elsewhere", t.MountPath)
 		default:
 			if in := insideFilesFolder(p, vms, volumes); in != "" {
 				c.add(tf+".mountPath", "%q lies in %s, a read-only folder of files: mount it elsewhere", t.MountPath, in)
@@ -522,6 +527,17 @@ func (c *checker) tmpfs(f string, ts []manifest.Tmpfs, vms []manifest.VolumeMoun
 			c.add(tf+".mode", "%#o has bits beyond the permission bits (0o7777)", t.Mode)
 		}
 	}
+}
+
+// runtimeOwned reports whether clean path p is, or lies in, what the
+// container runtime mounts itself: a tmpfs there would not start.
+func runtimeOwned(p string) bool {
+	for _, dir := range []string{"/proc", "/sys", "/dev"} {
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+	}
+	return p == "/etc/hosts" || p == "/etc/hostname" || p == "/etc/resolv.conf"
 }
 
 // insideFilesFolder is the mount path of the folder of files (a files

@@ -33,6 +33,20 @@ type Policy struct {
 	// json-file, local, journald and none, and with any option (they run
 	// in the engine, as root, on the host's network and files).
 	LogDrivers []string
+	// DefaultLogDriver is the engine's default log driver, whose options
+	// a container gives without naming a driver: the agent reads it from
+	// the engine (it is no config key). Empty, as in CI: json-file, the
+	// engines' usual default. Options it does not take are refused here,
+	// before anything stops, not by the engine at create.
+	DefaultLogDriver string
+}
+
+// defaultLogDriver is the driver log options without a driver are for.
+func (p Policy) defaultLogDriver() string {
+	if p.DefaultLogDriver == "" {
+		return "json-file"
+	}
+	return p.DefaultLogDriver
 }
 
 // freeLogDrivers are the log drivers any container may use: they write
@@ -42,11 +56,12 @@ var freeLogDrivers = map[string][]string{
 	"local":     {"max-size", "max-file", "compress"},
 	"journald":  {"tag", "labels", "labels-regex", "env", "env-regex"},
 	"none":      {},
-	// No driver: the engine's default one (the host's choice, which may
-	// be any), with the options its common choices share; one that may
-	// reach beyond its files needs the driver named.
-	"": {"max-size", "max-file", "compress", "tag", "labels", "env"},
 }
+
+// podmanDefaultLogDrivers are Podman's own default drivers, free for log
+// options given without a driver on a Podman whose default they are
+// (named in a manifest they are Podman's only, and refused as others).
+var podmanDefaultLogDrivers = map[string][]string{"k8s-file": {"max-size"}}
 
 // maxLogBuffer bounds the engine memory a non-blocking log driver may
 // buffer for one container (max-buffer-size).
@@ -188,8 +203,16 @@ func (c *checker) logPolicy(f string, l *manifest.Logging, p Policy) {
 	if l.Driver != "" && slices.Contains(p.LogDrivers, l.Driver) {
 		return
 	}
-	free, ok := freeLogDrivers[l.Driver]
-	if !ok {
+	driver := l.Driver
+	if driver == "" {
+		// The engine's default one (the host's choice, which may be any):
+		// its own options, none if it may reach beyond its files.
+		driver = p.defaultLogDriver()
+	}
+	free, ok := freeLogDrivers[driver]
+	if !ok && l.Driver == "" {
+		free = podmanDefaultLogDrivers[driver] // none for any other
+	} else if !ok {
 		c.add(f+".driver", "%s is refused: a log driver other than json-file, local, journald and none runs in the engine as root and reaches the host's network or files; list it in the host config's policy.logDrivers to allow it", l.Driver)
 		return
 	}
@@ -198,12 +221,12 @@ func (c *checker) logPolicy(f string, l *manifest.Logging, p Policy) {
 		case k == "mode" && (v == "blocking" || v == "non-blocking"):
 		case k == "max-buffer-size":
 			if n, err := units.RAMInBytes(v); err != nil || n < 0 || n > maxLogBuffer {
-				c.add(fmt.Sprintf("%s.options[%q]", f, k), "at most %d bytes of the engine's memory (16m); list %s in the host config's policy.logDrivers to allow more", maxLogBuffer, l.Driver)
+				c.add(fmt.Sprintf("%s.options[%q]", f, k), "at most %d bytes of the engine's memory (16m); list %s in the host config's policy.logDrivers to allow more", maxLogBuffer, driver)
 			}
 		case slices.Contains(free, k):
 		default:
 			if l.Driver == "" {
-				c.add(fmt.Sprintf("%s.options[%q]", f, textcap.Excerpt(k)), "not an option hostlet allows for the engine's default log driver (%s, mode, max-buffer-size); name the driver to give it", strings.Join(free, ", "))
+				c.add(fmt.Sprintf("%s.options[%q]", f, textcap.Excerpt(k)), "not an option of the engine's default log driver (%s) hostlet allows (%s); name the driver to give another", driver, strings.Join(append(slices.Clone(free), "mode", "max-buffer-size"), ", "))
 				continue
 			}
 			c.add(fmt.Sprintf("%s.options[%q]", f, textcap.Excerpt(k)), "not an option of %s hostlet allows (%s, mode, max-buffer-size); list %s in the host config's policy.logDrivers to allow any", l.Driver, strings.Join(free, ", "), l.Driver)

@@ -92,7 +92,21 @@ func TestHostAccessPolicy(t *testing.T) {
 			`containers[0].logging.driver: required without options`},
 		{"the default log driver with another option, whatever the policy", func(m *manifest.Manifest) {
 			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"syslog-address": "udp://203.0.113.7:514"}}
-		}, validate.Policy{LogDrivers: []string{"syslog", ""}}, `containers[0].logging.options["syslog-address"]: not an option hostlet allows for the engine's default log driver`},
+		}, validate.Policy{LogDrivers: []string{"syslog", ""}}, `containers[0].logging.options["syslog-address"]: not an option of the engine's default log driver (json-file) hostlet allows`},
+		// The engine's default is read by the agent: an option the
+		// engine would refuse at create is refused before anything stops.
+		{"the default log driver journald and a size", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"max-size": "10m"}}
+		}, validate.Policy{DefaultLogDriver: "journald"}, `containers[0].logging.options["max-size"]: not an option of the engine's default log driver (journald) hostlet allows (tag, labels, labels-regex, env, env-regex, mode, max-buffer-size)`},
+		{"the default log driver local and a tag", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"tag": "web"}}
+		}, validate.Policy{DefaultLogDriver: "local"}, `containers[0].logging.options["tag"]: not an option of the engine's default log driver (local)`},
+		{"Podman's default k8s-file and a size", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"max-size": "10m"}}
+		}, validate.Policy{DefaultLogDriver: "k8s-file"}, ""},
+		{"a default driver that reaches out takes no option", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"tag": "web"}}
+		}, validate.Policy{DefaultLogDriver: "syslog", LogDrivers: []string{"syslog"}}, `containers[0].logging.options["tag"]: not an option of the engine's default log driver (syslog)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

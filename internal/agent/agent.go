@@ -81,6 +81,8 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	// The engine's socket (docker.host, else DOCKER_HOST, and the default
 	// paths) is refused as a host path unless hostPathAllow lists it.
 	a.vopts = configured.ValidateOptions(cfg)
+	// Log options given without a driver are the engine's default's.
+	a.vopts.Policy.DefaultLogDriver = rt.Engine().LogDriver
 	if len(cfg.Etcd.Endpoints) > 0 {
 		if a.etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
 			return err
