@@ -109,7 +109,7 @@ func listPath(fsys commitFS, root *object.Tree, p string) ([]tree.Entry, error) 
 	if err != nil {
 		return nil, &objectError{err}
 	}
-	if namedComposeFile(f) {
+	if project.ComposeName(path.Base(clean)) && namedComposeFile(f) {
 		// The same by a name of its own (docker-compose.prod.yml).
 		return []tree.Entry{{Path: path.Dir(clean), Project: true, File: path.Base(clean)}}, nil
 	}

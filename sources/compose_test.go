@@ -92,6 +92,11 @@ func TestReadTreeComposeFileByItsOwnName(t *testing.T) {
 	testkit.WriteFile(t, filepath.Join(dir, "compose.override.yaml"), "services:\n  web: {image: busybox:override}\n")
 	testkit.WriteFile(t, filepath.Join(dir, ".env"), "TAG=1.36\n")
 	testkit.WriteFile(t, filepath.Join(dir, "pod.yaml"), "version: v1beta1\nid: native\ncontainers: [{name: app, image: busybox}]\n")
+	// A manifest's name is no Compose name: whatever it holds, it is read
+	// as a manifest, and its folder (here the host's secret) is no
+	// project whose files its services could mount.
+	testkit.WriteFile(t, filepath.Join(dir, "app.yaml"), "services:\n  web:\n    image: busybox\n    configs: [c]\nconfigs:\n  c: {file: ./secret.txt}\n")
+	testkit.WriteFile(t, filepath.Join(dir, "secret.txt"), "hunter2-host-secret\n")
 	r := composetest.Renderer(t, project.Host{})
 	revs := map[string]string{}
 	for _, tt := range []struct{ path, want string }{
@@ -111,6 +116,10 @@ func TestReadTreeComposeFileByItsOwnName(t *testing.T) {
 	}
 	if revs["docker-compose.prod.yml"] == revs["docker-compose.dev.yml"] {
 		t.Error("two Compose files of one folder give one revision")
+	}
+	snap, err := ReadTree(context.Background(), dir, []string{"app.yaml"}, "local", r)
+	if err == nil || !strings.Contains(err.Error(), "services: unknown field") || len(snap.Manifests) != 0 {
+		t.Errorf("app.yaml holding services: %d pods, %v; want it read as a manifest (services: unknown field)", len(snap.Manifests), err)
 	}
 }
 

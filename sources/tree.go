@@ -3,9 +3,11 @@ package sources
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
@@ -86,7 +88,7 @@ func folderRoot(full, base string, baseBuilds func() (fs.FS, error), folder func
 	dir, entries := full, []tree.Entry{{Path: ".", Project: true}}
 	if !fi.IsDir() {
 		named := !project.IsProjectFile(filepath.Base(full))
-		if named && !namedComposeFile(full, fi) {
+		if named && !namedComposeFile(full) {
 			return fileRoot(full, base, baseBuilds), nil
 		}
 		// A Compose file named as the path: its folder is the project.
@@ -114,15 +116,26 @@ func folderRoot(full, base string, baseBuilds func() (fs.FS, error), folder func
 }
 
 // namedComposeFile reports whether the file at full, named as a source
-// path by a name Compose does not look for (docker-compose.prod.yml), is
-// a Compose file by its content (project.LooksLikeCompose), as `docker
-// compose -f` would take it. A file over manifest.MaxSize, or one that
-// cannot be read, is left to the manifest reader, which says why.
-func namedComposeFile(full string, fi fs.FileInfo) bool {
-	if !fi.Mode().IsRegular() || fi.Size() > manifest.MaxSize {
+// path by a name Compose does not look for but a Compose name all the same
+// (project.ComposeName: docker-compose.prod.yml), is a Compose file by its
+// content (project.LooksLikeCompose), as `docker compose -f` would take
+// it. The file is opened without blocking (a FIFO put in its place) and
+// read at most manifest.MaxSize+1 bytes, whatever it is by then. A file
+// over manifest.MaxSize, or one that cannot be read, is left to the
+// manifest reader, which says why.
+func namedComposeFile(full string) bool {
+	if !project.ComposeName(filepath.Base(full)) {
 		return false
 	}
-	data, err := os.ReadFile(full)
+	f, err := os.OpenFile(full, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > manifest.MaxSize {
+		return false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, manifest.MaxSize+1))
 	return err == nil && len(data) <= manifest.MaxSize && project.LooksLikeCompose(data)
 }
 

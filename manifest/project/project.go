@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 
 	yaml3 "go.yaml.in/yaml/v3"
 
@@ -34,6 +35,18 @@ func IsProjectFile(name string) bool {
 		}
 	}
 	return false
+}
+
+// ComposeName reports whether a file name (no folder) is a Compose file's
+// by its name, a name of its own included: it holds "compose" and ends in
+// .yaml or .yml, in any letter case (docker-compose.prod.yml,
+// compose.dev.yaml). Only such a name, named as a source path, is read
+// as a Compose file by its content: a manifest named app.yaml stays one,
+// whatever its author puts in it, and never makes its folder a project
+// (whose every file its services could mount).
+func ComposeName(name string) bool {
+	l := strings.ToLower(name)
+	return strings.Contains(l, "compose") && (strings.HasSuffix(l, ".yaml") || strings.HasSuffix(l, ".yml"))
 }
 
 // LooksLikeCompose reports whether a single body (an HTTP response, an etcd

@@ -133,3 +133,17 @@ func TestMissingHelperIsNotRemembered(t *testing.T) {
 		t.Errorf("render once the helper is there: %v", err)
 	}
 }
+
+// TestComposeName: a name holding "compose" and ending in .yaml or .yml,
+// in any letter case, is a Compose name; a manifest's name is not.
+func TestComposeName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"docker-compose.prod.yml": true, "compose.dev.yaml": true, "Docker-Compose.YML": true,
+		"docker-compose-caddy-proxy.yml": true, "docker-compose.postgres-tika.yml": true,
+		"app.yaml": false, "compose.json": false, "compose": false, "pod.yml": false,
+	} {
+		if got := project.ComposeName(name); got != want {
+			t.Errorf("ComposeName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
