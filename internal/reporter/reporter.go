@@ -184,11 +184,11 @@ func (r *Reporter) alive(ctx context.Context, st *state, key string) {
 		if err != nil {
 			return err
 		}
-		if _, err := r.cli.Put(c, key, r.opts.Clock.Now().UTC().Format(time.RFC3339), clientv3.WithLease(l.ID)); err != nil {
-			return err
-		}
+		// Ours from now: a Put cut short by a stop may still have been
+		// applied, and the revoke at the end must find its lease.
 		st.aliveLease = l.ID
-		return nil
+		_, err = r.cli.Put(c, key, r.opts.Clock.Now().UTC().Format(time.RFC3339), clientv3.WithLease(l.ID))
+		return err
 	})
 	if err != nil {
 		r.log.Debug("liveness key", "error", err)
