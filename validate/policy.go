@@ -5,7 +5,9 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"text/template"
 
 	"github.com/docker/go-units"
 	"github.com/moby/sys/capability"
@@ -56,6 +58,43 @@ var freeLogDrivers = map[string][]string{
 	"local":     {"max-size", "max-file", "compress"},
 	"journald":  {"tag", "labels", "labels-regex", "env", "env-regex"},
 	"none":      {},
+}
+
+// logOptionValue says why the value of option k of driver is one the
+// engine refuses, at create or when the container starts (after the
+// version it replaces is stopped), or "": sizes and counts in range,
+// booleans, a tag that parses as a template. options are all of them.
+func logOptionValue(driver, k, v string, options map[string]string) string {
+	switch k {
+	case "max-size":
+		if n, err := units.FromHumanSize(v); err != nil || n <= 0 {
+			return fmt.Sprintf("%q is not a size above 0 (10m, 1g, ...)", textcap.Excerpt(v))
+		}
+	case "max-file":
+		if n, err := strconv.Atoi(v); err != nil || n < 1 {
+			return fmt.Sprintf("%q is not a count of at least 1", textcap.Excerpt(v))
+		}
+	case "compress":
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Sprintf("%q is not true or false", textcap.Excerpt(v))
+		}
+		if files, _ := strconv.Atoi(options["max-file"]); on && driver == "json-file" && (options["max-size"] == "" || files < 2) {
+			return "true needs max-size and a max-file of 2 or more (the engine refuses it otherwise)"
+		}
+	case "tag":
+		if _, err := template.New("tag").Funcs(logTagFuncs).Parse(v); err != nil {
+			return "not a tag template the engine parses (Go templates: {{.Name}}, {{.ID}}, ...)"
+		}
+	}
+	return ""
+}
+
+// logTagFuncs are the functions the engine's log tag templates may call
+// (moby's templates package), for parsing only.
+var logTagFuncs = template.FuncMap{
+	"json": fmt.Sprint, "split": fmt.Sprint, "join": fmt.Sprint, "title": fmt.Sprint,
+	"lower": fmt.Sprint, "upper": fmt.Sprint, "pad": fmt.Sprint, "truncate": fmt.Sprint,
 }
 
 // podmanDefaultLogDrivers are Podman's own default drivers, free for log
@@ -222,8 +261,13 @@ func (c *checker) logPolicy(f string, l *manifest.Logging, p Policy) {
 		case k == "max-buffer-size":
 			if n, err := units.RAMInBytes(v); err != nil || n < 0 || n > maxLogBuffer {
 				c.add(fmt.Sprintf("%s.options[%q]", f, k), "at most %d bytes of the engine's memory (16m); list %s in the host config's policy.logDrivers to allow more", maxLogBuffer, driver)
+			} else if l.Options["mode"] != "non-blocking" {
+				c.add(fmt.Sprintf("%s.options[%q]", f, k), "only with mode: non-blocking (the engine refuses it otherwise)")
 			}
 		case slices.Contains(free, k):
+			if msg := logOptionValue(driver, k, v, l.Options); msg != "" {
+				c.add(fmt.Sprintf("%s.options[%q]", f, k), "%s", msg)
+			}
 		default:
 			if l.Driver == "" {
 				c.add(fmt.Sprintf("%s.options[%q]", f, textcap.Excerpt(k)), "not an option of the engine's default log driver (%s) hostlet allows (%s); name the driver to give another", driver, strings.Join(append(slices.Clone(free), "mode", "max-buffer-size"), ", "))

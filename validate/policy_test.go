@@ -85,6 +85,29 @@ func TestHostAccessPolicy(t *testing.T) {
 		}, all, `containers[0].logging.options["max-size"]: a value of one line`},
 		{"log driver", func(m *manifest.Manifest) { m.Containers[0].Logging = &manifest.Logging{Driver: "Bad Driver"} }, all,
 			`containers[0].logging.driver: "Bad Driver" is not a log driver's name`},
+		// Values the engine refuses, at create or at start (after the
+		// running version stopped), are refused here.
+		{"a log size of nothing", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Driver: "json-file", Options: map[string]string{"max-size": "0"}}
+		}, validate.Policy{}, `containers[0].logging.options["max-size"]: "0" is not a size above 0`},
+		{"a log file count of none", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Driver: "local", Options: map[string]string{"max-file": "x"}}
+		}, validate.Policy{}, `containers[0].logging.options["max-file"]: "x" is not a count of at least 1`},
+		{"compress without rotation", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Driver: "json-file", Options: map[string]string{"compress": "true", "max-size": "10m"}}
+		}, validate.Policy{}, `containers[0].logging.options["compress"]: true needs max-size and a max-file of 2 or more`},
+		{"compress not a boolean", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"compress": "yes"}}
+		}, validate.Policy{}, `containers[0].logging.options["compress"]: "yes" is not true or false`},
+		{"a tag that does not parse", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Driver: "journald", Options: map[string]string{"tag": "{{.Bad"}}
+		}, validate.Policy{}, `containers[0].logging.options["tag"]: not a tag template the engine parses`},
+		{"a tag with the engine's functions", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Driver: "json-file", Options: map[string]string{"tag": "{{upper .Name}}/{{.ID}}", "max-size": "10m", "max-file": "3", "compress": "true"}}
+		}, validate.Policy{}, ""},
+		{"a buffer without non-blocking", func(m *manifest.Manifest) {
+			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"max-buffer-size": "1m"}}
+		}, validate.Policy{}, `containers[0].logging.options["max-buffer-size"]: only with mode: non-blocking`},
 		{"the default log driver with size options", func(m *manifest.Manifest) {
 			m.Containers[0].Logging = &manifest.Logging{Options: map[string]string{"max-size": "10m", "max-file": "3", "mode": "non-blocking"}}
 		}, validate.Policy{}, ""},

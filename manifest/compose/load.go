@@ -350,16 +350,35 @@ func loadProject(ctx context.Context, refs *bundleFiles, made *interpolations, o
 	// The schema refused a key or a value: compose-go says only the
 	// first. Loaded again without it, the rest of what is wrong is said
 	// too (hostlet's own refusals, and validation's, policy included).
-	proj, err = loader.LoadWithContext(ctx, details, func(o *loader.Options) {
+	pods, ok, terr := loadUnvalidated(ctx, details, configure, func(proj *types.Project) ([]manifest.Sourced, error) {
+		p := &translator{files: files, opts: opts, origin: origin(opts, first, 0), env: env, project: proj, refs: refs}
+		return p.pods(findings)
+	})
+	if !ok {
+		return nil, loadErr
+	}
+	return withProjectErrors(pods, terr, loadErr)
+}
+
+// loadUnvalidated loads the project again without the schema and
+// translates it, reporting false when that fails in any way: compose-go's
+// casts assume the schema ran, and may panic on what it would have
+// refused (the schema's own error then stays the project's).
+func loadUnvalidated(ctx context.Context, details types.ConfigDetails, configure func(*loader.Options), translate func(*types.Project) ([]manifest.Sourced, error)) (pods []manifest.Sourced, ok bool, terr error) {
+	defer func() {
+		if recover() != nil {
+			pods, ok, terr = nil, false, nil
+		}
+	}()
+	proj, err := loader.LoadWithContext(ctx, details, func(o *loader.Options) {
 		configure(o)
 		o.SkipValidation = true
 	})
 	if err != nil {
-		return nil, loadErr
+		return nil, false, nil
 	}
-	p := &translator{files: files, opts: opts, origin: origin(opts, first, 0), env: env, project: proj, refs: refs}
-	pods, terr := p.pods(findings)
-	return withProjectErrors(pods, terr, loadErr)
+	pods, terr = translate(proj)
+	return pods, true, terr
 }
 
 // withProjectErrors adds a project's errors (a *multierror.Error of
@@ -369,6 +388,11 @@ func loadProject(ctx context.Context, refs *bundleFiles, made *interpolations, o
 // errors after the project's.
 func withProjectErrors(pods []manifest.Sourced, terr, projectErr error) ([]manifest.Sourced, error) {
 	project := errorList(projectErr)
+	if terr == nil && len(pods) == 0 {
+		// Nothing to carry the schema's error (every service of an
+		// inactive profile, or scaled to 0): the project's own, as before.
+		return nil, projectErr
+	}
 	if terr != nil {
 		return nil, &multierror.Error{Errors: append(project, errorList(terr)...)}
 	}

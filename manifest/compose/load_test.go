@@ -853,7 +853,7 @@ services:
 	if want := []string{"shop-agent", "shop-web-1", "shop-web-2"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("pods %q, want %q", ids, want)
 	}
-	if n := pods[0].Notes; len(n) != 1 || !strings.Contains(n[0].Error(), "services.agent.deploy.mode: global: one pod on a host (one per node), not the 3 replicas given") {
+	if n := pods[0].Notes; len(n) != 1 || !strings.Contains(n[0].Error(), "services.agent.deploy.mode: global: one pod on a host (one per node), not the replicas given") {
 		t.Errorf("agent notes %v, want the replicas not made said", n)
 	}
 	_, errs = load(t, mapFiles{"compose.yaml": "services:\n  once: {image: busybox, deploy: {mode: replicated-job}}\n"}, compose.Options{})
@@ -937,12 +937,35 @@ services:
   cache: {image: busybox}
 `}, compose.Options{})
 	wantErrs = []string{
-		`apps:shop/compose.yaml: services.app.links[1]: alias cache is already service cache's name on network default: one name, one service`,
+		`apps:shop/compose.yaml: services.app.links[1]: alias "cache" is already service cache's name on network default: one name, one service`,
 		`apps:shop/compose.yaml: services.app.links[2]: alias "Bad_Alias" is not a DNS label (lowercase letters, digits and '-')`,
-		`apps:shop/compose.yaml: services.worker.links[0]: alias mysql is already service db's name on network default: one name, one service`,
+		`apps:shop/compose.yaml: services.worker.links[0]: alias "mysql" is already service db's name on network default: one name, one service`,
 	}
 	if !reflect.DeepEqual(errs, wantErrs) {
 		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+	// The engine's DNS ignores letter case; and links never take the
+	// linked pod past the names validation allows it.
+	links := make([]string, 16)
+	for i := range links {
+		links[i] = fmt.Sprintf("%q", fmt.Sprintf("db:a%d", i))
+	}
+	_, errs = load(t, mapFiles{"compose.yaml": `
+services:
+  app: {image: busybox, links: ["db:cache"]}
+  Cache: {image: busybox}
+  many: {image: busybox, links: [` + strings.Join(links, ", ") + `]}
+  db: {image: busybox}
+`}, compose.Options{})
+	wantErrs = []string{
+		`apps:shop/compose.yaml: services.app.links[0]: alias "cache" is already service Cache's name on network default: one name, one service`,
+		`apps:shop/compose.yaml: services.many.links[15]: service db has 16 names on network default already, the most a pod may have`,
+	}
+	if !reflect.DeepEqual(errs, wantErrs) {
+		t.Errorf("errors:\n got %q\nwant %q", errs, wantErrs)
+	}
+	if compose.MaxAliases != validate.MaxAliases {
+		t.Errorf("compose.MaxAliases %d, validate.MaxAliases %d: one bound", compose.MaxAliases, validate.MaxAliases)
 	}
 }
 
@@ -981,5 +1004,25 @@ services:
 	}
 	if err := validate.Manifest(web, validate.Options{}); err == nil || !strings.Contains(err.Error(), "services.web.privileged") {
 		t.Errorf("validation of the refused pod: %v, want the privileged refusal said too", err)
+	}
+}
+
+// TestSchemaErrorWithoutPods: a project the schema refuses stays refused
+// with the schema's error when loading it again makes no pod to carry it
+// (an inactive profile, a scale of 0), and when that second load fails on
+// what the schema would have refused first.
+func TestSchemaErrorWithoutPods(t *testing.T) {
+	for name, file := range map[string]string{
+		"inactive profile":  "services:\n  web:\n    image: busybox\n    profiles: [dev]\n    imagee: x\n",
+		"scale 0":           "services:\n  web: {image: busybox, scale: 0, imagee: 1}\n",
+		"links as a map":    "services:\n  web: {image: busybox, links: {a: b}}\n",
+		"networks a number": "services:\n  web: {image: busybox, networks: 5}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			pods, errs := load(t, mapFiles{"compose.yaml": file}, compose.Options{})
+			if len(pods) != 0 || len(errs) == 0 || strings.Contains(strings.Join(errs, "\n"), "the Compose library failed") {
+				t.Errorf("pods %d, errors %q: want none, and the schema's own error", len(pods), errs)
+			}
+		})
 	}
 }

@@ -77,7 +77,11 @@ func (s scrubber) scrub(e *manifest.Error) {
 // value may well equal (POSTGRES_USER=postgres).
 func (s scrubber) field(f string) string {
 	parts := strings.Split(f, ".")
-	for i := 1; i < len(parts); i++ {
+	first := 1
+	if len(parts) > 2 && parts[0] == "services" {
+		first = 3 // after services.NAME: a service may be named labels
+	}
+	for i := first; i < len(parts); i++ {
 		switch parts[i-1] {
 		case "environment", "labels", "sysctls", "annotations":
 			key := strings.Join(parts[i:], ".")

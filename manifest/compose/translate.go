@@ -210,24 +210,30 @@ func (t *translator) pods(findings []loader.UnsupportedAttribute) ([]manifest.So
 // another service): one name, one service.
 func (t *translator) links(refused map[string][]*manifest.Error) {
 	t.linkAliases = map[string]map[string][]string{}
-	// owner[network][name] is the service a name resolves to there.
+	// owner[network][name] is the service a name resolves to there, in
+	// lower case (the engine's DNS ignores it); aliases[service][network]
+	// counts the names a service answers to there.
 	owner := map[string]map[string]string{}
+	aliases := map[string]map[string]int{}
 	for name, s := range t.project.Services {
+		aliases[name] = map[string]int{}
 		for n, sc := range s.Networks {
 			if owner[n] == nil {
 				owner[n] = map[string]string{}
 			}
-			owner[n][name] = name
+			owner[n][strings.ToLower(name)] = name
+			aliases[name][n] = 1
 			if sc != nil {
 				for _, a := range sc.Aliases {
-					owner[n][a] = name
+					owner[n][strings.ToLower(a)] = name
+					aliases[name][n]++
 				}
 			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(t.project.Services)) {
 		for i, l := range t.project.Services[name].Links {
-			if msg := t.link(owner, name, l); msg != "" {
+			if msg := t.link(owner, aliases, name, l); msg != "" {
 				refused[name] = append(refused[name], t.errorf(fmt.Sprintf("services.%s.links[%d]", name, i), "%s", msg))
 			}
 		}
@@ -235,7 +241,7 @@ func (t *translator) links(refused map[string][]*manifest.Error) {
 }
 
 // link records link l of service name (links), or says why it is refused.
-func (t *translator) link(owner map[string]map[string]string, name, l string) string {
+func (t *translator) link(owner map[string]map[string]string, aliases map[string]map[string]int, name, l string) string {
 	target, alias, _ := strings.Cut(l, ":")
 	s := t.project.Services[name]
 	other, ok := t.project.Services[target]
@@ -258,11 +264,18 @@ func (t *translator) link(owner map[string]map[string]string, name, l string) st
 		return ""
 	}
 	for _, n := range shared {
-		if o, taken := owner[n][alias]; taken && o != target {
-			return fmt.Sprintf("alias %s is already service %s's name on network %s: one name, one service", alias, o, n)
+		o, taken := owner[n][alias]
+		switch {
+		case taken && o != target:
+			return fmt.Sprintf("alias %q is already service %s's name on network %s: one name, one service", alias, o, n)
+		case !taken && aliases[target][n] >= MaxAliases:
+			return fmt.Sprintf("service %s has %d names on network %s already, the most a pod may have", target, MaxAliases, n)
 		}
 	}
 	for _, n := range shared {
+		if _, taken := owner[n][alias]; !taken {
+			aliases[target][n]++
+		}
 		owner[n][alias] = target
 		if t.linkAliases[target] == nil {
 			t.linkAliases[target] = map[string][]string{}
@@ -273,6 +286,10 @@ func (t *translator) link(owner map[string]map[string]string, name, l string) st
 	}
 	return ""
 }
+
+// MaxAliases is the most names a pod may have on a network, as validation
+// bounds them (validate.MaxAliases): a link adds none past it.
+const MaxAliases = 16
 
 // dnsLabel reports whether s is a DNS label as a network alias must be.
 func dnsLabel(s string) bool {
@@ -351,7 +368,7 @@ func (t *translator) service(name string, s types.ServiceConfig, refused []*mani
 		case "global":
 			// One per node, as in docker compose: a host is one node.
 			if replicas > 1 {
-				c.note("deploy.mode", "global: one pod on a host (one per node), not the %d replicas given", replicas)
+				c.note("deploy.mode", "global: one pod on a host (one per node), not the replicas given")
 			}
 			replicas = 1
 		default:
