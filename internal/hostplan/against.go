@@ -45,15 +45,17 @@ func ParseAgainst(against string) (Against, error) {
 }
 
 // actual returns the other side of h's plan, and what the host holds
-// back or holds (nothing at another revision).
-func (h host) actual(ctx context.Context, ag Against) ([]hruntime.Container, map[string]hsync.Rollout, error) {
+// back or holds (nothing at another revision). Against live, the engine's
+// default log driver goes into h's validation, as the agent's.
+func (h *host) actual(ctx context.Context, ag Against) ([]hruntime.Container, map[string]hsync.Rollout, error) {
 	switch ag.Mode {
 	case AgainstLive:
-		actual, err := liveContainers(ctx, h.cfg)
+		actual, logDriver, err := liveContainers(ctx, h.cfg)
 		rollouts := h.savedRollouts()
 		if err != nil {
 			return nil, nil, err
 		}
+		h.vopts.Policy.DefaultLogDriver = logDriver
 		return actual, rollouts, nil
 	case AgainstStatus:
 		return h.statusContainers(ctx)
@@ -63,13 +65,16 @@ func (h host) actual(ctx context.Context, ag Against) ([]hruntime.Container, map
 	}
 }
 
-func liveContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Container, error) {
+// liveContainers lists the host's containers, with its engine's default
+// log driver.
+func liveContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Container, string, error) {
 	rt, err := hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer rt.Close()
-	return rt.List(ctx)
+	list, err := rt.List(ctx)
+	return list, rt.Engine().LogDriver, err
 }
 
 // savedRollouts reads the rollouts this host's hostlet saved under
