@@ -52,6 +52,7 @@ type hashedContainer struct {
 	StopSignal  string       `json:"stopSignal,omitempty"`
 	ShmSize     int64        `json:"shmSize,omitempty"`
 	PidsLimit   int64        `json:"pidsLimit,omitempty"`
+	Runtime     string       `json:"runtime,omitempty"`
 	Tmpfs       []Tmpfs      `json:"tmpfs,omitempty"`
 	CPULimit    int64        `json:"cpuLimit,omitempty"`
 	// The host's access, each left out when unset; lists in a sorted
@@ -149,7 +150,7 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
-	h.PidsLimit, h.GroupAdd = c.PidsLimit, c.GroupAdd
+	h.PidsLimit, h.GroupAdd, h.Runtime = c.PidsLimit, c.GroupAdd, c.Runtime
 	if len(c.Tmpfs) > 0 {
 		h.Tmpfs = slices.SortedFunc(slices.Values(c.Tmpfs), func(a, b Tmpfs) int { return strings.Compare(a.MountPath, b.MountPath) })
 	}

@@ -211,6 +211,10 @@ type Container struct {
 	// (not shared with the pod's other containers) and empty at each
 	// start.
 	Tmpfs []Tmpfs `json:"tmpfs,omitempty"`
+	// Runtime is the OCI runtime that runs the container (runc, the
+	// engine's default, when empty); another needs the host config's
+	// policy.runtimes.
+	Runtime string `json:"runtime,omitempty"`
 	// PidsLimit caps the processes and threads the container may have
 	// at once (a fork bomb stops there); 0 means the engine's default
 	// (Docker: none, Podman: 2048), -1 unlimited.

@@ -753,8 +753,8 @@ func TestVolumeListAndRemoval(t *testing.T) {
 }
 
 // TestProcessSettings: user, a read-only root, an init process, the stop
-// signal, /dev/shm's size, a CPU limit, a pids limit and supplementary
-// groups reach the engine as set.
+// signal, /dev/shm's size, a CPU limit, a pids limit, supplementary
+// groups and the runtime reach the engine as set.
 func TestProcessSettings(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -762,7 +762,10 @@ func TestProcessSettings(t *testing.T) {
 	s := spec(t, d, "proc", "app")
 	s.Command = []string{"/demo", "pause"}
 	s.User, s.ReadOnly, s.Init, s.StopSignal, s.ShmSize, s.NanoCPUs = "1000:1000", true, true, "SIGINT", 128<<20, 500_000_000
-	s.PidsLimit, s.GroupAdd = 77, []string{"44", "4242"}
+	s.PidsLimit, s.GroupAdd, s.Runtime = 77, []string{"44", "4242"}, "runc"
+	if d.Engine().Podman() {
+		s.Runtime = "" // its default is crun; runc may not be installed
+	}
 	s.Healthcheck = &hruntime.HealthSpec{Command: []string{"/demo", "probe-ok"}, Interval: time.Second, Retries: 2}
 	id := mustRun(t, ctx, d, s)
 	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
@@ -783,6 +786,9 @@ func TestProcessSettings(t *testing.T) {
 	}
 	if !slices.Equal(hc.GroupAdd, []string{"44", "4242"}) {
 		t.Errorf("supplementary groups %v, want 44 and 4242", hc.GroupAdd)
+	}
+	if s.Runtime != "" && hc.Runtime != s.Runtime {
+		t.Errorf("runtime %q, want %q", hc.Runtime, s.Runtime)
 	}
 	if h := raw.Config.Healthcheck; h == nil || strings.Join(h.Test, " ") != "CMD /demo probe-ok" || h.Retries != 2 {
 		t.Errorf("healthcheck %+v", h)

@@ -181,6 +181,8 @@ type ContainerSpec struct {
 	PidsLimit  int64
 	// GroupAdd are supplementary groups of the process (names or ids).
 	GroupAdd []string
+	// Runtime is the OCI runtime (the engine's default when empty).
+	Runtime string
 	// Tmpfs are in-memory mounts by path, each with its mount options
 	// (size=, mode=, exec).
 	Tmpfs  map[string]string

@@ -35,6 +35,8 @@ type Policy struct {
 	// json-file, local, journald and none, and with any option (they run
 	// in the engine, as root, on the host's network and files).
 	LogDrivers []string
+	// Runtimes are the OCI runtimes beyond runc a container may name.
+	Runtimes []string
 	// DefaultLogDriver is the engine's default log driver, whose options
 	// a container gives without naming a driver: the agent reads it from
 	// the engine (it is no config key). Empty, as in CI: json-file, the
@@ -96,6 +98,9 @@ var logTagFuncs = template.FuncMap{
 	"json": fmt.Sprint, "split": fmt.Sprint, "join": fmt.Sprint, "title": fmt.Sprint,
 	"lower": fmt.Sprint, "upper": fmt.Sprint, "pad": fmt.Sprint, "truncate": fmt.Sprint,
 }
+
+// runtimeRE is an OCI runtime's name as the engine registers one.
+var runtimeRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$`)
 
 // podmanDefaultLogDrivers are Podman's own default drivers, free for log
 // options given without a driver on a Podman whose default they are
@@ -211,6 +216,13 @@ func (c *checker) hostAccess(f string, ct manifest.Container, p Policy, shared, 
 		}
 	}
 	c.devices(f, ct.Devices, p)
+	if r := ct.Runtime; r != "" && r != "runc" && !slices.Contains(p.Runtimes, r) {
+		if !runtimeRE.MatchString(r) {
+			c.add(f+".runtime", "%q is not a runtime's name", textcap.Excerpt(r))
+		} else {
+			c.add(f+".runtime", "%s is refused: a runtime other than runc runs the container its own way, with its own access to the host (GPUs, a VM); list it in the host config's policy.runtimes to allow it", r)
+		}
+	}
 	c.securityOpt(f, ct.SecurityOpt, p)
 	c.ulimits(f, ct.Ulimits, ct, p)
 	c.sysctls(f, ct.Sysctls, shared, hostNetwork, hostIPC)

@@ -85,6 +85,11 @@ func TestHostAccessPolicy(t *testing.T) {
 		}, all, `containers[0].logging.options["max-size"]: a value of one line`},
 		{"log driver", func(m *manifest.Manifest) { m.Containers[0].Logging = &manifest.Logging{Driver: "Bad Driver"} }, all,
 			`containers[0].logging.driver: "Bad Driver" is not a log driver's name`},
+		{"runc named", func(m *manifest.Manifest) { m.Containers[0].Runtime = "runc" }, validate.Policy{}, ""},
+		{"another runtime without the policy", func(m *manifest.Manifest) { m.Containers[0].Runtime = "nvidia" }, validate.Policy{},
+			`containers[0].runtime: nvidia is refused: a runtime other than runc runs the container its own way, with its own access to the host (GPUs, a VM); list it in the host config's policy.runtimes to allow it`},
+		{"another runtime with the policy", func(m *manifest.Manifest) { m.Containers[0].Runtime = "nvidia" }, validate.Policy{Runtimes: []string{"nvidia"}}, ""},
+		{"a runtime's name", func(m *manifest.Manifest) { m.Containers[0].Runtime = "a b" }, validate.Policy{}, `containers[0].runtime: "a b" is not a runtime's name`},
 		// Values the engine refuses, at create or at start (after the
 		// running version stopped), are refused here.
 		{"a log size of nothing", func(m *manifest.Manifest) {

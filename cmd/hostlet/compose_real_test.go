@@ -60,7 +60,7 @@ func readRealStacks(t *testing.T) []realStack {
 // of the host (the Docker socket stays unlisted unless socket: hostPathAllow
 // "/" does not name it), with a compose.env value for every variable of the
 // stack that has neither a default nor a value in the project's .env, and
-// the devices the stack names.
+// the devices and runtimes the stack names.
 func permissiveConfig(t *testing.T, st realStack, socket bool) string {
 	t.Helper()
 	dir := filepath.Join(realCorpus, st.app)
@@ -92,8 +92,12 @@ func permissiveConfig(t *testing.T, st realStack, socket bool) string {
 	}
 	fmt.Fprintf(&b, "hostname: corpus\nhostPathAllow: %s\n", allow)
 	fmt.Fprintf(&b, "policy:\n  privileged: true\n  capabilities: [ALL]\n  hostNetwork: true\n  logDrivers: [\"*\"]\n  externalVolumes: [\"*\"]\n  externalNetworks: [\"*\"]\n")
-	if devs := stackDevices(data); len(devs) > 0 {
+	devs, runtimes := stackHostThings(data)
+	if len(devs) > 0 {
 		fmt.Fprintf(&b, "  devices: %q\n", devs)
+	}
+	if len(runtimes) > 0 {
+		fmt.Fprintf(&b, "  runtimes: %q\n", runtimes)
 	}
 	fmt.Fprintf(&b, "compose:\n  helper: %s\n  env:\n", composetest.Helper(t))
 	for _, k := range slices.Sorted(maps.Keys(env)) {
@@ -147,25 +151,30 @@ func corpusValue(name string, i int) string {
 	return "corpus-value"
 }
 
-// stackDevices are the host devices a stack's services name (the part of
-// a devices entry before the first colon), for policy.devices.
-func stackDevices(data []byte) []string {
+// stackHostThings are the host devices a stack's services name (the part
+// of a devices entry before the first colon), for policy.devices, and the
+// runtimes they name, for policy.runtimes.
+func stackHostThings(data []byte) (devices, runtimes []string) {
 	var doc struct {
 		Services map[string]struct {
-			Devices []any `yaml:"devices"`
+			Devices []any  `yaml:"devices"`
+			Runtime string `yaml:"runtime"`
 		} `yaml:"services"`
 	}
 	_ = yaml3.Unmarshal(data, &doc)
-	seen := map[string]bool{}
+	devs, rts := map[string]bool{}, map[string]bool{}
 	for _, s := range doc.Services {
 		for _, d := range s.Devices {
 			if str, ok := d.(string); ok {
 				host, _, _ := strings.Cut(str, ":")
-				seen[host] = true
+				devs[host] = true
 			}
 		}
+		if s.Runtime != "" {
+			rts[s.Runtime] = true
+		}
 	}
-	return slices.Sorted(maps.Keys(seen))
+	return slices.Sorted(maps.Keys(devs)), slices.Sorted(maps.Keys(rts))
 }
 
 // TestComposeRealCorpus runs `hostlet validate` on every stack of the

@@ -84,6 +84,9 @@ type Policy struct {
 	// LogDrivers are the log drivers beyond json-file, local, journald
 	// and none a container may use, with any option.
 	LogDrivers []string `mapstructure:"logDrivers"`
+	// Runtimes are the OCI runtimes beyond runc a container may name
+	// (nvidia, runsc, kata, ...): each runs its containers its own way.
+	Runtimes []string `mapstructure:"runtimes"`
 }
 
 // Compose holds the host's settings for Compose projects.
@@ -224,6 +227,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("policy.hostNetwork", false)
 	v.SetDefault("policy.devices", []string{})
 	v.SetDefault("policy.logDrivers", []string{})
+	v.SetDefault("policy.runtimes", []string{})
 	v.SetDefault("compose.profiles", []string{})
 	v.SetDefault("labels", map[string]string{})
 	v.SetDefault("notify", []any{})

@@ -651,6 +651,7 @@ services:
     cpus: 0.5
     pids_limit: 200
     group_add: [video, "44"]
+    runtime: runc
   cache:
     image: redis:7
     deploy: {resources: {limits: {pids: 64}}}
@@ -660,7 +661,7 @@ services:
 	}
 	c := pods[1].Manifest.Containers[0]
 	if c.User != "999:999" || !c.ReadOnly || !c.Init || c.StopSignal != "SIGINT" || c.ShmSize != 256<<20 || c.CPULimit != 500 || c.PidsLimit != 200 ||
-		!reflect.DeepEqual(c.GroupAdd, []string{"video", "44"}) {
+		!reflect.DeepEqual(c.GroupAdd, []string{"video", "44"}) || c.Runtime != "runc" {
 		t.Errorf("container %+v", c)
 	}
 	if got := pods[0].Manifest.Containers[0].PidsLimit; got != 64 {

@@ -111,6 +111,6 @@ func ValidateOptions(cfg *config.Config) validate.Options {
 		DockerHost:       cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST")),
 		ExternalVolumes:  p.ExternalVolumes,
 		ExternalNetworks: p.ExternalNetworks,
-		Policy:           validate.Policy{Privileged: p.Privileged, Capabilities: p.Capabilities, HostNetwork: p.HostNetwork, Devices: p.Devices, LogDrivers: p.LogDrivers},
+		Policy:           validate.Policy{Privileged: p.Privileged, Capabilities: p.Capabilities, HostNetwork: p.HostNetwork, Devices: p.Devices, LogDrivers: p.LogDrivers, Runtimes: p.Runtimes},
 	}
 }

@@ -207,6 +207,7 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		NanoCPUs:      c.CPULimit * 1_000_000,
 		PidsLimit:     c.PidsLimit,
 		GroupAdd:      c.GroupAdd,
+		Runtime:       c.Runtime,
 	}
 	for _, t := range c.Tmpfs {
 		if spec.Tmpfs == nil {
@@ -576,6 +577,9 @@ func processString(c manifest.Container) string {
 	}
 	if c.PidsLimit != 0 {
 		parts = append(parts, "pidsLimit="+strconv.FormatInt(c.PidsLimit, 10))
+	}
+	if c.Runtime != "" {
+		parts = append(parts, "runtime="+c.Runtime)
 	}
 	return strings.Join(parts, " ")
 }
