@@ -27,6 +27,9 @@ func FuzzCompose(f *testing.F) {
 		{"include: [a.yaml]\nservices: {}\n", ""},
 		{"services:\n  web: {image: b, stop_grace_period: 99999999999h, mem_limit: 1e30}\n", ""},
 		{"x-a: &a {image: busybox}\nservices:\n  web: *a\n", ""},
+		{"services:\n  web:\n    image: busybox\n    tmpfs: ['/run:size=16M,mode=1750,exec', /tmp]\n    volumes: [{type: tmpfs, target: /s, tmpfs: {size: 1, mode: 0o700}}]\n", ""},
+		{"services:\n  web: {image: b, links: ['db:database', db]}\n  db: {image: b, deploy: {mode: global}}\n", ""},
+		{"services:\n  web: {imagee: b, image: b, privileged: true}\n", ""},
 	}
 	for _, s := range seeds {
 		f.Add(s.file, s.env)
@@ -34,7 +37,7 @@ func FuzzCompose(f *testing.F) {
 	// The hostile Compose files written in the tests of what a project may
 	// not do (and in the sources' and the renderer's).
 	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "services:") },
-		"extends_test.go", "include_rules_test.go", "files_mounts_test.go", "values_test.go", "work_bounds_test.go",
+		"extends_test.go", "include_rules_test.go", "files_mounts_test.go", "values_test.go", "work_bounds_test.go", "load_test.go", "hostaccess_test.go",
 		filepath.Join("..", "..", "sources", "compose_test.go"), filepath.Join("..", "project", "render_reruns_test.go")) {
 		f.Add(s, "")
 	}
