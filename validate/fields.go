@@ -70,7 +70,6 @@ func (o Options) check(s manifest.Sourced) error {
 }
 
 var (
-	dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	// hostLabelRE is a label of a host name (hostnameProblem).
 	hostLabelRE = regexp.MustCompile(`^[A-Za-z0-9_]([-A-Za-z0-9_]*[A-Za-z0-9_])?$`)
 	// envNameRE is Kubernetes' rule: Compose files name variables such
@@ -1073,7 +1072,7 @@ func (c *checker) dnsLabel(f, v string) {
 		c.add(f, "required")
 	case len(v) > 63:
 		c.add(f, "%q is longer than 63 characters", v)
-	case !dnsLabelRE.MatchString(v):
+	case !manifest.IsDNSLabel(v):
 		c.add(f, "%q is not a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit)", v)
 	}
 }
@@ -1087,7 +1086,7 @@ func dnsSubdomain(v string) string {
 		if len(part) > 63 {
 			return "is not an RFC 1123 DNS subdomain (a part between dots is longer than 63 characters)"
 		}
-		if !dnsLabelRE.MatchString(part) {
+		if !manifest.IsDNSLabel(part) {
 			return "is not an RFC 1123 DNS subdomain (lowercase letters, digits, '-' and '.')"
 		}
 	}

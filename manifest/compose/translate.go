@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -248,7 +247,7 @@ func (t *translator) link(owner map[string]map[string]string, aliases map[string
 	switch {
 	case !ok:
 		return fmt.Sprintf("service %s is not in the project or not in an active profile", target)
-	case alias != "" && alias != target && !dnsLabel(alias):
+	case alias != "" && alias != target && !manifest.IsDNSLabel(alias):
 		return fmt.Sprintf("alias %q is not a DNS label (lowercase letters, digits and '-')", alias)
 	}
 	var shared []string
@@ -290,13 +289,6 @@ func (t *translator) link(owner map[string]map[string]string, aliases map[string
 // MaxAliases is the most names a pod may have on a network, as validation
 // bounds them (validate.MaxAliases): a link adds none past it.
 const MaxAliases = 16
-
-// dnsLabel reports whether s is a DNS label as a network alias must be.
-func dnsLabel(s string) bool {
-	return len(s) <= 63 && dnsLabelRE.MatchString(s)
-}
-
-var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // linked reports whether service s links to service name.
 func linked(s types.ServiceConfig, name string) bool {
