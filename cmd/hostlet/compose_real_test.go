@@ -17,6 +17,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/template"
 	yaml3 "go.yaml.in/yaml/v3"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/composetest"
 	"github.com/hostlet/hostlet/manifest/project"
 )
@@ -215,39 +216,6 @@ func TestComposeRealCorpus(t *testing.T) {
 		}
 	}
 	got := fmt.Sprintf("accepted: %d of %d (%d more where the host lists the Docker socket)\n\n%s", accepted, len(stacks), withSocket, out.String())
-	golden := filepath.Join("testdata", "compose-real.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("the corpus's outcomes changed (accepted: %d of %d); diff against %s, and rewrite it with -update when the change is meant", accepted, len(stacks), golden)
-		diffLines(t, string(want), got)
-	}
-}
-
-// diffLines reports the lines of want and got that differ, a few.
-func diffLines(t *testing.T, want, got string) {
-	t.Helper()
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	shown := 0
-	for i := 0; i < max(len(w), len(g)) && shown < 20; i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			t.Errorf("line %d:\n  want %s\n  got  %s", i+1, wl, gl)
-			shown++
-		}
-	}
+	testkit.GoldenLines(t, filepath.Join("testdata", "compose-real.golden"), strings.Split(strings.TrimSuffix(got, "\n"), "\n"), *update,
+		fmt.Sprintf("the corpus's outcomes changed (accepted: %d of %d); rewrite the golden file with -update when the change is meant", accepted, len(stacks)))
 }

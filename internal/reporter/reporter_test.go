@@ -73,6 +73,24 @@ func timeToLive(t *testing.T, cli *clientv3.Client, lease int64) *clientv3.Lease
 	return resp
 }
 
+// aliveLease waits for the liveness key at key to be under a lease for
+// which ready holds, and returns the lease.
+func aliveLease(t *testing.T, cli *clientv3.Client, key string, ready func(lease int64) (bool, string)) int64 {
+	t.Helper()
+	var lease int64
+	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
+		r := get(t, cli, key)
+		if len(r.Kvs) == 0 {
+			return false, "no liveness key"
+		}
+		if lease = r.Kvs[0].Lease; lease == 0 {
+			return false, "liveness key without a lease"
+		}
+		return ready(lease)
+	})
+	return lease
+}
+
 func TestLeaseTTL(t *testing.T) {
 	for in, want := range map[time.Duration]time.Duration{
 		time.Second: 10 * time.Second, 3 * time.Second: 10 * time.Second, 4 * time.Second: 12 * time.Second,
@@ -99,15 +117,7 @@ func TestLiveness(t *testing.T) {
 			statusKey, aliveKey, _ := reporter.Keys("/p", host)
 			d := &doc{}
 			stop := run(t, cli, reporter.Options{Prefix: "/p", Hostname: host, Interval: tt.interval, Document: d.get, Events: eventlog.NewLog(10)})
-			var lease int64
-			testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
-				r := get(t, cli, aliveKey)
-				if len(r.Kvs) == 0 {
-					return false, "no liveness key"
-				}
-				lease = r.Kvs[0].Lease
-				return lease != 0, "liveness key without a lease"
-			})
+			lease := aliveLease(t, cli, aliveKey, func(int64) (bool, string) { return true, "" })
 			ttl := timeToLive(t, cli, lease)
 			if ttl.GrantedTTL != tt.ttl || ttl.TTL <= 0 || ttl.TTL > tt.ttl {
 				t.Errorf("liveness lease: granted %d s, left %d s; want granted %d s (3 × %s, at least 10 s)", ttl.GrantedTTL, ttl.TTL, tt.ttl, tt.interval)
@@ -428,14 +438,8 @@ func TestStopMidReportRevokesTheLease(t *testing.T) {
 		_, aliveKey, _ := reporter.Keys("/p", host)
 		d := &doc{}
 		stop := run(t, cli, reporter.Options{Prefix: "/p", Hostname: host, Interval: time.Millisecond, Document: d.get, Events: eventlog.NewLog(10)})
-		var lease int64
-		testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
-			r := get(t, cli, aliveKey)
-			if len(r.Kvs) == 0 {
-				return false, "no liveness key"
-			}
-			lease = r.Kvs[0].Lease
-			// Kept alive at least once: the next report is a keep-alive.
+		// Kept alive at least once: the next report is a keep-alive.
+		lease := aliveLease(t, cli, aliveKey, func(lease int64) (bool, string) {
 			return timeToLive(t, cli, lease).TTL < 10, "liveness lease not yet kept alive"
 		})
 		stop()

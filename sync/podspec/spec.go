@@ -372,8 +372,8 @@ type Summary struct {
 	Networks []string `json:"networks,omitempty"`
 	// Healthcheck is the Docker healthcheck, as JSON.
 	Healthcheck string `json:"healthcheck,omitempty"`
-	// Process holds user, readOnly, init, stopSignal, shmSize, cpuLimit
-	// and pidsLimit, those that are set.
+	// Process holds user, groupAdd, readOnly, init, stopSignal, shmSize,
+	// cpuLimit, pidsLimit and runtime, those that are set.
 	Process string `json:"process,omitempty"`
 	// Namespace is the pod's hostname, extra hosts and DNS, on a pod's
 	// only container.
