@@ -58,6 +58,8 @@ type Docker struct {
 	// unproven reports the containers and events carrying this
 	// instance's labels that are not proven hostlet's.
 	unproven unprovenReport
+	// ownerKey signs the names manifests choose (see Owner).
+	ownerKey []byte
 	// engine is the engine d drives (detectEngine, at New).
 	engine Engine
 	// healthSeen holds, on Podman, the containers listed with a health
@@ -81,6 +83,16 @@ type Option func(*Docker)
 func WithBuilder(version string) Option {
 	return func(d *Docker) { d.builder = version }
 }
+
+// WithOwnerKey gives d the host's owner key: containers under the names
+// manifests choose are signed with it at create and proven by it (see
+// Owner). Without it, such a container is neither created nor proven.
+func WithOwnerKey(key []byte) Option {
+	return func(d *Docker) { d.ownerKey = append([]byte(nil), key...) }
+}
+
+// owner is what proves a container d's.
+func (d *Docker) owner() Owner { return Owner{Instance: d.instance, Key: d.ownerKey} }
 
 // WithClock makes d wait and measure on c (clock.Real when not given).
 func WithClock(c clock.Clock) Option {
@@ -205,7 +217,7 @@ func (d *Docker) List(ctx context.Context) ([]Container, error) {
 	var unproven map[string]Container
 	for _, s := range list {
 		c := fromSummary(s, d.engine.Podman())
-		name, ok := provenName(d.instance, s.Names, c.Labels)
+		name, ok := d.owner().provenName(s.Names, c.Labels)
 		if !ok {
 			if unproven == nil {
 				unproven = map[string]Container{}
@@ -428,6 +440,9 @@ func parseEngineTime(s string) time.Time {
 // (NetworkMode "container:<id>") gets no port settings: the namespace
 // owner publishes them. A name already in use is an ErrConflict.
 func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error) {
+	if err := d.signName(&spec); err != nil {
+		return "", fmt.Errorf("create container %q: %w", spec.Name, err)
+	}
 	cfg, hostCfg, err := dockerConfig(spec)
 	if err != nil {
 		return "", fmt.Errorf("create container %q: %w", spec.Name, err)

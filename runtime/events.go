@@ -127,7 +127,7 @@ func (c *eventCursor) after(t time.Time) {
 // container logged): a builder's step container that carries a pod's
 // labels must not pass for that pod's crash or start.
 func (d *Docker) provenEvent(ev Event) bool {
-	if Proven(d.instance, ev.Labels[attrName], ev.Labels) {
+	if d.owner().Proves(ev.Labels[attrName], ev.Labels) {
 		return true
 	}
 	if d.unproven.droppedEvent(ev.ContainerID) {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
@@ -23,34 +24,72 @@ func shortSum(parts ...string) string {
 }
 
 // Proven reports whether a container of that name (with or without
-// Docker's leading '/') and labels is one hostlet instance made: it
-// carries io.hostlet.managed=true, instance's io.hostlet.instance, a
-// non-empty pod and slot, and its name is exactly the name hostlet gives
-// those labels at create (ContainerName).
+// Docker's leading '/') and labels is one hostlet instance made, for a
+// container hostlet names itself: Owner{Instance: instance}.Proves.
+func Proven(instance, name string, labels map[string]string) bool {
+	return Owner{Instance: instance}.Proves(name, labels)
+}
+
+// Owner is what proves a container one hostlet instance's: the instance,
+// and the host's owner key that signs the names manifests choose.
+type Owner struct {
+	Instance string
+	// Key signs and checks LabelNameProof; without it no container under
+	// a name a manifest chose is proven.
+	Key []byte
+}
+
+// Proves reports whether a container of that name (with or without
+// Docker's leading '/') and labels is one the instance made: it carries
+// io.hostlet.managed=true, the instance's io.hostlet.instance, a
+// non-empty pod and slot, and either its name is exactly the name hostlet
+// gives those labels at create (ContainerName), or its name is the one
+// its manifest chose (LabelName) and LabelNameProof is that name's proof
+// under the owner's key (NameProof).
 //
 // Labels alone prove nothing: a Dockerfile's or a base image's labels end
 // up on every container made from the image (the builder's own step
 // containers too), and anyone who can run a container can set any label.
-// The name is what they cannot choose: the classic builder's containers
-// get names the engine picks, a container made from an image gets the
-// name its creator gives, and another instance's hostlet derives its
-// names from its own instance. A container that labels itself as a pod's
-// without that name is not hostlet's: it is reported, never adopted,
-// started, stopped or removed.
-func Proven(instance, name string, labels map[string]string) bool {
+// The name hostlet gives is what they cannot choose: the classic
+// builder's containers get names the engine picks, a container made from
+// an image gets the name its creator gives, and another instance's
+// hostlet derives its names from its own instance. A name a manifest
+// chose (container_name: nextcloud) is one anybody may choose too, so it
+// proves only with a MAC made with the host's key, which no image and no
+// other creator holds. A container that labels itself as a pod's without
+// either is not hostlet's: it is reported, never adopted, started,
+// stopped or removed.
+func (o Owner) Proves(name string, labels map[string]string) bool {
 	pod, slot := labels[LabelPod], labels[LabelContainer]
-	return instance != "" && pod != "" && slot != "" &&
-		labels[LabelManaged] == "true" && labels[LabelInstance] == instance &&
-		strings.TrimPrefix(name, "/") == ContainerName(instance, pod, slot, labels[LabelHash])
+	if o.Instance == "" || pod == "" || slot == "" ||
+		labels[LabelManaged] != "true" || labels[LabelInstance] != o.Instance {
+		return false
+	}
+	name = strings.TrimPrefix(name, "/")
+	if name == ContainerName(o.Instance, pod, slot, labels[LabelHash]) {
+		return true
+	}
+	chosen := labels[LabelName]
+	return chosen != "" && name == chosen && len(o.Key) > 0 &&
+		hmac.Equal([]byte(labels[LabelNameProof]), []byte(NameProof(o.Key, o.Instance, pod, slot, chosen)))
+}
+
+// NameProof is the LabelNameProof of the container of slot in pod that
+// instance names name: an HMAC-SHA256 under the host's owner key, 128 bits
+// in hex.
+func NameProof(key []byte, instance, pod, slot, name string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(strings.Join([]string{"hostlet container name", instance, pod, slot, name}, "\x00")))
+	return hex.EncodeToString(m.Sum(nil))[:32]
 }
 
 // provenName returns the name among names (a list entry's: the
 // container's own, and the "/linker/alias" names of legacy links to it)
-// that proves the container with labels hostlet instance's, and whether
-// there is one.
-func provenName(instance string, names []string, labels map[string]string) (string, bool) {
+// that proves the container with labels the owner's, and whether there
+// is one.
+func (o Owner) provenName(names []string, labels map[string]string) (string, bool) {
 	for _, n := range names {
-		if Proven(instance, n, labels) {
+		if o.Proves(n, labels) {
 			return strings.TrimPrefix(n, "/"), true
 		}
 	}
@@ -87,7 +126,7 @@ func (r *unprovenReport) listedUnproven(log *slog.Logger, found map[string]Conta
 	for id, c := range found {
 		now[id] = true
 		if !r.listed[id] {
-			log.Warn("a container carries this instance's labels but is not one hostlet made (its name is not the one hostlet gives them); left alone",
+			log.Warn("a container carries this instance's labels but is not one hostlet made (neither the name hostlet gives them nor a chosen name it signed); left alone",
 				"id", id, "name", c.Name, "image", c.Image, "pod", c.Pod(), "container", c.Slot())
 		}
 	}

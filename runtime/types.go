@@ -19,6 +19,11 @@ const (
 	// LabelPersistent marks a named Docker volume (a pod's dockerVolume):
 	// it outlives its pods and is removed only on request.
 	LabelPersistent = "io.hostlet.persistent"
+	// LabelName is the name a manifest gives a container (Compose's
+	// container_name); LabelNameProof proves that hostlet made the
+	// container under it (see Owner).
+	LabelName      = "io.hostlet.name"
+	LabelNameProof = "io.hostlet.name-proof"
 )
 
 // InfraName is the io.hostlet.container label value of a pod's infra container.

@@ -81,5 +81,5 @@ func openEngine(ctx context.Context, g *globalFlags) (*hruntime.Docker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, slog.New(slog.DiscardHandler))
+	return hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, slog.New(slog.DiscardHandler), hruntime.WithOwnerKey(hruntime.ReadOwnerKey(cfg.StateDir)))
 }

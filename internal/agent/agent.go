@@ -58,7 +58,8 @@ type Options struct {
 func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) error {
 	// Credentials every user of the host can read stop hostlet before it
 	// reads one (the systemd unit restarts it until they are fixed).
-	if err := cfg.CheckPrivateFiles(filepath.Join(cfg.StateDir, sources.StateKeyFile), filepath.Join(cfg.StateDir, hsync.EnvKeyFile)); err != nil {
+	if err := cfg.CheckPrivateFiles(filepath.Join(cfg.StateDir, sources.StateKeyFile), filepath.Join(cfg.StateDir, hsync.EnvKeyFile),
+		filepath.Join(cfg.StateDir, hruntime.OwnerKeyFile)); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
@@ -66,12 +67,19 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 	// The one clock every component reads time from.
 	clk := clock.Real{}
-	rt, err := hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, log, hruntime.WithClock(clk))
+	ownerKey, ownerKeyDamaged, err := hruntime.LoadOwnerKey(cfg.StateDir, log, clk.Now())
+	if err != nil {
+		return err
+	}
+	rt, err := hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, log, hruntime.WithClock(clk), hruntime.WithOwnerKey(ownerKey))
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	a := &agent{cfg: cfg, opts: opts, log: log, clock: clk, rt: rt, ev: eventlog.NewLog(1000).WithClock(clk)}
+	a := &agent{cfg: cfg, opts: opts, log: log, clock: clk, rt: rt, ev: eventlog.NewLog(1000).WithClock(clk), stateProblems: &atomicfile.Problems{}}
+	if ownerKeyDamaged != nil {
+		a.stateProblems.Report(*ownerKeyDamaged)
+	}
 	if a.infraImage, err = infraImage(ctx, rt, cfg.Docker.InfraImage, opts.Binary, cfg.Instance); err != nil {
 		return err
 	}
@@ -164,7 +172,6 @@ func (a *agent) buildSources() error {
 		}
 		infos = append(infos, sources.SourceInfo{Name: s.Name(), Type: s.Type()})
 	}
-	a.stateProblems = &atomicfile.Problems{}
 	a.merger, err = sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: a.cfg.Sync.AllowEmpty, Validate: a.vopts, StateDir: a.cfg.StateDir, Problems: a.stateProblems, Clock: a.clock}, a.log)
 	return err
 }

@@ -68,7 +68,7 @@ func (h *host) actual(ctx context.Context, ag Against) ([]hruntime.Container, ma
 // liveContainers lists the host's containers, with its engine's default
 // log driver.
 func liveContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Container, string, error) {
-	rt, err := hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, slog.New(slog.DiscardHandler))
+	rt, err := hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, slog.New(slog.DiscardHandler), hruntime.WithOwnerKey(hruntime.ReadOwnerKey(cfg.StateDir)))
 	if err != nil {
 		return nil, "", err
 	}

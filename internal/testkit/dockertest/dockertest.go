@@ -258,7 +258,7 @@ func DockerFor(t testing.TB, instance string) *hruntime.Docker {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	d, err := hruntime.New(ctx, "", instance, Logger(t))
+	d, err := hruntime.New(ctx, "", instance, Logger(t), hruntime.WithOwnerKey([]byte("test owner key of "+instance)))
 	if err != nil {
 		t.Fatalf(noEngine, err)
 	}
