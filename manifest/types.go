@@ -168,8 +168,11 @@ type Network struct {
 
 // Container is one container of a pod.
 type Container struct {
-	Name            string `json:"name"`
-	Image           string `json:"image"`
+	Name  string `json:"name"`
+	Image string `json:"image"`
+	// ContainerName is the engine's name for the container (Compose's
+	// container_name), kept through recreates; empty: hostlet names it.
+	ContainerName   string `json:"containerName,omitempty"`
 	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
 	// Command replaces the image's ENTRYPOINT (and drops its CMD), as in
 	// Kubernetes; Args replaces the CMD, after Command or the image's

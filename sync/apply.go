@@ -53,13 +53,21 @@ type Networks interface {
 	ListNetworks(ctx context.Context) ([]string, error)
 }
 
+// Namer renames containers and finds who holds a name: for the
+// containers whose manifest chooses their name.
+type Namer interface {
+	Rename(ctx context.Context, id, name string) error
+	NameHolder(ctx context.Context, name string) (hruntime.Holder, error)
+}
+
 // Runtime is what applying a plan uses of the engine: the union of its
-// four roles (no interface of its own).
+// five roles (no interface of its own).
 type Runtime interface {
 	Engine
 	ImageEnsurer
 	Volumes
 	Networks
+	Namer
 }
 
 // ApplyOptions configure Apply.
@@ -569,6 +577,10 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 		if i == ap.infraAt || !replaces(ch.Action) {
 			continue
 		}
+		if ch.Action == ActionRecreate && ap.chosenName(ch.Container) != "" {
+			// Replaced once its successor is created (createNamed).
+			continue
+		}
 		ap.res.TookDown = ap.res.TookDown || ch.Current != nil
 		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
 			return inStep(errStepRemove, err)
@@ -732,7 +744,7 @@ func (ap *podApplication) startApps(ctx context.Context) error {
 		var err error
 		switch ch.Action {
 		case ActionCreate, ActionRecreate:
-			err = ap.createApp(ctx, i, "container "+c.Name)
+			err = ap.createApp(ctx, i, "container "+c.Name, ch.Current)
 		case ActionRestart:
 			ch, err = ap.restartApp(ctx, i, ch)
 		default:
@@ -747,8 +759,11 @@ func (ap *podApplication) startApps(ctx context.Context) error {
 }
 
 // createApp creates and starts app container i, its host paths resolved
-// and checked again right before; what names it in the error of the create.
-func (ap *podApplication) createApp(ctx context.Context, i int, what string) error {
+// and checked again right before; what names it in the error of the
+// create. A container whose manifest chooses its name replaces replaced
+// (nil: none) once created (createNamed); any other's was taken down
+// before.
+func (ap *podApplication) createApp(ctx context.Context, i int, what string, replaced *hruntime.Container) error {
 	spec := podspec.App(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
 	if err := podspec.ResolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
@@ -756,8 +771,65 @@ func (ap *podApplication) createApp(ctx context.Context, i int, what string) err
 	if err := podspec.BindFiles(&spec, ap.m, i, ap.copies); err != nil {
 		return inStep(errStepFiles, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
+	if name := ap.m.Containers[i].ContainerName; name != "" {
+		return ap.createNamed(ctx, spec, name, replaced, what)
+	}
 	if _, err := ap.createStart(ctx, spec); err != nil {
 		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
+	}
+	return nil
+}
+
+// chosenName is the container name the manifest chooses for slot, or "".
+func (ap *podApplication) chosenName(slot string) string {
+	for _, c := range ap.m.Containers {
+		if c.Name == slot {
+			return c.ContainerName
+		}
+	}
+	return ""
+}
+
+// createNamed makes the container of spec under the name its manifest
+// chose, in place of replaced (nil: none), so that the old one runs until
+// its successor exists: the new one is created under the name hostlet
+// gives it (spec.Name, its temporary name), replaced is stopped and
+// removed, the new one renamed and started. A kill between two steps
+// leaves what the next sync finishes: the new container under its
+// temporary name beside the old (the old is removed as the slot's
+// duplicate, the new renamed), the new one alone under it (renamed), or
+// the new one renamed but not started (started). A name held by a
+// container that is not replaced is a conflict naming it, before
+// anything is stopped; one hostlet did not make is never removed.
+func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.ContainerSpec, name string, replaced *hruntime.Container, what string) error {
+	holder, err := ap.rt.NameHolder(ctx, name)
+	if err != nil {
+		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
+	}
+	if holder.ID != "" && (replaced == nil || holder.ID != replaced.ID) {
+		whose := "a container hostlet did not make (left alone: remove or rename it)"
+		if holder.Proven {
+			whose = "another of this hostlet's containers (freed when its pod is removed or renamed)"
+		}
+		return inStep(errStepCreate, fmt.Errorf("%s: container name %q is held by container %.12s (image %s), %s: %w",
+			what, name, holder.ID, holder.Image, whose, hruntime.ErrConflict))
+	}
+	var id string
+	if replaced != nil && replaced.Name == spec.Name && replaced.Labels[hruntime.LabelName] == name {
+		// Left under its temporary name by a recreate cut short, with
+		// this spec (the temporary name is the spec hash's) and name.
+		id, replaced = replaced.ID, nil
+	} else if id, err = ap.create(ctx, spec); err != nil {
+		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
+	}
+	if err := ap.stopRemove(ctx, replaced, ap.grace); err != nil {
+		return inStep(errStepRemove, fmt.Errorf("%s: the container it replaces: %w", what, err))
+	}
+	if err := ap.rt.Rename(ctx, id, name); err != nil {
+		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
+	}
+	if err := ap.rt.Start(ctx, id); err != nil {
+		return inStep(errStepCreate, fmt.Errorf("%s: %w: %w", what, errStart, err))
 	}
 	return nil
 }
@@ -783,7 +855,7 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 	if err := ap.rt.Remove(ctx, ch.Current.ID); err != nil && !hruntime.IsNotFound(err) {
 		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w (and remove it: %w)", name, startErr, err))
 	}
-	if err := ap.createApp(ctx, i, fmt.Sprintf("container %s (did not start: %v; created anew)", name, startErr)); err != nil {
+	if err := ap.createApp(ctx, i, fmt.Sprintf("container %s (did not start: %v; created anew)", name, startErr), nil); err != nil {
 		return ch, err
 	}
 	return Change{Container: name, Action: ActionRecreate, Current: ch.Current,
@@ -836,6 +908,20 @@ func (ap *podApplication) build(ctx context.Context, c manifest.Container) error
 var errStart = errors.New("start failed")
 
 func (a *applier) createStart(ctx context.Context, spec hruntime.ContainerSpec) (string, error) {
+	id, err := a.create(ctx, spec)
+	if err != nil {
+		return "", err
+	}
+	if err := a.rt.Start(ctx, id); err != nil {
+		return id, fmt.Errorf("%w: %w", errStart, err)
+	}
+	return id, nil
+}
+
+// create creates the container of spec. A container holding its name
+// that a list proves hostlet's is removed first (left by an interrupted
+// apply).
+func (a *applier) create(ctx context.Context, spec hruntime.ContainerSpec) (string, error) {
 	id, err := a.rt.Create(ctx, spec)
 	if hruntime.IsConflict(err) {
 		// A container of that name is left from an interrupted apply that
@@ -847,13 +933,7 @@ func (a *applier) createStart(ctx context.Context, spec hruntime.ContainerSpec) 
 			err = fmt.Errorf("%w (%w)", err, rmErr)
 		}
 	}
-	if err != nil {
-		return "", err
-	}
-	if err := a.rt.Start(ctx, id); err != nil {
-		return id, fmt.Errorf("%w: %w", errStart, err)
-	}
-	return id, nil
+	return id, err
 }
 
 // removeNamed removes the container named name if a list returns it

@@ -313,6 +313,9 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 	case a.net.appsReason != "":
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{a.net.appsReason}
+	case nameChange(*cur, a.m.Containers[i].ContainerName) != "":
+		ch.Action = ActionRecreate
+		ch.Reasons = []string{nameChange(*cur, a.m.Containers[i].ContainerName)}
 	case a.net.wait:
 	case a.rejoin && cur.Running():
 		ch.Action = ActionRestart
@@ -322,6 +325,24 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 		ch.Reasons = []string{fmt.Sprintf("%s, restartPolicy %s", stateText(*cur), a.m.RestartPolicy)}
 	}
 	return ch
+}
+
+// nameChange says why container cur does not have the name want (a
+// manifest's container name; "" for the name hostlet gives), or "" when
+// it has.
+func nameChange(cur hruntime.Container, want string) string {
+	had := cur.Labels[hruntime.LabelName]
+	switch {
+	case had != want && want == "":
+		return fmt.Sprintf("container name %q given up", had)
+	case had != want && had == "":
+		return fmt.Sprintf("container name %q chosen", want)
+	case had != want:
+		return fmt.Sprintf("container name %q, was %q", want, had)
+	case want != "" && cur.Name != want:
+		return fmt.Sprintf("under its temporary name %s (a recreate was cut short): named %q now", cur.Name, want)
+	}
+	return ""
 }
 
 // removals are the changes that remove the slots no longer in the

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,8 +31,11 @@ func Simulate(instance string, pods []Pod, env *EnvHasher) []hruntime.Container 
 	return out
 }
 
+// simulated is the container spec makes, under the name its manifest
+// chose if any.
 func simulated(spec hruntime.ContainerSpec) hruntime.Container {
-	return hruntime.Container{ID: spec.Name, Name: spec.Name, Image: spec.Image, Labels: spec.Labels, State: hruntime.StateRunning}
+	name := cmp.Or(spec.Labels[hruntime.LabelName], spec.Name)
+	return hruntime.Container{ID: spec.Name, Name: name, Image: spec.Image, Labels: spec.Labels, State: hruntime.StateRunning}
 }
 
 // FromStatus rebuilds the containers a host reported in its status
@@ -62,6 +66,9 @@ func FromStatus(instance string, pods []PodStatus) []hruntime.Container {
 			}
 			labels[LabelSpec] = sum.Label()
 			c := hruntime.Container{ID: cs.ContainerID, Image: cs.Image, Labels: labels, State: cs.State}
+			if chosen := m.Containers[i].ContainerName; chosen != "" {
+				c.Labels[hruntime.LabelName], c.Name = chosen, chosen
+			}
 			if code, ok := strings.CutPrefix(cs.LastError, "exited ("); ok {
 				c.ExitCode = atoiPrefix(code)
 			}

@@ -401,6 +401,9 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 	if ct.WorkingDir != "" && !path.IsAbs(ct.WorkingDir) {
 		c.add(f+".workingDir", "%q is not an absolute path", ct.WorkingDir)
 	}
+	if ct.ContainerName != "" {
+		c.containerName(f+".containerName", ct.ContainerName)
+	}
 	c.env(f, ct.Env)
 	ownPorts := map[string]bool{} // the container's port names, for its probe
 	for j, p := range ct.Ports {
@@ -1043,6 +1046,23 @@ func (c *checker) networks(ns []manifest.Network, external []string) {
 		}
 	}
 }
+
+// containerName checks a name a manifest gives its container: a Docker
+// container name, at least two characters as the engine wants, and not
+// one of the names hostlet gives (hostlet_...).
+func (c *checker) containerName(f, v string) {
+	switch {
+	case c.dockerName(f, v):
+	case len(v) < 2:
+		c.add(f, "%q is shorter than the 2 characters of a container name", v)
+	case strings.HasPrefix(v, ReservedContainerPrefix):
+		c.add(f, "%q starts with %q, which is hostlet's own naming of containers", v, ReservedContainerPrefix)
+	}
+}
+
+// ReservedContainerPrefix starts the names hostlet gives containers
+// itself; a manifest's container name may not.
+const ReservedContainerPrefix = "hostlet_"
 
 // dockerName checks a network name or alias and reports whether it added
 // an error.

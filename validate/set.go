@@ -94,6 +94,8 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 	claims := map[portProto][]claim{}
 	// nets holds the first accepted declaration of each network.
 	nets := map[string]netClaim{}
+	// names holds the container names accepted pods choose.
+	names := map[string]claim{}
 	for _, src := range sources {
 		for _, s := range src.Manifests {
 			if s.Origin.Source == "" {
@@ -115,6 +117,7 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 				continue
 			}
 			errs := networkConflicts(s, nets)
+			errs = containerNameConflicts(s, names, errs)
 			mine, errs := hostPortConflicts(s, claims, errs)
 			if errs != nil {
 				res.Rejected = append(res.Rejected, rejection(s, errs))
@@ -124,10 +127,44 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 				claims[key] = append(claims[key], cs...)
 			}
 			claimNetworks(s, nets)
+			claimContainerNames(s, names)
 			res.Accepted = append(res.Accepted, s)
 		}
 	}
 	return rejectCycles(res)
+}
+
+// containerNameConflicts returns errs with a reason added for every
+// container name manifest s chooses that an accepted pod (names) or s
+// itself chose already: the engine holds one container per name.
+func containerNameConflicts(s manifest.Sourced, names map[string]claim, errs *multierror.Error) *multierror.Error {
+	id := s.Manifest.ID
+	hide := hiderOf(s)
+	mine := map[string]bool{}
+	for ci, c := range s.Manifest.Containers {
+		n := c.ContainerName
+		if n == "" {
+			continue
+		}
+		field := s.Field(fmt.Sprintf("containers[%d].containerName", ci))
+		if other, taken := names[n]; taken {
+			errs = multierror.Append(errs, hide.errorf(s.Origin, id, field, "container name %q is already taken by pod %s (%s)", n, other.pod, other.source))
+		} else if mine[n] {
+			errs = multierror.Append(errs, hide.errorf(s.Origin, id, field, "container name %q is given twice in this pod", n))
+		}
+		mine[n] = true
+	}
+	return errs
+}
+
+// claimContainerNames records the container names accepted manifest s
+// chooses in names.
+func claimContainerNames(s manifest.Sourced, names map[string]claim) {
+	for _, c := range s.Manifest.Containers {
+		if c.ContainerName != "" {
+			names[c.ContainerName] = claim{pod: s.Manifest.ID, source: s.Origin.Source}
+		}
+	}
 }
 
 // hostPortConflicts returns the host ports manifest s binds, by port and

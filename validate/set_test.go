@@ -170,6 +170,16 @@ func TestSetRejections(t *testing.T) {
 	v6 := pod("v6", 80)
 	v6.Containers[0].Ports[0].HostIP = "::1"
 	twice := pod("twice", 80, 80)
+	named := func(id string, names ...string) manifest.Manifest {
+		m := pod(id)
+		for i, n := range names {
+			if i > 0 {
+				m.Containers = append(m.Containers, manifest.Container{Name: fmt.Sprintf("c%d", i), Image: "busybox"})
+			}
+			m.Containers[i].ContainerName = n
+		}
+		return m
+	}
 	tests := []struct {
 		name    string
 		sources []validate.Source
@@ -214,6 +224,21 @@ func TestSetRejections(t *testing.T) {
 				sourced("a", "f.yaml", 1, pod("after", 80)),
 			}}},
 			want: []string{`a:f.yaml: pod "twice": containers[0].ports[1].hostPort: host port 80/TCP is bound twice in this pod`},
+		},
+		{
+			name: "a container name chosen twice",
+			sources: []validate.Source{
+				{Name: "a", Manifests: []manifest.Sourced{sourced("a", "f.yaml", 0, named("web", "nextcloud"))}},
+				{Name: "b", Manifests: []manifest.Sourced{
+					sourced("b", "g.yaml", 0, named("other", "nextcloud")),
+					sourced("b", "g.yaml", 1, named("pair", "db", "db")),
+					sourced("b", "g.yaml", 2, named("case", "NextCloud")),
+				}},
+			},
+			want: []string{
+				`b:g.yaml: pod "other": containers[0].containerName: container name "nextcloud" is already taken by pod web (a)`,
+				`b:g.yaml: pod "pair": containers[1].containerName: container name "db" is given twice in this pod`,
+			},
 		},
 		{
 			name: "decode errors kept in the manifest come first",

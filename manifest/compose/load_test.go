@@ -358,16 +358,26 @@ services:
   web:
     image: busybox
     cgroup_parent: /custom
-    container_name: web
     oom_kill_disable: true
     x-note: extensions are fine
 `},
 			wantPods: 1,
 			wantErrs: []string{
 				`apps:shop/compose.yaml: services.web.cgroup_parent: not supported by hostlet yet`,
-				`apps:shop/compose.yaml: services.web.container_name: hostlet names containers itself (by pod id), so replicas and recreates never collide: remove it`,
 				`apps:shop/compose.yaml: services.web.oom_kill_disable: not supported by hostlet yet`,
 			},
+		},
+		{
+			name: "a container name on replicas",
+			files: mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    container_name: web
+    deploy: {replicas: 2}
+`},
+			// Compose's own check, word for word.
+			wantErrs: []string{"apps:shop/compose.yaml: services.deploy.replicas: can't set container_name and web as container name must be unique: invalid compose project"},
 		},
 		{
 			name: "build",

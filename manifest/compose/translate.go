@@ -63,6 +63,7 @@ var supportedPaths = paths(
 	"services.*.cpu_shares",
 	"services.*.pull_policy",
 	"services.*.scale",
+	"services.*.container_name",
 	"services.*.profiles", "services.*.profiles.[]",
 	"services.*.deploy", "services.*.deploy.replicas", "services.*.deploy.mode", "services.*.deploy.resources", "services.*.deploy.resources.limits", "services.*.deploy.resources.limits.memory",
 	// Updates: monitor is the pod's minReadySeconds, failure_action its
@@ -111,12 +112,6 @@ func paths(ps ...string) []tree.Path {
 	return out
 }
 
-// why says why an attribute is refused, where more can be said than "not
-// supported yet".
-var why = map[string]string{
-	"container_name": "hostlet names containers itself (by pod id), so replicas and recreates never collide: remove it",
-}
-
 // translator turns a loaded project into pods.
 type translator struct {
 	files   Files
@@ -154,11 +149,11 @@ func (t *translator) pods(findings []loader.UnsupportedAttribute) ([]manifest.So
 		if len(parts) >= 3 && parts[0] == "services" {
 			svc := parts[1]
 			if _, active := t.project.Services[svc]; active {
-				refused[svc] = append(refused[svc], t.errorf(f.Path.String(), "%s", reason(parts[2:])))
+				refused[svc] = append(refused[svc], t.errorf(f.Path.String(), "not supported by hostlet yet"))
 			}
 			continue
 		}
-		projectErrs = append(projectErrs, t.errorf(f.Path.String(), "%s", reason(parts)))
+		projectErrs = append(projectErrs, t.errorf(f.Path.String(), "not supported by hostlet yet"))
 	}
 	for _, key := range slices.Sorted(maps.Keys(t.project.Volumes)) {
 		if d := t.project.Volumes[key].Driver; d != "" && d != "local" {
@@ -298,13 +293,6 @@ func linked(s types.ServiceConfig, name string) bool {
 	})
 }
 
-func reason(parts []string) string {
-	if w, ok := why[parts[0]]; ok {
-		return w
-	}
-	return "not supported by hostlet yet"
-}
-
 func (t *translator) errorf(field, format string, args ...any) *manifest.Error {
 	return manifest.Errorf(t.origin, "", field, format, args...)
 }
@@ -376,6 +364,9 @@ func (t *translator) service(name string, s types.ServiceConfig, refused []*mani
 		replicas = 1
 	}
 	c.replicas = max(replicas, 1)
+	if s.ContainerName != "" && c.replicas > 1 {
+		c.add("container_name", "%q names one container, and the service has %d replicas (docker compose refuses it too): remove one or the other", s.ContainerName, c.replicas)
+	}
 	bytes, items := t.fileBytes, t.fileItems
 	m := c.manifest(s)
 	if len(c.errs) > len(refused) {
@@ -436,7 +427,7 @@ var serviceKeys = map[string]string{
 	"containers[0].memory": "mem_limit", "containers[0].cpu": "cpu_shares", "containers[0].cpuLimit": "cpus", "containers[0].pidsLimit": "pids_limit",
 	"containers[0].healthcheck": "healthcheck", "containers[0].user": "user", "containers[0].groupAdd": "group_add", "containers[0].runtime": "runtime", "containers[0].readOnly": "read_only",
 	"containers[0].init": "init", "containers[0].stopSignal": "stop_signal", "containers[0].shmSize": "shm_size",
-	"containers[0].imagePullPolicy": "pull_policy", "containers[0].volumeMounts": "volumes",
+	"containers[0].containerName": "container_name", "containers[0].imagePullPolicy": "pull_policy", "containers[0].volumeMounts": "volumes",
 	"containers[0].privileged": "privileged", "containers[0].capAdd": "cap_add", "containers[0].capDrop": "cap_drop",
 	"containers[0].devices": "devices", "containers[0].securityOpt": "security_opt", "containers[0].ulimits": "ulimits",
 	"containers[0].sysctls": "sysctls", "containers[0].logging": "logging",
@@ -466,12 +457,13 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 		c.keys[f] = c.field + "." + k
 	}
 	ct := manifest.Container{
-		Name:       containerName(c.name),
-		Image:      s.Image,
-		Command:    []string(s.Entrypoint),
-		Args:       []string(s.Command),
-		WorkingDir: s.WorkingDir,
-		CPU:        s.CPUShares,
+		Name:          containerName(c.name),
+		ContainerName: s.ContainerName,
+		Image:         s.Image,
+		Command:       []string(s.Entrypoint),
+		Args:          []string(s.Command),
+		WorkingDir:    s.WorkingDir,
+		CPU:           s.CPUShares,
 	}
 	if s.Image == "" && s.Build == nil {
 		c.add("image", "required")

@@ -187,6 +187,11 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 	hash := manifest.ContainerHash(m, i)
 	labels := containerLabels(instance, p, c.Name, hash)
 	labels[LabelSpec] = Summarize(m, i, env).Label()
+	if c.ContainerName != "" {
+		// Created under the name hostlet gives it, then renamed (see
+		// sync's apply): the runtime signs the chosen name.
+		labels[hruntime.LabelName] = c.ContainerName
+	}
 	spec := hruntime.ContainerSpec{
 		Name:          hruntime.ContainerName(instance, m.ID, c.Name, hash),
 		Image:         c.Image,

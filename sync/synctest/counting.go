@@ -125,6 +125,18 @@ func (c *Counting) EnsureNetwork(ctx context.Context, n hruntime.NetworkSpec, la
 	return c.FullRuntime.EnsureNetwork(ctx, n, labels)
 }
 
+// Rename counts and forwards.
+func (c *Counting) Rename(ctx context.Context, id, name string) error {
+	c.count("Rename")
+	return c.FullRuntime.Rename(ctx, id, name)
+}
+
+// NameHolder counts and forwards.
+func (c *Counting) NameHolder(ctx context.Context, name string) (hruntime.Holder, error) {
+	c.count("NameHolder")
+	return c.FullRuntime.NameHolder(ctx, name)
+}
+
 // RemoveNetwork counts and forwards.
 func (c *Counting) RemoveNetwork(ctx context.Context, name string) error {
 	c.count("RemoveNetwork")

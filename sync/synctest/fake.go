@@ -368,6 +368,39 @@ func (f *Fake) Remove(_ context.Context, id string) error {
 	return nil
 }
 
+// Rename implements hsync.Namer. A name in use is an
+// hruntime.ErrConflict.
+func (f *Fake) Rename(_ context.Context, id, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Rename", name)
+	fc, ok := f.lookup(id)
+	if !ok {
+		return fmt.Errorf("rename container %s: %w", id, hruntime.ErrNotFound)
+	}
+	if _, taken := f.names[name]; taken {
+		return fmt.Errorf("rename container %s to %q: name in use: %w", id, name, hruntime.ErrConflict)
+	}
+	delete(f.names, fc.c.Name)
+	fc.c.Name = name
+	f.names[name] = fc.c.ID
+	f.emit(f.event("rename", fc))
+	return nil
+}
+
+// NameHolder implements hsync.Namer: every container of the fake is
+// hostlet's.
+func (f *Fake) NameHolder(_ context.Context, name string) (hruntime.Holder, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("NameHolder", name)
+	id, ok := f.names[name]
+	if !ok {
+		return hruntime.Holder{}, nil
+	}
+	return hruntime.Holder{ID: id, Image: f.containers[id].c.Image, Proven: true}, nil
+}
+
 // BlockPull makes image ref absent and every pull of it wait until release
 // is called or the pull's ctx ends; released, the pull succeeds (or fails
 // as FailPull says) and the image is present. Until then EnsureImage with

@@ -120,7 +120,8 @@ func (s *suite) check(ctx context.Context, e expect) verdict {
 		p := want[id]
 		for _, slot := range p.slots() {
 			ok := slices.ContainsFunc(bySlot[id+"/"+slot], func(c container.Summary) bool {
-				return c.State == hruntime.StateRunning && c.Labels[genLabel] == strconv.Itoa(p.Gen)
+				named := p.Named == "" || slot != "app" || slices.Contains(c.Names, "/"+p.Named)
+				return c.State == hruntime.StateRunning && c.Labels[genLabel] == strconv.Itoa(p.Gen) && named
 			})
 			if !ok {
 				v.missing = append(v.missing, id)

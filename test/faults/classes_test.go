@@ -65,12 +65,18 @@ func (s *suite) killOn(inj *injection, what string, actions []events.Action, ids
 	return at
 }
 
-// newBatch makes three new pods (the first of two containers) for src.
+// newBatch makes three new pods for src: the first of two containers, the
+// second with a name its manifest chooses.
 func (s *suite) newBatch(src string) map[string]pod {
 	out := map[string]pod{}
 	for i := 0; i < 3; i++ {
 		id := s.newID(src)
 		out[id] = pod{ID: id, Two: i == 0}
+		if i == 1 {
+			// Recreated under its chosen name: a kill may come at the
+			// rename too.
+			out[id] = pod{ID: id, Named: "hf-" + s.instance + "-" + id}
+		}
 	}
 	return out
 }
@@ -107,7 +113,7 @@ func (s *suite) killMidRecreate(rep int, inj *injection) {
 	changes := s.regen(ids)
 	stable := s.stable(setOf(ids))
 	n := 1 + s.rnd.IntN(3*s.slotCount(ids)-1)
-	at := s.killOn(inj, "recreate", []events.Action{events.ActionDestroy, events.ActionCreate, events.ActionStart}, ids, n, func() error {
+	at := s.killOn(inj, "recreate", []events.Action{events.ActionDestroy, events.ActionCreate, events.ActionStart, events.ActionRename}, ids, n, func() error {
 		for _, src := range s.shuffled(slices.Sorted(maps.Keys(changes))) {
 			if err := s.set(src, changes[src]); err != nil {
 				return err

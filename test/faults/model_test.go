@@ -21,6 +21,9 @@ type pod struct {
 	ID  string
 	Two bool
 	Gen int
+	// Named is the name its app container's manifest chooses
+	// (containerName), "" for none.
+	Named string
 }
 
 // slots are the io.hostlet.container values of the pod's containers.
@@ -37,6 +40,9 @@ func (p pod) manifest(image string) map[string]any {
 		"name": "app", "image": image,
 		"env": []map[string]string{{"name": "MESSAGE", "value": "pod " + p.ID + " gen " + strconv.Itoa(p.Gen)}},
 	}}
+	if p.Named != "" {
+		containers[0]["containerName"] = p.Named
+	}
 	if p.Two {
 		containers = append(containers, map[string]any{"name": "side", "image": image, "command": []string{"/demo", "pause"}})
 	}
