@@ -81,6 +81,8 @@ type hashedMount struct {
 	// Files is the digest of a files volume's content (left out for
 	// other volumes): a changed file needs a new container.
 	Files string `json:"files,omitempty"`
+	// DataFolder is a data folder's path (left out for other volumes).
+	DataFolder string `json:"dataFolder,omitempty"`
 }
 
 // hashedInfra is what needs a new infra container: the pod's published
@@ -165,7 +167,7 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	for _, vm := range c.VolumeMounts {
 		v, _ := d.Volume(vm.Name)
-		hm := hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External}
+		hm := hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External, DataFolder: v.DataFolder}
 		if v.Files != nil {
 			hm.Files = v.Files.Digest()
 		}

@@ -139,6 +139,13 @@ type Volume struct {
 	// Files are files of the source that hostlet writes under its
 	// stateDir and bind-mounts read-only (see Files).
 	Files *Files `json:"files,omitempty"`
+	// DataFolder is a folder the pod writes, kept on the host under the
+	// host config's compose.dataDir, in the instance's folder, at this
+	// relative path ("<project>/<path>" for a Compose project's relative
+	// bind that the project does not hold): made on first use, kept
+	// across recreates, revisions and the pod's removal, removed only by
+	// `hostlet volumes rm`.
+	DataFolder string `json:"dataFolder,omitempty"`
 }
 
 // Network is a user-defined Docker network a pod joins.

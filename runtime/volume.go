@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 )
 
@@ -92,6 +93,11 @@ type VolumeInfo struct {
 	Pod string `json:"pod,omitempty"`
 	// UsedBy names the containers (any state) that mount it.
 	UsedBy []string `json:"usedBy"`
+	// Path is a data folder's path on the host ("" for a Docker volume);
+	// SizeBytes the size of its files (Partial: counted in part).
+	Path      string `json:"path,omitempty"`
+	SizeBytes int64  `json:"sizeBytes,omitempty"`
+	Partial   bool   `json:"partial,omitempty"`
 }
 
 // Volumes lists this instance's volumes, sorted, with the containers that
@@ -122,6 +128,23 @@ func (d *Docker) Volumes(ctx context.Context) ([]VolumeInfo, error) {
 // volumeUsers maps a volume name to the names of the containers, of any
 // instance, that mount it.
 func (d *Docker) volumeUsers(ctx context.Context) (map[string][]string, error) {
+	return d.mountUsers(ctx, func(m container.MountPoint) string { return m.Name })
+}
+
+// BindUsers maps the source of every bind mount on the engine to the
+// names of the containers, of any instance and state, that mount it.
+func (d *Docker) BindUsers(ctx context.Context) (map[string][]string, error) {
+	return d.mountUsers(ctx, func(m container.MountPoint) string {
+		if m.Type != mount.TypeBind {
+			return ""
+		}
+		return m.Source
+	})
+}
+
+// mountUsers maps key of each mount ("" skips it) to the names of the
+// containers that have it: one engine call.
+func (d *Docker) mountUsers(ctx context.Context, key func(container.MountPoint) string) (map[string][]string, error) {
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true})
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", translate(err))
@@ -130,8 +153,8 @@ func (d *Docker) volumeUsers(ctx context.Context) (map[string][]string, error) {
 	for _, c := range list {
 		name := strings.TrimPrefix(firstOr(c.Names, c.ID), "/")
 		for _, m := range c.Mounts {
-			if m.Name != "" {
-				users[m.Name] = append(users[m.Name], name)
+			if k := key(m); k != "" {
+				users[k] = append(users[k], name)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	scrub "github.com/hostlet/hostlet/internal/redact"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sync/datafolder"
 	"github.com/hostlet/hostlet/sync/podspec"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -104,6 +105,9 @@ type ApplyOptions struct {
 	// Files writes the files volumes of the containers to be created
 	// where Docker can bind-mount them; nil fails every pod that has one.
 	Files FileWriter
+	// DataFolders makes the pods' data folders; nil: a pod with one
+	// fails.
+	DataFolders *datafolder.Store
 	// SweepNetworks removes every network of this instance that no pod
 	// of the plan uses (once the sources have delivered, after a start:
 	// a network left by a hostlet killed before it removed it). Without
@@ -771,6 +775,9 @@ func (ap *podApplication) createApp(ctx context.Context, i int, what string, rep
 	if err := podspec.BindFiles(&spec, ap.m, i, ap.copies); err != nil {
 		return inStep(errStepFiles, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
+	if err := podspec.BindDataFolders(&spec, ap.m, i, ap.ensureDataFolder); err != nil {
+		return inStep(errStepFiles, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
+	}
 	if name := ap.m.Containers[i].ContainerName; name != "" {
 		return ap.createNamed(ctx, spec, name, replaced, what)
 	}
@@ -778,6 +785,14 @@ func (ap *podApplication) createApp(ctx context.Context, i int, what string, rep
 		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
 	return nil
+}
+
+// ensureDataFolder makes the data folder rel and returns its host path.
+func (ap *podApplication) ensureDataFolder(rel string) (string, error) {
+	if ap.opts.DataFolders == nil {
+		return "", errors.New("this hostlet keeps no data folders (no stateDir)")
+	}
+	return ap.opts.DataFolders.Ensure(rel)
 }
 
 // chosenName is the container name the manifest chooses for slot, or "".

@@ -22,6 +22,7 @@ import (
 	"github.com/hostlet/hostlet/internal/filestore"
 	"github.com/hostlet/hostlet/internal/seal"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sync/datafolder"
 	"github.com/hostlet/hostlet/sync/podspec"
 	"github.com/hostlet/hostlet/sync/rollouts"
 	"github.com/hostlet/hostlet/sync/statefile"
@@ -87,6 +88,10 @@ type Options struct {
 	Prune   bool
 	// StateDir holds restarts.json; "" keeps restart counts in memory only.
 	StateDir string
+	// DataDir holds the pods' data folders (dataFolder volumes), in the
+	// instance's folder; "" is StateDir's data folder, and without a
+	// StateDir a pod with a data folder fails.
+	DataDir string
 	// Clock is what the Syncer reads time from (its interval, backoff,
 	// probe periods, status and event times); nil means clock.Real.
 	Clock clock.Clock
@@ -285,6 +290,19 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *eventlog.Log) (*Syn
 // EnvHasher is the hasher that hides env values in the Syncer's status
 // and labels (GET /pods/{id} shows the engine's env with it too).
 func (s *Syncer) EnvHasher() *EnvHasher { return s.opts.EnvHasher }
+
+// dataFolders is the store of the pods' data folders: under DataDir, else
+// StateDir's data folder; nil with neither.
+func (s *Syncer) dataFolders() *datafolder.Store {
+	dir := s.opts.DataDir
+	if dir == "" && s.opts.StateDir != "" {
+		dir = filepath.Join(s.opts.StateDir, "data")
+	}
+	if dir == "" {
+		return nil
+	}
+	return datafolder.New(dir, s.opts.Instance)
+}
 
 // SetDesired replaces the desired state and wakes the loop.
 func (s *Syncer) SetDesired(d Desired) {
@@ -502,6 +520,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		HostPaths: s.opts.HostPaths, Images: s.work.pulls.check, Builds: s.checkBuild,
 		SweepNetworks: !s.syncs.networksSwept && s.opts.Prune && desired.Ready,
 		Files:         s.fileWriter(),
+		DataFolders:   s.dataFolders(),
 	}, s.log)
 	if s.opts.Prune && desired.Ready {
 		s.syncs.networksSwept = true

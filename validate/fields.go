@@ -166,7 +166,9 @@ func (c *checker) volumes(vs []manifest.Volume, opts Options) map[string]*manife
 		volumes[v.Name] = v.Files
 		switch {
 		case kinds(v) > 1:
-			c.add(f, "a volume is one of hostPath, dockerVolume and files")
+			c.add(f, "a volume is one of hostPath, dockerVolume, files and dataFolder")
+		case v.DataFolder != "":
+			c.dataFolder(f+".dataFolder", v.DataFolder)
 		case v.Files != nil:
 			c.files(f+".files", v.Files)
 		case v.HostPath != "":
@@ -179,6 +181,22 @@ func (c *checker) volumes(vs []manifest.Volume, opts Options) map[string]*manife
 		}
 	}
 	return volumes
+}
+
+// MaxDataFolderPath bounds a data folder's path.
+const MaxDataFolderPath = 1024
+
+// dataFolder checks a data folder's path: relative, clean, inside the
+// instance's data folder, bounded, printable.
+func (c *checker) dataFolder(f, p string) {
+	switch {
+	case len(p) > MaxDataFolderPath:
+		c.add(f, "is longer than %d bytes", MaxDataFolderPath)
+	case strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }):
+		c.add(f, "%q holds a control character or a backslash", p)
+	case path.IsAbs(p) || p != path.Clean(p) || p == "." || p == ".." || strings.HasPrefix(p, "../"):
+		c.add(f, "%q is not a clean relative path inside the data folder (data/db, not /data, ./data or ../data)", p)
+	}
 }
 
 // dockerVolume checks the Docker volume named by volume field f: its
@@ -267,7 +285,7 @@ func (c *checker) ipam(f string, n manifest.Network) {
 // files).
 func kinds(v manifest.Volume) int {
 	n := 0
-	for _, set := range []bool{v.HostPath != "", v.DockerVolume != "", v.Files != nil} {
+	for _, set := range []bool{v.HostPath != "", v.DockerVolume != "", v.Files != nil, v.DataFolder != ""} {
 		if set {
 			n++
 		}

@@ -196,7 +196,7 @@ func (a *agent) buildSyncer() error {
 		OnBuild:  func(d time.Duration, err error) { a.met.BuildDone(d, err) },
 		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, PullTimeout: cfg.Sync.PullTimeout, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
 		BuildConcurrency: cfg.Sync.BuildConcurrency, BuildTimeout: cfg.Sync.BuildTimeout,
-		HostPaths: a.vopts, Clock: a.clock, Window: windows,
+		HostPaths: a.vopts, Clock: a.clock, Window: windows, DataDir: a.cfg.Compose.DataDir,
 	}, a.log, a.ev)
 	if err != nil {
 		return err

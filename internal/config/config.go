@@ -99,6 +99,10 @@ type Compose struct {
 	// Helper is the hostlet-compose executable that renders projects;
 	// "" finds it beside the hostlet executable, else on PATH.
 	Helper string `mapstructure:"helper"`
+	// DataDir holds the pods' data folders (a project's relative binds
+	// the project does not hold), in the instance's folder; "" is
+	// stateDir/data.
+	DataDir string `mapstructure:"dataDir"`
 }
 
 // Docker configures the engine connection.
@@ -220,6 +224,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("log.format", "text")
 	v.SetDefault("stats.cadvisor", "")
 	v.SetDefault("compose.helper", "")
+	v.SetDefault("compose.dataDir", "")
 	v.SetDefault("policy.externalVolumes", []string{})
 	v.SetDefault("policy.externalNetworks", []string{})
 	v.SetDefault("policy.privileged", false)
@@ -518,6 +523,13 @@ func (c *Config) checkTopLevel(bad badFunc) {
 		// Relative to where hostlet starts, once: every check of a host
 		// path against it (and every later chdir) sees the same folder.
 		c.StateDir = abs
+	}
+	if c.Compose.DataDir == "" && c.StateDir != "" {
+		c.Compose.DataDir = filepath.Join(c.StateDir, "data")
+	} else if abs, err := filepath.Abs(c.Compose.DataDir); err != nil {
+		bad("compose.dataDir", "%q: %v", c.Compose.DataDir, err)
+	} else {
+		c.Compose.DataDir = abs
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)

@@ -116,6 +116,68 @@ func equalMaps[V comparable](a, b map[string]V) bool {
 	return true
 }
 
+// TestRelativeBindsNotInTheProjectAreDataFolders: a relative bind whose
+// source the project does not hold (or holds only a placeholder in) is a
+// data folder of the project kept on the host, writable unless :ro; one
+// that looks like a file is a folder too, with a note; what the project
+// holds stays a read-only files mount.
+func TestRelativeBindsNotInTheProjectAreDataFolders(t *testing.T) {
+	files := mapFiles{
+		"compose.yaml": `
+services:
+  db:
+    image: busybox
+    volumes:
+      - ./data/db:/var/lib/postgresql/data
+      - ./keep:/keep
+      - ./conf:/etc/conf
+      - ./logs/nginx.log:/var/log/nginx.log
+      - ./seed:/seed:ro
+      - {type: bind, source: ./made, target: /made, bind: {create_host_path: true}}
+`,
+		"keep/.gitkeep": "",
+		"conf/app.conf": "x",
+	}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	m := pods[0].Manifest
+	want := map[string]struct {
+		folder   string
+		readOnly bool
+	}{
+		"/var/lib/postgresql/data": {"shop/data/db", false},
+		"/keep":                    {"shop/keep", false},
+		"/etc/conf":                {"", true},
+		"/var/log/nginx.log":       {"shop/logs/nginx.log", false},
+		"/seed":                    {"shop/seed", true},
+		"/made":                    {"shop/made", false},
+	}
+	for _, vm := range m.Containers[0].VolumeMounts {
+		v, _ := m.Volume(vm.Name)
+		w, ok := want[vm.MountPath]
+		if !ok || v.DataFolder != w.folder || vm.ReadOnly != w.readOnly || (w.folder == "") == (v.Files == nil) {
+			t.Errorf("%s: data folder %q, read-only %v, files %v; want %+v", vm.MountPath, v.DataFolder, vm.ReadOnly, v.Files != nil, w)
+		}
+	}
+	if len(pods[0].Notes) != 1 || !strings.Contains(pods[0].Notes[0].Error(), "services.db.volumes[3].source: ./logs/nginx.log is not in the project: a folder is made there on the host") {
+		t.Errorf("notes %v, want one on the file-looking path", pods[0].Notes)
+	}
+}
+
+// TestARelativeBindOfAProjectInOneBodyIsAnError: a project delivered as
+// one body (an HTTP or etcd source) has no files to tell its config files
+// from its data folders: a relative bind stays an error.
+func TestARelativeBindOfAProjectInOneBodyIsAnError(t *testing.T) {
+	pods, err := compose.LoadBytes(t.Context(), []byte("services:\n  web: {image: busybox, volumes: ['./data:/data']}\n"), compose.Options{Source: "apps", Dir: "shop"})
+	errs := errorTexts(t, pods, err)
+	want := "services.web.volumes[0].source: ./data: data: a project delivered as one body has no files beside it: file does not exist"
+	if len(errs) != 1 || !strings.Contains(errs[0], want) {
+		t.Errorf("errors %q, want one with %q", errs, want)
+	}
+}
+
 // TestLoadProjectFilesHashed: a file's content is in the pod's spec hash,
 // and only the pods mounting it see a change.
 func TestLoadProjectFilesHashed(t *testing.T) {
@@ -147,8 +209,8 @@ func TestLoadProjectFilesRefused(t *testing.T) {
 		files   mapFiles
 		wantErr string
 	}{
-		{"missing file", mapFiles{"compose.yaml": "services:\n  web: {image: busybox, volumes: ['./data:/data']}\n"},
-			`services.web.volumes[0].source: ./data is not a file or folder of the project at this revision (a project file is mounted read-only, as it is in the source; for data the service writes, use a named volume)`},
+		{"missing, long syntax without create_host_path", mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    volumes: [{type: bind, source: ./data, target: /data}]\n"},
+			`services.web.volumes[0].source: ./data is not a file or folder of the project at this revision, and bind.create_host_path is not set (Compose refuses it too): set it for a data folder kept on the host`},
 		{"leaves the project", mapFiles{"compose.yaml": "services:\n  web: {image: busybox, volumes: ['../other/app.conf:/etc/app.conf']}\n"},
 			`services.web.volumes[0].source: ../other/app.conf: leaves the project folder`},
 		{"unreadable file", mapFiles{"compose.yaml": "services:\n  web: {image: busybox, volumes: ['./conf:/etc/conf']}\n", "conf/a": "x", "conf/broken": "!err"},

@@ -949,6 +949,15 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 			c.add(key+".source", "%s: a path in a home folder depends on who runs hostlet; give the absolute host path", v.Source)
 			continue
 		case !path.IsAbs(v.Source):
+			if vol, ok := c.dataFolder(key, v); ok {
+				if vol.DataFolder != "" {
+					vol.Name = fmt.Sprintf("bind-%d", i)
+					c.volumeKey(len(vols), key)
+					vols = append(vols, vol)
+					mounts = append(mounts, manifest.VolumeMount{Name: vol.Name, MountPath: v.Target, ReadOnly: v.ReadOnly})
+				}
+				continue
+			}
 			// A file or folder of the project: mounted read-only, as it is
 			// at the source's revision.
 			if f, ok := c.projectFiles(key+".source", v.Source, false); ok {

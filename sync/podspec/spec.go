@@ -243,6 +243,9 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 			mt.Type, mt.Source = hruntime.MountBind, v.HostPath
 		case v.DockerVolume != "":
 			mt.Source = v.DockerVolume
+		case v.DataFolder != "":
+			// The folder's path is set by BindDataFolders once it is made.
+			mt.Type, mt.Source = hruntime.MountBind, ""
 		case v.Files != nil:
 			// The copy's path is set by BindFiles once it is written.
 			mt.Type, mt.Source, mt.ReadOnly = hruntime.MountBind, "", true
@@ -269,6 +272,24 @@ func BindFiles(spec *hruntime.ContainerSpec, m manifest.Manifest, i int, copies 
 		p, ok := copies[v.Files.Digest()]
 		if !ok {
 			return fmt.Errorf("volume %s: files %s were not written", v.Name, v.Files.Source)
+		}
+		spec.Mounts[j].Source = p
+	}
+	return nil
+}
+
+// BindDataFolders has app container i's data folders made (ensure) and
+// mounted from their paths on the host.
+func BindDataFolders(spec *hruntime.ContainerSpec, m manifest.Manifest, i int, ensure func(rel string) (string, error)) error {
+	// App makes one mount per volume mount, in order.
+	for j, vm := range m.Containers[i].VolumeMounts {
+		v, _ := m.Volume(vm.Name)
+		if v.DataFolder == "" {
+			continue
+		}
+		p, err := ensure(v.DataFolder)
+		if err != nil {
+			return fmt.Errorf("volume %s: %w", v.Name, err)
 		}
 		spec.Mounts[j].Source = p
 	}
