@@ -58,8 +58,10 @@ type Docker struct {
 	// unproven reports the containers and events carrying this
 	// instance's labels that are not proven hostlet's.
 	unproven unprovenReport
-	// ownerKey signs the names manifests choose (see Owner).
+	// ownerKey signs the names manifests choose (see Owner); named holds
+	// the IDs of the containers proven under such a name, for events.
 	ownerKey []byte
+	named    namedIDs
 	// engine is the engine d drives (detectEngine, at New).
 	engine Engine
 	// healthSeen holds, on Podman, the containers listed with a health
@@ -215,9 +217,10 @@ func (d *Docker) List(ctx context.Context) ([]Container, error) {
 	}
 	out := make([]Container, 0, len(list))
 	var unproven map[string]Container
+	named := map[string]bool{}
 	for _, s := range list {
 		c := fromSummary(s, d.engine.Podman())
-		name, ok := d.owner().provenName(s.Names, c.Labels)
+		name, ok := d.owner().provenName(s.Names, s.ImageID, c.Labels)
 		if !ok {
 			if unproven == nil {
 				unproven = map[string]Container{}
@@ -226,8 +229,12 @@ func (d *Docker) List(ctx context.Context) ([]Container, error) {
 			continue
 		}
 		c.Name = name
+		if name == c.Labels[LabelName] {
+			named[c.ID] = true
+		}
 		out = append(out, c)
 	}
+	d.named.listed(named)
 	d.unproven.listedUnproven(d.log, unproven)
 	if d.engine.Podman() {
 		if err := d.podmanHealth(ctx, out); err != nil {
@@ -440,7 +447,7 @@ func parseEngineTime(s string) time.Time {
 // (NetworkMode "container:<id>") gets no port settings: the namespace
 // owner publishes them. A name already in use is an ErrConflict.
 func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error) {
-	if err := d.signName(&spec); err != nil {
+	if err := d.signName(ctx, &spec); err != nil {
 		return "", fmt.Errorf("create container %q: %w", spec.Name, err)
 	}
 	cfg, hostCfg, err := dockerConfig(spec)
@@ -474,6 +481,9 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 	}
 	for _, w := range resp.Warnings {
 		d.log.Warn("engine warning on container create", "container", spec.Name, "warning", w)
+	}
+	if spec.Labels[LabelName] != "" {
+		d.named.add(resp.ID)
 	}
 	d.log.Debug("created container", "container", spec.Name, "id", resp.ID)
 	return resp.ID, nil

@@ -127,7 +127,9 @@ func (c *eventCursor) after(t time.Time) {
 // container logged): a builder's step container that carries a pod's
 // labels must not pass for that pod's crash or start.
 func (d *Docker) provenEvent(ev Event) bool {
-	if d.owner().Proves(ev.Labels[attrName], ev.Labels) {
+	// An event names no image ID: a container under a chosen name is
+	// proven by the list that proved it, or by its create.
+	if d.owner().Proves(ev.Labels[attrName], "", ev.Labels) || d.named.has(ev.ContainerID) && ev.Labels[attrName] == ev.Labels[LabelName] {
 		return true
 	}
 	if d.unproven.droppedEvent(ev.ContainerID) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	gosync "sync"
 )
 
 // ErrNoOwnerKey: a container under a name its manifest chose needs the
@@ -13,8 +14,9 @@ import (
 var ErrNoOwnerKey = errors.New("no owner key to sign the container's chosen name with")
 
 // signName sets the proof of the name spec's labels choose (LabelName),
-// if any, on a copy of its labels.
-func (d *Docker) signName(spec *ContainerSpec) error {
+// if any, on a copy of its labels: for the image spec names, as the
+// engine resolves it now (one inspect).
+func (d *Docker) signName(ctx context.Context, spec *ContainerSpec) error {
 	chosen := spec.Labels[LabelName]
 	if chosen == "" {
 		return nil
@@ -22,10 +24,47 @@ func (d *Docker) signName(spec *ContainerSpec) error {
 	if len(d.ownerKey) == 0 {
 		return fmt.Errorf("name %q: %w", chosen, ErrNoOwnerKey)
 	}
+	img, err := d.cli.ImageInspect(ctx, spec.Image)
+	if err != nil {
+		return fmt.Errorf("name %q: inspect image %s: %w", chosen, spec.Image, translate(err))
+	}
 	labels := maps.Clone(spec.Labels)
-	labels[LabelNameProof] = NameProof(d.ownerKey, d.instance, labels[LabelPod], labels[LabelContainer], chosen)
+	labels[LabelNameProof] = NameProof(d.ownerKey, d.instance, labels[LabelPod], labels[LabelContainer], chosen, img.ID)
 	spec.Labels = labels
 	return nil
+}
+
+// namedIDs are the IDs of the containers proven under a chosen name: those
+// of the last list and those created since. An event carries no image ID
+// to check a proof with; it is proven by its container's ID in here. It is
+// safe for concurrent use, and bounded by the containers there are.
+type namedIDs struct {
+	mu  gosync.Mutex
+	ids map[string]bool
+}
+
+// listed replaces the IDs with a list's.
+func (n *namedIDs) listed(ids map[string]bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ids = ids
+}
+
+// add adds a container created under a chosen name.
+func (n *namedIDs) add(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ids == nil {
+		n.ids = map[string]bool{}
+	}
+	n.ids[id] = true
+}
+
+// has reports whether id is a container proven under a chosen name.
+func (n *namedIDs) has(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ids[id]
 }
 
 // Rename gives container id the name name. A name another container
@@ -52,8 +91,8 @@ func (d *Docker) NameHolder(ctx context.Context, name string) (Holder, error) {
 	}
 	h := Holder{ID: info.ID}
 	if info.Config != nil {
-		h.Image = info.Config.Image
-		h.Proven = d.owner().Proves(info.Name, info.Config.Labels)
+		h.Image, h.Labels = info.Config.Image, info.Config.Labels
+		h.Proven = d.owner().Proves(info.Name, info.Image, info.Config.Labels)
 	}
 	return h, nil
 }
@@ -65,6 +104,8 @@ type Holder struct {
 	Image string
 	// Proven: the container is this instance's (see Owner).
 	Proven bool
+	// Labels are the holder's labels.
+	Labels map[string]string
 }
 
 // shortID is id as docker ps shows it.

@@ -27,7 +27,7 @@ func shortSum(parts ...string) string {
 // Docker's leading '/') and labels is one hostlet instance made, for a
 // container hostlet names itself: Owner{Instance: instance}.Proves.
 func Proven(instance, name string, labels map[string]string) bool {
-	return Owner{Instance: instance}.Proves(name, labels)
+	return Owner{Instance: instance}.Proves(name, "", labels)
 }
 
 // Owner is what proves a container one hostlet instance's: the instance,
@@ -40,12 +40,13 @@ type Owner struct {
 }
 
 // Proves reports whether a container of that name (with or without
-// Docker's leading '/') and labels is one the instance made: it carries
+// Docker's leading '/'), made from the image of ID imageID, and labels is
+// one the instance made: it carries
 // io.hostlet.managed=true, the instance's io.hostlet.instance, a
 // non-empty pod and slot, and either its name is exactly the name hostlet
 // gives those labels at create (ContainerName), or its name is the one
 // its manifest chose (LabelName) and LabelNameProof is that name's proof
-// under the owner's key (NameProof).
+// for that image under the owner's key (NameProof).
 //
 // Labels alone prove nothing: a Dockerfile's or a base image's labels end
 // up on every container made from the image (the builder's own step
@@ -55,11 +56,13 @@ type Owner struct {
 // an image gets the name its creator gives, and another instance's
 // hostlet derives its names from its own instance. A name a manifest
 // chose (container_name: nextcloud) is one anybody may choose too, so it
-// proves only with a MAC made with the host's key, which no image and no
-// other creator holds. A container that labels itself as a pod's without
+// proves only with a MAC made with the host's key, which no other creator
+// holds, over the image the container was made from: a `docker commit`
+// of a named container copies its labels into an image of another ID, so
+// a container made from that image by hand is not proven. A container that labels itself as a pod's without
 // either is not hostlet's: it is reported, never adopted, started,
 // stopped or removed.
-func (o Owner) Proves(name string, labels map[string]string) bool {
+func (o Owner) Proves(name, imageID string, labels map[string]string) bool {
 	pod, slot := labels[LabelPod], labels[LabelContainer]
 	if o.Instance == "" || pod == "" || slot == "" ||
 		labels[LabelManaged] != "true" || labels[LabelInstance] != o.Instance {
@@ -70,26 +73,27 @@ func (o Owner) Proves(name string, labels map[string]string) bool {
 		return true
 	}
 	chosen := labels[LabelName]
-	return chosen != "" && name == chosen && len(o.Key) > 0 &&
-		hmac.Equal([]byte(labels[LabelNameProof]), []byte(NameProof(o.Key, o.Instance, pod, slot, chosen)))
+	return chosen != "" && name == chosen && len(o.Key) > 0 && imageID != "" &&
+		hmac.Equal([]byte(labels[LabelNameProof]), []byte(NameProof(o.Key, o.Instance, pod, slot, chosen, imageID)))
 }
 
 // NameProof is the LabelNameProof of the container of slot in pod that
-// instance names name: an HMAC-SHA256 under the host's owner key, 128 bits
-// in hex.
-func NameProof(key []byte, instance, pod, slot, name string) string {
+// instance names name, made from the image of ID imageID (with or
+// without its "sha256:"): an HMAC-SHA256 under the host's owner key, 128
+// bits in hex.
+func NameProof(key []byte, instance, pod, slot, name, imageID string) string {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte(strings.Join([]string{"hostlet container name", instance, pod, slot, name}, "\x00")))
+	m.Write([]byte(strings.Join([]string{"hostlet container name", instance, pod, slot, name, strings.TrimPrefix(imageID, "sha256:")}, "\x00")))
 	return hex.EncodeToString(m.Sum(nil))[:32]
 }
 
 // provenName returns the name among names (a list entry's: the
 // container's own, and the "/linker/alias" names of legacy links to it)
-// that proves the container with labels the owner's, and whether there
-// is one.
-func (o Owner) provenName(names []string, labels map[string]string) (string, bool) {
+// that proves the container of image imageID with labels the owner's,
+// and whether there is one.
+func (o Owner) provenName(names []string, imageID string, labels map[string]string) (string, bool) {
 	for _, n := range names {
-		if o.Proves(n, labels) {
+		if o.Proves(n, imageID, labels) {
 			return strings.TrimPrefix(n, "/"), true
 		}
 	}

@@ -104,7 +104,7 @@ func TestListedNameIsTheProvenOne(t *testing.T) {
 		{[]string{"/linker/" + own}, "", false},
 		{nil, "", false},
 	} {
-		got, ok := Owner{Instance: "inst"}.provenName(tc.names, labels)
+		got, ok := Owner{Instance: "inst"}.provenName(tc.names, "", labels)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("provenName(%q) = %q, %v; want %q, %v", tc.names, got, ok, tc.want, tc.ok)
 		}

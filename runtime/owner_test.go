@@ -111,17 +111,17 @@ func FuzzProven(f *testing.F) {
 
 // TestAChosenNameProvesOnlyWithTheOwnersKey: a container under the name
 // its manifest chose (container_name) is hostlet's only when it carries
-// that name's proof under the host's owner key; labels that claim the
-// name, a proof for another name, pod, slot or instance, or another
-// host's key prove nothing.
+// that name's proof, for the image it was made from, under the host's
+// owner key; labels that claim the name, a proof for another name, pod,
+// slot, instance or image, or another host's key prove nothing.
 func TestAChosenNameProvesOnlyWithTheOwnersKey(t *testing.T) {
-	const inst, hash = "host-a", "v1:0123456789abcdef"
+	const inst, hash, img = "host-a", "v1:0123456789abcdef", "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 	key, otherKey := []byte("owner key of host a"), []byte("owner key of host b")
 	owner := hruntime.Owner{Instance: inst, Key: key}
 	signed := func(name string, edits ...func(map[string]string)) map[string]string {
 		l := ownLabels(inst, "web", "app", hash)
 		l[hruntime.LabelName] = name
-		l[hruntime.LabelNameProof] = hruntime.NameProof(key, inst, "web", "app", name)
+		l[hruntime.LabelNameProof] = hruntime.NameProof(key, inst, "web", "app", name, img)
 		for _, e := range edits {
 			e(l)
 		}
@@ -132,24 +132,28 @@ func TestAChosenNameProvesOnlyWithTheOwnersKey(t *testing.T) {
 		what   string
 		owner  hruntime.Owner
 		name   string
+		image  string
 		labels map[string]string
 		want   bool
 	}{
-		{"the chosen name, signed", owner, "nextcloud", signed("nextcloud"), true},
-		{"as the engine lists it", owner, "/nextcloud", signed("nextcloud"), true},
-		{"under its temporary name (the one hostlet gives)", owner, hruntime.ContainerName(inst, "web", "app", hash), signed("nextcloud"), true},
-		{"another name than the one chosen", owner, "nextcloud2", signed("nextcloud"), false},
-		{"the chosen name without a proof", owner, "nextcloud", signed("nextcloud", set(hruntime.LabelNameProof, "")), false},
-		{"a proof made with another host's key", owner, "nextcloud", signed("nextcloud", set(hruntime.LabelNameProof, hruntime.NameProof(otherKey, inst, "web", "app", "nextcloud"))), false},
-		{"a proof for another name", owner, "db", signed("db", set(hruntime.LabelNameProof, hruntime.NameProof(key, inst, "web", "app", "nextcloud"))), false},
-		{"a proof for another pod", owner, "nextcloud", signed("nextcloud", set(hruntime.LabelPod, "victim")), false},
-		{"a proof for another slot", owner, "nextcloud", signed("nextcloud", set(hruntime.LabelContainer, "db")), false},
-		{"another instance asking with the same key", hruntime.Owner{Instance: "host-b", Key: key}, "nextcloud", signed("nextcloud", set(hruntime.LabelInstance, "host-b")), false},
-		{"no owner key", hruntime.Owner{Instance: inst}, "nextcloud", signed("nextcloud"), false},
-		{"not managed", owner, "nextcloud", signed("nextcloud", set(hruntime.LabelManaged, "false")), false},
-		{"an empty chosen name", owner, "", signed(""), false},
+		{"the chosen name, signed", owner, "nextcloud", img, signed("nextcloud"), true},
+		{"as the engine lists it", owner, "/nextcloud", img, signed("nextcloud"), true},
+		{"under its temporary name (the one hostlet gives)", owner, hruntime.ContainerName(inst, "web", "app", hash), img, signed("nextcloud"), true},
+		{"another name than the one chosen", owner, "nextcloud2", img, signed("nextcloud"), false},
+		{"the chosen name without a proof", owner, "nextcloud", img, signed("nextcloud", set(hruntime.LabelNameProof, "")), false},
+		{"a proof made with another host's key", owner, "nextcloud", img, signed("nextcloud", set(hruntime.LabelNameProof, hruntime.NameProof(otherKey, inst, "web", "app", "nextcloud", img))), false},
+		{"a proof for another name", owner, "db", img, signed("db", set(hruntime.LabelNameProof, hruntime.NameProof(key, inst, "web", "app", "nextcloud", img))), false},
+		{"a proof for another pod", owner, "nextcloud", img, signed("nextcloud", set(hruntime.LabelPod, "victim")), false},
+		{"a proof for another slot", owner, "nextcloud", img, signed("nextcloud", set(hruntime.LabelContainer, "db")), false},
+		{"another instance asking with the same key", hruntime.Owner{Instance: "host-b", Key: key}, "nextcloud", img, signed("nextcloud", set(hruntime.LabelInstance, "host-b")), false},
+		{"no owner key", hruntime.Owner{Instance: inst}, "nextcloud", img, signed("nextcloud"), false},
+		{"not managed", owner, "nextcloud", img, signed("nextcloud", set(hruntime.LabelManaged, "false")), false},
+		{"an empty chosen name", owner, "", img, signed(""), false},
+		{"made from another image (a docker commit of it)", owner, "nextcloud", "sha256:2222222222222222222222222222222222222222222222222222222222222222", signed("nextcloud"), false},
+		{"the image ID without its sha256:", owner, "nextcloud", strings.TrimPrefix(img, "sha256:"), signed("nextcloud"), true},
+		{"no image ID (an event's)", owner, "nextcloud", "", signed("nextcloud"), false},
 	} {
-		if got := tc.owner.Proves(tc.name, tc.labels); got != tc.want {
+		if got := tc.owner.Proves(tc.name, tc.image, tc.labels); got != tc.want {
 			t.Errorf("%s: Proves(%q) = %v, want %v", tc.what, tc.name, got, tc.want)
 		}
 	}
@@ -157,22 +161,23 @@ func TestAChosenNameProvesOnlyWithTheOwnersKey(t *testing.T) {
 
 // FuzzOwnerProves: whatever the engine reports, a container under a name
 // that is not the one hostlet gives is proven only with its chosen name,
-// exactly, and that name's proof under the owner's key.
+// exactly, an image ID, and that name's proof for that image under the
+// owner's key.
 func FuzzOwnerProves(f *testing.F) {
 	key := []byte("owner key")
-	f.Add("host-a", "nextcloud", "nextcloud", hruntime.NameProof(key, "host-a", "web", "app", "nextcloud"), "web", "app")
-	f.Add("host-a", "/nextcloud", "nextcloud", "", "web", "app")
-	f.Add("host-a", "x", "y", "00", "", "")
-	f.Fuzz(func(t *testing.T, instance, name, chosen, proof, pod, slot string) {
+	f.Add("host-a", "nextcloud", "nextcloud", hruntime.NameProof(key, "host-a", "web", "app", "nextcloud", "sha256:11"), "web", "app", "sha256:11")
+	f.Add("host-a", "/nextcloud", "nextcloud", "", "web", "app", "")
+	f.Add("host-a", "x", "y", "00", "", "", "11")
+	f.Fuzz(func(t *testing.T, instance, name, chosen, proof, pod, slot, image string) {
 		labels := ownLabels(instance, pod, slot, "v1:aa")
 		labels[hruntime.LabelName], labels[hruntime.LabelNameProof] = chosen, proof
-		if !(hruntime.Owner{Instance: instance, Key: key}).Proves(name, labels) {
+		if !(hruntime.Owner{Instance: instance, Key: key}).Proves(name, image, labels) {
 			return
 		}
 		if strings.TrimPrefix(name, "/") == hruntime.ContainerName(instance, pod, slot, "v1:aa") {
 			return
 		}
-		if chosen == "" || strings.TrimPrefix(name, "/") != chosen || proof != hruntime.NameProof(key, instance, pod, slot, chosen) {
+		if chosen == "" || image == "" || strings.TrimPrefix(name, "/") != chosen || proof != hruntime.NameProof(key, instance, pod, slot, chosen, image) {
 			t.Errorf("Proves(%q, %v) holds", name, labels)
 		}
 	})

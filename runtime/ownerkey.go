@@ -16,11 +16,12 @@ import (
 const OwnerKeyFile = "owner.key"
 
 // LoadOwnerKey returns the owner key in stateDir/owner.key, creating it on
-// first use. A key file that cannot be read or does not hold a key is
-// moved aside (owner.key.corrupt-<UTC>), replaced by a new key and
-// returned as the problem to report: the containers signed with the old
-// key are no longer proven hostlet's, and their names are conflicts
-// until they are removed by hand.
+// first use. A key file that does not hold a key is moved aside
+// (owner.key.corrupt-<UTC>), replaced by a new key and returned as the
+// problem to report: the containers signed with the old key are no longer
+// proven hostlet's, and their names are conflicts until they are removed
+// by hand. A key file that cannot be read (permissions, I/O) is an error:
+// hostlet does not start rather than disown them.
 func LoadOwnerKey(stateDir string, log *slog.Logger, now time.Time) ([]byte, *atomicfile.Problem, error) {
 	path := filepath.Join(stateDir, OwnerKeyFile)
 	key, err := atomicfile.ReadKey(path)
@@ -28,6 +29,12 @@ func LoadOwnerKey(stateDir string, log *slog.Logger, now time.Time) ([]byte, *at
 		return key, nil, nil
 	}
 	var damaged *atomicfile.Problem
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) && !errors.Is(err, fs.ErrNotExist) {
+		// Unreadable (permissions, I/O): a new key would disown every
+		// named container, so hostlet does not start.
+		return nil, nil, fmt.Errorf("owner key: %w", err)
+	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		p := atomicfile.Damaged(stateDir, path, err, now)
 		log.Warn("owner key unusable; moved aside and replaced by a new key (containers under the names manifests chose are no longer proven hostlet's)",

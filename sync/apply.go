@@ -205,7 +205,7 @@ func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *s
 			others = append(others, pp)
 		}
 	}
-	a := &applier{rt: rt, opts: opts, log: log}
+	a := &applier{rt: rt, opts: opts, log: log, claims: chosenNames(plan)}
 	results := a.run(ctx, removes, a.removePod)
 	results = append(results, a.run(ctx, others, a.applyPod)...)
 	a.pruneNetworks(ctx, plan, results)
@@ -269,6 +269,26 @@ type applier struct {
 	rt   Runtime
 	opts ApplyOptions
 	log  *slog.Logger
+	// claims maps each container name the desired pods choose to the pod
+	// choosing it.
+	claims map[string]string
+}
+
+// chosenNames maps each container name the plan's desired pods choose to
+// the pod choosing it.
+func chosenNames(plan Plan) map[string]string {
+	claims := map[string]string{}
+	for _, pp := range plan.Pods {
+		if pp.Desired == nil {
+			continue
+		}
+		for _, c := range pp.Desired.Manifest.Containers {
+			if c.ContainerName != "" {
+				claims[c.ContainerName] = pp.ID
+			}
+		}
+	}
+	return claims
 }
 
 func (a *applier) run(ctx context.Context, pods []PodPlan, fn func(context.Context, PodPlan) Result) []Result {
@@ -581,8 +601,10 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 		if i == ap.infraAt || !replaces(ch.Action) {
 			continue
 		}
-		if ch.Action == ActionRecreate && ap.chosenName(ch.Container) != "" {
-			// Replaced once its successor is created (createNamed).
+		if ch.Action == ActionRecreate && ap.chosenName(ch.Container) != "" && !replaces(ap.infra.Action) {
+			// Replaced once its successor is created (createNamed); not
+			// when the infra container whose network it joined goes: it
+			// would run on with no network, and never start again.
 			continue
 		}
 		ap.res.TookDown = ap.res.TookDown || ch.Current != nil
@@ -821,6 +843,16 @@ func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.Contain
 	if err != nil {
 		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
+	if holder.ID != "" && (replaced == nil || holder.ID != replaced.ID) && holder.Proven && ap.claims[name] == ap.m.ID {
+		// Another of hostlet's containers keeps a name no other pod wants
+		// now (names swapped, or passed on): it goes back to its own
+		// name, and its pod's next apply recreates it as it wants.
+		own := hruntime.ContainerName(ap.opts.Instance, holder.Labels[hruntime.LabelPod], holder.Labels[hruntime.LabelContainer], holder.Labels[hruntime.LabelHash])
+		if err := ap.rt.Rename(ctx, holder.ID, own); err != nil {
+			return inStep(errStepCreate, fmt.Errorf("%s: give container %.12s its own name back to free %q: %w", what, holder.ID, name, err))
+		}
+		holder = hruntime.Holder{}
+	}
 	if holder.ID != "" && (replaced == nil || holder.ID != replaced.ID) {
 		whose := "a container hostlet did not make (left alone: remove or rename it)"
 		if holder.Proven {
@@ -830,12 +862,23 @@ func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.Contain
 			what, name, holder.ID, holder.Image, whose, hruntime.ErrConflict))
 	}
 	var id string
-	if replaced != nil && replaced.Name == spec.Name && replaced.Labels[hruntime.LabelName] == name {
+	switch {
+	case replaced != nil && replaced.Name == spec.Name && replaced.Labels[hruntime.LabelName] == name:
 		// Left under its temporary name by a recreate cut short, with
 		// this spec (the temporary name is the spec hash's) and name.
 		id, replaced = replaced.ID, nil
-	} else if id, err = ap.create(ctx, spec); err != nil {
-		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
+	case replaced != nil && replaced.Name == spec.Name:
+		// The same spec under hostlet's own name, now given a name: it
+		// holds the temporary name, so it goes first, stopped gracefully.
+		if err := ap.stopRemove(ctx, replaced, ap.grace); err != nil {
+			return inStep(errStepRemove, fmt.Errorf("%s: the container it replaces: %w", what, err))
+		}
+		replaced = nil
+	}
+	if id == "" {
+		if id, err = ap.create(ctx, spec); err != nil {
+			return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
+		}
 	}
 	if err := ap.stopRemove(ctx, replaced, ap.grace); err != nil {
 		return inStep(errStepRemove, fmt.Errorf("%s: the container it replaces: %w", what, err))
@@ -863,9 +906,11 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 	if startErr == nil {
 		return ch, nil
 	}
-	if !hruntime.IsStaleTask(startErr) {
+	if !hruntime.IsStaleTask(startErr) && !hruntime.IsNotFound(startErr) {
 		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, startErr))
 	}
+	// Not found: the container, or the one whose network it joins, is
+	// gone (an infra container replaced while it stayed).
 	ap.log.Warn("container does not start; creating it anew", "pod", ap.m.ID, "container", name, "error", startErr)
 	if err := ap.rt.Remove(ctx, ch.Current.ID); err != nil && !hruntime.IsNotFound(err) {
 		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w (and remove it: %w)", name, startErr, err))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	gosync "sync"
 	"testing"
 	"time"
@@ -213,4 +214,72 @@ func TestAChosenNameIsKeptThroughARecreate(t *testing.T) {
 // fake engine; the real engine's is in the integration tests).
 func TestARecreateUnderAChosenNameCutShortIsFinished(t *testing.T) {
 	checkRecreateCutShort(t, synctest.NewFake(), "unit", "example.org/pause:1", "example.org/app:1", "example.org/app:2", "shop-web")
+}
+
+// pairPod is pod id of containers a and b, named na and nb ("" for none).
+func pairPod(t testing.TB, id, na, nb string) hsync.Pod {
+	y := fmt.Sprintf("version: v1beta1\nid: %s\ncontainers:\n  - {name: a, image: example.org/app:1}\n  - {name: b, image: example.org/app:1}\n", id)
+	if na != "" {
+		y = strings.Replace(y, "{name: a,", "{name: a, containerName: "+na+",", 1)
+	}
+	if nb != "" {
+		y = strings.Replace(y, "{name: b,", "{name: b, containerName: "+nb+",", 1)
+	}
+	return decodePod(t, y)
+}
+
+// TestNamesSwappedOrPassedOnConverge: names that move between containers
+// (swapped within a pod or between two pods, or passed on to a container
+// before the one giving it up) end as desired within a few syncs, never
+// stuck on a conflict with hostlet's own container.
+func TestNamesSwappedOrPassedOnConverge(t *testing.T) {
+	for _, tc := range []struct {
+		what          string
+		before, after []hsync.Pod
+	}{
+		{"swapped within a pod", []hsync.Pod{pairPod(t, "p", "xx", "yy")}, []hsync.Pod{pairPod(t, "p", "yy", "xx")}},
+		{"passed to an earlier container", []hsync.Pod{pairPod(t, "p", "", "xx")}, []hsync.Pod{pairPod(t, "p", "xx", "zz")}},
+		{"swapped between pods", []hsync.Pod{pairPod(t, "p", "xx", ""), pairPod(t, "q", "yy", "")}, []hsync.Pod{pairPod(t, "p", "yy", ""), pairPod(t, "q", "xx", "")}},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			fake := synctest.NewFake()
+			syncOnce(t, fake, "unit", "example.org/pause:1", tc.before...)
+			want := map[string]string{}
+			for _, p := range tc.after {
+				for _, c := range p.Manifest.Containers {
+					want[p.Manifest.ID+"/"+c.Name] = c.ContainerName
+				}
+			}
+			var got map[string]string
+			for range 3 {
+				s, err := hsync.New(fake, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Second, Concurrency: 4, Prune: true, StateDir: t.TempDir()},
+					slog.New(slog.DiscardHandler), eventlog.NewLog(100))
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.SetDesired(hsync.Desired{Pods: tc.after, Ready: true})
+				_ = s.SyncOnce(t.Context())
+				s.Close()
+				list, _ := fake.List(t.Context())
+				got = map[string]string{}
+				for _, c := range list {
+					if c.Slot() == hruntime.InfraName {
+						continue
+					}
+					n := c.Name
+					if c.Labels[hruntime.LabelName] == "" {
+						n = ""
+					}
+					if !c.Running() {
+						n += " (not running)"
+					}
+					got[c.Pod()+"/"+c.Slot()] = n
+				}
+				if fmt.Sprint(got) == fmt.Sprint(want) {
+					return
+				}
+			}
+			t.Errorf("after 3 syncs: %v, want %v", got, want)
+		})
+	}
 }

@@ -83,9 +83,10 @@ func FromStatus(instance string, pods []PodStatus) []hruntime.Container {
 type AppliedPod struct {
 	Source   string
 	Revision string
-	// Manifest holds the pod's ID and its containers' names, images and
-	// ports (in slot order): enough to weigh it against other pods for
-	// duplicate IDs and host ports, not to recreate it.
+	// Manifest holds the pod's ID and its containers' names, images,
+	// ports and chosen names (in slot order): enough to weigh it against
+	// other pods for duplicate IDs, host ports and container names, not
+	// to recreate it.
 	Manifest manifest.Manifest
 }
 
@@ -109,7 +110,7 @@ func Applied(actual []hruntime.Container) map[string]AppliedPod {
 		slot := c.Slot()
 		if slot != hruntime.InfraName && !seen[id+"/"+slot] {
 			seen[id+"/"+slot] = true
-			mc := manifest.Container{Name: slot, Image: c.Image}
+			mc := manifest.Container{Name: slot, Image: c.Image, ContainerName: c.Labels[hruntime.LabelName]}
 			if sum, ok := podspec.ParseSummary(c.Labels[LabelSpec]); ok {
 				mc.Image = sum.Image
 				ap.Manifest.RestartPolicy = sum.RestartPolicy

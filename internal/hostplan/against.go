@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hostlet/hostlet/gitsource"
@@ -50,6 +53,7 @@ func ParseAgainst(against string) (Against, error) {
 func (h *host) actual(ctx context.Context, ag Against) ([]hruntime.Container, map[string]hsync.Rollout, error) {
 	switch ag.Mode {
 	case AgainstLive:
+		h.warnUnreadableOwnerKey()
 		actual, logDriver, err := liveContainers(ctx, h.cfg)
 		rollouts := h.savedRollouts()
 		if err != nil {
@@ -63,6 +67,18 @@ func (h *host) actual(ctx context.Context, ag Against) ([]hruntime.Container, ma
 		actual, err := h.refContainers(ctx, ag.Rev)
 		return actual, nil, err
 	}
+}
+
+// warnUnreadableOwnerKey warns when the host's owner key is there but
+// cannot be read (by a user who may not read stateDir): the containers
+// under chosen names are then not seen. A missing key is a host where
+// hostlet never ran, with none.
+func (h *host) warnUnreadableOwnerKey() {
+	path := filepath.Join(h.cfg.StateDir, hruntime.OwnerKeyFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || hruntime.ReadOwnerKey(h.cfg.StateDir) != nil || h.opts.Warnings == nil {
+		return
+	}
+	fmt.Fprintf(h.opts.Warnings, "hostlet: warning: host %s: the owner key %s cannot be read; containers under the names manifests chose are not seen (they show as to be created)\n", h.cfg.Hostname, path)
 }
 
 // liveContainers lists the host's containers, with its engine's default

@@ -97,7 +97,8 @@ func BaseLabels(instance string, p Pod, slot, hash string) map[string]string {
 
 // containerLabels are the labels of a container of a pod: BaseLabels, and
 // every other label hostlet reads back from a container (LabelNetworks,
-// LabelFiles, LabelSpec) set, empty until the spec sets it. The engine
+// LabelFiles, LabelSpec, the chosen name and its proof) set, empty until
+// the spec sets it. The engine
 // gives a container the labels of its image under those it is created
 // with: a label hostlet leaves out would be the image's (a Dockerfile
 // author's), and one it sets, even empty, hides the image's. Reading an
@@ -106,7 +107,7 @@ func BaseLabels(instance string, p Pod, slot, hash string) map[string]string {
 // same; no label is part of the spec hash.
 func containerLabels(instance string, p Pod, slot, hash string) map[string]string {
 	l := BaseLabels(instance, p, slot, hash)
-	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec} {
+	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec, hruntime.LabelName, hruntime.LabelNameProof} {
 		l[k] = ""
 	}
 	return l

@@ -398,7 +398,8 @@ func (f *Fake) NameHolder(_ context.Context, name string) (hruntime.Holder, erro
 	if !ok {
 		return hruntime.Holder{}, nil
 	}
-	return hruntime.Holder{ID: id, Image: f.containers[id].c.Image, Proven: true}, nil
+	c := f.containers[id].c
+	return hruntime.Holder{ID: id, Image: c.Image, Proven: true, Labels: maps.Clone(c.Labels)}, nil
 }
 
 // BlockPull makes image ref absent and every pull of it wait until release
