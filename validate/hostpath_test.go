@@ -188,9 +188,10 @@ func TestManifestHostPathSymlinkAttack(t *testing.T) {
 	}
 }
 
-// hostlet's stateDir (its keys, sealed sets, the files it mounts) is no
-// pod's to mount: not itself, nothing in it, no folder holding it, unless
-// hostPathAllow lists it itself.
+// hostlet's stateDir (its keys, sealed sets, the files it mounts) and its
+// compose.dataDir (the pods' data folders, where a planted link would
+// redirect a mount) are no pod's to mount: not itself, nothing in it, no
+// folder holding it, unless hostPathAllow lists it itself.
 func TestHostPathStateDir(t *testing.T) {
 	h := newHostTree(t)
 	state := filepath.Join(h.allowed, "real")
@@ -207,15 +208,21 @@ func TestHostPathStateDir(t *testing.T) {
 		{"listed itself", filepath.Join(state, "sub"), []string{h.allowed, state}, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := validate.HostPath(tt.path, validate.Options{HostPathAllow: tt.allow, StateDir: state})
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("error %v, want an error: %v", err, tt.wantErr)
-			}
-			if err != nil && !strings.Contains(err.Error(), "stateDir") {
-				t.Errorf("error %q does not name the stateDir", err)
-			}
-		})
+		for _, own := range []struct {
+			key  string
+			opts validate.Options
+		}{{"stateDir", validate.Options{StateDir: state}}, {"compose.dataDir", validate.Options{DataDir: state}}} {
+			t.Run(own.key+"/"+tt.name, func(t *testing.T) {
+				own.opts.HostPathAllow = tt.allow
+				_, err := validate.HostPath(tt.path, own.opts)
+				if (err != nil) != tt.wantErr {
+					t.Fatalf("error %v, want an error: %v", err, tt.wantErr)
+				}
+				if err != nil && !strings.Contains(err.Error(), own.key) {
+					t.Errorf("error %q does not name the %s", err, own.key)
+				}
+			})
+		}
 	}
 }
 

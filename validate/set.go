@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"path"
 	"slices"
 	"strings"
 
@@ -94,8 +95,10 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 	claims := map[portProto][]claim{}
 	// nets holds the first accepted declaration of each network.
 	nets := map[string]netClaim{}
-	// names holds the container names accepted pods choose.
+	// names holds the container names accepted pods choose; data the
+	// data folders they mount.
 	names := map[string]claim{}
+	data := newDataClaims()
 	for _, src := range sources {
 		for _, s := range src.Manifests {
 			if s.Origin.Source == "" {
@@ -118,6 +121,7 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			}
 			errs := networkConflicts(s, nets)
 			errs = containerNameConflicts(s, names, errs)
+			errs = data.conflicts(s, errs)
 			mine, errs := hostPortConflicts(s, claims, errs)
 			if errs != nil {
 				res.Rejected = append(res.Rejected, rejection(s, errs))
@@ -128,6 +132,7 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			}
 			claimNetworks(s, nets)
 			claimContainerNames(s, names)
+			data.claim(s)
 			res.Accepted = append(res.Accepted, s)
 		}
 	}
@@ -155,6 +160,105 @@ func containerNameConflicts(s manifest.Sourced, names map[string]claim, errs *mu
 		mine[n] = true
 	}
 	return errs
+}
+
+// dataClaims are the data folders accepted pods mount (claimed with the
+// pod and its project folder, see projectFolder), and the projects (a
+// data folder's first element) by the project folder whose pods mount
+// them.
+type dataClaims struct {
+	folders map[string]claim
+	// within holds every folder that holds a claimed folder (its
+	// ancestors), with the first claimed folder below it.
+	within   map[string]dataClaim
+	projects map[string]string
+}
+
+func newDataClaims() *dataClaims {
+	return &dataClaims{folders: map[string]claim{}, within: map[string]dataClaim{}, projects: map[string]string{}}
+}
+
+// conflicts returns errs with a reason added for every data folder of s
+// that lies inside another one, or holds another (an accepted pod's or
+// its own), or belongs to a project whose data folders the pods of
+// another project folder mount (two projects of one name). A folder inside another is refused because the engine
+// follows links in a bind source on the host: a container mounting the
+// outer folder could make the inner one a link to any host folder, which
+// the inner one's container would mount at its next start.
+func (d *dataClaims) conflicts(s manifest.Sourced, errs *multierror.Error) *multierror.Error {
+	id, hide := s.Manifest.ID, hiderOf(s)
+	mine := newDataClaims()
+	for vi, v := range s.Manifest.Volumes {
+		if v.DataFolder == "" {
+			continue
+		}
+		field := s.Field(fmt.Sprintf("volumes[%d].dataFolder", vi))
+		project, _, _ := strings.Cut(v.DataFolder, "/")
+		if owner, ok := d.projects[project]; ok && owner != projectFolder(s.Origin) {
+			errs = multierror.Append(errs, hide.errorf(s.Origin, id, field, "data folder %s: the data folders of project %s are those of the project in %s (give this project another name)", v.DataFolder, project, owner))
+			continue
+		}
+		for _, set := range []*dataClaims{d, mine} {
+			if other, inner := set.nesting(v.DataFolder); inner != "" {
+				errs = multierror.Append(errs, hide.errorf(s.Origin, id, field,
+					"data folder %s %s data folder %s of pod %s: a container could turn the inner one into a link the engine follows on the host; give each its own folder (./db beside ./data)", v.DataFolder, inner, other.path, other.pod))
+				break
+			}
+		}
+		mine.add(v.DataFolder, claim{pod: id, source: projectFolder(s.Origin)})
+	}
+	return errs
+}
+
+// nesting returns the claimed folder that holds p, or that p holds, and
+// which it is ("" when none).
+func (d *dataClaims) nesting(p string) (dataClaim, string) {
+	for a := path.Dir(p); a != "."; a = path.Dir(a) {
+		if c, ok := d.folders[a]; ok {
+			return dataClaim{claim: c, path: a}, "lies inside"
+		}
+	}
+	if c, ok := d.within[p]; ok {
+		return c, "holds"
+	}
+	return dataClaim{}, ""
+}
+
+// dataClaim is a claimed data folder and its path.
+type dataClaim struct {
+	claim
+	path string
+}
+
+// add records folder p, claimed by c.
+func (d *dataClaims) add(p string, c claim) {
+	if _, ok := d.folders[p]; !ok {
+		d.folders[p] = c
+	}
+	for a := path.Dir(p); a != "."; a = path.Dir(a) {
+		if _, ok := d.within[a]; !ok {
+			d.within[a] = dataClaim{claim: c, path: p}
+		}
+	}
+	project, _, _ := strings.Cut(p, "/")
+	if _, ok := d.projects[project]; !ok {
+		d.projects[project] = c.source
+	}
+}
+
+// projectFolder names where a manifest comes from for its data folders:
+// its source and the folder of its file (a Compose project's folder).
+func projectFolder(o manifest.Origin) string {
+	return o.Source + ":" + path.Dir(o.File)
+}
+
+// claim records the data folders accepted manifest s mounts.
+func (d *dataClaims) claim(s manifest.Sourced) {
+	for _, v := range s.Manifest.Volumes {
+		if v.DataFolder != "" {
+			d.add(v.DataFolder, claim{pod: s.Manifest.ID, source: projectFolder(s.Origin)})
+		}
+	}
 }
 
 // claimContainerNames records the container names accepted manifest s

@@ -180,11 +180,39 @@ func TestSetRejections(t *testing.T) {
 		}
 		return m
 	}
+	data := func(id string, folders ...string) manifest.Manifest {
+		m := pod(id)
+		for i, f := range folders {
+			n := fmt.Sprintf("d%d", i)
+			m.Volumes = append(m.Volumes, manifest.Volume{Name: n, DataFolder: f})
+			m.Containers[0].VolumeMounts = append(m.Containers[0].VolumeMounts, manifest.VolumeMount{Name: n, MountPath: "/" + n})
+		}
+		return m
+	}
 	tests := []struct {
 		name    string
 		sources []validate.Source
 		want    []string
 	}{
+		{
+			name: "data folders inside one another, or of a project of another folder",
+			sources: []validate.Source{
+				{Name: "a", Manifests: []manifest.Sourced{
+					sourced("a", "shop/compose.yaml", 0, data("shop-web", "shop/data", "shop/deep/x")),
+					sourced("a", "shop/compose.yaml", 1, data("shop-db", "shop/data/db")),
+					sourced("a", "shop/compose.yaml", 2, data("shop-cache", "shop/data")),
+					sourced("a", "shop/compose.yaml", 3, data("shop-self", "shop/self", "shop/self/inner")),
+					sourced("a", "shop/compose.yaml", 4, data("shop-outer", "shop/deep")),
+				}},
+				{Name: "b", Manifests: []manifest.Sourced{sourced("b", "deploy/compose.yaml", 0, data("other-db", "shop/pg"))}},
+			},
+			want: []string{
+				`a:shop/compose.yaml: pod "shop-db": volumes[0].dataFolder: data folder shop/data/db lies inside data folder shop/data of pod shop-web: a container could turn the inner one into a link the engine follows on the host; give each its own folder (./db beside ./data)`,
+				`a:shop/compose.yaml: pod "shop-self": volumes[1].dataFolder: data folder shop/self/inner lies inside data folder shop/self of pod shop-self: a container could turn the inner one into a link the engine follows on the host; give each its own folder (./db beside ./data)`,
+				`a:shop/compose.yaml: pod "shop-outer": volumes[0].dataFolder: data folder shop/deep holds data folder shop/deep/x of pod shop-web: a container could turn the inner one into a link the engine follows on the host; give each its own folder (./db beside ./data)`,
+				`b:deploy/compose.yaml: pod "other-db": volumes[0].dataFolder: data folder shop/pg: the data folders of project shop are those of the project in a:shop (give this project another name)`,
+			},
+		},
 		{
 			name: "an invalid first manifest keeps its id",
 			sources: []validate.Source{

@@ -77,11 +77,12 @@ func dataFolderInfos(ctx context.Context, cfg *config.Config, rt *hruntime.Docke
 	return out, nil
 }
 
-// usersUnder are the containers whose bind sources are dir or below it.
+// usersUnder are the containers whose bind sources are dir, below it or
+// above it (a mount of a folder holding dir sees it too).
 func usersUnder(binds map[string][]string, dir string) []string {
 	users := []string{}
 	for src, names := range binds {
-		if src == dir || strings.HasPrefix(src, dir+"/") {
+		if src == dir || strings.HasPrefix(src, dir+"/") || strings.HasPrefix(dir, src+"/") {
 			users = append(users, names...)
 		}
 	}

@@ -486,14 +486,25 @@ func (c *Config) complete() error {
 	return nil
 }
 
+// pathElement reports whether h can be one element of a path or an etcd
+// key: at most 253 bytes, not . or .., no '/', '\\', space or control
+// character.
+func pathElement(h string) bool {
+	return len(h) <= 253 && h != "." && h != ".." && strings.IndexFunc(h, func(r rune) bool {
+		return r == '/' || r == '\\' || r <= ' ' || r == 0x7f
+	}) < 0
+}
+
 // checkTopLevel checks the keys outside sources and stats.
 func (c *Config) checkTopLevel(bad badFunc) {
 	// The hostname names the host's etcd keys (status, liveness, events,
 	// its published set): a path element, never a path.
-	if h := c.Hostname; len(h) > 253 || h == "." || h == ".." || strings.IndexFunc(h, func(r rune) bool {
-		return r == '/' || r == '\\' || r <= ' ' || r == 0x7f
-	}) >= 0 {
-		bad("hostname", "%q is not a host name (no '/', space or control character, not . or .., at most 253 bytes)", truncateKey(h))
+	if !pathElement(c.Hostname) {
+		bad("hostname", "%q is not a host name (no '/', space or control character, not . or .., at most 253 bytes)", truncateKey(c.Hostname))
+	}
+	// The instance names the instance's folder of data folders, too.
+	if !pathElement(c.Instance) {
+		bad("instance", "%q is not an instance name (no '/', space or control character, not . or .., at most 253 bytes)", truncateKey(c.Instance))
 	}
 	// One spelling of the prefix for every key built from it: a leading
 	// '/', no trailing one.

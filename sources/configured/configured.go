@@ -108,6 +108,7 @@ func ValidateOptions(cfg *config.Config) validate.Options {
 	return validate.Options{
 		HostPathAllow:    cfg.HostPathAllow,
 		StateDir:         cfg.StateDir,
+		DataDir:          cfg.Compose.DataDir,
 		DockerHost:       cmp.Or(cfg.Docker.Host, os.Getenv("DOCKER_HOST")),
 		ExternalVolumes:  p.ExternalVolumes,
 		ExternalNetworks: p.ExternalNetworks,
