@@ -83,6 +83,8 @@ type hashedMount struct {
 	Files string `json:"files,omitempty"`
 	// DataFolder is a data folder's path (left out for other volumes).
 	DataFolder string `json:"dataFolder,omitempty"`
+	// SELinuxRelabel is left out when unset.
+	SELinuxRelabel string `json:"selinuxRelabel,omitempty"`
 }
 
 // hashedInfra is what needs a new infra container: the pod's published
@@ -123,6 +125,8 @@ type hashedPort struct {
 	HostPort      int    `json:"hostPort"`
 	Protocol      string `json:"protocol"`
 	HostIP        string `json:"hostIP"`
+	// RandomHostPort is left out when unset.
+	RandomHostPort bool `json:"randomHostPort,omitempty"`
 }
 
 // ContainerHash returns the versioned spec hash of container i of m, after
@@ -167,7 +171,7 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	for _, vm := range c.VolumeMounts {
 		v, _ := d.Volume(vm.Name)
-		hm := hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External, DataFolder: v.DataFolder}
+		hm := hashedMount{Volume: vm.Name, HostPath: cleanPath(v.HostPath), MountPath: cleanPath(vm.MountPath), ReadOnly: vm.ReadOnly, DockerVolume: v.DockerVolume, External: v.External, DataFolder: v.DataFolder, SELinuxRelabel: vm.SELinuxRelabel}
 		if v.Files != nil {
 			hm.Files = v.Files.Digest()
 		}
@@ -239,7 +243,7 @@ func sortedEnv(env []EnvVar) []EnvVar {
 func sortedPorts(ports []Port) []hashedPort {
 	out := make([]hashedPort, len(ports))
 	for i, p := range ports {
-		out[i] = hashedPort{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: p.Protocol, HostIP: normalIP(p.HostIP)}
+		out[i] = hashedPort{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: p.Protocol, HostIP: normalIP(p.HostIP), RandomHostPort: p.RandomHostPort}
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		x, y := out[a], out[b]

@@ -325,6 +325,10 @@ type Port struct {
 	HostPort      int    `json:"hostPort,omitempty"`
 	Protocol      string `json:"protocol,omitempty"`
 	HostIP        string `json:"hostIP,omitempty"`
+	// RandomHostPort publishes the port on a host port the engine picks
+	// (Compose's "8080" without a host port), shown in /status; hostPort
+	// stays unset.
+	RandomHostPort bool `json:"randomHostPort,omitempty"`
 }
 
 // VolumeMount mounts a pod volume into a container.
@@ -332,6 +336,10 @@ type VolumeMount struct {
 	Name      string `json:"name"`
 	MountPath string `json:"mountPath"`
 	ReadOnly  bool   `json:"readOnly,omitempty"`
+	// SELinuxRelabel has the engine relabel the mount's source for the
+	// container's SELinux context: "z" shared with other containers, "Z"
+	// private to this one (Compose's :z and :Z); not on a host path.
+	SELinuxRelabel string `json:"selinuxRelabel,omitempty"`
 }
 
 // Probe is a liveness probe.

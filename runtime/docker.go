@@ -250,14 +250,15 @@ func (d *Docker) List(ctx context.Context) ([]Container, error) {
 
 func fromSummary(s container.Summary, podman bool) Container {
 	c := Container{
-		ID:       s.ID,
-		Image:    familiarImage(s.Image, podman),
-		Labels:   s.Labels,
-		State:    string(s.State),
-		Status:   s.Status,
-		Created:  time.Unix(s.Created, 0),
-		ExitCode: exitCodeFromStatus(s.Status),
-		Health:   healthFromStatus(s.Status),
+		ID:        s.ID,
+		Image:     familiarImage(s.Image, podman),
+		Labels:    s.Labels,
+		State:     string(s.State),
+		Status:    s.Status,
+		Created:   time.Unix(s.Created, 0),
+		ExitCode:  exitCodeFromStatus(s.Status),
+		Health:    healthFromStatus(s.Status),
+		Published: s.Ports,
 	}
 	if podman && c.State == "stopped" {
 		// Podman's name for a container whose process ended and whose
@@ -554,7 +555,7 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 			return nil, nil, err
 		}
 	}
-	if hostCfg.Mounts, err = mounts(spec.Mounts); err != nil {
+	if hostCfg.Mounts, hostCfg.Binds, err = mounts(spec.Mounts); err != nil {
 		return nil, nil, err
 	}
 	return cfg, hostCfg, nil
@@ -614,19 +615,24 @@ func portBindings(ports []Port) (nat.PortSet, nat.PortMap, error) {
 			return nil, nil, fmt.Errorf("port %d/%s: %w", p.ContainerPort, proto, err)
 		}
 		exposed[port] = struct{}{}
-		if p.HostPort != 0 {
+		switch {
+		case p.HostPort != 0:
 			bindings[port] = append(bindings[port], nat.PortBinding{
 				HostIP:   p.HostIP,
 				HostPort: strconv.Itoa(p.HostPort),
 			})
+		case p.Random:
+			bindings[port] = append(bindings[port], nat.PortBinding{HostIP: p.HostIP})
 		}
 	}
 	return exposed, bindings, nil
 }
 
-// mounts are Docker's mounts for a spec's (nil for none).
-func mounts(ms []Mount) ([]mount.Mount, error) {
+// mounts are Docker's mounts for a spec's (nil for none), and the binds of those
+// the engine relabels (only the bind form can ask for it).
+func mounts(ms []Mount) ([]mount.Mount, []string, error) {
 	var out []mount.Mount
+	var binds []string
 	for _, m := range ms {
 		var typ mount.Type
 		switch m.Type {
@@ -635,7 +641,20 @@ func mounts(ms []Mount) ([]mount.Mount, error) {
 		case MountBind:
 			typ = mount.TypeBind
 		default:
-			return nil, fmt.Errorf("mount at %s: unknown type %q", m.Target, m.Type)
+			return nil, nil, fmt.Errorf("mount at %s: unknown type %q", m.Target, m.Type)
+		}
+		if m.Relabel != "" {
+			// Only the bind form relabels: "source:target:rw,z". The
+			// source exists (a volume hostlet made, a folder it made).
+			if (m.Relabel != "z" && m.Relabel != "Z") || strings.ContainsAny(m.Source+m.Target, ":,") {
+				return nil, nil, fmt.Errorf("mount at %s: relabel %q of %q cannot be given to the engine", m.Target, m.Relabel, m.Source)
+			}
+			mode := "rw"
+			if m.ReadOnly {
+				mode = "ro"
+			}
+			binds = append(binds, m.Source+":"+m.Target+":"+mode+","+m.Relabel)
+			continue
 		}
 		out = append(out, mount.Mount{
 			Type:     typ,
@@ -644,7 +663,7 @@ func mounts(ms []Mount) ([]mount.Mount, error) {
 			ReadOnly: m.ReadOnly,
 		})
 	}
-	return out, nil
+	return out, binds, nil
 }
 
 // Start starts a created or stopped container.

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"time"
+
+	"github.com/docker/docker/api/types/container"
 )
 
 // Labels hostlet puts on every container and volume it creates. Labels are
@@ -57,7 +59,14 @@ type Container struct {
 	// Health is the state of the container's Docker healthcheck, from
 	// Status: HealthHealthy, HealthUnhealthy, HealthStarting, or "" (none).
 	Health string
+	// Published are its ports as the engine's list reports them (the
+	// list's own slice, not copied).
+	Published []PublishedPort
 }
+
+// PublishedPort is a port of a container as the engine's list reports
+// it: the host port it is published on (PublicPort, 0 for none).
+type PublishedPort = container.Port
 
 // Docker healthcheck states of a Container.
 const (
@@ -124,6 +133,9 @@ type Port struct {
 	// Protocol is "tcp" or "udp".
 	Protocol string
 	HostIP   string
+	// Random publishes the port on a host port the engine picks
+	// (HostPort 0).
+	Random bool
 }
 
 // Mount types.
@@ -138,6 +150,9 @@ type Mount struct {
 	Source   string
 	Target   string
 	ReadOnly bool
+	// Relabel is "z" or "Z" to have the engine relabel the source for
+	// SELinux, "" for none.
+	Relabel string
 }
 
 // Docker restart policies.

@@ -205,7 +205,7 @@ func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *s
 			others = append(others, pp)
 		}
 	}
-	a := &applier{rt: rt, opts: opts, log: log, claims: chosenNames(plan)}
+	a := &applier{rt: rt, opts: opts, log: log, plan: plan}
 	results := a.run(ctx, removes, a.removePod)
 	results = append(results, a.run(ctx, others, a.applyPod)...)
 	a.pruneNetworks(ctx, plan, results)
@@ -269,9 +269,18 @@ type applier struct {
 	rt   Runtime
 	opts ApplyOptions
 	log  *slog.Logger
+	plan Plan
 	// claims maps each container name the desired pods choose to the pod
-	// choosing it.
-	claims map[string]string
+	// choosing it: made on first use (a sync that names nothing makes
+	// none).
+	claims     map[string]string
+	claimsOnce gosync.Once
+}
+
+// claimOf is the desired pod that chooses the container name name, or "".
+func (a *applier) claimOf(name string) string {
+	a.claimsOnce.Do(func() { a.claims = chosenNames(a.plan) })
+	return a.claims[name]
 }
 
 // chosenNames maps each container name the plan's desired pods choose to
@@ -633,7 +642,7 @@ func (ap *podApplication) ensureVolumes(ctx context.Context) error {
 	for _, v := range ap.m.Volumes {
 		var err error
 		switch {
-		case v.HostPath != "", v.Files != nil:
+		case v.HostPath != "", v.Files != nil, v.DataFolder != "":
 			continue
 		case v.External:
 			err = ap.rt.CheckVolume(ctx, v.DockerVolume)
@@ -843,7 +852,7 @@ func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.Contain
 	if err != nil {
 		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
-	if holder.ID != "" && (replaced == nil || holder.ID != replaced.ID) && holder.Proven && ap.claims[name] == ap.m.ID {
+	if holder.ID != "" && (replaced == nil || holder.ID != replaced.ID) && holder.Proven && ap.claimOf(name) == ap.m.ID {
 		// Another of hostlet's containers keeps a name no other pod wants
 		// now (names swapped, or passed on): it goes back to its own
 		// name, and its pod's next apply recreates it as it wants.
@@ -929,7 +938,7 @@ func (ap *podApplication) pruneOldVolumes(ctx context.Context) {
 	for _, v := range ap.m.Volumes {
 		// Only an empty dir keeps its Docker volume: one that became a
 		// host path or a dockerVolume lets it go.
-		if v.HostPath == "" && v.DockerVolume == "" && v.Files == nil {
+		if v.HostPath == "" && v.DockerVolume == "" && v.Files == nil && v.DataFolder == "" {
 			keep[v.Name] = true
 		}
 	}

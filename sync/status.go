@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +75,10 @@ type ContainerStatus struct {
 	ContainerID string `json:"containerID"`
 	StartedAt   string `json:"startedAt,omitempty"`
 	LastError   string `json:"lastError"`
+	// Published are the host ports the engine picked for the container's
+	// ports published on a random one (randomHostPort):
+	// "127.0.0.1:49153->8080/tcp".
+	Published []string `json:"published,omitempty"`
 	// health is the Docker healthcheck's state ("" without one).
 	health string
 }
@@ -307,6 +312,7 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 		if ok {
 			cst = containerStatus(c, ps)
 			cst.Image = mc.Image
+			cst.Published = randomlyPublished(mc, c)
 		} else {
 			missing++
 		}
@@ -383,6 +389,24 @@ func latestBySlot(slots map[string]hruntime.Container, cs []hruntime.Container) 
 		}
 	}
 	return infraHash
+}
+
+// randomlyPublished are the host ports the engine picked for container
+// c's ports that manifest container mc publishes on a random one; nil
+// (nothing made) for a container without one.
+func randomlyPublished(mc manifest.Container, c hruntime.Container) []string {
+	var out []string
+	for _, p := range mc.Ports {
+		if !p.RandomHostPort {
+			continue
+		}
+		for _, pp := range c.Published {
+			if int(pp.PrivatePort) == p.ContainerPort && strings.EqualFold(pp.Type, cmp.Or(p.Protocol, "tcp")) && pp.PublicPort != 0 {
+				out = append(out, fmt.Sprintf("%s:%d->%d/%s", pp.IP, pp.PublicPort, pp.PrivatePort, pp.Type))
+			}
+		}
+	}
+	return out
 }
 
 // containerStatus is the status of container c; it also records in ps

@@ -128,6 +128,8 @@ type FileStore interface {
 // its rooms (the rollouts' store, the engine-side workers, the pods'
 // state) rather than their fields; the spec translation is sync/podspec.
 type Syncer struct {
+	// data is the store of the pods' data folders (nil: none).
+	data   *datafolder.Store
 	rt     FullRuntime
 	opts   Options // opts.Clock is what it reads time from
 	log    *slog.Logger
@@ -275,6 +277,7 @@ func New(rt FullRuntime, opts Options, log *slog.Logger, ev *eventlog.Log) (*Syn
 		rollouts:   rollouts.Load(opts.StateDir, opts.Clock, sealer, log),
 		keyDamaged: keyDamaged,
 	}
+	s.data = s.dataFolders()
 	s.work.prober = newProber(rt, log, s.onUnhealthy, opts.Clock)
 	s.work.prober.onReady = s.Trigger
 	s.work.pulls = newPuller(rt, opts.PullTimeout, opts.Concurrency, log, s.Trigger, opts.Clock)
@@ -520,7 +523,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		HostPaths: s.opts.HostPaths, Images: s.work.pulls.check, Builds: s.checkBuild,
 		SweepNetworks: !s.syncs.networksSwept && s.opts.Prune && desired.Ready,
 		Files:         s.fileWriter(),
-		DataFolders:   s.dataFolders(),
+		DataFolders:   s.data,
 	}, s.log)
 	if s.opts.Prune && desired.Ready {
 		s.syncs.networksSwept = true

@@ -47,6 +47,10 @@ type Options struct {
 	// files it mounts): no host path may be it, lie in it or hold it,
 	// unless hostPathAllow lists it itself. Empty: not checked.
 	StateDir string
+	// DataDir is compose.dataDir (the pods' data folders): no host path
+	// may be it, lie in it or hold it either (a link planted there would
+	// redirect a data folder's mount). Empty: not checked.
+	DataDir string
 	// Policy is what a pod may take of the host (policy.privileged,
 	// capabilities, hostNetwork, devices).
 	Policy Policy
@@ -183,6 +187,25 @@ func (c *checker) volumes(vs []manifest.Volume, opts Options) map[string]*manife
 	return volumes
 }
 
+// relabels checks the SELinux relabelling of container ct's mounts: z or
+// Z, never of a host path (it would change the folder for the host's own
+// services and every other container).
+func (c *checker) relabels(f string, m manifest.Manifest, ct manifest.Container) {
+	for j, vm := range ct.VolumeMounts {
+		if vm.SELinuxRelabel == "" {
+			continue
+		}
+		vf := fmt.Sprintf("%s.volumeMounts[%d].selinuxRelabel", f, j)
+		v, _ := m.Volume(vm.Name)
+		switch {
+		case vm.SELinuxRelabel != "z" && vm.SELinuxRelabel != "Z":
+			c.add(vf, "%q is not z (shared) or Z (private)", vm.SELinuxRelabel)
+		case v.HostPath != "":
+			c.add(vf, "a host path is not relabelled: it would change the folder for the host's own services and every other container (label it yourself, or use a data folder or a volume)")
+		}
+	}
+}
+
 // MaxDataFolderPath bounds a data folder's path.
 const MaxDataFolderPath = 1024
 
@@ -196,6 +219,10 @@ func (c *checker) dataFolder(f, p string) {
 		c.add(f, "%q holds a control character or a backslash", p)
 	case path.IsAbs(p) || p != path.Clean(p) || p == "." || p == ".." || strings.HasPrefix(p, "../"):
 		c.add(f, "%q is not a clean relative path inside the data folder (data/db, not /data, ./data or ../data)", p)
+	case !strings.Contains(p, "/"):
+		c.add(f, "%q: a data folder is <project>/<folder> (shop/data), the project's folder holding it", p)
+	case slices.ContainsFunc(strings.Split(p, "/"), func(e string) bool { return len(e) > 255 }):
+		c.add(f, "%q has a name longer than 255 bytes", p)
 	}
 }
 
@@ -230,6 +257,12 @@ func (c *checker) containers(m manifest.Manifest, volumes map[string]*manifest.F
 		}
 		containers[ct.Name] = true
 		c.container(f, ct, volumes, portNames, containerPorts)
+		c.relabels(f, m, ct)
+		for j, p := range ct.Ports {
+			if p.RandomHostPort && m.HostNetwork {
+				c.add(fmt.Sprintf("%s.ports[%d].randomHostPort", f, j), "on the host's network the container port is the host's: nothing is published")
+			}
+		}
 		c.hostAccess(f, ct, opts.Policy, len(m.Containers) > 1, m.HostNetwork, m.HostIPC)
 		c.build(f, ct, opts.Policy)
 	}
@@ -481,6 +514,9 @@ func (c *checker) port(pf string, p manifest.Port, ownPorts map[string]bool, por
 	}
 	if p.HostPort < 0 || p.HostPort > 65535 {
 		c.add(pf+".hostPort", "%d is not in 1..65535 (or 0 for none)", p.HostPort)
+	}
+	if p.RandomHostPort && p.HostPort != 0 {
+		c.add(pf+".randomHostPort", "and hostPort %d: give one or the other", p.HostPort)
 	}
 	proto := strings.ToUpper(p.Protocol)
 	if proto == "" {
@@ -775,17 +811,12 @@ func HostPath(p string, opts Options) (string, error) {
 		}
 		return "", fmt.Errorf("%q resolves to %q, which is not under any of hostPathAllow [%s]", p, resolved, strings.Join(opts.HostPathAllow, ", "))
 	}
-	if opts.StateDir != "" {
-		dir := opts.StateDir
-		if abs, err := filepath.Abs(dir); err == nil {
-			dir = abs // the config makes it absolute; a caller may not have
-		}
-		state, err := resolvePath(dir)
-		if err != nil {
-			state = path.Clean(dir)
-		}
-		if !listed[state] && (within(resolved, state) || within(state, resolved)) {
-			return "", fmt.Errorf("%q is or holds hostlet's stateDir %s (its keys and the files it mounts), which hostPathAllow does not list", p, opts.StateDir)
+	for _, own := range []struct{ dir, what string }{
+		{opts.StateDir, "hostlet's stateDir %s (its keys and the files it mounts)"},
+		{opts.DataDir, "hostlet's compose.dataDir %s (the pods' data folders)"},
+	} {
+		if own.dir != "" && !listed[resolvedDir(own.dir)] && (within(resolved, resolvedDir(own.dir)) || within(resolvedDir(own.dir), resolved)) {
+			return "", fmt.Errorf("%q is or holds "+own.what+", which hostPathAllow does not list", p, own.dir)
 		}
 	}
 	for _, sock := range dockerSockets(opts.DockerHost) {
@@ -802,6 +833,18 @@ func HostPath(p string, opts Options) (string, error) {
 		}
 	}
 	return resolved, nil
+}
+
+// resolvedDir is dir made absolute (the config makes it so; a caller may
+// not have) with its links resolved, or as it is when it cannot be.
+func resolvedDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if r, err := resolvePath(dir); err == nil {
+		return r
+	}
+	return path.Clean(dir)
 }
 
 // within reports whether p is dir or lies below it; both are clean.

@@ -74,7 +74,7 @@ var supportedPaths = paths(
 	"networks", "networks.*", "networks.*.name", "networks.*.external", "networks.*.internal", "networks.*.driver",
 	"networks.*.ipam", "networks.*.ipam.driver", "networks.*.ipam.config", "networks.*.ipam.config.[]", "networks.*.ipam.config.[].subnet", "networks.*.ipam.config.[].gateway", "networks.*.ipam.config.[].ip_range",
 	"services.*.networks.*.ipv4_address",
-	"services.*.volumes", "services.*.volumes.[]", "services.*.volumes.[].type", "services.*.volumes.[].source", "services.*.volumes.[].target", "services.*.volumes.[].read_only", "services.*.volumes.[].bind", "services.*.volumes.[].bind.create_host_path",
+	"services.*.volumes", "services.*.volumes.[]", "services.*.volumes.[].type", "services.*.volumes.[].source", "services.*.volumes.[].target", "services.*.volumes.[].read_only", "services.*.volumes.[].bind", "services.*.volumes.[].bind.create_host_path", "services.*.volumes.[].bind.selinux",
 	// A named volume's options are refused by the translation, naming the
 	// volume, as tmpfs is.
 	"services.*.volumes.[].volume", "services.*.volumes.[].volume.*", "services.*.volumes.[].tmpfs", "services.*.volumes.[].tmpfs.size", "services.*.volumes.[].tmpfs.mode",
@@ -865,7 +865,10 @@ func (c *serviceConv) ports(s types.ServiceConfig) []manifest.Port {
 			continue
 		}
 		if p.Published == "" {
-			c.add(key+".published", "a port without a host port is published on a random one; give the host port (hostlet checks host ports for conflicts), or use expose")
+			// Published on a host port the engine picks, as Compose does.
+			seen[fmt.Sprintf("%d/%s", p.Target, proto)] = true
+			c.key(fmt.Sprintf("containers[0].ports[%d]", len(out)), key)
+			out = append(out, manifest.Port{Name: p.Name, ContainerPort: int(p.Target), Protocol: proto, HostIP: p.HostIP, RandomHostPort: true})
 			continue
 		}
 		host, err := strconv.Atoi(p.Published)
@@ -937,7 +940,7 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 			if vol, ok := c.namedVolume(key, i, v); ok {
 				c.volumeKey(len(vols), key)
 				vols = append(vols, vol)
-				mounts = append(mounts, manifest.VolumeMount{Name: vol.Name, MountPath: v.Target, ReadOnly: v.ReadOnly})
+				mounts = append(mounts, manifest.VolumeMount{Name: vol.Name, MountPath: v.Target, ReadOnly: v.ReadOnly, SELinuxRelabel: relabel(v)})
 			}
 			continue
 		case v.Type == types.VolumeTypeTmpfs:
@@ -954,7 +957,7 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 					vol.Name = fmt.Sprintf("bind-%d", i)
 					c.volumeKey(len(vols), key)
 					vols = append(vols, vol)
-					mounts = append(mounts, manifest.VolumeMount{Name: vol.Name, MountPath: v.Target, ReadOnly: v.ReadOnly})
+					mounts = append(mounts, manifest.VolumeMount{Name: vol.Name, MountPath: v.Target, ReadOnly: v.ReadOnly, SELinuxRelabel: relabel(v)})
 				}
 				continue
 			}
@@ -964,16 +967,25 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 				name := fmt.Sprintf("bind-%d", i)
 				c.volumeKey(len(vols), key)
 				vols = append(vols, manifest.Volume{Name: name, Files: f})
-				mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: true})
+				mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: true, SELinuxRelabel: relabel(v)})
 			}
 			continue
 		}
 		name := fmt.Sprintf("bind-%d", i)
 		c.volumeKey(len(vols), key)
 		vols = append(vols, manifest.Volume{Name: name, HostPath: v.Source})
-		mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: v.ReadOnly})
+		mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: v.ReadOnly, SELinuxRelabel: relabel(v)})
 	}
 	return vols, mounts
+}
+
+// relabel is the SELinux relabelling a volume entry asks for (:z, :Z),
+// or "".
+func relabel(v types.ServiceVolumeConfig) string {
+	if v.Bind == nil {
+		return ""
+	}
+	return v.Bind.SELinux
 }
 
 // tmpfs are the service's tmpfs mounts: its tmpfs list ("path" or

@@ -97,8 +97,9 @@ func BaseLabels(instance string, p Pod, slot, hash string) map[string]string {
 
 // containerLabels are the labels of a container of a pod: BaseLabels, and
 // every other label hostlet reads back from a container (LabelNetworks,
-// LabelFiles, LabelSpec, the chosen name and its proof) set, empty until
-// the spec sets it. The engine
+// LabelFiles, LabelSpec, the chosen name) set, empty until the spec sets
+// it. (An image's name proof without the name proves nothing: the runtime
+// sets the proof of the name it signs.) The engine
 // gives a container the labels of its image under those it is created
 // with: a label hostlet leaves out would be the image's (a Dockerfile
 // author's), and one it sets, even empty, hides the image's. Reading an
@@ -107,7 +108,7 @@ func BaseLabels(instance string, p Pod, slot, hash string) map[string]string {
 // same; no label is part of the spec hash.
 func containerLabels(instance string, p Pod, slot, hash string) map[string]string {
 	l := BaseLabels(instance, p, slot, hash)
-	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec, hruntime.LabelName, hruntime.LabelNameProof} {
+	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec, hruntime.LabelName} {
 		l[k] = ""
 	}
 	return l
@@ -238,7 +239,7 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 	var digests []string
 	for _, vm := range c.VolumeMounts {
 		v, _ := m.Volume(vm.Name)
-		mt := hruntime.Mount{Type: hruntime.MountVolume, Source: VolumeName(instance, m.ID, v.Name), Target: vm.MountPath, ReadOnly: vm.ReadOnly}
+		mt := hruntime.Mount{Type: hruntime.MountVolume, Source: VolumeName(instance, m.ID, v.Name), Target: vm.MountPath, ReadOnly: vm.ReadOnly, Relabel: vm.SELinuxRelabel}
 		switch {
 		case v.HostPath != "":
 			mt.Type, mt.Source = hruntime.MountBind, v.HostPath
@@ -248,8 +249,13 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 			// The folder's path is set by BindDataFolders once it is made.
 			mt.Type, mt.Source = hruntime.MountBind, ""
 		case v.Files != nil:
-			// The copy's path is set by BindFiles once it is written.
+			// The copy's path is set by BindFiles once it is written. A
+			// copy is shared by every container mounting the same
+			// content: relabelled shared, never private.
 			mt.Type, mt.Source, mt.ReadOnly = hruntime.MountBind, "", true
+			if mt.Relabel == "Z" {
+				mt.Relabel = "z"
+			}
 			digests = append(digests, env.FilesName(v.Files.Digest()))
 		}
 		spec.Mounts = append(spec.Mounts, mt)
@@ -375,7 +381,7 @@ func Networks(ns []manifest.Network) []hruntime.NetworkSpec {
 func runtimePorts(ports []manifest.Port) []hruntime.Port {
 	var out []hruntime.Port
 	for _, p := range ports {
-		out = append(out, hruntime.Port{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: strings.ToLower(p.Protocol), HostIP: p.HostIP})
+		out = append(out, hruntime.Port{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: strings.ToLower(p.Protocol), HostIP: p.HostIP, Random: p.RandomHostPort})
 	}
 	return out
 }
@@ -459,6 +465,8 @@ func Summarize(m manifest.Manifest, i int, env *EnvHasher) Summary {
 		case v.Files != nil:
 			src = "files:" + v.Files.Source
 			s.Files = addFiles(s.Files, v.Files, vm.MountPath, env)
+		case v.DataFolder != "":
+			src = "data:" + v.DataFolder
 		}
 		mode := "rw"
 		if vm.ReadOnly {
@@ -692,6 +700,13 @@ func networkString(n manifest.Network) string {
 
 func portString(p manifest.Port) string {
 	s := strconv.Itoa(p.ContainerPort) + "/" + p.Protocol
+	if p.RandomHostPort {
+		host := "random"
+		if p.HostIP != "" {
+			host = p.HostIP + ":" + host
+		}
+		s = host + "->" + s
+	}
 	if p.HostPort != 0 {
 		host := strconv.Itoa(p.HostPort)
 		if p.HostIP != "" {

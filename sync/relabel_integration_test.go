@@ -1,0 +1,82 @@
+package sync_test
+
+import (
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostlet/hostlet/internal/testkit"
+)
+
+// TestRelabelledMountsReachTheEngine (real engine): a mount's SELinux
+// relabelling (Compose's :z and :Z) is given to the engine in the bind
+// form that carries it, for a volume, a data folder and project files (a
+// files copy shared by every container with that content: z, never Z),
+// read-only where asked; on a host without SELinux the engine takes it
+// and does nothing.
+func TestRelabelledMountsReachTheEngine(t *testing.T) {
+	e := newEnv(t)
+	vol := "hostlet-test-relabel-" + e.inst
+	e.set(e.pod(`
+version: v1beta1
+id: web
+volumes:
+  - {name: db, dockerVolume: %s}
+  - {name: data, dataFolder: shop/data}
+  - {name: conf, files: {source: conf.txt, items: [{data: %s}]}}
+containers:
+  - name: app
+    image: %s
+    command: ["/demo", "pause"]
+    volumeMounts:
+      - {name: db, mountPath: /var/lib/db, selinuxRelabel: Z}
+      - {name: data, mountPath: /data, selinuxRelabel: z}
+      - {name: conf, mountPath: /etc/conf.txt, selinuxRelabel: Z}
+`, vol, base64.StdEncoding.EncodeToString([]byte("x")), e.img))
+	e.sync()
+	t.Cleanup(func() { _ = e.rt.RemoveVolume(e.ctx, vol) })
+	c := slotOf(t, e.rt)
+	if len(c) != 1 || !c[0].Running() {
+		t.Fatalf("containers %+v", c)
+	}
+	r := e.inspect(c[0].ID)
+	var binds []string
+	for _, b := range r.HostConfig.Binds {
+		parts := strings.Split(b, ":")
+		binds = append(binds, parts[len(parts)-2]+":"+parts[len(parts)-1])
+	}
+	slices.Sort(binds)
+	if want := []string{"/data:rw,z", "/etc/conf.txt:ro,z", "/var/lib/db:rw,Z"}; fmt.Sprint(binds) != fmt.Sprint(want) {
+		t.Errorf("binds %q, want %q", r.HostConfig.Binds, want)
+	}
+	for _, m := range r.Mounts {
+		if want := m.Destination != "/etc/conf.txt"; m.RW != want {
+			t.Errorf("%s: read-write %v, want %v", m.Destination, m.RW, want)
+		}
+	}
+}
+
+// TestARandomHostPortIsShownInStatus (real engine): a port published on
+// a host port the engine picks (Compose's "8080") answers there, and the
+// pod's status says which.
+func TestARandomHostPortIsShownInStatus(t *testing.T) {
+	e := newEnv(t)
+	e.set(e.pod(`
+version: v1beta1
+id: web
+containers:
+  - name: app
+    image: %s
+    ports: [{containerPort: 8080, hostIP: 127.0.0.1, randomHostPort: true}]
+`, e.img))
+	e.sync()
+	c, _ := e.containerStatus("web", "app")
+	if len(c.Published) != 1 || !strings.HasPrefix(c.Published[0], "127.0.0.1:") || !strings.HasSuffix(c.Published[0], "->8080/tcp") {
+		t.Fatalf("published %q, want one 127.0.0.1:PORT->8080/tcp", c.Published)
+	}
+	host, _, _ := strings.Cut(c.Published[0], "->")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", "http://"+host+"/", "", "")
+}
