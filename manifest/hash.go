@@ -53,6 +53,7 @@ type hashedContainer struct {
 	ShmSize     int64        `json:"shmSize,omitempty"`
 	PidsLimit   int64        `json:"pidsLimit,omitempty"`
 	Runtime     string       `json:"runtime,omitempty"`
+	Platform    string       `json:"platform,omitempty"`
 	Tmpfs       []Tmpfs      `json:"tmpfs,omitempty"`
 	CPULimit    int64        `json:"cpuLimit,omitempty"`
 	// The host's access, each left out when unset; lists in a sorted
@@ -156,7 +157,7 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
-	h.PidsLimit, h.GroupAdd, h.Runtime = c.PidsLimit, c.GroupAdd, c.Runtime
+	h.PidsLimit, h.GroupAdd, h.Runtime, h.Platform = c.PidsLimit, c.GroupAdd, c.Runtime, c.Platform
 	if len(c.Tmpfs) > 0 {
 		h.Tmpfs = slices.SortedFunc(slices.Values(c.Tmpfs), func(a, b Tmpfs) int { return strings.Compare(a.MountPath, b.MountPath) })
 	}

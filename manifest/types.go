@@ -179,7 +179,10 @@ type Container struct {
 	Image string `json:"image"`
 	// ContainerName is the engine's name for the container (Compose's
 	// container_name), kept through recreates; empty: hostlet names it.
-	ContainerName   string `json:"containerName,omitempty"`
+	ContainerName string `json:"containerName,omitempty"`
+	// Platform is the image's os/architecture[/variant] to run
+	// (linux/amd64), which must be the engine's; empty: the engine's.
+	Platform        string `json:"platform,omitempty"`
 	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
 	// Command replaces the image's ENTRYPOINT (and drops its CMD), as in
 	// Kubernetes; Args replaces the CMD, after Command or the image's

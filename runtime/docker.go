@@ -465,7 +465,7 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 		first := spec.Networks[0]
 		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{first.Name: endpoint(first)}}
 	}
-	resp, err := d.cli.ContainerCreate(ctx, cfg, hostCfg, netCfg, nil, spec.Name)
+	resp, err := d.cli.ContainerCreate(ctx, cfg, hostCfg, netCfg, ociPlatform(spec.Platform), spec.Name)
 	if err != nil {
 		return "", fmt.Errorf("create container %q from image %s: %w", spec.Name, spec.Image, translate(err))
 	}

@@ -37,6 +37,9 @@ type Engine struct {
 	// LogDriver is the engine's default log driver (json-file, journald,
 	// k8s-file, ...): log options given without a driver are its.
 	LogDriver string `json:"logDriver,omitempty"`
+	// Platform is the engine's os/architecture (linux/amd64), as image
+	// platforms name them; "" when the engine did not say.
+	Platform string `json:"platform,omitempty"`
 	// Limits are what this engine cannot do that hostlet would otherwise
 	// rely on, said once at start (status, log) instead of waited on.
 	Limits []string `json:"limits,omitempty"`
@@ -68,7 +71,8 @@ func detectEngine(ctx context.Context, cli engineInfoReader, builder build.Build
 	if err != nil {
 		info.CgroupDriver, info.Driver = "unknown", "unknown"
 	}
-	e := Engine{Kind: EngineDocker, Version: v.Version, APIVersion: cli.ClientVersion(), CgroupDriver: info.CgroupDriver, ImageStore: info.Driver, LogDriver: info.LoggingDriver}
+	e := Engine{Kind: EngineDocker, Version: v.Version, APIVersion: cli.ClientVersion(), CgroupDriver: info.CgroupDriver, ImageStore: info.Driver, LogDriver: info.LoggingDriver,
+		Platform: enginePlatform(info.OSType, info.Architecture)}
 	if isPodman(v) {
 		e.Kind = EnginePodman
 		e.Builder = "buildah"
@@ -124,4 +128,24 @@ func containerdStore(info system.Info) bool {
 		}
 	}
 	return false
+}
+
+// enginePlatform is the engine's os and architecture as image platforms
+// name them: the kernel's x86_64 is amd64, aarch64 arm64 (Docker's info
+// says the kernel's, Podman's Go's). "" when either is unknown.
+func enginePlatform(os, arch string) string {
+	if os == "" || arch == "" {
+		return ""
+	}
+	switch arch {
+	case "x86_64":
+		arch = "amd64"
+	case "aarch64":
+		arch = "arm64"
+	case "armv7l", "armv6l":
+		arch = "arm"
+	case "i386", "i686":
+		arch = "386"
+	}
+	return os + "/" + arch
 }

@@ -60,3 +60,17 @@ func TestDetectEngineSaysWhenPodmanRunsNoHealthchecks(t *testing.T) {
 		})
 	}
 }
+
+// TestEnginePlatformNamesArchitecturesAsImagesDo: the kernel's names
+// (Docker's info) and Go's (Podman's) give the platform images name.
+func TestEnginePlatformNamesArchitecturesAsImagesDo(t *testing.T) {
+	for _, tc := range []struct{ os, arch, want string }{
+		{"linux", "x86_64", "linux/amd64"}, {"linux", "amd64", "linux/amd64"},
+		{"linux", "aarch64", "linux/arm64"}, {"linux", "armv7l", "linux/arm"},
+		{"linux", "", ""}, {"", "x86_64", ""},
+	} {
+		if got := enginePlatform(tc.os, tc.arch); got != tc.want {
+			t.Errorf("enginePlatform(%q, %q) = %q, want %q", tc.os, tc.arch, got, tc.want)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"strings"
 	gosync "sync"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // ErrNoOwnerKey: a container under a name its manifest chose needs the
@@ -114,4 +116,21 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// ociPlatform is the create request's platform for p (os/arch[/variant]),
+// nil for none.
+func ociPlatform(p string) *ocispec.Platform {
+	if p == "" {
+		return nil
+	}
+	parts := strings.SplitN(p, "/", 3)
+	out := &ocispec.Platform{OS: parts[0]}
+	if len(parts) > 1 {
+		out.Architecture = parts[1]
+	}
+	if len(parts) > 2 {
+		out.Variant = parts[2]
+	}
+	return out
 }

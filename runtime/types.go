@@ -203,6 +203,9 @@ type ContainerSpec struct {
 	GroupAdd []string
 	// Runtime is the OCI runtime (the engine's default when empty).
 	Runtime string
+	// Platform is the image platform to run (os/arch[/variant]); "":
+	// the engine's.
+	Platform string
 	// Tmpfs are in-memory mounts by path, each with its mount options
 	// (size=, mode=, exec).
 	Tmpfs  map[string]string

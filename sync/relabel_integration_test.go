@@ -80,3 +80,19 @@ containers:
 	host, _, _ := strings.Cut(c.Published[0], "->")
 	testkit.WaitHTTP(t, 30*time.Second, "GET", "http://"+host+"/", "", "")
 }
+
+// TestAContainerRunsOnTheEnginesPlatform (real engine): a platform that
+// is the engine's (Compose's platform: linux/amd64 on such a host) is
+// given to the create and the container runs.
+func TestAContainerRunsOnTheEnginesPlatform(t *testing.T) {
+	e := newEnv(t)
+	platform := e.rt.Engine().Platform
+	if platform == "" {
+		t.Fatal("the engine says no platform")
+	}
+	e.set(e.pod("version: v1beta1\nid: web\ncontainers:\n  - {name: app, image: %s, command: [/demo, pause], platform: %s}\n", e.img, platform))
+	e.sync()
+	if c := slotOf(t, e.rt); len(c) != 1 || !c[0].Running() {
+		t.Fatalf("containers %+v, want one running", c)
+	}
+}

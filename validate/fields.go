@@ -258,6 +258,9 @@ func (c *checker) containers(m manifest.Manifest, volumes map[string]*manifest.F
 		containers[ct.Name] = true
 		c.container(f, ct, volumes, portNames, containerPorts)
 		c.relabels(f, m, ct)
+		if ct.Platform != "" {
+			c.platform(f+".platform", ct.Platform, opts.Policy.EnginePlatform)
+		}
 		for j, p := range ct.Ports {
 			if p.RandomHostPort && m.HostNetwork {
 				c.add(fmt.Sprintf("%s.ports[%d].randomHostPort", f, j), "on the host's network the container port is the host's: nothing is published")
@@ -1118,6 +1121,22 @@ func (c *checker) containerName(f, v string) {
 		c.add(f, "%q is shorter than the 2 characters of a container name", v)
 	case strings.HasPrefix(v, ReservedContainerPrefix):
 		c.add(f, "%q starts with %q, which is hostlet's own naming of containers", v, ReservedContainerPrefix)
+	}
+}
+
+// platformRE is an image platform: os, architecture and variant.
+var platformRE = regexp.MustCompile(`^[a-z0-9_]{1,32}(/[a-z0-9_]{1,32}(/[a-z0-9_.]{1,32})?)?$`)
+
+// platform checks a container's image platform: os/arch[/variant], the
+// engine's os and architecture (hostlet sets up no emulation).
+func (c *checker) platform(f, p, engine string) {
+	if !platformRE.MatchString(p) {
+		c.add(f, "%q is not an image platform (os/arch[/variant]: linux/amd64, linux/arm64/v8)", p)
+		return
+	}
+	osArch := strings.Join(strings.SplitN(p, "/", 3)[:min(2, strings.Count(p, "/")+1)], "/")
+	if e := engine; e != "" && osArch != e && !strings.HasPrefix(e, osArch+"/") {
+		c.add(f, "%q is not the engine's platform %s (hostlet runs images of the engine's platform)", p, e)
 	}
 }
 

@@ -43,6 +43,10 @@ type Policy struct {
 	// engines' usual default. Options it does not take are refused here,
 	// before anything stops, not by the engine at create.
 	DefaultLogDriver string
+	// EnginePlatform is the engine's os/architecture (linux/amd64), read
+	// from the engine by the agent like DefaultLogDriver: a container's
+	// platform must be it. Empty, as in CI: not checked.
+	EnginePlatform string
 }
 
 // defaultLogDriver is the driver log options without a driver are for.

@@ -306,3 +306,31 @@ func TestSecurityOptKeyGivenTwiceRefused(t *testing.T) {
 		t.Errorf("securityOpt %v accepted: the last one wins in Docker, but the hash ignores the order", m.Containers[0].SecurityOpt)
 	}
 }
+
+// TestPlatformMustBeTheEngines: a container's platform is os/arch[/variant]
+// and the engine's os and architecture (no emulation is set up); without
+// the engine's (offline, in CI) only its form is checked.
+func TestPlatformMustBeTheEngines(t *testing.T) {
+	for _, tc := range []struct {
+		platform, engine, want string
+	}{
+		{"linux/amd64", "linux/amd64", ""},
+		{"linux", "linux/amd64", ""},
+		{"linux/arm64/v8", "linux/arm64", ""},
+		{"linux/arm64", "linux/amd64", `"linux/arm64" is not the engine's platform linux/amd64`},
+		{"windows/amd64", "linux/amd64", `"windows/amd64" is not the engine's platform linux/amd64`},
+		{"linux/arm64", "", ""},
+		{"Linux/AMD64", "", "is not an image platform"},
+		{"linux/amd64/v1/x", "", "is not an image platform"},
+		{"linux//amd64", "", "is not an image platform"},
+	} {
+		m := manifest.Manifest{Version: manifest.Version, ID: "web", Containers: []manifest.Container{{Name: "app", Image: "example.org/app:1", Platform: tc.platform}}}
+		err := validate.Manifest(manifest.Sourced{Manifest: m}, validate.Options{Policy: validate.Policy{EnginePlatform: tc.engine}})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s on %s: %v", tc.platform, tc.engine, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s on %s: %v, want %q", tc.platform, tc.engine, err, tc.want)
+		}
+	}
+}

@@ -54,12 +54,12 @@ func (h *host) actual(ctx context.Context, ag Against) ([]hruntime.Container, ma
 	switch ag.Mode {
 	case AgainstLive:
 		h.warnUnreadableOwnerKey()
-		actual, logDriver, err := liveContainers(ctx, h.cfg)
+		actual, engine, err := liveContainers(ctx, h.cfg)
 		rollouts := h.savedRollouts()
 		if err != nil {
 			return nil, nil, err
 		}
-		h.vopts.Policy.DefaultLogDriver = logDriver
+		h.vopts.Policy.DefaultLogDriver, h.vopts.Policy.EnginePlatform = engine.LogDriver, engine.Platform
 		return actual, rollouts, nil
 	case AgainstStatus:
 		return h.statusContainers(ctx)
@@ -81,16 +81,16 @@ func (h *host) warnUnreadableOwnerKey() {
 	fmt.Fprintf(h.opts.Warnings, "hostlet: warning: host %s: the owner key %s cannot be read; containers under the names manifests chose are not seen (they show as to be created)\n", h.cfg.Hostname, path)
 }
 
-// liveContainers lists the host's containers, with its engine's default
-// log driver.
-func liveContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Container, string, error) {
+// liveContainers lists the host's containers, with its engine (its
+// default log driver and platform go into validation, as the agent's).
+func liveContainers(ctx context.Context, cfg *config.Config) ([]hruntime.Container, hruntime.Engine, error) {
 	rt, err := hruntime.New(ctx, cfg.Docker.Host, cfg.Instance, slog.New(slog.DiscardHandler), hruntime.WithOwnerKey(hruntime.ReadOwnerKey(cfg.StateDir)))
 	if err != nil {
-		return nil, "", err
+		return nil, hruntime.Engine{}, err
 	}
 	defer rt.Close()
 	list, err := rt.List(ctx)
-	return list, rt.Engine().LogDriver, err
+	return list, rt.Engine(), err
 }
 
 // savedRollouts reads the rollouts this host's hostlet saved under

@@ -307,3 +307,34 @@ func TestLoadPartsOfValuesNeverInErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAnOptionalDependencyOnAServiceNotStartedIsLeftOut: depends_on a
+// service of an inactive profile with required: false is left out with a
+// note, as Compose starts the service without it; required, it is
+// Compose's own error.
+func TestAnOptionalDependencyOnAServiceNotStartedIsLeftOut(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  web:
+    image: busybox
+    depends_on:
+      setup: {condition: service_completed_successfully, required: false}
+  setup:
+    image: busybox
+    profiles: [once]
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 || len(pods) != 1 {
+		t.Fatalf("pods %d, errors %q", len(pods), errs)
+	}
+	if deps := pods[0].Manifest.DependsOn; len(deps) != 0 {
+		t.Errorf("dependencies %+v, want none", deps)
+	}
+	if len(pods[0].Notes) != 1 || !strings.Contains(pods[0].Notes[0].Error(), "services.web.depends_on.setup: service setup is not in the project or not in an active profile, and the dependency is optional") {
+		t.Errorf("notes %v", pods[0].Notes)
+	}
+	files["compose.yaml"] = strings.Replace(files["compose.yaml"], ", required: false", "", 1)
+	if _, errs := load(t, files, compose.Options{}); len(errs) != 1 || !strings.Contains(errs[0], `service "web" depends on undefined service "setup"`) {
+		t.Errorf("required: errors %q", errs)
+	}
+}

@@ -421,7 +421,7 @@ volumes:
   data: {driver: nfs, driver_opts: {o: addr=10.0.0.1}}
 `},
 			wantErrs: []string{
-				`apps:shop/compose.yaml: volumes.data.driver_opts: not supported by hostlet yet`,
+				`apps:shop/compose.yaml: volumes.data.driver_opts: a volume with driver options is a mount the engine makes on the host (an NFS share, a bind of any host folder), outside hostPathAllow: make the volume yourself and declare it external (listed in the host's policy.externalVolumes)`,
 				`apps:shop/compose.yaml: volumes.data.driver: "nfs" is not supported (local)`,
 			},
 		},

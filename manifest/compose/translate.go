@@ -64,6 +64,7 @@ var supportedPaths = paths(
 	"services.*.pull_policy",
 	"services.*.scale",
 	"services.*.container_name",
+	"services.*.platform",
 	"services.*.profiles", "services.*.profiles.[]",
 	"services.*.deploy", "services.*.deploy.replicas", "services.*.deploy.mode", "services.*.deploy.resources", "services.*.deploy.resources.limits", "services.*.deploy.resources.limits.memory",
 	// Updates: monitor is the pod's minReadySeconds, failure_action its
@@ -139,6 +140,16 @@ const (
 	MaxFileItems   = 20000
 )
 
+// projectReason says why a project-level key is refused.
+func projectReason(parts []string) string {
+	if len(parts) == 3 && parts[0] == "volumes" && parts[2] == "driver_opts" {
+		// type: nfs, o: bind, device: /any/folder: a mount the engine
+		// makes on the host, outside hostPathAllow.
+		return "a volume with driver options is a mount the engine makes on the host (an NFS share, a bind of any host folder), outside hostPathAllow: make the volume yourself and declare it external (listed in the host's policy.externalVolumes)"
+	}
+	return "not supported by hostlet yet"
+}
+
 // pods translates every active service; findings are the attributes
 // hostlet does not apply.
 func (t *translator) pods(findings []loader.UnsupportedAttribute) ([]manifest.Sourced, error) {
@@ -153,7 +164,7 @@ func (t *translator) pods(findings []loader.UnsupportedAttribute) ([]manifest.So
 			}
 			continue
 		}
-		projectErrs = append(projectErrs, t.errorf(f.Path.String(), "not supported by hostlet yet"))
+		projectErrs = append(projectErrs, t.errorf(f.Path.String(), "%s", projectReason(parts)))
 	}
 	for _, key := range slices.Sorted(maps.Keys(t.project.Volumes)) {
 		if d := t.project.Volumes[key].Driver; d != "" && d != "local" {
@@ -427,7 +438,7 @@ var serviceKeys = map[string]string{
 	"containers[0].memory": "mem_limit", "containers[0].cpu": "cpu_shares", "containers[0].cpuLimit": "cpus", "containers[0].pidsLimit": "pids_limit",
 	"containers[0].healthcheck": "healthcheck", "containers[0].user": "user", "containers[0].groupAdd": "group_add", "containers[0].runtime": "runtime", "containers[0].readOnly": "read_only",
 	"containers[0].init": "init", "containers[0].stopSignal": "stop_signal", "containers[0].shmSize": "shm_size",
-	"containers[0].containerName": "container_name", "containers[0].imagePullPolicy": "pull_policy", "containers[0].volumeMounts": "volumes",
+	"containers[0].containerName": "container_name", "containers[0].platform": "platform", "containers[0].imagePullPolicy": "pull_policy", "containers[0].volumeMounts": "volumes",
 	"containers[0].privileged": "privileged", "containers[0].capAdd": "cap_add", "containers[0].capDrop": "cap_drop",
 	"containers[0].devices": "devices", "containers[0].securityOpt": "security_opt", "containers[0].ulimits": "ulimits",
 	"containers[0].sysctls": "sysctls", "containers[0].logging": "logging",
@@ -459,6 +470,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	ct := manifest.Container{
 		Name:          containerName(c.name),
 		ContainerName: s.ContainerName,
+		Platform:      s.Platform,
 		Image:         s.Image,
 		Command:       []string(s.Entrypoint),
 		Args:          []string(s.Command),
@@ -601,7 +613,12 @@ func (c *serviceConv) dependsOn(s types.ServiceConfig) []manifest.Dependency {
 		d := s.DependsOn[name]
 		key := "depends_on." + name
 		dep, ok := c.t.project.Services[name]
-		if !ok {
+		switch {
+		case !ok && !d.Required:
+			// Compose starts the service without it, saying so.
+			c.note(key, "service %s is not in the project or not in an active profile, and the dependency is optional (required: false): left out, as Compose does", name)
+			continue
+		case !ok:
 			c.add(key, "service %s is not in the project or not in an active profile", name)
 			continue
 		}
@@ -613,7 +630,7 @@ func (c *serviceConv) dependsOn(s types.ServiceConfig) []manifest.Dependency {
 			c.add(key+".restart", "restarting a service when its dependency restarts is not supported yet")
 		}
 		if !d.Required {
-			c.add(key+".required", "an optional dependency is not supported yet")
+			c.add(key+".required", "an optional dependency on a service of the project is not supported yet (hostlet would wait for it all the same)")
 		}
 		var cond string
 		switch d.Condition {

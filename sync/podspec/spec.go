@@ -215,6 +215,7 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		PidsLimit:     c.PidsLimit,
 		GroupAdd:      c.GroupAdd,
 		Runtime:       c.Runtime,
+		Platform:      c.Platform,
 	}
 	for _, t := range c.Tmpfs {
 		if spec.Tmpfs == nil {
@@ -612,6 +613,9 @@ func processString(c manifest.Container) string {
 	}
 	if c.PidsLimit != 0 {
 		parts = append(parts, "pidsLimit="+strconv.FormatInt(c.PidsLimit, 10))
+	}
+	if c.Platform != "" {
+		parts = append(parts, "platform="+c.Platform)
 	}
 	if c.Runtime != "" {
 		parts = append(parts, "runtime="+c.Runtime)
