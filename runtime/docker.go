@@ -229,8 +229,14 @@ func (d *Docker) List(ctx context.Context) ([]Container, error) {
 			continue
 		}
 		c.Name = name
-		if name == c.Labels[LabelName] {
+		switch chosen := c.Labels[LabelName]; {
+		case chosen == "":
+		case name == chosen:
 			named[c.ID] = true
+		case !d.owner().signed(chosen, s.ImageID, c.Labels):
+			// Under hostlet's own name, with a name its image claims (a
+			// docker commit of a named container): no name was chosen.
+			delete(c.Labels, LabelName)
 		}
 		out = append(out, c)
 	}

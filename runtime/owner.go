@@ -73,8 +73,15 @@ func (o Owner) Proves(name, imageID string, labels map[string]string) bool {
 		return true
 	}
 	chosen := labels[LabelName]
-	return chosen != "" && name == chosen && len(o.Key) > 0 && imageID != "" &&
-		hmac.Equal([]byte(labels[LabelNameProof]), []byte(NameProof(o.Key, o.Instance, pod, slot, chosen, imageID)))
+	return chosen != "" && name == chosen && o.signed(chosen, imageID, labels)
+}
+
+// signed reports whether labels carry the proof of the chosen name for a
+// container of image imageID (the labels' pod and slot), under the
+// owner's key.
+func (o Owner) signed(chosen, imageID string, labels map[string]string) bool {
+	return len(o.Key) > 0 && imageID != "" &&
+		hmac.Equal([]byte(labels[LabelNameProof]), []byte(NameProof(o.Key, o.Instance, labels[LabelPod], labels[LabelContainer], chosen, imageID)))
 }
 
 // NameProof is the LabelNameProof of the container of slot in pod that

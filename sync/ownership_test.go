@@ -19,7 +19,6 @@ import (
 var readLabels = []string{
 	hruntime.LabelManaged, hruntime.LabelInstance, hruntime.LabelPod, hruntime.LabelContainer, hruntime.LabelHash,
 	hruntime.LabelSource, hruntime.LabelRevision, hsync.LabelNetworks, hsync.LabelFiles, hsync.LabelSpec,
-	hruntime.LabelName,
 }
 
 // TestImageLabelsCannotShowThroughOnPodContainers: every container

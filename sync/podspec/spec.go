@@ -97,9 +97,9 @@ func BaseLabels(instance string, p Pod, slot, hash string) map[string]string {
 
 // containerLabels are the labels of a container of a pod: BaseLabels, and
 // every other label hostlet reads back from a container (LabelNetworks,
-// LabelFiles, LabelSpec, the chosen name) set, empty until the spec sets
-// it. (An image's name proof without the name proves nothing: the runtime
-// sets the proof of the name it signs.) The engine
+// LabelFiles, LabelSpec) set, empty until the spec sets it. (The chosen
+// name is not among them: the runtime's list drops a name label its
+// owner key did not sign, so an image's never shows through.) The engine
 // gives a container the labels of its image under those it is created
 // with: a label hostlet leaves out would be the image's (a Dockerfile
 // author's), and one it sets, even empty, hides the image's. Reading an
@@ -108,7 +108,7 @@ func BaseLabels(instance string, p Pod, slot, hash string) map[string]string {
 // same; no label is part of the spec hash.
 func containerLabels(instance string, p Pod, slot, hash string) map[string]string {
 	l := BaseLabels(instance, p, slot, hash)
-	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec, hruntime.LabelName} {
+	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec} {
 		l[k] = ""
 	}
 	return l
