@@ -231,9 +231,10 @@ func (d *Docker) List(ctx context.Context) ([]Container, error) {
 		c.Name = name
 		switch chosen := c.Labels[LabelName]; {
 		case chosen == "":
-		case name == chosen:
+		case d.owner().signed(chosen, s.ImageID, c.Labels):
+			// Under its chosen name, or still under its temporary one.
 			named[c.ID] = true
-		case !d.owner().signed(chosen, s.ImageID, c.Labels):
+		default:
 			// Under hostlet's own name, with a name its image claims (a
 			// docker commit of a named container): no name was chosen.
 			delete(c.Labels, LabelName)
@@ -488,6 +489,9 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 	}
 	for _, w := range resp.Warnings {
 		d.log.Warn("engine warning on container create", "container", spec.Name, "warning", w)
+	}
+	if err := d.checkSigned(ctx, resp.ID, spec); err != nil {
+		return "", fmt.Errorf("create container %q: %w", spec.Name, err)
 	}
 	if spec.Labels[LabelName] != "" {
 		d.named.add(resp.ID)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -72,7 +73,7 @@ func detectEngine(ctx context.Context, cli engineInfoReader, builder build.Build
 		info.CgroupDriver, info.Driver = "unknown", "unknown"
 	}
 	e := Engine{Kind: EngineDocker, Version: v.Version, APIVersion: cli.ClientVersion(), CgroupDriver: info.CgroupDriver, ImageStore: info.Driver, LogDriver: info.LoggingDriver,
-		Platform: enginePlatform(info.OSType, info.Architecture)}
+		Platform: enginePlatform(cmp.Or(v.Os, info.OSType), cmp.Or(v.Arch, info.Architecture))}
 	if isPodman(v) {
 		e.Kind = EnginePodman
 		e.Builder = "buildah"
@@ -131,8 +132,9 @@ func containerdStore(info system.Info) bool {
 }
 
 // enginePlatform is the engine's os and architecture as image platforms
-// name them: the kernel's x86_64 is amd64, aarch64 arm64 (Docker's info
-// says the kernel's, Podman's Go's). "" when either is unknown.
+// name them, from its version (the daemon's own, in Go's names: a 32-bit
+// daemon on a 64-bit kernel is arm), else its info (the kernel's: x86_64
+// is amd64, aarch64 arm64). "" when either is unknown.
 func enginePlatform(os, arch string) string {
 	if os == "" || arch == "" {
 		return ""

@@ -33,7 +33,26 @@ func (d *Docker) signName(ctx context.Context, spec *ContainerSpec) error {
 	labels := maps.Clone(spec.Labels)
 	labels[LabelNameProof] = NameProof(d.ownerKey, d.instance, labels[LabelPod], labels[LabelContainer], chosen, img.ID)
 	spec.Labels = labels
+	spec.signedImage = img.ID
 	return nil
+}
+
+// checkSigned checks that container id, created from spec, was made from
+// the image its name proof is for: a pull of the same tag between the
+// inspect and the create would leave a container no list proves
+// hostlet's, holding the name. Such a container is removed.
+func (d *Docker) checkSigned(ctx context.Context, id string, spec ContainerSpec) error {
+	if spec.signedImage == "" {
+		return nil
+	}
+	info, err := d.cli.ContainerInspect(ctx, id)
+	if err == nil && strings.TrimPrefix(info.Image, "sha256:") == strings.TrimPrefix(spec.signedImage, "sha256:") {
+		return nil
+	}
+	if err == nil {
+		err = fmt.Errorf("the image %s changed (a pull) between its name's proof and the create; made again at the next sync", spec.Image)
+	}
+	return d.removeCreated(ctx, id, fmt.Errorf("name %q: %w", spec.Labels[LabelName], err))
 }
 
 // namedIDs are the IDs of the containers proven under a chosen name: those

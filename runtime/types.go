@@ -206,6 +206,9 @@ type ContainerSpec struct {
 	// Platform is the image platform to run (os/arch[/variant]); "":
 	// the engine's.
 	Platform string
+	// signedImage is the image ID a chosen name's proof is for (set by
+	// Create).
+	signedImage string
 	// Tmpfs are in-memory mounts by path, each with its mount options
 	// (size=, mode=, exec).
 	Tmpfs  map[string]string

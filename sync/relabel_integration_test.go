@@ -96,3 +96,28 @@ func TestAContainerRunsOnTheEnginesPlatform(t *testing.T) {
 		t.Fatalf("containers %+v, want one running", c)
 	}
 }
+
+// TestARandomHostPortOfAPodOfTwoIsShownInStatus (real engine): in a pod
+// of two containers the ports are published on its infra container; the
+// status of the container declaring the port says where.
+func TestARandomHostPortOfAPodOfTwoIsShownInStatus(t *testing.T) {
+	e := newEnv(t)
+	e.set(e.pod(`
+version: v1beta1
+id: web
+containers:
+  - name: app
+    image: %s
+    ports: [{containerPort: 8080, hostIP: 127.0.0.1, randomHostPort: true}]
+  - name: side
+    image: %s
+    command: ["/demo", "pause"]
+`, e.img, e.img))
+	e.sync()
+	c, _ := e.containerStatus("web", "app")
+	if len(c.Published) != 1 || !strings.HasPrefix(c.Published[0], "127.0.0.1:") {
+		t.Fatalf("published %q, want one 127.0.0.1:PORT->8080/tcp", c.Published)
+	}
+	host, _, _ := strings.Cut(c.Published[0], "->")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", "http://"+host+"/", "", "")
+}

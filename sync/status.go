@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -312,7 +314,12 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 		if ok {
 			cst = containerStatus(c, ps)
 			cst.Image = mc.Image
-			cst.Published = randomlyPublished(mc, c)
+			// A pod of several containers publishes on its infra container.
+			published := c
+			if infra, ok := slots[hruntime.InfraName]; ok {
+				published = infra
+			}
+			cst.Published = randomlyPublished(mc, published)
 		} else {
 			missing++
 		}
@@ -402,7 +409,7 @@ func randomlyPublished(mc manifest.Container, c hruntime.Container) []string {
 		}
 		for _, pp := range c.Published {
 			if int(pp.PrivatePort) == p.ContainerPort && strings.EqualFold(pp.Type, cmp.Or(p.Protocol, "tcp")) && pp.PublicPort != 0 {
-				out = append(out, fmt.Sprintf("%s:%d->%d/%s", pp.IP, pp.PublicPort, pp.PrivatePort, pp.Type))
+				out = append(out, fmt.Sprintf("%s->%d/%s", net.JoinHostPort(pp.IP, strconv.Itoa(int(pp.PublicPort))), pp.PrivatePort, pp.Type))
 			}
 		}
 	}

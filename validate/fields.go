@@ -202,6 +202,10 @@ func (c *checker) relabels(f string, m manifest.Manifest, ct manifest.Container)
 			c.add(vf, "%q is not z (shared) or Z (private)", vm.SELinuxRelabel)
 		case v.HostPath != "":
 			c.add(vf, "a host path is not relabelled: it would change the folder for the host's own services and every other container (label it yourself, or use a data folder or a volume)")
+		case v.External:
+			c.add(vf, "an external volume is not relabelled: made outside hostlet, it may be a host folder (o=bind) that the host's services and other containers use")
+		case strings.ContainsAny(vm.MountPath+v.DataFolder, ":,"):
+			c.add(vf, "a relabelled mount's path and data folder hold no ':' or ',' (the engine takes the relabelling only in the bind form, source:target:options)")
 		}
 	}
 }
