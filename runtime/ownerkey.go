@@ -20,8 +20,9 @@ const OwnerKeyFile = "owner.key"
 // (owner.key.corrupt-<UTC>), replaced by a new key and returned as the
 // problem to report: the containers signed with the old key are no longer
 // proven hostlet's, and their names are conflicts until they are removed
-// by hand. A key file that cannot be read (permissions, I/O) is an error:
-// hostlet does not start rather than disown them.
+// by hand. A key file that cannot be read (permissions, I/O) is left as it
+// is and reported, and no key is returned: hostlet runs without one (a
+// new key would disown them for good) until a restart can read it.
 func LoadOwnerKey(stateDir string, log *slog.Logger, now time.Time) ([]byte, *atomicfile.Problem, error) {
 	path := filepath.Join(stateDir, OwnerKeyFile)
 	key, err := atomicfile.ReadKey(path)
@@ -32,8 +33,12 @@ func LoadOwnerKey(stateDir string, log *slog.Logger, now time.Time) ([]byte, *at
 	var pathErr *fs.PathError
 	if errors.As(err, &pathErr) && !errors.Is(err, fs.ErrNotExist) {
 		// Unreadable (permissions, I/O): a new key would disown every
-		// named container, so hostlet does not start.
-		return nil, nil, fmt.Errorf("owner key: %w", err)
+		// named container for good. hostlet runs without one (no named
+		// container is made or proven) and reads it again at its next
+		// start; the file is left as it is.
+		log.Warn("owner key unreadable; running without it (containers under the names manifests chose are left alone until it can be read)", "file", path, "error", err)
+		return nil, &atomicfile.Problem{File: OwnerKeyFile, Op: atomicfile.OpRead, Since: now.UTC(),
+			Error: "unreadable: containers under chosen names are left alone and none is made until a restart reads it: " + err.Error()}, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		p := atomicfile.Damaged(stateDir, path, err, now)
