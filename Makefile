@@ -17,7 +17,7 @@ GO      ?= go
 TESTFLAGS ?= -race -timeout 30m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build deps deps-test run test test-short bench bench-smoke faults lint fuzz fuzz-smoke clean package image test-package test-engines
+.PHONY: all build deps deps-test run test test-short bench bench-smoke faults lint fuzz fuzz-smoke clean package image test-package test-engines sidebyside
 
 all: build
 
@@ -121,6 +121,13 @@ bench-fleet:
 # git smart HTTP, HTTP, file and push sources; every fault class injected
 # three times at random points; one line per class and a summary; < 15 min.
 # Repeat a run with make faults FAULTSFLAGS='-seed N' (also -reps, -classes).
+# The ten most used stacks of the real Compose corpus started with Debian's
+# docker-compose and with hostlet, what docker inspect shows compared
+# (docs/compose.md, "Side by side"); about 3 minutes.
+sidebyside: build deps
+	@bench/ensure-compose.sh
+	HOSTLET_SIDEBYSIDE=1 $(GO) test -count=1 -timeout 20m -run TestComposeSideBySide ./cmd/hostlet
+
 faults: build deps
 	$(GO) test -tags faults -v -count=1 -timeout 20m ./test/faults -args -hostlet $(CURDIR)/bin/hostlet $(FAULTSFLAGS)
 

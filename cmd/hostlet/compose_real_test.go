@@ -64,28 +64,7 @@ func readRealStacks(t *testing.T) []realStack {
 // the devices and runtimes the stack names.
 func permissiveConfig(t *testing.T, st realStack, socket bool) string {
 	t.Helper()
-	dir := filepath.Join(realCorpus, st.app)
-	data, err := os.ReadFile(filepath.Join(dir, st.file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var top map[string]any
-	_ = yaml3.Unmarshal(data, &top)
-	dotEnv := map[string]string{}
-	if b, err := os.ReadFile(filepath.Join(dir, ".env")); err == nil {
-		if m, err := dotenv.UnmarshalBytesWithLookup(b, nil); err == nil {
-			dotEnv = m
-		}
-	}
-	env := map[string]string{}
-	vars := template.ExtractVariables(top, nil)
-	for i, name := range slices.Sorted(maps.Keys(vars)) {
-		v := vars[name]
-		if _, set := dotEnv[name]; set || v.DefaultValue != "" && !v.Required {
-			continue
-		}
-		env[name] = corpusValue(name, i)
-	}
+	data, env := stackEnv(t, st)
 	allow := []string{"/"}
 	if socket {
 		allow = append(allow, "/var/run/docker.sock", "/run/docker.sock")
@@ -117,6 +96,35 @@ var (
 	ipVar     = regexp.MustCompile(`(^|_)IP($|_)|ADDR|(^|_)BIND$`)
 	idVar     = regexp.MustCompile(`(^|_)(P?UID|P?GID)$`)
 )
+
+// stackEnv reads the stack's Compose file and gives a value to every
+// variable that has neither a default nor a value in the project's .env.
+func stackEnv(t *testing.T, st realStack) ([]byte, map[string]string) {
+	t.Helper()
+	dir := filepath.Join(realCorpus, st.app)
+	data, err := os.ReadFile(filepath.Join(dir, st.file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]any
+	_ = yaml3.Unmarshal(data, &top)
+	dotEnv := map[string]string{}
+	if b, err := os.ReadFile(filepath.Join(dir, ".env")); err == nil {
+		if m, err := dotenv.UnmarshalBytesWithLookup(b, nil); err == nil {
+			dotEnv = m
+		}
+	}
+	env := map[string]string{}
+	vars := template.ExtractVariables(top, nil)
+	for i, name := range slices.Sorted(maps.Keys(vars)) {
+		v := vars[name]
+		if _, set := dotEnv[name]; set || v.DefaultValue != "" && !v.Required {
+			continue
+		}
+		env[name] = corpusValue(name, i)
+	}
+	return data, env
+}
 
 // corpusValue is the value a stack's variable gets, by what its name says
 // it holds: a port (distinct per variable), an IP address, a read-only
