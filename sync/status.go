@@ -314,12 +314,7 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 		if ok {
 			cst = containerStatus(c, ps)
 			cst.Image = mc.Image
-			// A pod of several containers publishes on its infra container.
-			published := c
-			if infra, ok := slots[hruntime.InfraName]; ok {
-				published = infra
-			}
-			cst.Published = randomlyPublished(mc, published)
+			cst.Published = randomlyPublished(mc, slots)
 		} else {
 			missing++
 		}
@@ -398,10 +393,15 @@ func latestBySlot(slots map[string]hruntime.Container, cs []hruntime.Container) 
 	return infraHash
 }
 
-// randomlyPublished are the host ports the engine picked for container
-// c's ports that manifest container mc publishes on a random one; nil
-// (nothing made) for a container without one.
-func randomlyPublished(mc manifest.Container, c hruntime.Container) []string {
+// randomlyPublished are the host ports the engine picked for the ports
+// manifest container mc publishes on a random one, read from its
+// container in slots (or the pod's infra container there, which
+// publishes a pod of several); nil (nothing made) without one.
+func randomlyPublished(mc manifest.Container, slots map[string]hruntime.Container) []string {
+	c, ok := slots[hruntime.InfraName]
+	if !ok {
+		c = slots[mc.Name]
+	}
 	var out []string
 	for _, p := range mc.Ports {
 		if !p.RandomHostPort {

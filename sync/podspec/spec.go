@@ -238,6 +238,20 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		spec.Domainname = m.Domainname
 	}
 	var digests []string
+	spec.Mounts, digests = appMounts(instance, m, c, env)
+	if len(digests) > 0 {
+		sort.Strings(digests)
+		labels[LabelFiles] = strings.Join(slices.Compact(digests), ",")
+	}
+	return spec
+}
+
+// appMounts are container c's mounts, one per volume mount in order (the
+// sources of files and data folders set once they exist: BindFiles,
+// BindDataFolders), and the keyed names of the files it mounts.
+func appMounts(instance string, m manifest.Manifest, c manifest.Container, env *EnvHasher) ([]hruntime.Mount, []string) {
+	var mounts []hruntime.Mount
+	var digests []string
 	for _, vm := range c.VolumeMounts {
 		v, _ := m.Volume(vm.Name)
 		mt := hruntime.Mount{Type: hruntime.MountVolume, Source: VolumeName(instance, m.ID, v.Name), Target: vm.MountPath, ReadOnly: vm.ReadOnly, Relabel: vm.SELinuxRelabel}
@@ -259,13 +273,9 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 			}
 			digests = append(digests, env.FilesName(v.Files.Digest()))
 		}
-		spec.Mounts = append(spec.Mounts, mt)
+		mounts = append(mounts, mt)
 	}
-	if len(digests) > 0 {
-		sort.Strings(digests)
-		labels[LabelFiles] = strings.Join(slices.Compact(digests), ",")
-	}
-	return spec
+	return mounts, digests
 }
 
 // BindFiles has app container i's files volumes mounted from their
