@@ -61,24 +61,29 @@ containers:
 
 // TestARandomHostPortIsShownInStatus (real engine): a port published on
 // a host port the engine picks (Compose's "8080") answers there, and the
-// pod's status says which.
+// status of the container declaring it says which: in a pod of one, and
+// in a pod of two, whose ports its infra container publishes.
 func TestARandomHostPortIsShownInStatus(t *testing.T) {
-	e := newEnv(t)
-	e.set(e.pod(`
+	for _, side := range []string{"", "  - {name: side, image: %[1]s, command: [/demo, pause]}\n"} {
+		t.Run(fmt.Sprintf("pod of %d", 1+strings.Count(side, "name:")), func(t *testing.T) {
+			e := newEnv(t)
+			e.set(e.pod(`
 version: v1beta1
 id: web
 containers:
   - name: app
-    image: %s
+    image: %[1]s
     ports: [{containerPort: 8080, hostIP: 127.0.0.1, randomHostPort: true}]
-`, e.img))
-	e.sync()
-	c, _ := e.containerStatus("web", "app")
-	if len(c.Published) != 1 || !strings.HasPrefix(c.Published[0], "127.0.0.1:") || !strings.HasSuffix(c.Published[0], "->8080/tcp") {
-		t.Fatalf("published %q, want one 127.0.0.1:PORT->8080/tcp", c.Published)
+`+side, e.img))
+			e.sync()
+			c, _ := e.containerStatus("web", "app")
+			if len(c.Published) != 1 || !strings.HasPrefix(c.Published[0], "127.0.0.1:") || !strings.HasSuffix(c.Published[0], "->8080/tcp") {
+				t.Fatalf("published %q, want one 127.0.0.1:PORT->8080/tcp", c.Published)
+			}
+			host, _, _ := strings.Cut(c.Published[0], "->")
+			testkit.WaitHTTP(t, 30*time.Second, "GET", "http://"+host+"/", "", "")
+		})
 	}
-	host, _, _ := strings.Cut(c.Published[0], "->")
-	testkit.WaitHTTP(t, 30*time.Second, "GET", "http://"+host+"/", "", "")
 }
 
 // TestAContainerRunsOnTheEnginesPlatform (real engine): a platform that
@@ -95,29 +100,4 @@ func TestAContainerRunsOnTheEnginesPlatform(t *testing.T) {
 	if c := slotOf(t, e.rt); len(c) != 1 || !c[0].Running() {
 		t.Fatalf("containers %+v, want one running", c)
 	}
-}
-
-// TestARandomHostPortOfAPodOfTwoIsShownInStatus (real engine): in a pod
-// of two containers the ports are published on its infra container; the
-// status of the container declaring the port says where.
-func TestARandomHostPortOfAPodOfTwoIsShownInStatus(t *testing.T) {
-	e := newEnv(t)
-	e.set(e.pod(`
-version: v1beta1
-id: web
-containers:
-  - name: app
-    image: %s
-    ports: [{containerPort: 8080, hostIP: 127.0.0.1, randomHostPort: true}]
-  - name: side
-    image: %s
-    command: ["/demo", "pause"]
-`, e.img, e.img))
-	e.sync()
-	c, _ := e.containerStatus("web", "app")
-	if len(c.Published) != 1 || !strings.HasPrefix(c.Published[0], "127.0.0.1:") {
-		t.Fatalf("published %q, want one 127.0.0.1:PORT->8080/tcp", c.Published)
-	}
-	host, _, _ := strings.Cut(c.Published[0], "->")
-	testkit.WaitHTTP(t, 30*time.Second, "GET", "http://"+host+"/", "", "")
 }
