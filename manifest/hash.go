@@ -51,6 +51,8 @@ type hashedContainer struct {
 	Init        bool         `json:"init,omitempty"`
 	StopSignal  string       `json:"stopSignal,omitempty"`
 	ShmSize     int64        `json:"shmSize,omitempty"`
+	TTY         bool         `json:"tty,omitempty"`
+	StdinOpen   bool         `json:"stdinOpen,omitempty"`
 	PidsLimit   int64        `json:"pidsLimit,omitempty"`
 	Runtime     string       `json:"runtime,omitempty"`
 	Platform    string       `json:"platform,omitempty"`
@@ -157,6 +159,7 @@ func ContainerHash(m Manifest, i int) string {
 	}
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
+	h.TTY, h.StdinOpen = c.TTY, c.StdinOpen
 	h.PidsLimit, h.GroupAdd, h.Runtime, h.Platform = c.PidsLimit, c.GroupAdd, c.Runtime, c.Platform
 	if len(c.Tmpfs) > 0 {
 		h.Tmpfs = slices.SortedFunc(slices.Values(c.Tmpfs), func(a, b Tmpfs) int { return strings.Compare(a.MountPath, b.MountPath) })

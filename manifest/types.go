@@ -217,6 +217,10 @@ type Container struct {
 	StopSignal string `json:"stopSignal,omitempty"`
 	// ShmSize is the size of /dev/shm in bytes; 0 means Docker's (64 MiB).
 	ShmSize int64 `json:"shmSize,omitempty"`
+	// TTY gives the process a terminal and StdinOpen keeps its standard
+	// input open (Compose's tty and stdin_open): some images wait on one.
+	TTY       bool `json:"tty,omitempty"`
+	StdinOpen bool `json:"stdinOpen,omitempty"`
 	// CPULimit caps the container's CPU time in thousandths of a CPU
 	// (500 = half a CPU); 0 means none.
 	CPULimit int64 `json:"cpuLimit,omitempty"`

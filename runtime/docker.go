@@ -512,6 +512,8 @@ func dockerConfig(spec ContainerSpec) (*container.Config, *container.HostConfig,
 		StopSignal:  spec.StopSignal,
 		Hostname:    spec.Hostname,
 		Domainname:  spec.Domainname,
+		Tty:         spec.TTY,
+		OpenStdin:   spec.StdinOpen,
 	}
 	if len(spec.Command) > 0 {
 		cfg.Entrypoint = spec.Command

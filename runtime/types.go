@@ -197,8 +197,10 @@ type ContainerSpec struct {
 	Init       bool
 	StopSignal string
 	ShmSize    int64
-	NanoCPUs   int64
-	PidsLimit  int64
+	// TTY and StdinOpen: a terminal, and an open standard input.
+	TTY, StdinOpen bool
+	NanoCPUs       int64
+	PidsLimit      int64
 	// GroupAdd are supplementary groups of the process (names or ids).
 	GroupAdd []string
 	// Runtime is the OCI runtime (the engine's default when empty).

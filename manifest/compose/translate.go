@@ -52,7 +52,7 @@ var supportedPaths = paths(
 	"services.*.hostname", "services.*.domainname", "services.*.extra_hosts", "services.*.extra_hosts.*", "services.*.extra_hosts.*.[]", "services.*.extra_hosts.[]",
 	"services.*.links", "services.*.links.[]",
 	"services.*.dns", "services.*.dns.[]", "services.*.dns_search", "services.*.dns_search.[]",
-	"services.*.runtime", "services.*.user", "services.*.group_add", "services.*.group_add.[]", "services.*.read_only", "services.*.init", "services.*.stop_signal", "services.*.shm_size", "services.*.cpus",
+	"services.*.runtime", "services.*.user", "services.*.group_add", "services.*.group_add.[]", "services.*.read_only", "services.*.init", "services.*.stop_signal", "services.*.shm_size", "services.*.tty", "services.*.stdin_open", "services.*.cpus",
 	"services.*.deploy.resources.limits.cpus", "services.*.deploy.resources.limits.pids", "services.*.pids_limit",
 	"services.*.depends_on", "services.*.depends_on.*", "services.*.depends_on.*.condition", "services.*.depends_on.*.required", "services.*.depends_on.*.restart",
 	"services.*.healthcheck", "services.*.healthcheck.test", "services.*.healthcheck.test.[]", "services.*.healthcheck.interval",
@@ -437,7 +437,7 @@ var serviceKeys = map[string]string{
 	"containers[0].workingDir": "working_dir", "containers[0].env": "environment", "containers[0].ports": "ports",
 	"containers[0].memory": "mem_limit", "containers[0].cpu": "cpu_shares", "containers[0].cpuLimit": "cpus", "containers[0].pidsLimit": "pids_limit",
 	"containers[0].healthcheck": "healthcheck", "containers[0].user": "user", "containers[0].groupAdd": "group_add", "containers[0].runtime": "runtime", "containers[0].readOnly": "read_only",
-	"containers[0].init": "init", "containers[0].stopSignal": "stop_signal", "containers[0].shmSize": "shm_size",
+	"containers[0].init": "init", "containers[0].stopSignal": "stop_signal", "containers[0].shmSize": "shm_size", "containers[0].tty": "tty", "containers[0].stdinOpen": "stdin_open",
 	"containers[0].containerName": "container_name", "containers[0].platform": "platform", "containers[0].imagePullPolicy": "pull_policy", "containers[0].volumeMounts": "volumes",
 	"containers[0].privileged": "privileged", "containers[0].capAdd": "cap_add", "containers[0].capDrop": "cap_drop",
 	"containers[0].devices": "devices", "containers[0].securityOpt": "security_opt", "containers[0].ulimits": "ulimits",
@@ -485,6 +485,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	ct.Ports = c.ports(s)
 	ct.Memory = c.memory(s)
 	ct.User, ct.ReadOnly, ct.StopSignal, ct.ShmSize = s.User, s.ReadOnly, s.StopSignal, int64(s.ShmSize)
+	ct.TTY, ct.StdinOpen = s.Tty, s.StdinOpen
 	ct.GroupAdd, ct.Runtime = s.GroupAdd, s.Runtime
 	ct.Init = s.Init != nil && *s.Init
 	ct.CPULimit = c.cpuLimit(s)

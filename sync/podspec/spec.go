@@ -211,6 +211,8 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		Init:          c.Init,
 		StopSignal:    c.StopSignal,
 		ShmSize:       c.ShmSize,
+		TTY:           c.TTY,
+		StdinOpen:     c.StdinOpen,
 		NanoCPUs:      c.CPULimit * 1_000_000,
 		PidsLimit:     c.PidsLimit,
 		GroupAdd:      c.GroupAdd,
@@ -614,6 +616,12 @@ func processString(c manifest.Container) string {
 	}
 	if c.StopSignal != "" {
 		parts = append(parts, "stopSignal="+c.StopSignal)
+	}
+	if c.TTY {
+		parts = append(parts, "tty")
+	}
+	if c.StdinOpen {
+		parts = append(parts, "stdinOpen")
 	}
 	if c.ShmSize != 0 {
 		parts = append(parts, "shmSize="+strconv.FormatInt(c.ShmSize, 10))

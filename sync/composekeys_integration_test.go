@@ -113,3 +113,18 @@ func TestAContainerRunsOnTheEnginesPlatform(t *testing.T) {
 		t.Fatalf("containers %+v, want one running", c)
 	}
 }
+
+// TestATerminalAndAnOpenStdinReachTheEngine (real engine): tty and
+// stdinOpen (Compose's tty and stdin_open) are the container's.
+func TestATerminalAndAnOpenStdinReachTheEngine(t *testing.T) {
+	e := newEnv(t)
+	e.set(e.pod("version: v1beta1\nid: web\ncontainers:\n  - {name: app, image: %s, command: [/demo, pause], tty: true, stdinOpen: true}\n", e.img))
+	e.sync()
+	c := slotOf(t, e.rt)
+	if len(c) != 1 || !c[0].Running() {
+		t.Fatalf("containers %+v, want one running", c)
+	}
+	if r := e.inspect(c[0].ID); !r.Config.Tty || !r.Config.OpenStdin {
+		t.Errorf("tty %v, open stdin %v; want both", r.Config.Tty, r.Config.OpenStdin)
+	}
+}
