@@ -126,7 +126,7 @@ bench-fleet:
 # (docs/compose.md, "Side by side"); about 3 minutes.
 sidebyside: build deps
 	@bench/ensure-compose.sh
-	HOSTLET_SIDEBYSIDE=1 $(GO) test -count=1 -timeout 20m -run TestComposeSideBySide ./cmd/hostlet
+	$(GO) test -tags sidebyside -count=1 -timeout 20m -run TestComposeSideBySide ./cmd/hostlet
 
 faults: build deps
 	$(GO) test -tags faults -v -count=1 -timeout 20m ./test/faults -args -hostlet $(CURDIR)/bin/hostlet $(FAULTSFLAGS)

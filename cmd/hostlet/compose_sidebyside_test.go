@@ -1,3 +1,5 @@
+//go:build sidebyside
+
 package main
 
 import (
@@ -41,12 +43,9 @@ var sideBySideStacks = []string{
 // policy, labels. Images are the test image tagged under the stacks'
 // names (no registry is reached): the containers need only be created
 // and started. The differences go to testdata/compose-sidebyside.golden
-// (-update rewrites it). Slow: run with HOSTLET_SIDEBYSIDE=1 (make
-// sidebyside).
+// (-update rewrites it). Slow, so built only with the sidebyside tag
+// (make sidebyside, in .ci/run).
 func TestComposeSideBySide(t *testing.T) {
-	if os.Getenv("HOSTLET_SIDEBYSIDE") == "" {
-		t.Skip("side by side with docker-compose: set HOSTLET_SIDEBYSIDE=1 (make sidebyside)")
-	}
 	if _, err := exec.LookPath("docker-compose"); err != nil {
 		t.Fatalf("docker-compose (Debian's package) is needed: %v", err)
 	}
@@ -56,11 +55,7 @@ func TestComposeSideBySide(t *testing.T) {
 		byApp[st.app] = st
 	}
 	var out strings.Builder
-	apps := sideBySideStacks
-	if only := os.Getenv("HOSTLET_SIDEBYSIDE_ONLY"); only != "" {
-		apps = strings.Split(only, ",") // to look at a few; the golden is for all
-	}
-	for _, app := range apps {
+	for _, app := range sideBySideStacks {
 		st := byApp[app]
 		fmt.Fprintf(&out, "== %s (%s)\n", st.app, st.file)
 		compose := composeSide(t, cli, st)
