@@ -135,6 +135,7 @@ func (m Manifest) Clone() Manifest {
 		out.Networks = make([]Network, len(m.Networks))
 		for i, n := range m.Networks {
 			n.Aliases = append([]string(nil), n.Aliases...)
+			n.DriverOptions = maps.Clone(n.DriverOptions)
 			out.Networks[i] = n
 		}
 	}

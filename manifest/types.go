@@ -171,6 +171,22 @@ type Network struct {
 	// IPv4Address is the pod's own address on the network: in its
 	// subnet (which must then be given), used by no other pod.
 	IPv4Address string `json:"ipv4Address,omitempty"`
+	// EnableIPv6 makes the network dual-stack; IPv6Subnet, IPv6Gateway
+	// and IPv6IPRange are its IPv6 pool (unset: the engine's choice,
+	// which engines before Docker 27 cannot make without a default IPv6
+	// pool), IPv6Address the pod's own IPv6 address, in IPv6Subnet.
+	EnableIPv6  bool   `json:"enableIPv6,omitempty"`
+	IPv6Subnet  string `json:"ipv6Subnet,omitempty"`
+	IPv6Gateway string `json:"ipv6Gateway,omitempty"`
+	IPv6IPRange string `json:"ipv6IPRange,omitempty"`
+	IPv6Address string `json:"ipv6Address,omitempty"`
+	// DriverOptions are the bridge driver's options of a network hostlet
+	// creates (com.docker.network.bridge.name, ...enable_icc,
+	// ...enable_ip_masquerade, ...host_binding_ipv4,
+	// com.docker.network.driver.mtu,
+	// com.docker.network.container_iface_prefix); a bridge name needs
+	// the host config's policy.hostNetwork.
+	DriverOptions map[string]string `json:"driverOptions,omitempty"`
 }
 
 // Container is one container of a pod.

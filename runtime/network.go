@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -26,13 +27,20 @@ type NetworkSpec struct {
 	// with (unset: the engine's choice); IPv4Address is the container's
 	// address on it.
 	Subnet, Gateway, IPRange, IPv4Address string
+	// EnableIPv6 makes it dual-stack, with the IPv6 pool IPv6Subnet,
+	// IPv6Gateway, IPv6IPRange (unset: the engine's choice);
+	// IPv6Address is the container's IPv6 address on it.
+	EnableIPv6                                        bool
+	IPv6Subnet, IPv6Gateway, IPv6IPRange, IPv6Address string
+	// DriverOptions are the bridge driver's options it is created with.
+	DriverOptions map[string]string
 }
 
 // endpoint is the container's settings on network n.
 func endpoint(n NetworkSpec) *network.EndpointSettings {
 	e := &network.EndpointSettings{Aliases: n.Aliases}
-	if n.IPv4Address != "" {
-		e.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: n.IPv4Address}
+	if n.IPv4Address != "" || n.IPv6Address != "" {
+		e.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: n.IPv4Address, IPv6Address: n.IPv6Address}
 	}
 	return e
 }
@@ -59,11 +67,7 @@ func (d *Docker) EnsureNetwork(ctx context.Context, n NetworkSpec, labels map[st
 	l[LabelInstance] = d.instance
 	// The client asks the engine (API < 1.44) to refuse a duplicate name,
 	// so two pods creating one network at once make one network.
-	opts := network.CreateOptions{Driver: "bridge", Internal: n.Internal, Labels: l}
-	if n.Subnet != "" {
-		opts.IPAM = &network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: n.Subnet, Gateway: n.Gateway, IPRange: n.IPRange}}}
-	}
-	_, err := d.cli.NetworkCreate(ctx, n.Name, opts)
+	_, err := d.cli.NetworkCreate(ctx, n.Name, createOptions(n, l))
 	if err == nil {
 		d.log.Debug("created network", "network", n.Name)
 		return nil
@@ -72,6 +76,26 @@ func (d *Docker) EnsureNetwork(ctx context.Context, n NetworkSpec, labels map[st
 		return fmt.Errorf("create network %q: %w", n.Name, err)
 	}
 	return d.checkNetwork(ctx, n)
+}
+
+// createOptions are the engine's settings for network n: a bridge with
+// n's pools, IPv6 and driver options.
+func createOptions(n NetworkSpec, labels map[string]string) network.CreateOptions {
+	opts := network.CreateOptions{Driver: "bridge", Internal: n.Internal, Labels: labels, Options: maps.Clone(n.DriverOptions)}
+	var pools []network.IPAMConfig
+	if n.Subnet != "" {
+		pools = append(pools, network.IPAMConfig{Subnet: n.Subnet, Gateway: n.Gateway, IPRange: n.IPRange})
+	}
+	if n.IPv6Subnet != "" {
+		pools = append(pools, network.IPAMConfig{Subnet: n.IPv6Subnet, Gateway: n.IPv6Gateway, IPRange: n.IPv6IPRange})
+	}
+	if len(pools) > 0 {
+		opts.IPAM = &network.IPAM{Driver: "default", Config: pools}
+	}
+	if n.EnableIPv6 {
+		opts.EnableIPv6 = &n.EnableIPv6
+	}
+	return opts
 }
 
 // checkNetwork inspects the network: ErrNotFound when it is not there, an
@@ -89,31 +113,76 @@ func (d *Docker) checkNetwork(ctx context.Context, n NetworkSpec) error {
 		return nil
 	}
 	if info.Labels[LabelManaged] == "true" && info.Labels[LabelInstance] == d.instance {
-		if info.Internal != n.Internal {
-			return fmt.Errorf("network %q: %w", n.Name, classify(fmt.Errorf("exists with internal %v, declared %v (another pod declares it otherwise, or it changed: remove its pods to make it anew)", info.Internal, n.Internal), ErrConflict))
-		}
-		if n.Subnet != "" && !hasSubnet(info, n, d.engine.Podman()) {
-			return fmt.Errorf("network %q: %w", n.Name, classify(fmt.Errorf("exists with IPAM %+v, declared subnet %s gateway %q ipRange %q (it changed: remove its pods to make it anew)", info.IPAM.Config, n.Subnet, n.Gateway, n.IPRange), ErrConflict))
-		}
-		return nil
+		return sameDeclaration(info, n, d.engine.Podman())
 	}
 	return fmt.Errorf("network %q: %w", n.Name,
 		classify(fmt.Errorf("exists and does not belong to hostlet instance %q (declare it external to join it)", d.instance), ErrConflict))
 }
 
-// hasSubnet reports whether the network has n's IPAM settings (the
-// engine fills in a gateway when none is given). rangeUnreported: the
-// engine never reports an IPRange (Podman: its compatible API leaves it
-// out of the answer although the network has it), so a missing one is
-// unknown, not different.
-func hasSubnet(info network.Inspect, n NetworkSpec, rangeUnreported bool) bool {
+// sameDeclaration is nil when this instance's network info is made as n
+// declares it, and an ErrConflict naming what differs otherwise (a
+// network is made once: a changed declaration needs its pods removed).
+func sameDeclaration(info network.Inspect, n NetworkSpec, podman bool) error {
+	var differs string
+	switch {
+	case info.Internal != n.Internal:
+		differs = fmt.Sprintf("exists with internal %v, declared %v", info.Internal, n.Internal)
+	case n.Subnet != "" && !hasPool(info, n.Subnet, n.Gateway, n.IPRange, podman):
+		differs = fmt.Sprintf("exists with IPAM %+v, declared subnet %s gateway %q ipRange %q", info.IPAM.Config, n.Subnet, n.Gateway, n.IPRange)
+	case info.EnableIPv6 != n.EnableIPv6:
+		differs = fmt.Sprintf("exists with enableIPv6 %v, declared %v", info.EnableIPv6, n.EnableIPv6)
+	case n.IPv6Subnet != "" && !hasPool(info, n.IPv6Subnet, n.IPv6Gateway, n.IPv6IPRange, podman):
+		differs = fmt.Sprintf("exists with IPAM %+v, declared ipv6Subnet %s ipv6Gateway %q ipv6IPRange %q", info.IPAM.Config, n.IPv6Subnet, n.IPv6Gateway, n.IPv6IPRange)
+	default:
+		for _, k := range slices.Sorted(maps.Keys(n.DriverOptions)) {
+			// An option the engine does not report (Podman keeps its own
+			// names for some) is unknown, not different.
+			if v, ok := info.Options[k]; ok && v != n.DriverOptions[k] {
+				differs = fmt.Sprintf("exists with option %s=%q, declared %q", k, v, n.DriverOptions[k])
+				break
+			}
+		}
+	}
+	if differs == "" {
+		return nil
+	}
+	return fmt.Errorf("network %q: %w", n.Name, classify(fmt.Errorf("%s (another pod declares it otherwise, or it changed: remove its pods to make it anew)", differs), ErrConflict))
+}
+
+// hasPool reports whether the network has the pool subnet, gateway,
+// ipRange (the engine fills in a gateway when none is given; addresses
+// compared as addresses, not as text). rangeUnreported: the engine never
+// reports an IPRange (Podman: its compatible API leaves it out of the
+// answer although the network has it), so a missing one is unknown, not
+// different.
+func hasPool(info network.Inspect, subnet, gateway, ipRange string, rangeUnreported bool) bool {
 	for _, c := range info.IPAM.Config {
-		sameRange := c.IPRange == n.IPRange || rangeUnreported && c.IPRange == ""
-		if c.Subnet == n.Subnet && (n.Gateway == "" || c.Gateway == n.Gateway) && sameRange {
+		sameRange := samePrefix(c.IPRange, ipRange) || rangeUnreported && c.IPRange == ""
+		if samePrefix(c.Subnet, subnet) && (gateway == "" || sameAddr(c.Gateway, gateway)) && sameRange {
 			return true
 		}
 	}
 	return false
+}
+
+func samePrefix(a, b string) bool {
+	pa, errA := netip.ParsePrefix(a)
+	pb, errB := netip.ParsePrefix(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	return pa == pb
+}
+
+func sameAddr(a, b string) bool {
+	// The engine may report a gateway with its prefix length.
+	a, _, _ = strings.Cut(a, "/")
+	pa, errA := netip.ParseAddr(a)
+	pb, errB := netip.ParseAddr(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	return pa == pb
 }
 
 // RemoveNetwork removes a network this instance made. A network that is

@@ -119,7 +119,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	}
 	c.podFields(m)
 	volumes := c.volumes(m.Volumes, opts)
-	c.networks(m.Networks, opts.ExternalNetworks)
+	c.networks(m.Networks, opts.ExternalNetworks, opts.Policy.HostNetwork)
 	c.hostNamespaces(m, opts.Policy)
 	c.dependsOn(m.ID, m.DependsOn)
 	c.namespace(m)
@@ -1082,7 +1082,7 @@ const (
 // reservedNetworks are Docker's own networks and network modes.
 var reservedNetworks = []string{"bridge", "host", "none", "default"}
 
-func (c *checker) networks(ns []manifest.Network, external []string) {
+func (c *checker) networks(ns []manifest.Network, external []string, hostNetwork bool) {
 	if len(ns) > MaxNetworks {
 		c.add("networks", "%d networks are over the limit of %d", len(ns), MaxNetworks)
 		return
@@ -1105,6 +1105,8 @@ func (c *checker) networks(ns []manifest.Network, external []string) {
 			c.add(f+".external", "network %q is not this hostlet's: list it in the host config's policy.externalNetworks to join it", n.Name)
 		}
 		c.ipam(f, n)
+		c.ipv6(f, n)
+		c.driverOptions(f, n, hostNetwork)
 		if len(n.Aliases) > MaxAliases {
 			c.add(f+".aliases", "%d aliases are over the limit of %d", len(n.Aliases), MaxAliases)
 			continue

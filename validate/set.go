@@ -336,8 +336,10 @@ func claimNetworks(s manifest.Sourced, nets map[string]netClaim) {
 		if _, ok := nets[n.Name]; !ok {
 			nets[n.Name] = netClaim{n: n, pod: id, source: s.Origin.Source, hidden: hiddenOnly(s)}
 		}
-		if n.IPv4Address != "" {
-			nets[addressKey(n)] = netClaim{n: n, pod: id, source: s.Origin.Source, hidden: hiddenOnly(s)}
+		for _, a := range []string{n.IPv4Address, n.IPv6Address} {
+			if a != "" {
+				nets[addressKey(n.Name, a)] = netClaim{n: n, pod: id, source: s.Origin.Source, hidden: hiddenOnly(s)}
+			}
 		}
 	}
 }
@@ -352,8 +354,22 @@ type netClaim struct {
 }
 
 // addressKey is the claim of a pod's address on a network (no network is
-// named with a NUL).
-func addressKey(n manifest.Network) string { return n.Name + "\x00" + n.IPv4Address }
+// named with a NUL); the address in its one written form (fd00::1, not
+// fd00:0::1).
+func addressKey(network, address string) string {
+	if a, err := netip.ParseAddr(address); err == nil {
+		address = a.String()
+	}
+	return network + "\x00" + address
+}
+
+// sameIPAM reports whether a and b declare one network's pools, IPv6 and
+// driver options alike.
+func sameIPAM(a, b manifest.Network) bool {
+	return a.Subnet == b.Subnet && a.Gateway == b.Gateway && a.IPRange == b.IPRange &&
+		a.EnableIPv6 == b.EnableIPv6 && a.IPv6Subnet == b.IPv6Subnet && a.IPv6Gateway == b.IPv6Gateway && a.IPv6IPRange == b.IPv6IPRange &&
+		maps.Equal(a.DriverOptions, b.DriverOptions)
+}
 
 // networkConflicts refuses a network s declares otherwise (internal,
 // external) than the pod that declared it first: one network is made
@@ -367,14 +383,18 @@ func networkConflicts(s manifest.Sourced, nets map[string]netClaim) *multierror.
 			errs = multierror.Append(errs, hide.errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d]", i)),
 				"network %q is declared internal %v, external %v by pod %s (%s): declare it alike", n.Name, first.n.Internal, first.n.External, first.pod, first.source))
 		}
-		if ok && (first.n.Subnet != n.Subnet || first.n.Gateway != n.Gateway || first.n.IPRange != n.IPRange) {
+		if ok && !sameIPAM(first.n, n) {
 			errs = multierror.Append(errs, hide.errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d]", i)),
-				"network %q is declared with subnet %q, gateway %q, ipRange %q by pod %s (%s): declare it alike", n.Name, first.n.Subnet, first.n.Gateway, first.n.IPRange, first.pod, first.source))
+				"network %q is declared with subnet %q, gateway %q, ipRange %q, enableIPv6 %v, ipv6Subnet %q, ipv6Gateway %q, ipv6IPRange %q, driverOptions %v by pod %s (%s): declare it alike",
+				n.Name, first.n.Subnet, first.n.Gateway, first.n.IPRange, first.n.EnableIPv6, first.n.IPv6Subnet, first.n.IPv6Gateway, first.n.IPv6IPRange, first.n.DriverOptions, first.pod, first.source))
 		}
-		if n.IPv4Address != "" {
-			if other, taken := nets[addressKey(n)]; taken {
-				errs = multierror.Append(errs, hiderOf(s, other.hidden).errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d].ipv4Address", i)),
-					"%s on network %q is already pod %s's (%s)", n.IPv4Address, n.Name, other.pod, other.source))
+		for _, a := range []struct{ field, addr string }{{"ipv4Address", n.IPv4Address}, {"ipv6Address", n.IPv6Address}} {
+			if a.addr == "" {
+				continue
+			}
+			if other, taken := nets[addressKey(n.Name, a.addr)]; taken {
+				errs = multierror.Append(errs, hiderOf(s, other.hidden).errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d].%s", i, a.field)),
+					"%s on network %q is already pod %s's (%s)", a.addr, n.Name, other.pod, other.source))
 			}
 		}
 	}

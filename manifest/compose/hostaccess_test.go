@@ -121,6 +121,38 @@ func TestLoadHostAccessRefused(t *testing.T) {
 	}
 }
 
+// A dual-stack network with bridge options, as mailcow's and wg-easy's:
+// both pools, the service's two addresses and the options reach the pod.
+func TestLoadIPv6AndBridgeOptions(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  vpn:
+    image: busybox
+    networks: {wg: {ipv4_address: 10.42.42.42, ipv6_address: "fdcc:ad94:bacf:61a3::2a"}}
+networks:
+  wg:
+    driver: bridge
+    enable_ipv6: true
+    driver_opts: {com.docker.network.bridge.name: br-wg}
+    ipam:
+      driver: default
+      config:
+        - subnet: 10.42.42.0/24
+        - subnet: fdcc:ad94:bacf:61a3::/64
+          gateway: fdcc:ad94:bacf:61a3::1
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	want := manifest.Network{Name: "shop_wg", Aliases: []string{"vpn"}, Subnet: "10.42.42.0/24", IPv4Address: "10.42.42.42",
+		EnableIPv6: true, IPv6Subnet: "fdcc:ad94:bacf:61a3::/64", IPv6Gateway: "fdcc:ad94:bacf:61a3::1", IPv6Address: "fdcc:ad94:bacf:61a3::2a",
+		DriverOptions: map[string]string{"com.docker.network.bridge.name": "br-wg"}}
+	if got := pods[0].Manifest.Networks; len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Errorf("networks %+v, want %+v", got, want)
+	}
+}
+
 func TestLoadIPAM(t *testing.T) {
 	files := mapFiles{"compose.yaml": `
 services:
@@ -142,7 +174,8 @@ networks:
 	}
 	for _, tt := range []struct{ ipam, want string }{
 		{"{driver: dhcp}", `network lan: IPAM driver "dhcp" is not supported (default)`},
-		{"{config: [{subnet: 10.7.0.0/24}, {subnet: 10.8.0.0/24}]}", `network lan: 2 IPAM pools; hostlet takes one (an IPv4 subnet)`},
+		{"{config: [{subnet: 10.7.0.0/24}, {subnet: 10.8.0.0/24}]}", `network lan: 2 IPv4 and 0 IPv6 IPAM pools; hostlet takes one of each`},
+		{"{config: [{subnet: 'fd00:7::/64'}, {subnet: 'fd00:8::/64'}]}", `network lan: 0 IPv4 and 2 IPv6 IPAM pools; hostlet takes one of each`},
 		{"{config: [{subnet: 10.7.0.0/24, aux_addresses: {a: 10.7.0.2}}]}", `networks.lan.ipam.config.[].aux_addresses: not supported by hostlet yet`},
 	} {
 		files := mapFiles{"compose.yaml": "services:\n  dns: {image: busybox, networks: [lan]}\nnetworks:\n  lan:\n    ipam: " + tt.ipam + "\n"}

@@ -74,7 +74,8 @@ var supportedPaths = paths(
 	"services.*.networks", "services.*.networks.*", "services.*.networks.*.aliases", "services.*.networks.*.aliases.[]",
 	"networks", "networks.*", "networks.*.name", "networks.*.external", "networks.*.internal", "networks.*.driver",
 	"networks.*.ipam", "networks.*.ipam.driver", "networks.*.ipam.config", "networks.*.ipam.config.[]", "networks.*.ipam.config.[].subnet", "networks.*.ipam.config.[].gateway", "networks.*.ipam.config.[].ip_range",
-	"services.*.networks.*.ipv4_address",
+	"services.*.networks.*.ipv4_address", "services.*.networks.*.ipv6_address",
+	"networks.*.enable_ipv6", "networks.*.driver_opts", "networks.*.driver_opts.*",
 	"services.*.volumes", "services.*.volumes.[]", "services.*.volumes.[].type", "services.*.volumes.[].source", "services.*.volumes.[].target", "services.*.volumes.[].read_only", "services.*.volumes.[].bind", "services.*.volumes.[].bind.create_host_path", "services.*.volumes.[].bind.selinux",
 	// A named volume's options are refused by the translation, naming the
 	// volume, as tmpfs is.
@@ -1404,26 +1405,29 @@ func (c *serviceConv) namedVolume(key string, i int, v types.ServiceVolumeConfig
 	return manifest.Volume{Name: fmt.Sprintf("vol-%d", i), DockerVolume: cfg.Name, External: bool(cfg.External)}, true
 }
 
-// ipam is a project network's IPAM settings: the default driver, one
-// IPv4 pool (subnet, gateway, ip_range); errors are the service's, keyed
-// by the project's network.
-func (c *serviceConv) ipam(key string, cfg types.IPAMConfig) (subnet, gateway, ipRange string) {
+// ipam sets a project network's IPAM settings on n: the default driver,
+// an IPv4 pool and an IPv6 pool (subnet, gateway, ip_range), told apart
+// by the subnet; errors are the service's, keyed by the project's
+// network.
+func (c *serviceConv) ipam(key string, cfg types.IPAMConfig, n *manifest.Network) {
 	if cfg.Driver != "" && cfg.Driver != "default" {
 		c.add("networks."+key, "network %s: IPAM driver %q is not supported (default)", key, cfg.Driver)
 	}
-	switch len(cfg.Config) {
-	case 0:
-		return "", "", ""
-	case 1:
-	default:
-		c.add("networks."+key, "network %s: %d IPAM pools; hostlet takes one (an IPv4 subnet)", key, len(cfg.Config))
-		return "", "", ""
+	var v4, v6 int
+	for _, p := range cfg.Config {
+		switch {
+		case p == nil:
+		case strings.Contains(p.Subnet, ":"):
+			n.IPv6Subnet, n.IPv6Gateway, n.IPv6IPRange = p.Subnet, p.Gateway, p.IPRange
+			v6++
+		default:
+			n.Subnet, n.Gateway, n.IPRange = p.Subnet, p.Gateway, p.IPRange
+			v4++
+		}
 	}
-	p := cfg.Config[0]
-	if p == nil {
-		return "", "", ""
+	if v4 > 1 || v6 > 1 {
+		c.add("networks."+key, "network %s: %d IPv4 and %d IPv6 IPAM pools; hostlet takes one of each", key, v4, v6)
 	}
-	return p.Subnet, p.Gateway, p.IPRange
 }
 
 // hostAccess maps the service's privileges, capabilities, devices,
@@ -1497,15 +1501,19 @@ func (c *serviceConv) networks(s types.ServiceConfig) []manifest.Network {
 			continue
 		}
 		c.key(fmt.Sprintf("networks[%d]", len(out)), "networks."+key)
-		n := manifest.Network{Name: cfg.Name, External: bool(cfg.External), Internal: cfg.Internal, Aliases: []string{c.name}}
-		n.Subnet, n.Gateway, n.IPRange = c.ipam(key, cfg.Ipam)
+		n := manifest.Network{Name: cfg.Name, External: bool(cfg.External), Internal: cfg.Internal, Aliases: []string{c.name},
+			EnableIPv6: cfg.EnableIPv6 != nil && *cfg.EnableIPv6}
+		if len(cfg.DriverOpts) > 0 {
+			n.DriverOptions = maps.Clone(map[string]string(cfg.DriverOpts))
+		}
+		c.ipam(key, cfg.Ipam, &n)
 		if sc := s.Networks[key]; sc != nil {
 			for _, a := range sc.Aliases {
 				if !slices.Contains(n.Aliases, a) {
 					n.Aliases = append(n.Aliases, a)
 				}
 			}
-			n.IPv4Address = sc.Ipv4Address
+			n.IPv4Address, n.IPv6Address = sc.Ipv4Address, sc.Ipv6Address
 		}
 		for _, a := range c.t.linkAliases[c.name][key] {
 			if !slices.Contains(n.Aliases, a) {

@@ -386,7 +386,9 @@ func Networks(ns []manifest.Network) []hruntime.NetworkSpec {
 	var out []hruntime.NetworkSpec
 	for _, n := range ns {
 		out = append(out, hruntime.NetworkSpec{Name: n.Name, Aliases: n.Aliases, External: n.External, Internal: n.Internal,
-			Subnet: n.Subnet, Gateway: n.Gateway, IPRange: n.IPRange, IPv4Address: n.IPv4Address})
+			Subnet: n.Subnet, Gateway: n.Gateway, IPRange: n.IPRange, IPv4Address: n.IPv4Address,
+			EnableIPv6: n.EnableIPv6, IPv6Subnet: n.IPv6Subnet, IPv6Gateway: n.IPv6Gateway, IPv6IPRange: n.IPv6IPRange, IPv6Address: n.IPv6Address,
+			DriverOptions: n.DriverOptions})
 	}
 	return out
 }
@@ -716,6 +718,17 @@ func networkString(n manifest.Network) string {
 	}
 	if n.IPv4Address != "" {
 		s += " ip=" + n.IPv4Address
+	}
+	if n.EnableIPv6 {
+		s += " ipv6"
+	}
+	for _, kv := range [][2]string{{"ipv6Subnet", n.IPv6Subnet}, {"ipv6Gateway", n.IPv6Gateway}, {"ipv6IPRange", n.IPv6IPRange}, {"ip6", n.IPv6Address}} {
+		if kv[1] != "" {
+			s += " " + kv[0] + "=" + kv[1]
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(n.DriverOptions)) {
+		s += " " + k + "=" + n.DriverOptions[k]
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	stdnet "net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -500,6 +501,75 @@ networks:
 		t.Errorf("fixed's endpoint %+v, want address %s53", ep, prefix)
 	}
 	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://%s53:8080/", port, prefix), "", "MESSAGE=fixed")
+}
+
+// TestComposeIPv6AndBridgeOptions: a dual-stack project network (both
+// pools) with a bridge name of its own is made so, a service's
+// ipv6_address is its IPv6 address there, and a peer reaches it over
+// IPv6 at that address.
+func TestComposeIPv6AndBridgeOptions(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	proj := e.instance
+	// Pools and a bridge name of their own per run: the engine refuses
+	// overlapping subnets and a second bridge of one name.
+	sum := sha256.Sum256([]byte("ipv6 " + proj))
+	subnet := fmt.Sprintf("10.%d.%d.0/24", 150+int(sum[0])%50, sum[1])
+	prefix := strings.TrimSuffix(subnet, "0/24")
+	subnet6 := fmt.Sprintf("fd%02x:%02x%02x:%02x%02x::/64", sum[2], sum[3], sum[4], sum[5], sum[6])
+	addr6 := netip.MustParsePrefix(subnet6).Addr().Next().Next().Next().String()
+	bridge := fmt.Sprintf("hl%x", sum[7:11])
+	port := testkit.FreePort(t)
+	testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), fmt.Sprintf(`name: %s
+services:
+  fixed:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    environment: {MESSAGE: fixed6}
+    networks: {wg: {ipv4_address: %s53, ipv6_address: "%s"}}
+  web:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    ports: ["127.0.0.1:%d:8080"]
+    networks: [wg]
+networks:
+  wg:
+    driver: bridge
+    enable_ipv6: true
+    driver_opts:
+      com.docker.network.bridge.name: %s
+      com.docker.network.driver.mtu: "1400"
+    ipam:
+      config: [{subnet: %s}, {subnet: "%s"}]
+`, proj, e.image, prefix, addr6, e.image, port, bridge, subnet, subnet6))
+	cfg := e.config(t, fmt.Sprintf("policy: {hostNetwork: true}\ncompose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	e.start(t, cfg)
+	boxes := e.waitPods(t, 60*time.Second, proj+"-fixed", proj+"-web")
+
+	net, err := e.docker.NetworkInspect(t.Context(), proj+"_wg", network.InspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subnets []string
+	for _, c := range net.IPAM.Config {
+		subnets = append(subnets, c.Subnet)
+	}
+	if slices.Sort(subnets); !net.EnableIPv6 || !slices.Equal(subnets, []string{subnet, subnet6}) {
+		t.Errorf("network enableIPv6 %v, subnets %q, want true, [%s %s]", net.EnableIPv6, subnets, subnet, subnet6)
+	}
+	if iface, err := stdnet.InterfaceByName(bridge); err != nil || iface.MTU != 1400 && !dockertest.Engine(t).Podman() {
+		t.Errorf("the host's bridge %s: %+v, %v; want it, with MTU 1400", bridge, iface, err)
+	}
+	info, err := e.docker.ContainerInspect(t.Context(), boxes[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep := info.NetworkSettings.Networks[proj+"_wg"]; ep == nil || ep.IPAddress != prefix+"53" || ep.GlobalIPv6Address != addr6 {
+		t.Errorf("fixed's endpoint %+v, want addresses %s53 and %s", ep, prefix, addr6)
+	}
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://[%s]:8080/", port, addr6), "", "MESSAGE=fixed6")
 }
 
 // netnsSysctl reads a sysctl (its path under /proc/sys) in the network
