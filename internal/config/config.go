@@ -103,6 +103,10 @@ type Compose struct {
 	// the project does not hold), in the instance's folder; "" is
 	// stateDir/data.
 	DataDir string `mapstructure:"dataDir"`
+	// Home is the folder a bind source's ~ stands for: "" is the home of
+	// the user hostlet runs as, where hostlet runs (hostlet publish, which
+	// renders for other hosts, needs it set).
+	Home string `mapstructure:"home"`
 }
 
 // Docker configures the engine connection.
@@ -541,6 +545,9 @@ func (c *Config) checkTopLevel(bad badFunc) {
 		bad("compose.dataDir", "%q: %v", c.Compose.DataDir, err)
 	} else {
 		c.Compose.DataDir = abs
+	}
+	if c.Compose.Home != "" && (!filepath.IsAbs(c.Compose.Home) || filepath.Clean(c.Compose.Home) != c.Compose.Home) {
+		bad("compose.home", "%q is not a clean absolute path", c.Compose.Home)
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)

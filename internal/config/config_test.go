@@ -38,6 +38,8 @@ func TestLoadErrors(t *testing.T) {
 		{name: "zero concurrency", body: "sync:\n  concurrency: 0\n", want: []string{`key "sync.concurrency": must be at least 1`}},
 		{name: "zero pull timeout", body: "sync:\n  pullTimeout: 0s\n", want: []string{`key "sync.pullTimeout": must be positive`}},
 		{name: "yaml error", body: "sync: [\n", want: []string{"hostlet.yaml"}},
+		{name: "relative compose home", body: "compose:\n  home: ops\n", want: []string{`key "compose.home": "ops" is not a clean absolute path`}},
+		{name: "unclean compose home", body: "compose:\n  home: /home/ops/../root\n", want: []string{`key "compose.home"`, "is not a clean absolute path"}},
 		{name: "two engine sockets", body: "docker:\n  host: unix:///var/run/docker.sock\nengine:\n  host: unix:///run/podman/podman.sock\n", want: []string{`key "engine.host"`, "differs from docker.host"}},
 	}
 	for _, tt := range tests {

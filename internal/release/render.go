@@ -195,7 +195,7 @@ func renderHost(ctx context.Context, cfg *config.Config, ref string, overrides m
 // read reads cfg's via: etcd git sources at ref into h.Sets; it returns
 // them as read.
 func (h *Host) read(ctx context.Context, cfg *config.Config, ref string, overrides map[string]string, used map[string]bool) ([]hostplan.Read, error) {
-	compose := configured.Renderer(cfg)
+	compose := configured.RendererFor(cfg)
 	var reads []hostplan.Read
 	for _, s := range cfg.Sources {
 		if s.Type != config.TypeGit || s.Via != config.ViaEtcd {

@@ -967,6 +967,13 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 		case v.Type != types.VolumeTypeBind:
 			c.add(key, "%s volumes are not supported yet (bind mounts of absolute host paths are)", v.Type)
 			continue
+		case strings.HasPrefix(v.Source, "~"):
+			// Expanded, a host path like any other (after the switch).
+			home, ok := c.homeSource(key+".source", v.Source)
+			if !ok {
+				continue
+			}
+			v.Source = home
 		case homePath(v.Source):
 			c.add(key+".source", "%s: a path in a home folder depends on who runs hostlet; give the absolute host path", v.Source)
 			continue
@@ -996,6 +1003,24 @@ func (c *serviceConv) volumes(vs []types.ServiceVolumeConfig) ([]manifest.Volume
 		mounts = append(mounts, manifest.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: v.ReadOnly, SELinuxRelabel: relabel(v)})
 	}
 	return vols, mounts
+}
+
+// homeSource is bind source p (~ or ~/...) as a host path: under the
+// home folder the host's compose.home names (by default the home of the
+// user hostlet runs as, as Compose takes the home of whoever runs it).
+// Another user's home (~user) is refused, as is ~ where the host's home
+// is not known (hostlet publish without compose.home).
+func (c *serviceConv) homeSource(key, p string) (string, bool) {
+	rest := strings.TrimPrefix(p, "~")
+	switch {
+	case rest != "" && !strings.HasPrefix(rest, "/"):
+		c.add(key, "%s: only ~ (the home of the user hostlet runs as) is expanded, not another user's home: give the absolute host path", p)
+		return "", false
+	case c.t.opts.Home == "":
+		c.add(key, "%s: ~ is the home of the user hostlet runs as on the host, which is not known here: set compose.home in the host config", p)
+		return "", false
+	}
+	return path.Join(c.t.opts.Home, rest), true
 }
 
 // relabel is the SELinux relabelling a volume entry asks for (:z, :Z),

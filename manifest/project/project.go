@@ -72,6 +72,10 @@ type Host struct {
 	Env map[string]string `json:"env,omitempty"`
 	// Profiles is compose.profiles: the active profiles.
 	Profiles []string `json:"profiles,omitempty"`
+	// Home is the folder a bind source's ~ stands for (compose.home, else
+	// the home of the user hostlet runs as); "": ~ is refused, naming
+	// compose.home.
+	Home string `json:"home,omitempty"`
 }
 
 // Options are the host's settings and the project's place in its source.

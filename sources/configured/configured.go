@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/user"
+	"path/filepath"
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/clock"
@@ -78,12 +80,32 @@ func New(c config.Source, d Deps) (sources.Source, error) {
 }
 
 // Renderer returns the renderer of the Compose projects cfg's sources
-// hold, with the host's compose settings.
+// hold, with the host's compose settings, for this host: a bind source's
+// ~ is compose.home, else the home of the user this process runs as.
 func Renderer(cfg *config.Config) *project.Renderer {
 	if cfg == nil {
-		return project.NewRenderer("", project.Host{})
+		return project.NewRenderer("", project.Host{Home: userHome()})
 	}
-	return project.NewRenderer(cfg.Compose.Helper, project.Host{Env: cfg.Compose.Env, Profiles: cfg.Compose.Profiles})
+	return project.NewRenderer(cfg.Compose.Helper, project.Host{Env: cfg.Compose.Env, Profiles: cfg.Compose.Profiles, Home: cmp.Or(cfg.Compose.Home, userHome())})
+}
+
+// RendererFor returns the renderer of cfg's Compose projects for another
+// host (hostlet publish): ~ is compose.home, and refused without it,
+// since the home of the user hostlet runs as there is not known here.
+func RendererFor(cfg *config.Config) *project.Renderer {
+	return project.NewRenderer(cfg.Compose.Helper, project.Host{Env: cfg.Compose.Env, Profiles: cfg.Compose.Profiles, Home: cfg.Compose.Home})
+}
+
+// userHome is the home folder of the user this process runs as (from
+// the user database, else $HOME); "" when neither says.
+func userHome() string {
+	if u, err := user.Current(); err == nil && filepath.IsAbs(u.HomeDir) {
+		return filepath.Clean(u.HomeDir)
+	}
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+		return filepath.Clean(h)
+	}
+	return ""
 }
 
 // All returns the sources of cfg, in config order.
