@@ -48,3 +48,13 @@ func DependencyCycles(deps map[string][]string) map[string]string {
 	}
 	return out
 }
+
+// Dependencies are the pods m waits for: its dependsOn, and the pod
+// whose network it joins (NetworkOf), to be started, unless dependsOn
+// names that pod already.
+func (m Manifest) Dependencies() []Dependency {
+	if m.NetworkOf == "" || slices.ContainsFunc(m.DependsOn, func(d Dependency) bool { return d.Pod == m.NetworkOf }) {
+		return m.DependsOn
+	}
+	return append(slices.Clip(m.DependsOn), Dependency{Pod: m.NetworkOf, Condition: DependencyStarted})
+}

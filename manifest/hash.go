@@ -111,14 +111,16 @@ type hashedNamespace struct {
 	ExtraHosts  []string `json:"extraHosts,omitempty"`
 	DNS         []string `json:"dns,omitempty"`
 	DNSSearch   []string `json:"dnsSearch,omitempty"`
+	// NetworkOf: the namespace of another pod's container.
+	NetworkOf string `json:"networkOf,omitempty"`
 }
 
 // namespaceOf is m's hashedNamespace, nil when it sets none.
 func namespaceOf(m Manifest) *hashedNamespace {
-	if !m.HostNetwork && m.Hostname == "" && m.Domainname == "" && len(m.ExtraHosts) == 0 && len(m.DNS) == 0 && len(m.DNSSearch) == 0 {
+	if !m.HostNetwork && m.Hostname == "" && m.Domainname == "" && len(m.ExtraHosts) == 0 && len(m.DNS) == 0 && len(m.DNSSearch) == 0 && m.NetworkOf == "" {
 		return nil
 	}
-	return &hashedNamespace{HostNetwork: m.HostNetwork, Hostname: m.Hostname, Domainname: m.Domainname, ExtraHosts: m.ExtraHosts, DNS: m.DNS, DNSSearch: m.DNSSearch}
+	return &hashedNamespace{HostNetwork: m.HostNetwork, Hostname: m.Hostname, Domainname: m.Domainname, ExtraHosts: m.ExtraHosts, DNS: m.DNS, DNSSearch: m.DNSSearch, NetworkOf: m.NetworkOf}
 }
 
 // hashedPort leaves out the port's name: renaming a port needs no new

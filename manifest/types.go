@@ -95,6 +95,12 @@ type Manifest struct {
 	HostNetwork bool `json:"hostNetwork,omitempty"`
 	HostPID     bool `json:"hostPID,omitempty"`
 	HostIPC     bool `json:"hostIPC,omitempty"`
+	// NetworkOf is the id of another pod of the same source whose network
+	// namespace this pod's one container joins (Compose's network_mode:
+	// service:). It has no network, ports, hostname or DNS settings of
+	// its own, waits for that pod to be started as a dependency does,
+	// and is recreated whenever the container holding that namespace is.
+	NetworkOf string `json:"networkOf,omitempty"`
 
 	// MinReadySeconds is how long a changed pod must be ready without a
 	// break for its update to count as done (0: 10). ProgressDeadlineSeconds

@@ -418,6 +418,11 @@ func (a *applier) newPodApplication(pp PodPlan) *podApplication {
 		grace: manifest.Seconds(pp.Desired.Manifest.TerminationGracePeriodSeconds),
 		apps:  map[string]Change{}, infraAt: -1, res: Result{ID: pp.ID, Plan: pp},
 	}
+	if ap.m.NetworkOf != "" {
+		// The other pod's container is this one's "infra": its network
+		// namespace is joined (a pod of one container has none of its own).
+		ap.infraID = pp.joinID
+	}
 	// A slot's own change comes first; a later change of the same slot
 	// removes a duplicate container (takeDown) and must not replace it.
 	for i, ch := range pp.Changes {
@@ -799,6 +804,10 @@ func (ap *podApplication) startApps(ctx context.Context) error {
 // (nil: none) once created (createNamed); any other's was taken down
 // before.
 func (ap *podApplication) createApp(ctx context.Context, i int, what string, replaced *hruntime.Container) error {
+	if ap.m.NetworkOf != "" && ap.infraID == "" {
+		// Never on Docker's default bridge instead.
+		return inStep(errStepCreate, fmt.Errorf("container %s: pod %s has no container whose network to join", ap.m.Containers[i].Name, ap.m.NetworkOf))
+	}
 	spec := podspec.App(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
 	if err := podspec.ResolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))

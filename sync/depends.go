@@ -41,7 +41,7 @@ func dependencyWaits(plan Plan, actual []hruntime.Container) map[string]string {
 			continue
 		}
 		var why []string
-		for _, d := range pp.Desired.Manifest.DependsOn {
+		for _, d := range pp.Desired.Manifest.Dependencies() {
 			if msg := dependencyWait(d, changing[d.Pod], byPod[d.Pod]); msg != "" {
 				why = append(why, msg)
 			}
@@ -59,7 +59,7 @@ func dependencyCycles(plan Plan) map[string]string {
 	deps := map[string][]string{}
 	for _, pp := range plan.Pods {
 		if pp.Desired != nil {
-			for _, d := range pp.Desired.Manifest.DependsOn {
+			for _, d := range pp.Desired.Manifest.Dependencies() {
 				deps[pp.ID] = append(deps[pp.ID], d.Pod)
 			}
 		}

@@ -55,6 +55,9 @@ type PodPlan struct {
 	// infraWait: the engine is restarting the pod's infra container, so the
 	// app containers' network recovery waits for it to run again.
 	infraWait bool
+	// joinID is, for a pod with networkOf, the ID of the listed container
+	// that holds that pod's network namespace ("" when it has none).
+	joinID string
 }
 
 // Remove reports whether the whole pod goes away.
@@ -146,7 +149,11 @@ func MakePlan(desired []Pod, actual []hruntime.Container, opts PlanOptions) Plan
 	for i := range desired {
 		p := &desired[i]
 		seen[p.Manifest.ID] = true
-		plan.Pods = append(plan.Pods, planPod(p, byPod[p.Manifest.ID], opts.Recover[p.Manifest.ID], opts.EnvHasher))
+		var join *hruntime.Container
+		if of := p.Manifest.NetworkOf; of != "" {
+			join = networkHolder(byPod[of])
+		}
+		plan.Pods = append(plan.Pods, planPod(p, byPod[p.Manifest.ID], opts.Recover[p.Manifest.ID], opts.EnvHasher, join))
 	}
 	if opts.Prune {
 		for id, cs := range byPod {
@@ -197,7 +204,7 @@ func sortContainers(cs []hruntime.Container) {
 // planPod plans one desired pod against its listed containers: the infra
 // container first (its decision can replace or move every app container),
 // then the app containers in manifest order, then the containers to remove.
-func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHasher) PodPlan {
+func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHasher, join *hruntime.Container) PodPlan {
 	m := p.Manifest
 	pp := PodPlan{ID: m.ID, Source: p.Source, Revision: p.Revision, Desired: p, Current: current}
 	slots, extras := bySlot(current)
@@ -205,8 +212,14 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHash
 	delete(slots, hruntime.InfraName)
 
 	net := planInfra(p, infra, len(slots) > 0)
+	if join != nil {
+		pp.joinID = join.ID
+		// The other pod's container is restarting or stopped: what joins
+		// it waits for it to run, as app containers wait for their infra.
+		net.wait = net.wait || join.State != hruntime.StateRunning
+	}
 	pp.infraWait = net.wait
-	apps := appPlanner{m: m, env: env, newPod: len(current) == 0, net: net, rejoin: recoverNet || net.rejoin}
+	apps := appPlanner{m: m, env: env, newPod: len(current) == 0, net: net, rejoin: recoverNet || net.rejoin, join: pp.joinID}
 	for i, c := range m.Containers {
 		pp.Changes = append(pp.Changes, apps.plan(i, slots[c.Name]))
 		delete(slots, c.Name)
@@ -295,6 +308,9 @@ type appPlanner struct {
 	// rejoin: running app containers restart into the infra container's
 	// network namespace (it restarts, or the pod's network is recovered).
 	rejoin bool
+	// join is the container whose network namespace a pod with
+	// networkOf joins (PodPlan.joinID).
+	join string
 }
 
 // plan decides on app container i, whose slot holds cur (nil when empty).
@@ -313,10 +329,16 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 	case a.net.appsReason != "":
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{a.net.appsReason}
+	case a.m.NetworkOf != "" && cur.Labels[podspec.LabelNetworkOf] != a.join:
+		ch.Action = ActionRecreate
+		ch.Reasons = []string{fmt.Sprintf("network of pod %s: the container holding it was replaced", a.m.NetworkOf)}
 	case nameChange(*cur, a.m.Containers[i].ContainerName) != "":
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{nameChange(*cur, a.m.Containers[i].ContainerName)}
 	case a.net.wait:
+	case a.rejoin && cur.Running() && a.m.NetworkOf != "":
+		ch.Action = ActionRestart
+		ch.Reasons = []string{fmt.Sprintf("network of pod %s: rejoin its network namespace", a.m.NetworkOf)}
 	case a.rejoin && cur.Running():
 		ch.Action = ActionRestart
 		ch.Reasons = []string{"pod network: rejoin the infra container's network namespace"}
@@ -325,6 +347,29 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 		ch.Reasons = []string{fmt.Sprintf("%s, restartPolicy %s", stateText(*cur), a.m.RestartPolicy)}
 	}
 	return ch
+}
+
+// networkHolder is the container holding the network namespace of a pod
+// whose listed containers are cs: its infra container, else its one app
+// container (the newest, after a cut recreate); nil when there is none,
+// or several app containers without an infra one.
+func networkHolder(cs []hruntime.Container) *hruntime.Container {
+	var holder *hruntime.Container
+	for i := range cs {
+		if cs[i].Slot() == hruntime.InfraName {
+			return &cs[i]
+		}
+	}
+	for i := range cs {
+		c := &cs[i]
+		switch {
+		case holder == nil || holder.Slot() == c.Slot() && c.Created.After(holder.Created):
+			holder = c
+		case holder.Slot() != c.Slot():
+			return nil
+		}
+	}
+	return holder
 }
 
 // nameChange says why container cur does not have the name want (a

@@ -489,12 +489,12 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	}
 	actual = podContainers(actual)
 	if !s.syncs.adopted {
-		for pod := range s.adopt(ctx, actual) {
+		for pod := range s.adopt(ctx, actual, desired.Pods) {
 			recoverPods[pod] = true
 		}
 	}
 	if len(recoverPods) > 0 {
-		s.refreshInfra(ctx, actual, recoverPods)
+		s.refreshInfra(ctx, actual, recoverPods, desired.Pods)
 	}
 	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher})
 	s.forgetConvergedBackoff(plan)
@@ -626,22 +626,26 @@ func joinErrors(errs []error) error {
 	return all
 }
 
-// refreshInfra replaces the listed state of the infra containers of pods
-// whose network is to be recovered with the state an inspect reports. Just
-// after an infra container died, the engine's list may still show it
-// running; planning on that, the app containers would be restarted into a
-// namespace that is gone. A pod whose infra container runs and whose app
-// containers all started after it is recovered already: it leaves
-// recoverPods. Only pods with a dead infra container cost calls.
-func (s *Syncer) refreshInfra(ctx context.Context, actual []hruntime.Container, recoverPods map[string]bool) {
+// refreshInfra replaces the listed state of the containers holding the
+// network of pods whose network is to be recovered (their infra
+// container, or for a pod with networkOf the other pod's container) with
+// the state an inspect reports. Just after such a container died, the
+// engine's list may still show it running; planning on that, the app
+// containers would be restarted into a namespace that is gone. A pod
+// whose holder runs and whose app containers all started after it is
+// recovered already: it leaves recoverPods. Only pods with a dead holder
+// cost calls.
+func (s *Syncer) refreshInfra(ctx context.Context, actual []hruntime.Container, recoverPods map[string]bool, desired []Pod) {
+	joiners := holdersToRefresh(actual, recoverPods, desired)
 	for i := range actual {
 		c := &actual[i]
-		if c.Slot() != hruntime.InfraName || !recoverPods[c.Pod()] {
+		pods, ok := joiners[c.ID]
+		if !ok {
 			continue
 		}
 		d, err := s.rt.Inspect(ctx, c.ID)
 		if err != nil {
-			s.log.Warn("inspect infra container", "pod", c.Pod(), "error", err)
+			s.log.Warn("inspect the container holding a pod's network", "pod", c.Pod(), "error", err)
 			continue
 		}
 		switch {
@@ -653,15 +657,46 @@ func (s *Syncer) refreshInfra(ctx context.Context, actual []hruntime.Container, 
 			c.State = hruntime.StateRestarting
 		default:
 			c.State = hruntime.StateRunning
-			if s.joinedSince(ctx, actual, c.Pod(), d.StartedAt) {
-				// Its death was news already acted on (an engine whose
-				// events lag behind its list: Podman): the app
-				// containers run in its namespace as it is now.
-				delete(recoverPods, c.Pod())
-				s.clearRecoverMark(c.Pod())
+			for _, pod := range pods {
+				if s.joinedSince(ctx, actual, pod, d.StartedAt) {
+					// Its death was news already acted on (an engine
+					// whose events lag behind its list: Podman): the app
+					// containers run in its namespace as it is now.
+					delete(recoverPods, pod)
+					s.clearRecoverMark(pod)
+				}
 			}
 		}
 	}
+}
+
+// holdersToRefresh maps the ID of each listed container holding the
+// network of a pod to recover to those pods: an infra container to its
+// pod, and the container a pod with networkOf joins to that pod.
+func holdersToRefresh(actual []hruntime.Container, recoverPods map[string]bool, desired []Pod) map[string][]string {
+	out := map[string][]string{}
+	var byPod map[string][]hruntime.Container
+	for _, p := range desired {
+		of := p.Manifest.NetworkOf
+		if of == "" || !recoverPods[p.Manifest.ID] {
+			continue
+		}
+		if byPod == nil {
+			byPod = map[string][]hruntime.Container{}
+			for _, c := range actual {
+				byPod[c.Pod()] = append(byPod[c.Pod()], c)
+			}
+		}
+		if h := networkHolder(byPod[of]); h != nil {
+			out[h.ID] = append(out[h.ID], p.Manifest.ID)
+		}
+	}
+	for _, c := range actual {
+		if c.Slot() == hruntime.InfraName && recoverPods[c.Pod()] {
+			out[c.ID] = append(out[c.ID], c.Pod())
+		}
+	}
+	return out
 }
 
 // markRecoverLocked marks pod's network to be recovered (s.mu held).
@@ -718,14 +753,18 @@ func (s *Syncer) countRestartLocked(ps *podState, pod string, ch Change, now tim
 // app container of the pod started (its process crashed while hostlet was
 // down), that app container is in a network namespace that is gone, and
 // the pod's network is recovered. adopt returns the pods to recover.
-func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[string]bool {
+func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired []Pod) map[string]bool {
 	infraStart := map[string]time.Time{}
 	appStart := map[string]time.Time{} // the earliest start of a running app container, by pod
+	started := map[string]time.Time{}  // by container ID, of the running ones
 	for _, c := range actual {
 		d, err := s.rt.Inspect(ctx, c.ID)
 		if err != nil {
 			s.log.Warn("inspect adopted container", "pod", c.Pod(), "container", c.Slot(), "error", err)
 			continue
+		}
+		if d.Running {
+			started[c.ID] = d.StartedAt
 		}
 		if c.Slot() == hruntime.InfraName {
 			if d.Running {
@@ -752,6 +791,10 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container) map[str
 			recoverPods[pod] = true
 			s.log.Warn("the infra container restarted after the pod's containers; the pod's network will be recovered", "pod", pod)
 		}
+	}
+	for pod := range joinersStartedEarly(actual, desired, started, appStart) {
+		recoverPods[pod] = true
+		s.log.Warn("the container holding the network this pod joins restarted after it; the pod will rejoin", "pod", pod)
 	}
 	if len(recoverPods) > 0 {
 		s.mu.Lock()
@@ -1065,12 +1108,14 @@ func (s *Syncer) handleDie(pod, slot string, e hruntime.Event) {
 	if slot == hruntime.InfraName {
 		s.mu.Lock()
 		s.markRecoverLocked(pod)
+		s.markJoinersLocked(pod, slot)
 		s.mu.Unlock()
 		s.log.Warn("infra container died; the pod's network will be recovered", "pod", pod)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.markJoinersLocked(pod, slot)
 	ps := s.podStateLocked(pod)
 	r := ps.runs[slot]
 	r.exitID, r.exitCode = e.ContainerID, e.ExitCode
@@ -1339,4 +1384,51 @@ func unheld(pods []Pod, held map[string]bool) []Pod {
 		return pods
 	}
 	return slices.DeleteFunc(slices.Clone(pods), func(p Pod) bool { return held[p.Manifest.ID] })
+}
+
+// markJoinersLocked marks for network recovery the desired pods that join
+// the network of pod (networkOf) when its container in slot, which died,
+// holds that network: its infra container, or the one container of a pod
+// without one. They restart into its namespace once it runs again (s.mu
+// held).
+func (s *Syncer) markJoinersLocked(pod, slot string) {
+	for _, p := range s.desired.set.Pods {
+		if p.Manifest.ID != pod {
+			continue
+		}
+		if slot != hruntime.InfraName && len(p.Manifest.Containers) > 1 {
+			return
+		}
+	}
+	for _, p := range s.desired.set.Pods {
+		if p.Manifest.NetworkOf == pod {
+			s.markRecoverLocked(p.Manifest.ID)
+			s.log.Warn("the container holding the network this pod joins died; it will rejoin", "pod", p.Manifest.ID, "network of", pod)
+		}
+	}
+}
+
+// joinersStartedEarly are the desired pods with networkOf whose running
+// containers started (appStart) before the container holding the other
+// pod's network last started (started, by ID): they run in a namespace
+// that is gone.
+func joinersStartedEarly(actual []hruntime.Container, desired []Pod, started, appStart map[string]time.Time) map[string]bool {
+	out := map[string]bool{}
+	var byPod map[string][]hruntime.Container
+	for _, p := range desired {
+		at, ok := appStart[p.Manifest.ID]
+		if p.Manifest.NetworkOf == "" || !ok {
+			continue
+		}
+		if byPod == nil {
+			byPod = map[string][]hruntime.Container{}
+			for _, c := range actual {
+				byPod[c.Pod()] = append(byPod[c.Pod()], c)
+			}
+		}
+		if h := networkHolder(byPod[p.Manifest.NetworkOf]); h != nil && started[h.ID].After(at) {
+			out[p.Manifest.ID] = true
+		}
+	}
+	return out
 }

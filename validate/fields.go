@@ -123,6 +123,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	c.hostNamespaces(m, opts.Policy)
 	c.dependsOn(m.ID, m.DependsOn)
 	c.namespace(m)
+	c.networkOf(m)
 	c.containers(m, volumes, opts)
 	return c.errs.ErrorOrNil()
 }

@@ -136,7 +136,7 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			res.Accepted = append(res.Accepted, s)
 		}
 	}
-	return rejectCycles(res)
+	return rejectNetworkOf(rejectCycles(res))
 }
 
 // containerNameConflicts returns errs with a reason added for every
@@ -407,7 +407,7 @@ func networkConflicts(s manifest.Sourced, nets map[string]netClaim) *multierror.
 func rejectCycles(res Result) Result {
 	deps := map[string][]string{}
 	for _, s := range res.Accepted {
-		for _, d := range s.Manifest.DependsOn {
+		for _, d := range s.Manifest.Dependencies() {
 			deps[s.Manifest.ID] = append(deps[s.Manifest.ID], d.Pod)
 		}
 	}

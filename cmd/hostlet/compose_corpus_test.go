@@ -18,7 +18,7 @@ func TestComposeCorpus(t *testing.T) {
 	if err != nil || len(dirs) < 10 {
 		t.Fatalf("corpus: %d projects, %v; want at least 10", len(dirs), err)
 	}
-	cfg := writeFile(t, t.TempDir(), "hostlet.yaml", fmt.Sprintf("hostname: corpus\ncompose:\n  helper: %s\n", composetest.Helper(t)))
+	cfg := writeFile(t, t.TempDir(), "hostlet.yaml", fmt.Sprintf("hostname: corpus\ncompose:\n  helper: %s\n  home: /home/corpus\n", composetest.Helper(t)))
 	for _, f := range dirs {
 		dir := filepath.Dir(f)
 		t.Run(filepath.Base(dir), func(t *testing.T) {

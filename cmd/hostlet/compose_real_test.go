@@ -78,7 +78,7 @@ func permissiveConfig(t *testing.T, st realStack, socket bool) string {
 	}
 	b, err := yaml3.Marshal(map[string]any{
 		"hostname": "corpus", "hostPathAllow": allow, "policy": policy,
-		"compose": map[string]any{"helper": composetest.Helper(t), "env": env},
+		"compose": map[string]any{"helper": composetest.Helper(t), "env": env, "home": "/home/corpus"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -106,7 +106,7 @@ func TestLoadLoggingOptionsWithoutDriver(t *testing.T) {
 func TestLoadHostAccessRefused(t *testing.T) {
 	tests := []struct{ svc, want string }{
 		{"network_mode: none", `services.web.network_mode: none: a pod without a network is not supported yet`},
-		{"network_mode: 'service:db'", `services.web.network_mode: "service:db": joining another container's network is not supported`},
+		{"network_mode: 'container:db'", `services.web.network_mode: "container:db": a container hostlet does not manage; join a service's network (service:NAME) instead`},
 		{"pid: 'container:x'", `services.web.pid: "container:x" is not supported (host, or leave it out)`},
 		{"ipc: shareable", `services.web.ipc: "shareable" is not supported (host, or leave it out)`},
 	}
@@ -123,6 +123,43 @@ func TestLoadHostAccessRefused(t *testing.T) {
 
 // A dual-stack network with bridge options, as mailcow's and wg-easy's:
 // both pools, the service's two addresses and the options reach the pod.
+// A service on another service's network (network_mode: service:vpn, as
+// a VPN client's users are): the pod joins that service's pod, waits for
+// it to start, and is refused, naming the key, what it cannot have of a
+// network of its own or a service that is not one container.
+func TestLoadNetworkOfService(t *testing.T) {
+	files := mapFiles{"compose.yaml": `
+services:
+  vpn: {image: busybox, ports: ["8080:8080"]}
+  torrent: {image: busybox, network_mode: "service:vpn"}
+`}
+	pods, errs := load(t, files, compose.Options{})
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	torrent := pods[0].Manifest
+	if torrent.ID != "shop-torrent" || torrent.NetworkOf != "shop-vpn" || len(torrent.Networks) != 0 ||
+		!reflect.DeepEqual(torrent.Dependencies(), []manifest.Dependency{{Pod: "shop-vpn", Condition: manifest.DependencyStarted}}) {
+		t.Errorf("pod %s: networkOf %q, networks %v, dependencies %v; want shop-vpn's network, waiting for it to start", torrent.ID, torrent.NetworkOf, torrent.Networks, torrent.Dependencies())
+	}
+	for _, tt := range []struct{ service, want string }{
+		{"{image: busybox, network_mode: 'service:vpn', ports: ['9090:9090']}", "services.torrent.ports: a pod on another pod's network publishes nothing: publish the ports on pod shop-vpn"},
+		{"{image: busybox, network_mode: 'service:vpn', hostname: torrent}", "services.torrent.hostname: a pod on another pod's network has none of its own: set it on pod shop-vpn"},
+		{"{image: busybox, network_mode: 'service:many'}", "services.torrent.network_mode: service many has 2 replicas: a service joins the network of one container"},
+	} {
+		files := mapFiles{"compose.yaml": "services:\n  vpn: {image: busybox}\n  many: {image: busybox, scale: 2}\n  torrent: " + tt.service + "\n"}
+		pods, errs := load(t, files, compose.Options{})
+		for _, p := range pods {
+			if err := validate.Manifest(p, validate.Options{}); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+		if !strings.Contains(strings.Join(errs, "\n"), tt.want) {
+			t.Errorf("%s: errors %q, want %q", tt.service, errs, tt.want)
+		}
+	}
+}
+
 func TestLoadIPv6AndBridgeOptions(t *testing.T) {
 	files := mapFiles{"compose.yaml": `
 services:

@@ -443,7 +443,7 @@ var serviceKeys = map[string]string{
 	"containers[0].privileged": "privileged", "containers[0].capAdd": "cap_add", "containers[0].capDrop": "cap_drop",
 	"containers[0].devices": "devices", "containers[0].securityOpt": "security_opt", "containers[0].ulimits": "ulimits",
 	"containers[0].sysctls": "sysctls", "containers[0].logging": "logging",
-	"hostNetwork": "network_mode", "hostPID": "pid", "hostIPC": "ipc", "hostname": "hostname", "domainname": "domainname", "extraHosts": "extra_hosts",
+	"hostNetwork": "network_mode", "networkOf": "network_mode", "hostPID": "pid", "hostIPC": "ipc", "hostname": "hostname", "domainname": "domainname", "extraHosts": "extra_hosts",
 	"dns": "dns", "dnsSearch": "dns_search", "dependsOn": "depends_on", "restartPolicy": "restart",
 	"terminationGracePeriodSeconds": "stop_grace_period", "labels": "labels", "volumes": "volumes", "networks": "networks",
 }
@@ -624,11 +624,16 @@ func (c *serviceConv) dependsOn(s types.ServiceConfig) []manifest.Dependency {
 			c.add(key, "service %s is not in the project or not in an active profile", name)
 			continue
 		}
-		if d.Restart && linked(s, name) && d.Condition == types.ServiceConditionStarted {
+		switch {
+		case d.Restart && s.NetworkMode == types.ServicePrefix+name && d.Condition == types.ServiceConditionStarted:
+			// What compose-go makes of network_mode: service:NAME. hostlet
+			// moves the service into NAME's namespace whenever NAME's
+			// container is replaced or restarts (networkOf).
+		case d.Restart && linked(s, name) && d.Condition == types.ServiceConditionStarted:
 			// What compose-go makes of a link: a dependency that restarts
 			// the service with it, which hostlet does not do.
 			c.note(key, "made by links: the service waits for %s to start, and is not restarted when %s restarts", name, name)
-		} else if d.Restart {
+		case d.Restart:
 			c.add(key+".restart", "restarting a service when its dependency restarts is not supported yet")
 		}
 		if !d.Required {
@@ -1490,8 +1495,10 @@ func (c *serviceConv) hostAccess(m *manifest.Manifest, ct *manifest.Container, s
 		// Docker's default bridge: a pod without networks.
 	case mode == "none":
 		c.add("network_mode", "none: a pod without a network is not supported yet")
-	case strings.HasPrefix(mode, types.NetworkModeServicePrefix), strings.HasPrefix(mode, types.NetworkModeContainerPrefix):
-		c.add("network_mode", "%q: joining another container's network is not supported; put the containers in one native pod (they share its network) or give both the project's network", mode)
+	case strings.HasPrefix(mode, types.ServicePrefix):
+		m.NetworkOf = c.networkOf(strings.TrimPrefix(mode, types.ServicePrefix))
+	case strings.HasPrefix(mode, types.NetworkModeContainerPrefix):
+		c.add("network_mode", "%q: a container hostlet does not manage; join a service's network (service:NAME) instead", mode)
 	default:
 		c.add("network_mode", "%q is not one of host, bridge", mode)
 	}
@@ -1507,6 +1514,22 @@ func (c *serviceConv) hostAccess(m *manifest.Manifest, ct *manifest.Container, s
 			c.add(ns.key, "%q is not supported (host, or leave it out)", ns.mode)
 		}
 	}
+}
+
+// networkOf is the pod of service name, whose network the service joins
+// (network_mode: service:NAME): a service of the project, started, of one
+// container (compose-go checks that it is there and not disabled).
+func (c *serviceConv) networkOf(name string) string {
+	target, ok := c.t.project.Services[name]
+	switch {
+	case !ok:
+		c.add("network_mode", "service %s is not a started service of the project", name)
+		return ""
+	case target.GetScale() > 1:
+		c.add("network_mode", "service %s has %d replicas: a service joins the network of one container", name, target.GetScale())
+		return ""
+	}
+	return PodID(c.t.project.Name, name, 0)
 }
 
 // networks are the service's networks in Compose's order (priority, then

@@ -24,6 +24,11 @@ import (
 // the external ones): the networks to look at once it is taken down.
 const LabelNetworks = "io.hostlet.networks"
 
+// LabelNetworkOf is the ID of the container whose network namespace the
+// container of a pod with networkOf joined: when that container is
+// replaced, the namespace is gone and the pod's container is recreated.
+const LabelNetworkOf = "io.hostlet.network-of"
+
 // LabelFiles lists the names of the copies of the files volumes a
 // container mounts (comma-separated; keyed hashes of their digests, see
 // EnvHasher.FilesName): the copies are kept while it exists.
@@ -231,6 +236,9 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 	hostAccessSpec(&spec, m, c)
 	if infraID != "" {
 		spec.NetworkMode = "container:" + infraID
+		if m.NetworkOf != "" {
+			labels[LabelNetworkOf] = infraID
+		}
 	} else {
 		spec.NetworkMode = hostNetworkMode(m)
 		spec.Ports = runtimePorts(c.Ports)

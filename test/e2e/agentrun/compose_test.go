@@ -572,6 +572,84 @@ networks:
 	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://[%s]:8080/", port, addr6), "", "MESSAGE=fixed6")
 }
 
+// TestComposeNetworkOfService: a service with network_mode: service:vpn
+// runs in vpn's network namespace (reached through vpn's published port
+// on 127.0.0.1), and is moved into the new one when vpn is recreated and
+// when vpn's container is restarted behind hostlet's back, while it runs
+// or while it is down.
+func TestComposeNetworkOfService(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	proj := e.instance
+	port := testkit.FreePort(t)
+	write := func(vpnMessage string) {
+		testkit.WriteFile(t, filepath.Join(tree, "app", "compose.yaml"), fmt.Sprintf(`name: %s
+services:
+  vpn:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    environment: {MESSAGE: %s}
+    ports: ["127.0.0.1:%d:8080"]
+  torrent:
+    image: %s
+    pull_policy: never
+    stop_grace_period: 1s
+    environment: {MESSAGE: torrent, LISTEN: ":8081"}
+    network_mode: service:vpn
+`, proj, e.image, vpnMessage, port, e.image))
+	}
+	write("vpn1")
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	agent := e.start(t, cfg)
+	joined := func(want string) {
+		t.Helper()
+		var boxes []box
+		testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
+			boxes = e.waitPods(t, 60*time.Second, proj+"-torrent", proj+"-vpn")
+			info, err := e.docker.ContainerInspect(t.Context(), boxes[0].ID)
+			if err != nil {
+				return false, err.Error()
+			}
+			vpn, err := e.docker.ContainerInspect(t.Context(), boxes[1].ID)
+			if err != nil {
+				return false, err.Error()
+			}
+			// Podman names the container joined, Docker gives its ID.
+			mode := string(info.HostConfig.NetworkMode)
+			ok := mode == "container:"+vpn.ID || mode == "container:"+strings.TrimPrefix(vpn.Name, "/")
+			began, _ := time.Parse(time.RFC3339Nano, info.State.StartedAt)
+			vpnBegan, _ := time.Parse(time.RFC3339Nano, vpn.State.StartedAt)
+			ok = ok && info.State.Running && !began.Before(vpnBegan)
+			return ok, fmt.Sprintf("torrent's network mode %s started %s, vpn %s started %s", mode, info.State.StartedAt, vpn.ID, vpn.State.StartedAt)
+		})
+		testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://127.0.0.1:8081/", port), "", "MESSAGE=torrent")
+		testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", port), "", "MESSAGE="+want)
+	}
+	joined("vpn1")
+
+	// vpn recreated: torrent follows it into its new namespace.
+	write("vpn2")
+	joined("vpn2")
+
+	// vpn's container restarted by hand: torrent rejoins it.
+	boxes := e.waitPods(t, 30*time.Second, proj+"-torrent", proj+"-vpn")
+	timeout := 1
+	if err := e.docker.ContainerRestart(t.Context(), boxes[1].ID, container.StopOptions{Timeout: &timeout}); err != nil {
+		t.Fatal(err)
+	}
+	joined("vpn2")
+
+	// And while hostlet was down: the next hostlet finds torrent older
+	// than the namespace it should be in.
+	agent.Stop()
+	if err := e.docker.ContainerRestart(t.Context(), boxes[1].ID, container.StopOptions{Timeout: &timeout}); err != nil {
+		t.Fatal(err)
+	}
+	e.start(t, cfg)
+	joined("vpn2")
+}
+
 // netnsSysctl reads a sysctl (its path under /proc/sys) in the network
 // namespace of process pid (a container's).
 func netnsSysctl(t *testing.T, pid int, name string) string {

@@ -1,0 +1,112 @@
+package sync_test
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/hostlet/hostlet/manifest"
+	hruntime "github.com/hostlet/hostlet/runtime"
+	hsync "github.com/hostlet/hostlet/sync"
+	"github.com/hostlet/hostlet/sync/podspec"
+	"github.com/hostlet/hostlet/sync/synctest"
+)
+
+// joiner is a pod of one container on pod of's network.
+func joiner(id, of string) manifest.Manifest {
+	return edit(onePod(id), func(m *manifest.Manifest) { m.NetworkOf = of })
+}
+
+// A pod with networkOf joins the network namespace of the container
+// holding the other pod's (its one container, or its infra container);
+// when that container is replaced it is recreated into the new one, and
+// while it is stopped or restarting, recovering the joiner waits for it.
+func TestNetworkOfFollowsTheHoldingContainer(t *testing.T) {
+	fake := synctest.NewFake()
+	apply := func(desired []hsync.Pod, recover ...string) []string {
+		t.Helper()
+		marks := map[string]bool{}
+		for _, p := range recover {
+			marks[p] = true
+		}
+		plan := hsync.MakePlan(desired, listed(t, fake), hsync.PlanOptions{Recover: marks})
+		for _, r := range hsync.Apply(t.Context(), fake, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+			if r.Err != nil {
+				t.Fatalf("apply pod %s: %v", r.ID, r.Err)
+			}
+		}
+		return renderPlan(plan)
+	}
+	joinedAs := func() (joined, holder string) {
+		t.Helper()
+		cs := listed(t, fake)
+		return cs[slotIndex(t, cs, "t/app")].Labels[podspec.LabelNetworkOf], cs[slotIndex(t, cs, "vpn/app")].ID
+	}
+
+	apply(pods(onePod("vpn")))
+	if got := apply(pods(onePod("vpn"), joiner("t", "vpn"))); !equalLines(got, "t/app create: new pod", "vpn/app keep") {
+		t.Fatalf("joiner added: plan %q", got)
+	}
+	if joined, holder := joinedAs(); joined != holder || holder == "" {
+		t.Fatalf("joined %q, want vpn's container %q", joined, holder)
+	}
+
+	v2 := edit(onePod("vpn"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	apply(pods(v2, joiner("t", "vpn")))
+	if got := apply(pods(v2, joiner("t", "vpn"))); !equalLines(got, "t/app recreate: network of pod vpn: the container holding it was replaced", "vpn/app keep") {
+		t.Fatalf("after vpn's recreate: plan %q", got)
+	}
+	if joined, holder := joinedAs(); joined != holder {
+		t.Fatalf("joined %q, want vpn's new container %q", joined, holder)
+	}
+
+	cs := listed(t, fake)
+	cs[slotIndex(t, cs, "vpn/app")].State = hruntime.StateRestarting
+	plan := hsync.MakePlan(pods(v2, joiner("t", "vpn")), cs, hsync.PlanOptions{Recover: map[string]bool{"t": true}})
+	if got := renderPlan(plan); !equalLines(got, "t/app keep", "vpn/app keep") {
+		t.Errorf("vpn restarting, t to recover: plan %q, want t to wait", got)
+	}
+	if got := apply(pods(v2, joiner("t", "vpn")), "t"); !equalLines(got, "t/app restart: network of pod vpn: rejoin its network namespace", "vpn/app keep") {
+		t.Errorf("vpn running again, t to recover: plan %q, want t to rejoin", got)
+	}
+}
+
+// The other pod's infra container holds a pod of two containers' network.
+func TestNetworkOfAPodWithAnInfraContainer(t *testing.T) {
+	fake := converge(t, nil, pods(twoPod("vpn")))
+	plan := hsync.MakePlan(pods(twoPod("vpn"), joiner("t", "vpn")), listed(t, fake), hsync.PlanOptions{})
+	for _, r := range hsync.Apply(t.Context(), fake, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err != nil {
+			t.Fatalf("apply pod %s: %v", r.ID, r.Err)
+		}
+	}
+	cs := listed(t, fake)
+	if joined, infra := cs[slotIndex(t, cs, "t/app")].Labels[podspec.LabelNetworkOf], cs[slotIndex(t, cs, "vpn/"+hruntime.InfraName)].ID; joined != infra {
+		t.Errorf("joined %q, want vpn's infra container %q", joined, infra)
+	}
+}
+
+// A joiner whose pod has no container to join is never created on the
+// default bridge instead.
+func TestNetworkOfWithoutTheOtherPodFails(t *testing.T) {
+	fake := synctest.NewFake()
+	plan := hsync.MakePlan(pods(joiner("t", "vpn")), nil, hsync.PlanOptions{})
+	res := hsync.Apply(t.Context(), fake, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler))
+	if len(res) != 1 || res[0].Err == nil {
+		t.Fatalf("results %+v, want t's create to fail", res)
+	}
+	if cs := listed(t, fake); len(cs) != 0 {
+		t.Errorf("containers %+v, want none", cs)
+	}
+}
+
+func equalLines(got []string, want ...string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
