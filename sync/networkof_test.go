@@ -3,6 +3,7 @@ package sync_test
 import (
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -109,4 +110,41 @@ func equalLines(got []string, want ...string) bool {
 		}
 	}
 	return true
+}
+
+// Moving a pod into the network it joins again disrupts nothing that
+// still works: a closed maintenance window does not hold it back, while
+// a change of the pod itself still waits for the window.
+func TestNetworkOfRepairIgnoresTheWindow(t *testing.T) {
+	open := true
+	e := newRolloutEnv(t, func(time.Time) (bool, time.Time, time.Time) { return open, time.Time{}, time.Time{} })
+	joining := func(image string) hsync.Pod {
+		p := e.pod("t", "r1", image, "Auto", "")
+		p.Manifest.NetworkOf = "vpn"
+		return p
+	}
+	vpn := e.pod("vpn", "r1", "example.org/vpn:1", "Auto", "")
+	e.set(vpn, joining("example.org/t:1"))
+	e.sync(0)
+	e.sync(time.Second) // t waited for vpn to start
+	if c := e.app("t"); c.Labels[podspec.LabelNetworkOf] != e.app("vpn").ID {
+		t.Fatalf("t joined %q, want vpn's container %s", c.Labels[podspec.LabelNetworkOf], e.app("vpn").ID)
+	}
+
+	open = false
+	// vpn's container lost: vpn is created anew (nothing of it ran), and
+	// t follows it into the new namespace, window or not.
+	if err := e.fake.Remove(e.ctx, e.app("vpn").ID); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(time.Second)
+	e.sync(time.Second)
+	if c := e.app("t"); c.Labels[podspec.LabelNetworkOf] != e.app("vpn").ID || c.State != hruntime.StateRunning {
+		t.Errorf("t joined %q (%s) in a closed window, want vpn's new container %s", c.Labels[podspec.LabelNetworkOf], c.State, e.app("vpn").ID)
+	}
+	e.set(vpn, joining("example.org/t:2"))
+	e.sync(time.Second)
+	if c := e.app("t"); c.Image != "example.org/t:1" {
+		t.Errorf("t runs %s in a closed window, want its change to wait", c.Image)
+	}
 }

@@ -38,6 +38,11 @@ type Change struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Current is the container now in the slot, if any.
 	Current *hruntime.Container `json:"-"`
+	// repair: the change moves a container into a network namespace that
+	// is gone (its infra container, or the container it joined, died or
+	// was lost): it disrupts nothing that still works, so no maintenance
+	// window holds it back.
+	repair bool
 }
 
 // PodPlan is the plan for one pod.
@@ -261,6 +266,9 @@ type infraDecision struct {
 	// rejoin: the infra container is restarted; running app containers
 	// restart to join its new network namespace.
 	rejoin bool
+	// lost: the infra container is gone; the app containers are recreated
+	// into a new one (a repair, see Change.repair).
+	lost bool
 }
 
 // planInfra decides on the pod's infra container infra (nil when there is
@@ -273,6 +281,7 @@ func planInfra(p *Pod, infra *hruntime.Container, hasApps bool) infraDecision {
 		d.change.Reasons = []string{"pod network"}
 		if hasApps {
 			d.appsReason = "pod network: infra container created"
+			d.lost = true
 		}
 	case p.NeedsInfra() && infra.Hash() != manifest.InfraHash(p.Manifest):
 		d.change.Action, d.change.Current = ActionRecreate, infra
@@ -287,6 +296,7 @@ func planInfra(p *Pod, infra *hruntime.Container, hasApps bool) infraDecision {
 	case p.NeedsInfra() && !infra.Running():
 		d.change.Action, d.change.Current = ActionRestart, infra
 		d.change.Reasons = []string{fmt.Sprintf("infra container %s", stateText(*infra))}
+		d.change.repair = true
 		d.rejoin = true
 	case p.NeedsInfra():
 		d.change.Current = infra
@@ -329,18 +339,20 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 	case a.net.appsReason != "":
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{a.net.appsReason}
+		ch.repair = a.net.lost
 	case a.m.NetworkOf != "" && cur.Labels[podspec.LabelNetworkOf] != a.join:
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{fmt.Sprintf("network of pod %s: the container holding it was replaced", a.m.NetworkOf)}
+		ch.repair = true
 	case nameChange(*cur, a.m.Containers[i].ContainerName) != "":
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{nameChange(*cur, a.m.Containers[i].ContainerName)}
 	case a.net.wait:
 	case a.rejoin && cur.Running() && a.m.NetworkOf != "":
-		ch.Action = ActionRestart
+		ch.Action, ch.repair = ActionRestart, true
 		ch.Reasons = []string{fmt.Sprintf("network of pod %s: rejoin its network namespace", a.m.NetworkOf)}
 	case a.rejoin && cur.Running():
-		ch.Action = ActionRestart
+		ch.Action, ch.repair = ActionRestart, true
 		ch.Reasons = []string{"pod network: rejoin the infra container's network namespace"}
 	case !cur.Running() && shouldRun(a.m.RestartPolicy, *cur):
 		ch.Action = ActionRestart

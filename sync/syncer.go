@@ -1100,6 +1100,11 @@ func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
 // network for recovery; an app container's exit code is kept for the
 // reason of its restart (counted when it starts again, see handleStart).
 func (s *Syncer) handleDie(pod, slot string, e hruntime.Event) {
+	// The namespace the pods joining pod's network are in is gone, whoever
+	// stopped its holder (hostlet too: a probe's restart keeps the ID).
+	s.mu.Lock()
+	s.markJoinersLocked(pod, slot)
+	s.mu.Unlock()
 	if s.takeOwnStop(e.ContainerID) {
 		// hostlet stopped it (recreate, remove, probe or network
 		// restart): not a crash, and whatever follows is planned.
@@ -1108,14 +1113,12 @@ func (s *Syncer) handleDie(pod, slot string, e hruntime.Event) {
 	if slot == hruntime.InfraName {
 		s.mu.Lock()
 		s.markRecoverLocked(pod)
-		s.markJoinersLocked(pod, slot)
 		s.mu.Unlock()
 		s.log.Warn("infra container died; the pod's network will be recovered", "pod", pod)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.markJoinersLocked(pod, slot)
 	ps := s.podStateLocked(pod)
 	r := ps.runs[slot]
 	r.exitID, r.exitCode = e.ContainerID, e.ExitCode

@@ -100,10 +100,11 @@ func (s *Syncer) windowWaits(plan Plan, v updateView) map[string]string {
 	return waits
 }
 
-// disrupts reports whether the plan stops a running container of the pod.
+// disrupts reports whether the plan stops a running container of the pod
+// (not one that only moves into its network again: Change.repair).
 func disrupts(pp PodPlan) bool {
 	for _, ch := range pp.Changes {
-		if ch.Current != nil && ch.Current.Running() && ch.Action != ActionNone && ch.Action != ActionCreate {
+		if ch.Current != nil && ch.Current.Running() && ch.Action != ActionNone && ch.Action != ActionCreate && !ch.repair {
 			return true
 		}
 	}
