@@ -37,7 +37,7 @@ func FuzzCompose(f *testing.F) {
 	// The hostile Compose files written in the tests of what a project may
 	// not do (and in the sources' and the renderer's).
 	for _, s := range testkit.Literals(f, func(s string) bool { return strings.Contains(s, "services:") },
-		"extends_test.go", "include_rules_test.go", "files_mounts_test.go", "values_test.go", "work_bounds_test.go", "load_test.go", "hostaccess_test.go",
+		"extends_test.go", "include_rules_test.go", "files_mounts_test.go", "values_test.go", "work_bounds_test.go", "load_test.go", "hostaccess_test.go", "homepath_test.go",
 		filepath.Join("..", "..", "sources", "compose_test.go"), filepath.Join("..", "project", "render_reruns_test.go")) {
 		f.Add(s, "")
 	}
