@@ -114,6 +114,10 @@ type ApplyOptions struct {
 	// it only the networks of the containers the plan takes down are
 	// looked at.
 	SweepNetworks bool
+	// Held names the held pods: a container of one that joined another
+	// pod's network (networkOf) is left as it is when that network's
+	// holder is taken down (Podman then refuses to remove the holder).
+	Held func(id string) bool
 }
 
 // FileWriter writes a files volume's content (once per digest) and returns
@@ -275,6 +279,60 @@ type applier struct {
 	// none).
 	claims     map[string]string
 	claimsOnce gosync.Once
+	// joiners maps the ID of a listed container holding a pod's network
+	// to the listed containers of other pods (networkOf) that joined it,
+	// held pods' left out: made once, read by every pod's worker.
+	joiners     map[string][]hruntime.Container
+	joinersOnce gosync.Once
+}
+
+// dropJoiners stops and removes the containers that joined the network
+// namespace of container holder (pods with networkOf), before the holder
+// goes: their network goes with it either way, Podman refuses to remove a
+// container others joined, and the joining pod, waiting for the holder's
+// pod while it changes, is created anew into the next one. A joiner
+// removed meanwhile (its pod pruned) is no error.
+func (a *applier) dropJoiners(ctx context.Context, holder string) error {
+	a.joinersOnce.Do(func() { a.joiners = joinersByHolder(a.plan, a.opts.Held) })
+	for _, j := range a.joiners[holder] {
+		if j.Running() {
+			if err := a.rt.Stop(ctx, j.ID, DefaultStopTimeout); err != nil && !hruntime.IsNotFound(err) {
+				return fmt.Errorf("container %s of pod %s, which joined its network: %w", j.Slot(), j.Pod(), err)
+			}
+		}
+		if err := a.rt.Remove(ctx, j.ID); err != nil && !hruntime.IsNotFound(err) {
+			return fmt.Errorf("container %s of pod %s, which joined its network: %w", j.Slot(), j.Pod(), err)
+		}
+		a.log.Info("removed a container whose network goes: its pod joins the next one", "pod", j.Pod(), "container", j.Slot(), "network of", a.joinerOf(j))
+	}
+	return nil
+}
+
+// joinerOf is the pod whose network container j of a networkOf pod joined.
+func (a *applier) joinerOf(j hruntime.Container) string {
+	for _, pp := range a.plan.Pods {
+		if pp.Desired != nil && pp.ID == j.Pod() {
+			return pp.Desired.Manifest.NetworkOf
+		}
+	}
+	return ""
+}
+
+// joinersByHolder maps each holder's ID to the plan's listed containers
+// labelled as having joined it, but held pods'.
+func joinersByHolder(plan Plan, held func(string) bool) map[string][]hruntime.Container {
+	out := map[string][]hruntime.Container{}
+	for _, pp := range plan.Pods {
+		if held != nil && held(pp.ID) {
+			continue
+		}
+		for _, c := range pp.Current {
+			if h := c.Labels[podspec.LabelNetworkOf]; h != "" {
+				out[h] = append(out[h], c)
+			}
+		}
+	}
+	return out
 }
 
 // claimOf is the desired pod that chooses the container name name, or "".
@@ -347,6 +405,9 @@ func (a *applier) removePod(ctx context.Context, pp PodPlan) Result {
 func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout time.Duration) error {
 	if c == nil {
 		return nil
+	}
+	if err := a.dropJoiners(ctx, c.ID); err != nil {
+		return err
 	}
 	if c.Running() {
 		if err := a.rt.Stop(ctx, c.ID, timeout); err != nil && !hruntime.IsNotFound(err) {
@@ -740,6 +801,9 @@ func (ap *podApplication) restartInfra(ctx context.Context) error {
 	if err := ap.takeDownForNewInfra(ctx); err != nil {
 		return err
 	}
+	if err := ap.dropJoiners(ctx, ap.infraID); err != nil {
+		return inStep(errStepStart, fmt.Errorf("infra container: %w (and remove it: %w)", startErr, err))
+	}
 	if err := ap.rt.Remove(ctx, ap.infraID); err != nil && !hruntime.IsNotFound(err) {
 		return inStep(errStepStart, fmt.Errorf("infra container: %w (and remove it: %w)", startErr, err))
 	}
@@ -930,6 +994,9 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 	// Not found: the container, or the one whose network it joins, is
 	// gone (an infra container replaced while it stayed).
 	ap.log.Warn("container does not start; creating it anew", "pod", ap.m.ID, "container", name, "error", startErr)
+	if err := ap.dropJoiners(ctx, ch.Current.ID); err != nil {
+		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w (and remove it: %w)", name, startErr, err))
+	}
 	if err := ap.rt.Remove(ctx, ch.Current.ID); err != nil && !hruntime.IsNotFound(err) {
 		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w (and remove it: %w)", name, startErr, err))
 	}

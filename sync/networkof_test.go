@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +147,68 @@ func TestNetworkOfRepairIgnoresTheWindow(t *testing.T) {
 	e.sync(time.Second)
 	if c := e.app("t"); c.Image != "example.org/t:1" {
 		t.Errorf("t runs %s in a closed window, want its change to wait", c.Image)
+	}
+}
+
+// When the holder of the network a pod joins is replaced, the joiner's
+// container goes first (Podman refuses to remove a container another
+// joined), the plan and status say so in the same pass, and the joiner
+// is created into the new namespace once the holder's pod has changed. A
+// held joiner is left as it is.
+func TestNetworkOfJoinerGoesBeforeItsHolder(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		e := newRolloutEnv(t, nil)
+		e.fake.RefuseRemovingJoined()
+		joining := e.pod("t", "r1", "example.org/t:1", "Auto", "")
+		joining.Manifest.NetworkOf = "vpn"
+		e.set(e.pod("vpn", "r1", "example.org/vpn:1", "Auto", ""), joining)
+		e.sync(0)
+		e.sync(time.Second)
+		if e.app("t").ID == "" {
+			t.Fatal("t not created")
+		}
+		if held {
+			if _, err := e.s.Hold(e.ctx, "t", "test", ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.set(e.pod("vpn", "r2", "example.org/vpn:2", "Auto", ""), joining)
+		e.sync(time.Second)
+		if held {
+			if c := e.app("vpn"); c.Image != "example.org/vpn:1" {
+				t.Errorf("held joiner: vpn runs %s, want app:1 (the engine refuses to remove it)", c.Image)
+			}
+			if st := e.status("vpn"); !strings.Contains(st.Message, "dependent containers") {
+				t.Errorf("held joiner: vpn %s %q, want the engine's refusal", st.Phase, st.Message)
+			}
+			continue
+		}
+		if c := e.app("vpn"); c.Image != "example.org/vpn:2" {
+			t.Fatalf("vpn runs %s, want vpn:2", c.Image)
+		}
+		if c := e.app("t"); c.ID != "" {
+			t.Fatalf("t's container %s stayed in the namespace that went", c.ID)
+		}
+		e.sync(time.Second)
+		if c := e.app("t"); c.Labels[podspec.LabelNetworkOf] != e.app("vpn").ID || c.State != hruntime.StateRunning {
+			t.Errorf("t joined %q (%s), want vpn's new container %s", c.Labels[podspec.LabelNetworkOf], c.State, e.app("vpn").ID)
+		}
+	}
+}
+
+// The plan shows the joiner's recreate in the pass that replaces its
+// holder, as diff shows it.
+func TestNetworkOfPlanShowsTheJoinerWithItsHolder(t *testing.T) {
+	fake := converge(t, nil, pods(onePod("vpn")))
+	plan := hsync.MakePlan(pods(onePod("vpn"), joiner("t", "vpn")), listed(t, fake), hsync.PlanOptions{})
+	for _, r := range hsync.Apply(t.Context(), fake, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	v2 := edit(onePod("vpn"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	got := renderPlan(hsync.MakePlan(pods(v2, joiner("t", "vpn")), listed(t, fake), hsync.PlanOptions{}))
+	if !equalLines(got, "t/app recreate: network of pod vpn: the container holding it is replaced", "vpn/app recreate: image example.org/app:1 -> 2") {
+		t.Errorf("plan %q", got)
 	}
 }

@@ -176,7 +176,51 @@ func MakePlan(desired []Pod, actual []hruntime.Container, opts PlanOptions) Plan
 		}
 	}
 	sort.SliceStable(plan.Pods, func(a, b int) bool { return plan.Pods[a].ID < plan.Pods[b].ID })
+	followHolders(&plan)
 	return plan
+}
+
+// followHolders recreates, in the plan, the containers of pods with
+// networkOf whose network's holder the plan of the other pod takes down:
+// they go with it (Apply removes them first) and are created anew into
+// the next one once that pod has changed (they wait for it).
+func followHolders(plan *Plan) {
+	var at map[string]int
+	for i := range plan.Pods {
+		pp := &plan.Pods[i]
+		if pp.Desired == nil || pp.Desired.Manifest.NetworkOf == "" || pp.joinID == "" {
+			continue
+		}
+		if at == nil {
+			at = make(map[string]int, len(plan.Pods))
+			for j, other := range plan.Pods {
+				at[other.ID] = j
+			}
+		}
+		of := pp.Desired.Manifest.NetworkOf
+		q, ok := at[of]
+		if !ok || !takesDown(plan.Pods[q], pp.joinID) {
+			continue
+		}
+		for j := range pp.Changes {
+			ch := &pp.Changes[j]
+			if ch.Current == nil || replaces(ch.Action) || ch.Current.Labels[podspec.LabelNetworkOf] != pp.joinID {
+				continue
+			}
+			ch.Action, ch.repair = ActionRecreate, true
+			ch.Reasons = []string{fmt.Sprintf("network of pod %s: the container holding it is replaced", of)}
+		}
+	}
+}
+
+// takesDown reports whether pod plan pp stops and removes container id.
+func takesDown(pp PodPlan, id string) bool {
+	for _, ch := range pp.Changes {
+		if ch.Current != nil && ch.Current.ID == id && replaces(ch.Action) {
+			return true
+		}
+	}
+	return false
 }
 
 // podContainers are the containers of actual that belong to a pod: one

@@ -61,9 +61,12 @@ type Fake struct {
 	execCodes map[string]int
 	// broken holds the containers whose start always fails (BreakStart).
 	broken map[string]bool
-	subs   []*subscriber
-	nextID int
-	clock  time.Time
+	// podmanDependents: a container others joined (NetworkMode
+	// container:<id>) cannot be removed (RefuseRemovingJoined).
+	podmanDependents bool
+	subs             []*subscriber
+	nextID           int
+	clock            time.Time
 	// now reads the time events are dated by (SetClock); nil: the wall
 	// clock.
 	clockNow func() time.Time
@@ -357,6 +360,13 @@ func (f *Fake) Remove(_ context.Context, id string) error {
 	defer f.mu.Unlock()
 	f.record("Remove", id)
 	if fc, ok := f.lookup(id); ok {
+		if f.podmanDependents {
+			for _, other := range f.containers {
+				if other.spec.NetworkMode == "container:"+fc.c.ID {
+					return fmt.Errorf("remove container %s: container %s has dependent containers which must be removed before it", fc.c.ID, fc.c.ID)
+				}
+			}
+		}
 		if fc.c.State == hruntime.StateRunning {
 			fc.c.State, fc.c.ExitCode = hruntime.StateExited, 137
 			f.emit(f.event("die", fc))
@@ -366,6 +376,15 @@ func (f *Fake) Remove(_ context.Context, id string) error {
 		f.emit(f.event("destroy", fc))
 	}
 	return nil
+}
+
+// RefuseRemovingJoined makes the engine refuse to remove a container
+// that another joined (its network namespace), as Podman's
+// Docker-compatible API does.
+func (f *Fake) RefuseRemovingJoined() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.podmanDependents = true
 }
 
 // Rename implements hsync.Namer. A name in use is an
