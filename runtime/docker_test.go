@@ -632,6 +632,42 @@ func TestRestartPolicyOnFailure(t *testing.T) {
 // one that is not there; a container on two networks reached by its alias
 // from another container on the first; RemoveNetwork leaves what is not
 // the instance's and what is still used.
+// A network's bridge options reach the engine, or, on Podman, whose
+// Docker-compatible API answers most of them with a warning only, are
+// refused naming the option rather than dropped.
+func TestNetworkBridgeOptions(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	cli := dockertest.Client(t)
+	t.Cleanup(func() { _ = dockertest.RemoveInstance(context.Background(), cli, d.Instance()) })
+	name := d.Instance() + "_opts"
+	opts := map[string]string{"com.docker.network.bridge.enable_icc": "false", "com.docker.network.driver.mtu": "1400"}
+	err := d.EnsureNetwork(ctx, hruntime.NetworkSpec{Name: name, DriverOptions: opts}, nil)
+	if dockertest.Engine(t).Podman() {
+		if err == nil || !strings.Contains(err.Error(), "com.docker.network.bridge.enable_icc") {
+			t.Errorf("EnsureNetwork with enable_icc on Podman: %v, want it refused naming the option", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cli.NetworkInspect(ctx, name, network.InspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range opts {
+		if info.Options[k] != v {
+			t.Errorf("network option %s = %q, want %q (all: %v)", k, info.Options[k], v, info.Options)
+		}
+	}
+	// Made once; the same declaration finds it as declared.
+	if err := d.EnsureNetwork(ctx, hruntime.NetworkSpec{Name: name, DriverOptions: opts}, nil); err != nil {
+		t.Errorf("EnsureNetwork again: %v", err)
+	}
+}
+
 func TestNetworks(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)

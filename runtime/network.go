@@ -59,6 +59,13 @@ func (d *Docker) EnsureNetwork(ctx context.Context, n NetworkSpec, labels map[st
 	if err := d.checkNetwork(ctx, n); err == nil || !IsNotFound(err) || n.External {
 		return err
 	}
+	if d.engine.Podman() {
+		for _, k := range slices.Sorted(maps.Keys(n.DriverOptions)) {
+			if !slices.Contains(podmanBridgeOptions, k) {
+				return fmt.Errorf("network %q: option %s: Podman's Docker-compatible API ignores it (with a warning only): leave it out on this host, or set it in Podman's own network configuration", n.Name, k)
+			}
+		}
+	}
 	l := maps.Clone(labels)
 	if l == nil {
 		l = map[string]string{}
@@ -67,8 +74,11 @@ func (d *Docker) EnsureNetwork(ctx context.Context, n NetworkSpec, labels map[st
 	l[LabelInstance] = d.instance
 	// The client asks the engine (API < 1.44) to refuse a duplicate name,
 	// so two pods creating one network at once make one network.
-	_, err := d.cli.NetworkCreate(ctx, n.Name, createOptions(n, l))
+	resp, err := d.cli.NetworkCreate(ctx, n.Name, createOptions(n, l))
 	if err == nil {
+		if resp.Warning != "" {
+			d.log.Warn("the engine created the network with a warning", "network", n.Name, "warning", resp.Warning)
+		}
 		d.log.Debug("created network", "network", n.Name)
 		return nil
 	}
@@ -77,6 +87,10 @@ func (d *Docker) EnsureNetwork(ctx context.Context, n NetworkSpec, labels map[st
 	}
 	return d.checkNetwork(ctx, n)
 }
+
+// podmanBridgeOptions are the bridge options Podman's Docker-compatible
+// network create applies; it answers the others with a warning only.
+var podmanBridgeOptions = []string{"com.docker.network.bridge.name", "com.docker.network.driver.mtu"}
 
 // createOptions are the engine's settings for network n: a bridge with
 // n's pools, IPv6 and driver options.
@@ -129,8 +143,10 @@ func sameDeclaration(info network.Inspect, n NetworkSpec, podman bool) error {
 		differs = fmt.Sprintf("exists with internal %v, declared %v", info.Internal, n.Internal)
 	case n.Subnet != "" && !hasPool(info, n.Subnet, n.Gateway, n.IPRange, podman):
 		differs = fmt.Sprintf("exists with IPAM %+v, declared subnet %s gateway %q ipRange %q", info.IPAM.Config, n.Subnet, n.Gateway, n.IPRange)
-	case info.EnableIPv6 != n.EnableIPv6:
-		differs = fmt.Sprintf("exists with enableIPv6 %v, declared %v", info.EnableIPv6, n.EnableIPv6)
+	case n.EnableIPv6 && !info.EnableIPv6:
+		// Not the other way round: a daemon whose default-network-opts
+		// enable IPv6 makes every network dual-stack, declared or not.
+		differs = "exists without IPv6, declared with enableIPv6"
 	case n.IPv6Subnet != "" && !hasPool(info, n.IPv6Subnet, n.IPv6Gateway, n.IPv6IPRange, podman):
 		differs = fmt.Sprintf("exists with IPAM %+v, declared ipv6Subnet %s ipv6Gateway %q ipv6IPRange %q", info.IPAM.Config, n.IPv6Subnet, n.IPv6Gateway, n.IPv6IPRange)
 	default:

@@ -27,7 +27,8 @@ func TestNetworkDeclarationMatchesTheEngine(t *testing.T) {
 		want   string
 	}{
 		{"alike", func(*NetworkSpec, *network.Inspect) {}, ""},
-		{"ipv6 off", func(_ *NetworkSpec, i *network.Inspect) { i.EnableIPv6 = false }, "exists with enableIPv6 false, declared true"},
+		{"ipv6 off", func(_ *NetworkSpec, i *network.Inspect) { i.EnableIPv6 = false }, "exists without IPv6, declared with enableIPv6"},
+		{"ipv6 on by the daemon's default, not declared", func(n *NetworkSpec, _ *network.Inspect) { n.EnableIPv6, n.IPv6Subnet, n.IPv6Gateway = false, "", "" }, ""},
 		{"another ipv6 pool", func(n *NetworkSpec, _ *network.Inspect) { n.IPv6Subnet = "fd00:1::/64" }, "declared ipv6Subnet fd00:1::/64"},
 		{"another bridge name", func(n *NetworkSpec, _ *network.Inspect) {
 			n.DriverOptions = map[string]string{"com.docker.network.bridge.name": "br-other"}
