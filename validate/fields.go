@@ -17,7 +17,6 @@ import (
 	"github.com/distribution/reference"
 	"github.com/hashicorp/go-multierror"
 
-	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -285,7 +284,7 @@ func (c *checker) ipam(f string, n manifest.Network) {
 		p, err := netip.ParsePrefix(n.Subnet)
 		switch {
 		case err != nil || !p.Addr().Is4():
-			c.add(f+".subnet", "%q is not an IPv4 subnet (10.5.0.0/24)", textcap.Excerpt(n.Subnet))
+			c.add(f+".subnet", "%q is not an IPv4 subnet (10.5.0.0/24)", excerpt(n.Subnet))
 		case p.Masked() != p:
 			c.add(f+".subnet", "%q has host bits set: %s", n.Subnet, p.Masked())
 		case n.External:
@@ -299,19 +298,19 @@ func (c *checker) ipam(f string, n manifest.Network) {
 	}
 	if n.Gateway != "" {
 		if a, err := netip.ParseAddr(n.Gateway); err != nil || !a.Is4() || subnet.IsValid() && !subnet.Contains(a) {
-			c.add(f+".gateway", "%q is not an IPv4 address in subnet %s", textcap.Excerpt(n.Gateway), n.Subnet)
+			c.add(f+".gateway", "%q is not an IPv4 address in subnet %s", excerpt(n.Gateway), n.Subnet)
 		}
 	}
 	if n.IPRange != "" {
 		if r, err := netip.ParsePrefix(n.IPRange); err != nil || !r.Addr().Is4() || r.Masked() != r || subnet.IsValid() && (!subnet.Contains(r.Addr()) || r.Bits() < subnet.Bits()) {
-			c.add(f+".ipRange", "%q is not an IPv4 range (a CIDR) within subnet %s", textcap.Excerpt(n.IPRange), n.Subnet)
+			c.add(f+".ipRange", "%q is not an IPv4 range (a CIDR) within subnet %s", excerpt(n.IPRange), n.Subnet)
 		}
 	}
 	if n.IPv4Address != "" {
 		a, err := netip.ParseAddr(n.IPv4Address)
 		switch {
 		case err != nil || !a.Is4():
-			c.add(f+".ipv4Address", "%q is not an IPv4 address", textcap.Excerpt(n.IPv4Address))
+			c.add(f+".ipv4Address", "%q is not an IPv4 address", excerpt(n.IPv4Address))
 		case n.Subnet == "" && !n.External:
 			c.add(f+".ipv4Address", "needs the network's subnet (the engine gives a chosen address only on a network whose subnet was given)")
 		case subnet.IsValid() && !subnet.Contains(a):

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hostlet/hostlet/internal/redact"
+	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -33,6 +34,26 @@ func hiddenOnly(s manifest.Sourced) manifest.Sourced {
 	return manifest.Sourced{Hidden: s.Hidden, HiddenParts: s.HiddenParts}
 }
 
+// excerpt is a value shown by its short excerpt (textcap.Excerpt) in a
+// message, and judged by the hider as the whole value.
+type excerpt string
+
+func (e excerpt) String() string { return textcap.Excerpt(string(e)) }
+
+// optionsText is a map of options as "k=v" pairs in key order, a value
+// that may show a hidden one left out.
+func (h hider) optionsText(m map[string]string) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		if h.h.Covers(v) {
+			v = redact.Hidden
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
 // hiddenArg prints as <value hidden> with any verb.
 type hiddenArg struct{}
 
@@ -53,6 +74,12 @@ func (h hider) args(args []any) []any {
 func (h hider) arg(a any) any {
 	var text string
 	switch v := a.(type) {
+	case excerpt:
+		// Judged by the whole value: a hidden value cut short is one still.
+		if h.h.Covers(string(v)) {
+			return hiddenArg{}
+		}
+		return a
 	case string:
 		text = v
 	case binding:

@@ -107,11 +107,11 @@ func TestNetworkIPAMConflicts(t *testing.T) {
 		want string
 	}{
 		{"alike", net("10.5.0.0/24", "10.5.0.10"), net("10.5.0.0/24", "10.5.0.11"), ""},
-		{"subnet differs", net("10.5.0.0/24", ""), net("10.6.0.0/24", ""), `network "shop" is declared with subnet "10.5.0.0/24", gateway "", ipRange "", enableIPv6 false, ipv6Subnet "", ipv6Gateway "", ipv6IPRange "", driverOptions map[] by pod a (s): declare it alike`},
+		{"subnet differs", net("10.5.0.0/24", ""), net("10.6.0.0/24", ""), `network "shop" is declared with subnet "10.5.0.0/24", gateway "", ipRange "", enableIPv6 false, ipv6Subnet "", ipv6Gateway "", ipv6IPRange "", driverOptions [] by pod a (s): declare it alike`},
 		{"address taken", net("10.5.0.0/24", "10.5.0.10"), net("10.5.0.0/24", "10.5.0.10"), `networks[0].ipv4Address: 10.5.0.10 on network "shop" is already pod a's (s)`},
 		{"ipv6 differs", v6("fd00:5::/64", ""), v6("fd00:6::/64", ""), `ipv6Subnet "fd00:5::/64"`},
 		{"ipv6 address taken, written otherwise", v6("fd00:5::/64", "fd00:5::a"), v6("fd00:5::/64", "fd00:5:0::a"), `networks[0].ipv6Address: fd00:5:0::a on network "shop" is already pod a's (s)`},
-		{"driver options differ", manifest.Network{Name: "shop", DriverOptions: map[string]string{"com.docker.network.driver.mtu": "1400"}}, manifest.Network{Name: "shop"}, `driverOptions map[com.docker.network.driver.mtu:1400]`},
+		{"driver options differ", manifest.Network{Name: "shop", DriverOptions: map[string]string{"com.docker.network.driver.mtu": "1400"}}, manifest.Network{Name: "shop"}, `driverOptions [com.docker.network.driver.mtu=1400]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,5 +126,35 @@ func TestNetworkIPAMConflicts(t *testing.T) {
 				t.Errorf("rejected %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// A value interpolation made (hidden) never shows in a network's error,
+// not even cut short to an excerpt: options, IPv6 pools and addresses,
+// and the declaration another pod conflicts with.
+func TestNetworkErrorsHideInterpolatedValues(t *testing.T) {
+	secret := strings.Repeat("S3cr3tPw", 13) // over the excerpt's length
+	m := pod("web")
+	m.Networks = []manifest.Network{{Name: "shop", EnableIPv6: true, IPv6Subnet: secret, IPv6Gateway: secret, IPv6Address: secret,
+		DriverOptions: map[string]string{"com.docker.network.driver.mtu": secret, "com.docker.network.bridge.name": secret}}}
+	s := sourced("s", "web.yaml", 0, m)
+	s.Hidden = []string{secret}
+	err := validate.Manifest(s, validate.Options{Policy: validate.Policy{HostNetwork: true}})
+	if err == nil || strings.Contains(err.Error(), "S3cr3t") || !strings.Contains(err.Error(), "<value hidden>") {
+		t.Errorf("error %v, want every value hidden", err)
+	}
+	first, second := pod("a"), pod("b")
+	first.Networks = []manifest.Network{{Name: "shop", DriverOptions: map[string]string{"com.docker.network.driver.mtu": "1400", "com.docker.network.bridge.name": "br-x"}}}
+	second.Networks = []manifest.Network{{Name: "shop"}}
+	a := sourced("s", "a.yaml", 0, first)
+	a.Hidden = []string{"br-x"}
+	res := validate.Set([]validate.Source{{Name: "s", Manifests: []manifest.Sourced{a, sourced("s", "b.yaml", 0, second)}}}, validate.Options{Policy: validate.Policy{HostNetwork: true}})
+	for _, r := range res.Rejected {
+		if got := strings.Join(r.Reasons, ";"); strings.Contains(got, "br-x") || !strings.Contains(got, "com.docker.network.bridge.name=<value hidden>") {
+			t.Errorf("rejected %s: %q, want the first pod's hidden option value left out", r.ID, got)
+		}
+	}
+	if len(res.Rejected) != 1 {
+		t.Errorf("rejected %d, want b", len(res.Rejected))
 	}
 }

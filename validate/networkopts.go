@@ -22,7 +22,7 @@ func (c *checker) ipv6(f string, n manifest.Network) {
 		p, err := netip.ParsePrefix(n.IPv6Subnet)
 		switch {
 		case err != nil || !p.Addr().Is6() || p.Addr().Is4In6():
-			c.add(f+".ipv6Subnet", "%q is not an IPv6 subnet (fd00:5::/64)", textcap.Excerpt(n.IPv6Subnet))
+			c.add(f+".ipv6Subnet", "%q is not an IPv6 subnet (fd00:5::/64)", excerpt(n.IPv6Subnet))
 		case p.Masked() != p:
 			c.add(f+".ipv6Subnet", "%q has host bits set: %s", n.IPv6Subnet, p.Masked())
 		case n.External:
@@ -39,12 +39,12 @@ func (c *checker) ipv6(f string, n manifest.Network) {
 	}
 	if n.IPv6Gateway != "" {
 		if a, err := netip.ParseAddr(n.IPv6Gateway); err != nil || !a.Is6() || a.Is4In6() || subnet.IsValid() && !subnet.Contains(a) {
-			c.add(f+".ipv6Gateway", "%q is not an IPv6 address in subnet %s", textcap.Excerpt(n.IPv6Gateway), n.IPv6Subnet)
+			c.add(f+".ipv6Gateway", "%q is not an IPv6 address in subnet %s", excerpt(n.IPv6Gateway), n.IPv6Subnet)
 		}
 	}
 	if n.IPv6IPRange != "" {
 		if r, err := netip.ParsePrefix(n.IPv6IPRange); err != nil || !r.Addr().Is6() || r.Masked() != r || subnet.IsValid() && (!subnet.Contains(r.Addr()) || r.Bits() < subnet.Bits()) {
-			c.add(f+".ipv6IPRange", "%q is not an IPv6 range (a CIDR) within subnet %s", textcap.Excerpt(n.IPv6IPRange), n.IPv6Subnet)
+			c.add(f+".ipv6IPRange", "%q is not an IPv6 range (a CIDR) within subnet %s", excerpt(n.IPv6IPRange), n.IPv6Subnet)
 		}
 	}
 	if n.IPv6Address == "" {
@@ -53,7 +53,7 @@ func (c *checker) ipv6(f string, n manifest.Network) {
 	a, err := netip.ParseAddr(n.IPv6Address)
 	switch {
 	case err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "":
-		c.add(f+".ipv6Address", "%q is not an IPv6 address", textcap.Excerpt(n.IPv6Address))
+		c.add(f+".ipv6Address", "%q is not an IPv6 address", excerpt(n.IPv6Address))
 	case n.IPv6Subnet == "" && !n.External:
 		c.add(f+".ipv6Address", "needs the network's ipv6Subnet (the engine gives a chosen address only on a network whose subnet was given)")
 	case subnet.IsValid() && !subnet.Contains(a):
@@ -101,7 +101,7 @@ func (c *checker) driverOptions(f string, n manifest.Network, hostNetwork bool) 
 		case optBridgeName:
 			switch {
 			case !interfaceName.MatchString(v) || v == "." || v == "..":
-				c.add(key, "%q is not an interface name (at most 15 letters, digits, '_', '.', '-')", textcap.Excerpt(v))
+				c.add(key, "%q is not an interface name (at most 15 letters, digits, '_', '.', '-')", excerpt(v))
 			case slices.Contains([]string{"docker0", "lo", "cni-podman0", "podman0"}, v):
 				c.add(key, "%q is the host's or the engine's own interface", v)
 			case !hostNetwork:
@@ -109,19 +109,19 @@ func (c *checker) driverOptions(f string, n manifest.Network, hostNetwork bool) 
 			}
 		case optICC, optMasquerade:
 			if _, err := strconv.ParseBool(v); err != nil {
-				c.add(key, "%q is not true or false", textcap.Excerpt(v))
+				c.add(key, "%q is not true or false", excerpt(v))
 			}
 		case optHostBinding:
 			if a, err := netip.ParseAddr(v); err != nil || !a.Is4() {
-				c.add(key, "%q is not an IPv4 address", textcap.Excerpt(v))
+				c.add(key, "%q is not an IPv4 address", excerpt(v))
 			}
 		case optMTU:
 			if mtu, err := strconv.Atoi(v); err != nil || mtu < 68 || mtu > 65535 {
-				c.add(key, "%q is not an MTU (68 to 65535)", textcap.Excerpt(v))
+				c.add(key, "%q is not an MTU (68 to 65535)", excerpt(v))
 			}
 		case optIfacePrefix:
 			if !interfaceName.MatchString(v) || len(v) > 10 {
-				c.add(key, "%q is not an interface name prefix (at most 10 letters, digits, '_', '.', '-')", textcap.Excerpt(v))
+				c.add(key, "%q is not an interface name prefix (at most 10 letters, digits, '_', '.', '-')", excerpt(v))
 			}
 		default:
 			c.add(key, "not one of the bridge options hostlet applies (%s, %s, %s, %s, %s, %s)", optBridgeName, optICC, optMasquerade, optHostBinding, optMTU, optIfacePrefix)

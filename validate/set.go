@@ -385,8 +385,8 @@ func networkConflicts(s manifest.Sourced, nets map[string]netClaim) *multierror.
 		}
 		if ok && !sameIPAM(first.n, n) {
 			errs = multierror.Append(errs, hide.errorf(s.Origin, s.Manifest.ID, s.Field(fmt.Sprintf("networks[%d]", i)),
-				"network %q is declared with subnet %q, gateway %q, ipRange %q, enableIPv6 %v, ipv6Subnet %q, ipv6Gateway %q, ipv6IPRange %q, driverOptions %v by pod %s (%s): declare it alike",
-				n.Name, first.n.Subnet, first.n.Gateway, first.n.IPRange, first.n.EnableIPv6, first.n.IPv6Subnet, first.n.IPv6Gateway, first.n.IPv6IPRange, first.n.DriverOptions, first.pod, first.source))
+				"network %q is declared with subnet %q, gateway %q, ipRange %q, enableIPv6 %v, ipv6Subnet %q, ipv6Gateway %q, ipv6IPRange %q, driverOptions %s by pod %s (%s): declare it alike",
+				n.Name, first.n.Subnet, first.n.Gateway, first.n.IPRange, first.n.EnableIPv6, first.n.IPv6Subnet, first.n.IPv6Gateway, first.n.IPv6IPRange, hide.optionsText(first.n.DriverOptions), first.pod, first.source))
 		}
 		for _, a := range []struct{ field, addr string }{{"ipv4Address", n.IPv4Address}, {"ipv6Address", n.IPv6Address}} {
 			if a.addr == "" {
