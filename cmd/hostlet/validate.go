@@ -57,7 +57,7 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 					return fmt.Errorf("--source applies to configured sources; do not combine it with PATH arguments")
 				}
 				for _, a := range args {
-					reads = append(reads, hostplan.ReadPath(cmd.Context(), a, configured.Renderer(cfg)))
+					reads = append(reads, hostplan.ReadPath(cmd.Context(), a, configured.OfflineRenderer(cfg)))
 				}
 			} else {
 				if reads, err = hostplan.ReadConfigured(cmd.Context(), cfg, overrides); err != nil {

@@ -57,7 +57,7 @@ func OpenSources(cfg *config.Config, overrides map[string]string) (srcs []source
 			return nil, nil, fmt.Errorf("--source %s: no source named %q in %s", name, name, ConfigName(cfg))
 		}
 	}
-	deps := configured.Deps{Dirs: overrides, Compose: configured.Renderer(cfg)}
+	deps := configured.Deps{Dirs: overrides, Compose: configured.OfflineRenderer(cfg)}
 	close = func() {}
 	if len(cfg.Etcd.Endpoints) > 0 {
 		etcd, err := sources.DialEtcd(cfg.Etcd.Endpoints)

@@ -39,7 +39,14 @@ func TestBindSourceFromHome(t *testing.T) {
 			}
 		})
 	}
-	files := mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    env_file: ['~/.env']\n"}
+	// Away from the host (validate, diff) without compose.home, the home
+	// is the command's user's, and a note says so.
+	files := mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    volumes: ['~/media:/media']\n"}
+	pods, _ := load(t, files, compose.Options{Host: compose.Host{Home: "/home/ci", HomeIsGuess: true}})
+	if len(pods) != 1 || len(pods[0].Notes) != 1 || !strings.Contains(pods[0].Notes[0].Error(), "services.web.volumes[0].source: ~ is /home/ci here, the home of the user running this command") {
+		t.Errorf("pods %+v, want a note on the guessed home", pods)
+	}
+	files = mapFiles{"compose.yaml": "services:\n  web:\n    image: busybox\n    env_file: ['~/.env']\n"}
 	if _, errs := load(t, files, compose.Options{Host: compose.Host{Home: "/root"}}); !strings.Contains(strings.Join(errs, "\n"), "a path in a home folder depends on who runs hostlet; give a file of the project") {
 		t.Errorf("env_file from ~: errors %q, want it refused", errs)
 	}

@@ -1024,6 +1024,8 @@ func (c *serviceConv) homeSource(key, p string) (string, bool) {
 	case c.t.opts.Home == "":
 		c.add(key, "%s: ~ is the home of the user hostlet runs as on the host, which is not known here: set compose.home in the host config", p)
 		return "", false
+	case c.t.opts.HomeIsGuess:
+		c.note(key, "~ is %s here, the home of the user running this command; the host's hostlet takes compose.home, else its own user's home (set compose.home to know)", c.t.opts.Home)
 	}
 	return path.Join(c.t.opts.Home, rest), true
 }

@@ -15,7 +15,7 @@ import (
 var bundleKeyCovers = map[reflect.Type][]string{
 	reflect.TypeFor[Bundle]():  {"Options", "Body", "Files"},
 	reflect.TypeFor[Options](): {"Source", "Dir", "Name", "File", "Host"},
-	reflect.TypeFor[Host]():    {"Env", "Profiles", "Home"},
+	reflect.TypeFor[Host]():    {"Env", "Profiles", "Home", "HomeIsGuess"},
 	reflect.TypeFor[File]():    {"Data", "Err", "Exec"},
 }
 

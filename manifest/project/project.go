@@ -76,6 +76,10 @@ type Host struct {
 	// the home of the user hostlet runs as); "": ~ is refused, naming
 	// compose.home.
 	Home string `json:"home,omitempty"`
+	// HomeIsGuess: Home is the home of the user running a command away
+	// from the host's hostlet (validate, diff), not compose.home: each ~
+	// expanded says so in a note.
+	HomeIsGuess bool `json:"homeIsGuess,omitempty"`
 }
 
 // Options are the host's settings and the project's place in its source.

@@ -89,6 +89,16 @@ func Renderer(cfg *config.Config) *project.Renderer {
 	return project.NewRenderer(cfg.Compose.Helper, project.Host{Env: cfg.Compose.Env, Profiles: cfg.Compose.Profiles, Home: cmp.Or(cfg.Compose.Home, userHome())})
 }
 
+// OfflineRenderer is Renderer for the commands that read a host's sources
+// away from its hostlet (validate, diff): ~ is compose.home, else the home
+// of the user running the command, which a note on each use says may not
+// be the host's.
+func OfflineRenderer(cfg *config.Config) *project.Renderer {
+	r := Renderer(cfg)
+	r.Host.HomeIsGuess = cfg == nil || cfg.Compose.Home == ""
+	return r
+}
+
 // RendererFor returns the renderer of cfg's Compose projects for another
 // host (hostlet publish): ~ is compose.home, and refused without it,
 // since the home of the user hostlet runs as there is not known here.

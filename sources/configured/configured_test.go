@@ -27,4 +27,10 @@ func TestHomeOfTheHostThatRuns(t *testing.T) {
 	if got := configured.RendererFor(unset).Host.Home; got != "" {
 		t.Errorf("another host, compose.home unset: home %q, want none (unknown)", got)
 	}
+	if r := configured.OfflineRenderer(unset); !filepath.IsAbs(r.Host.Home) || !r.Host.HomeIsGuess {
+		t.Errorf("validate and diff, compose.home unset: home %q, guess %v; want the user's home, noted as a guess", r.Host.Home, r.Host.HomeIsGuess)
+	}
+	if r := configured.OfflineRenderer(set); r.Host.Home != "/srv/ops" || r.Host.HomeIsGuess {
+		t.Errorf("validate and diff, compose.home set: home %q, guess %v; want /srv/ops, no guess", r.Host.Home, r.Host.HomeIsGuess)
+	}
 }
