@@ -114,10 +114,6 @@ type ApplyOptions struct {
 	// it only the networks of the containers the plan takes down are
 	// looked at.
 	SweepNetworks bool
-	// Held names the held pods: a container of one that joined another
-	// pod's network (networkOf) is left as it is when that network's
-	// holder is taken down (Podman then refuses to remove the holder).
-	Held func(id string) bool
 }
 
 // FileWriter writes a files volume's content (once per digest) and returns
@@ -209,7 +205,10 @@ func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *s
 			others = append(others, pp)
 		}
 	}
-	a := &applier{rt: rt, opts: opts, log: log, plan: plan}
+	a := &applier{rt: rt, opts: opts, log: log, plan: plan, inPass: map[string]bool{}}
+	for _, pp := range slices.Concat(removes, others) {
+		a.inPass[pp.ID] = true
+	}
 	results := a.run(ctx, removes, a.removePod)
 	results = append(results, a.run(ctx, others, a.applyPod)...)
 	a.pruneNetworks(ctx, plan, results)
@@ -280,30 +279,51 @@ type applier struct {
 	claims     map[string]string
 	claimsOnce gosync.Once
 	// joiners maps the ID of a listed container holding a pod's network
-	// to the listed containers of other pods (networkOf) that joined it,
-	// held pods' left out: made once, read by every pod's worker.
+	// to the listed containers of other pods (networkOf) that joined it:
+	// made once, read by every pod's worker.
 	joiners     map[string][]hruntime.Container
 	joinersOnce gosync.Once
+	// inPass are the pods this Apply applies or removes (each worker
+	// holds its pod's Begin).
+	inPass map[string]bool
 }
 
 // dropJoiners stops and removes the containers that joined the network
 // namespace of container holder (pods with networkOf), before the holder
 // goes: their network goes with it either way, Podman refuses to remove a
 // container others joined, and the joining pod, waiting for the holder's
-// pod while it changes, is created anew into the next one. A joiner
-// removed meanwhile (its pod pruned) is no error.
+// pod while it changes, is created anew into the next one. A held joiner
+// (asked now, as for a pod about to be applied: Begin) is left as it is;
+// a joiner removed meanwhile (its pod pruned) is no error.
 func (a *applier) dropJoiners(ctx context.Context, holder string) error {
-	a.joinersOnce.Do(func() { a.joiners = joinersByHolder(a.plan, a.opts.Held) })
+	a.joinersOnce.Do(func() { a.joiners = joinersByHolder(a.plan) })
 	for _, j := range a.joiners[holder] {
-		if j.Running() {
-			if err := a.rt.Stop(ctx, j.ID, DefaultStopTimeout); err != nil && !hruntime.IsNotFound(err) {
-				return fmt.Errorf("container %s of pod %s, which joined its network: %w", j.Slot(), j.Pod(), err)
+		pod := j.Pod()
+		if own := !a.inPass[pod] && a.opts.Begin != nil; own {
+			if !a.opts.Begin(pod) {
+				a.log.Info("left the container of a held pod whose network goes", "pod", pod, "container", j.Slot())
+				continue
+			}
+			if a.opts.End != nil {
+				defer a.opts.End(pod)
 			}
 		}
-		if err := a.rt.Remove(ctx, j.ID); err != nil && !hruntime.IsNotFound(err) {
+		if err := a.stopRemoveJoiner(ctx, j); err != nil {
+			return err
+		}
+		a.log.Info("removed a container whose network goes: its pod joins the next one", "pod", pod, "container", j.Slot(), "network of", a.joinerOf(j))
+	}
+	return nil
+}
+
+func (a *applier) stopRemoveJoiner(ctx context.Context, j hruntime.Container) error {
+	if j.Running() {
+		if err := a.rt.Stop(ctx, j.ID, DefaultStopTimeout); err != nil && !hruntime.IsNotFound(err) {
 			return fmt.Errorf("container %s of pod %s, which joined its network: %w", j.Slot(), j.Pod(), err)
 		}
-		a.log.Info("removed a container whose network goes: its pod joins the next one", "pod", j.Pod(), "container", j.Slot(), "network of", a.joinerOf(j))
+	}
+	if err := a.rt.Remove(ctx, j.ID); err != nil && !hruntime.IsNotFound(err) {
+		return fmt.Errorf("container %s of pod %s, which joined its network: %w", j.Slot(), j.Pod(), err)
 	}
 	return nil
 }
@@ -319,11 +339,13 @@ func (a *applier) joinerOf(j hruntime.Container) string {
 }
 
 // joinersByHolder maps each holder's ID to the plan's listed containers
-// labelled as having joined it, but held pods'.
-func joinersByHolder(plan Plan, held func(string) bool) map[string][]hruntime.Container {
+// labelled as having joined it: of pods with networkOf, whose label is
+// hostlet's own (an image's label of that name, on a pod of its own
+// network, is not taken), or of pods no longer desired.
+func joinersByHolder(plan Plan) map[string][]hruntime.Container {
 	out := map[string][]hruntime.Container{}
 	for _, pp := range plan.Pods {
-		if held != nil && held(pp.ID) {
+		if pp.Desired != nil && pp.Desired.Manifest.NetworkOf == "" {
 			continue
 		}
 		for _, c := range pp.Current {

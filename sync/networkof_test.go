@@ -212,3 +212,53 @@ func TestNetworkOfPlanShowsTheJoinerWithItsHolder(t *testing.T) {
 		t.Errorf("plan %q", got)
 	}
 }
+
+// A container added to a running pod of one is a change, not a repair:
+// the running container's move into the new infra container's network
+// waits for a maintenance window.
+func TestGrowingAPodWaitsForTheWindow(t *testing.T) {
+	open := true
+	e := newRolloutEnv(t, func(time.Time) (bool, time.Time, time.Time) { return open, time.Time{}, time.Time{} })
+	web := e.pod("web", "r1", "example.org/web:1", "Auto", "")
+	e.set(web)
+	e.sync(0)
+	id := e.app("web").ID
+	open = false
+	grown := e.pod("web", "r2", "example.org/web:1", "Auto", "")
+	grown.Manifest.Containers = append(grown.Manifest.Containers, manifest.Container{Name: "side", Image: "example.org/side:1"})
+	e.set(grown)
+	e.sync(time.Second)
+	if c := e.app("web"); c.ID != id {
+		t.Errorf("web's container replaced in a closed window (%s -> %s)", id, c.ID)
+	}
+}
+
+// A label of the name hostlet gives joiners, on a container of a pod
+// that joins no other's network (an image's label), never gets that
+// container removed with the container it names.
+func TestJoinerLabelOfAnotherPodIsNotTaken(t *testing.T) {
+	fake := converge(t, nil, pods(onePod("vpn")))
+	vpnID := listed(t, fake)[0].ID
+	spy := edit(onePod("a"), func(m *manifest.Manifest) {})
+	plan := hsync.MakePlan(pods(onePod("vpn"), spy), listed(t, fake), hsync.PlanOptions{})
+	for _, r := range hsync.Apply(t.Context(), fake, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	cs := listed(t, fake)
+	a := slotIndex(t, cs, "a/app")
+	cs[a].Labels[podspec.LabelNetworkOf] = vpnID // as an image's label would
+	aID := cs[a].ID
+	v2 := edit(onePod("vpn"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	plan = hsync.MakePlan(pods(v2, spy), cs, hsync.PlanOptions{})
+	for _, r := range hsync.Apply(t.Context(), fake, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	after := listed(t, fake)
+	if got := after[slotIndex(t, after, "a/app")].ID; got != aID {
+		t.Errorf("pod a's container %s removed with vpn's, now %s", aID, got)
+	}
+}

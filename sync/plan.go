@@ -260,7 +260,7 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHash
 	infra := slots[hruntime.InfraName]
 	delete(slots, hruntime.InfraName)
 
-	net := planInfra(p, infra, len(slots) > 0)
+	net := planInfra(p, infra, len(slots))
 	if join != nil {
 		pp.joinID = join.ID
 		// The other pod's container is restarting or stopped: what joins
@@ -316,8 +316,9 @@ type infraDecision struct {
 }
 
 // planInfra decides on the pod's infra container infra (nil when there is
-// none); hasApps says whether any app container exists.
-func planInfra(p *Pod, infra *hruntime.Container, hasApps bool) infraDecision {
+// none); apps is how many app containers exist.
+func planInfra(p *Pod, infra *hruntime.Container, apps int) infraDecision {
+	hasApps := apps > 0
 	d := infraDecision{change: Change{Container: hruntime.InfraName}}
 	switch {
 	case p.NeedsInfra() && infra == nil:
@@ -325,7 +326,10 @@ func planInfra(p *Pod, infra *hruntime.Container, hasApps bool) infraDecision {
 		d.change.Reasons = []string{"pod network"}
 		if hasApps {
 			d.appsReason = "pod network: infra container created"
-			d.lost = true
+			// Several app containers shared the infra container that is
+			// gone; one alone ran on its own network (a container added
+			// to it now is a change, not a repair).
+			d.lost = apps > 1
 		}
 	case p.NeedsInfra() && infra.Hash() != manifest.InfraHash(p.Manifest):
 		d.change.Action, d.change.Current = ActionRecreate, infra

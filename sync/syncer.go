@@ -524,7 +524,6 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		SweepNetworks: !s.syncs.networksSwept && s.opts.Prune && desired.Ready,
 		Files:         s.fileWriter(),
 		DataFolders:   s.data,
-		Held:          func(id string) bool { return view.Held[id] },
 	}, s.log)
 	if s.opts.Prune && desired.Ready {
 		s.syncs.networksSwept = true

@@ -118,7 +118,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	}
 	c.podFields(m)
 	volumes := c.volumes(m.Volumes, opts)
-	c.networks(m.Networks, opts.ExternalNetworks, opts.Policy.HostNetwork)
+	c.networks(m.Networks, opts.ExternalNetworks, opts.Policy)
 	c.hostNamespaces(m, opts.Policy)
 	c.dependsOn(m.ID, m.DependsOn)
 	c.namespace(m)
@@ -1082,7 +1082,7 @@ const (
 // reservedNetworks are Docker's own networks and network modes.
 var reservedNetworks = []string{"bridge", "host", "none", "default"}
 
-func (c *checker) networks(ns []manifest.Network, external []string, hostNetwork bool) {
+func (c *checker) networks(ns []manifest.Network, external []string, policy Policy) {
 	if len(ns) > MaxNetworks {
 		c.add("networks", "%d networks are over the limit of %d", len(ns), MaxNetworks)
 		return
@@ -1106,7 +1106,7 @@ func (c *checker) networks(ns []manifest.Network, external []string, hostNetwork
 		}
 		c.ipam(f, n)
 		c.ipv6(f, n)
-		c.driverOptions(f, n, hostNetwork)
+		c.driverOptions(f, n, policy)
 		if len(n.Aliases) > MaxAliases {
 			c.add(f+".aliases", "%d aliases are over the limit of %d", len(n.Aliases), MaxAliases)
 			continue

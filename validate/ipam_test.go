@@ -158,3 +158,17 @@ func TestNetworkErrorsHideInterpolatedValues(t *testing.T) {
 		t.Errorf("rejected %d, want b", len(res.Rejected))
 	}
 }
+
+// On Podman, whose Docker-compatible API only warns about most bridge
+// options, they are refused before anything stops; a bridge name and an
+// MTU it applies.
+func TestNetworkDriverOptionsOnPodman(t *testing.T) {
+	m := pod("web")
+	m.Networks = []manifest.Network{{Name: "shop", DriverOptions: map[string]string{
+		"com.docker.network.bridge.enable_icc": "false", "com.docker.network.driver.mtu": "1400", "com.docker.network.bridge.name": "br-shop"}}}
+	err := validate.Manifest(sourced("s", "web.yaml", 0, m), validate.Options{Policy: validate.Policy{HostNetwork: true, EnginePodman: true}})
+	want := `networks[0].driverOptions["com.docker.network.bridge.enable_icc"]: this host's engine is Podman`
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "mtu") || strings.Contains(err.Error(), "bridge.name") {
+		t.Errorf("error %v, want only enable_icc refused", err)
+	}
+}

@@ -83,7 +83,7 @@ var interfaceName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,15}$`)
 // name is the host's interface: an existing bridge of the host (the
 // LAN's) of that name is joined by the engine, so it needs
 // policy.hostNetwork, as the host's network does.
-func (c *checker) driverOptions(f string, n manifest.Network, hostNetwork bool) {
+func (c *checker) driverOptions(f string, n manifest.Network, p Policy) {
 	if len(n.DriverOptions) == 0 {
 		return
 	}
@@ -104,7 +104,7 @@ func (c *checker) driverOptions(f string, n manifest.Network, hostNetwork bool) 
 				c.add(key, "%q is not an interface name (at most 15 letters, digits, '_', '.', '-')", excerpt(v))
 			case slices.Contains([]string{"docker0", "lo", "cni-podman0", "podman0"}, v):
 				c.add(key, "%q is the host's or the engine's own interface", v)
-			case !hostNetwork:
+			case !p.HostNetwork:
 				c.add(key, "a bridge of the host by that name would be joined by the engine: set the host config's policy.hostNetwork: true to allow naming the bridge")
 			}
 		case optICC, optMasquerade:
@@ -125,6 +125,10 @@ func (c *checker) driverOptions(f string, n manifest.Network, hostNetwork bool) 
 			}
 		default:
 			c.add(key, "not one of the bridge options hostlet applies (%s, %s, %s, %s, %s, %s)", optBridgeName, optICC, optMasquerade, optHostBinding, optMTU, optIfacePrefix)
+			continue
+		}
+		if p.EnginePodman && k != optBridgeName && k != optMTU {
+			c.add(key, "this host's engine is Podman, whose Docker-compatible API ignores this option (with a warning only): leave it out, or set it in Podman's own network configuration")
 		}
 	}
 }

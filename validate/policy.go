@@ -47,6 +47,11 @@ type Policy struct {
 	// from the engine by the agent like DefaultLogDriver: a container's
 	// platform must be it. Empty, as in CI: not checked.
 	EnginePlatform string
+	// EnginePodman: the engine is Podman, read from it like EnginePlatform:
+	// a network's bridge options that its Docker-compatible API ignores
+	// are refused here, before anything stops. False, as in CI: not
+	// checked.
+	EnginePodman bool
 }
 
 // defaultLogDriver is the driver log options without a driver are for.

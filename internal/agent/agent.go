@@ -92,6 +92,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	// Log options given without a driver are the engine's default's.
 	a.vopts.Policy.DefaultLogDriver = rt.Engine().LogDriver
 	a.vopts.Policy.EnginePlatform = rt.Engine().Platform
+	a.vopts.Policy.EnginePodman = rt.Engine().Podman()
 	if len(cfg.Etcd.Endpoints) > 0 {
 		if a.etcd, err = sources.DialEtcd(cfg.Etcd.Endpoints); err != nil {
 			return err

@@ -60,6 +60,7 @@ func (h *host) actual(ctx context.Context, ag Against) ([]hruntime.Container, ma
 			return nil, nil, err
 		}
 		h.vopts.Policy.DefaultLogDriver, h.vopts.Policy.EnginePlatform = engine.LogDriver, engine.Platform
+		h.vopts.Policy.EnginePodman = engine.Podman()
 		return actual, rollouts, nil
 	case AgainstStatus:
 		return h.statusContainers(ctx)
