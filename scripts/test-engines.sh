@@ -130,7 +130,11 @@ run_column() {
 	podman_cgroups_before=$(podman_cgroups)
 	trap 'remove_engine "$name" "$data"' EXIT
 	trap 'exit 130' INT TERM HUP
+	# IPv6 on in the engine's namespace, as on a host: Docker disables it
+	# in a container by default, and netavark cannot then give a
+	# dual-stack network its addresses.
 	docker run -d --name "$name" --hostname "$col" --init \
+		--sysctl net.ipv6.conf.all.disable_ipv6=0 --sysctl net.ipv6.conf.default.disable_ipv6=0 \
 		--cap-add ALL --cap-drop SYS_RESOURCE \
 		--security-opt seccomp=unconfined --security-opt apparmor=unconfined \
 		--security-opt systempaths=unconfined --device-cgroup-rule 'a *:* rwm' \
