@@ -516,7 +516,8 @@ func TestComposeIPv6AndBridgeOptions(t *testing.T) {
 	sum := sha256.Sum256([]byte("ipv6 " + proj))
 	subnet := fmt.Sprintf("10.%d.%d.0/24", 150+int(sum[0])%50, sum[1])
 	prefix := strings.TrimSuffix(subnet, "0/24")
-	subnet6 := fmt.Sprintf("fd%02x:%02x%02x:%02x%02x::/64", sum[2], sum[3], sum[4], sum[5], sum[6])
+	// In its one written form (no leading zeros), as engines report it.
+	subnet6 := netip.MustParsePrefix(fmt.Sprintf("fd%02x:%02x%02x:%02x%02x::/64", sum[2], sum[3], sum[4], sum[5], sum[6])).String()
 	addr6 := netip.MustParsePrefix(subnet6).Addr().Next().Next().Next().String()
 	bridge := fmt.Sprintf("hl%x", sum[7:11])
 	port := testkit.FreePort(t)
