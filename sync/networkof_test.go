@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestNetworkOfFollowsTheHoldingContainer(t *testing.T) {
 	}
 
 	apply(pods(onePod("vpn")))
-	if got := apply(pods(onePod("vpn"), joiner("t", "vpn"))); !equalLines(got, "t/app create: new pod", "vpn/app keep") {
+	if got := apply(pods(onePod("vpn"), joiner("t", "vpn"))); !slices.Equal(got, []string{"t/app create: new pod", "vpn/app keep"}) {
 		t.Fatalf("joiner added: plan %q", got)
 	}
 	if joined, holder := joinedAs(); joined != holder || holder == "" {
@@ -54,7 +55,7 @@ func TestNetworkOfFollowsTheHoldingContainer(t *testing.T) {
 
 	v2 := edit(onePod("vpn"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
 	apply(pods(v2, joiner("t", "vpn")))
-	if got := apply(pods(v2, joiner("t", "vpn"))); !equalLines(got, "t/app recreate: network of pod vpn: the container holding it was replaced", "vpn/app keep") {
+	if got := apply(pods(v2, joiner("t", "vpn"))); !slices.Equal(got, []string{"t/app recreate: network of pod vpn: the container holding it was replaced", "vpn/app keep"}) {
 		t.Fatalf("after vpn's recreate: plan %q", got)
 	}
 	if joined, holder := joinedAs(); joined != holder {
@@ -64,10 +65,10 @@ func TestNetworkOfFollowsTheHoldingContainer(t *testing.T) {
 	cs := listed(t, fake)
 	cs[slotIndex(t, cs, "vpn/app")].State = hruntime.StateRestarting
 	plan := hsync.MakePlan(pods(v2, joiner("t", "vpn")), cs, hsync.PlanOptions{Recover: map[string]bool{"t": true}})
-	if got := renderPlan(plan); !equalLines(got, "t/app keep", "vpn/app keep") {
+	if got := renderPlan(plan); !slices.Equal(got, []string{"t/app keep", "vpn/app keep"}) {
 		t.Errorf("vpn restarting, t to recover: plan %q, want t to wait", got)
 	}
-	if got := apply(pods(v2, joiner("t", "vpn")), "t"); !equalLines(got, "t/app restart: network of pod vpn: rejoin its network namespace", "vpn/app keep") {
+	if got := apply(pods(v2, joiner("t", "vpn")), "t"); !slices.Equal(got, []string{"t/app restart: network of pod vpn: rejoin its network namespace", "vpn/app keep"}) {
 		t.Errorf("vpn running again, t to recover: plan %q, want t to rejoin", got)
 	}
 }
@@ -99,18 +100,6 @@ func TestNetworkOfWithoutTheOtherPodFails(t *testing.T) {
 	if cs := listed(t, fake); len(cs) != 0 {
 		t.Errorf("containers %+v, want none", cs)
 	}
-}
-
-func equalLines(got []string, want ...string) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Moving a pod into the network it joins again disrupts nothing that
@@ -208,7 +197,7 @@ func TestNetworkOfPlanShowsTheJoinerWithItsHolder(t *testing.T) {
 	}
 	v2 := edit(onePod("vpn"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
 	got := renderPlan(hsync.MakePlan(pods(v2, joiner("t", "vpn")), listed(t, fake), hsync.PlanOptions{}))
-	if !equalLines(got, "t/app recreate: network of pod vpn: the container holding it is replaced", "vpn/app recreate: image example.org/app:1 -> 2") {
+	if !slices.Equal(got, []string{"t/app recreate: network of pod vpn: the container holding it is replaced", "vpn/app recreate: image example.org/app:1 -> 2"}) {
 		t.Errorf("plan %q", got)
 	}
 }
