@@ -627,11 +627,6 @@ func TestRestartPolicyOnFailure(t *testing.T) {
 	})
 }
 
-// TestNetworks: a network hostlet makes (once, however often it is
-// ensured), one made by someone else refused unless external, an external
-// one that is not there; a container on two networks reached by its alias
-// from another container on the first; RemoveNetwork leaves what is not
-// the instance's and what is still used.
 // A network's bridge options reach the engine, or, on Podman, whose
 // Docker-compatible API answers most of them with a warning only, are
 // refused naming the option rather than dropped.
@@ -668,6 +663,11 @@ func TestNetworkBridgeOptions(t *testing.T) {
 	}
 }
 
+// TestNetworks: a network hostlet makes (once, however often it is
+// ensured), one made by someone else refused unless external, an external
+// one that is not there; a container on two networks reached by its alias
+// from another container on the first; RemoveNetwork leaves what is not
+// the instance's and what is still used.
 func TestNetworks(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)

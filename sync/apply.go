@@ -311,7 +311,7 @@ func (a *applier) dropJoiners(ctx context.Context, holder string) error {
 		if err := a.stopRemoveJoiner(ctx, j); err != nil {
 			return err
 		}
-		a.log.Info("removed a container whose network goes: its pod joins the next one", "pod", pod, "container", j.Slot(), "network of", a.joinerOf(j))
+		a.log.Info("removed a container whose network goes: its pod joins the next one", "pod", pod, "container", j.Slot(), "holder", holder)
 	}
 	return nil
 }
@@ -326,16 +326,6 @@ func (a *applier) stopRemoveJoiner(ctx context.Context, j hruntime.Container) er
 		return fmt.Errorf("container %s of pod %s, which joined its network: %w", j.Slot(), j.Pod(), err)
 	}
 	return nil
-}
-
-// joinerOf is the pod whose network container j of a networkOf pod joined.
-func (a *applier) joinerOf(j hruntime.Container) string {
-	for _, pp := range a.plan.Pods {
-		if pp.Desired != nil && pp.ID == j.Pod() {
-			return pp.Desired.Manifest.NetworkOf
-		}
-	}
-	return ""
 }
 
 // joinersByHolder maps each holder's ID to the plan's listed containers

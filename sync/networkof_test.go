@@ -251,3 +251,17 @@ func TestJoinerLabelOfAnotherPodIsNotTaken(t *testing.T) {
 		t.Errorf("pod a's container %s removed with vpn's, now %s", aID, got)
 	}
 }
+
+// diff --against ref:REV plans against what Simulate makes: a joiner
+// simulated with its holder is unchanged, and follows a changed holder.
+func TestNetworkOfSimulated(t *testing.T) {
+	v1 := pods(onePod("vpn"), joiner("t", "vpn"))
+	simulated := hsync.Simulate(tableInstance, v1, nil)
+	if got := renderPlan(hsync.MakePlan(v1, simulated, hsync.PlanOptions{})); !slices.Equal(got, []string{"t/app keep", "vpn/app keep"}) {
+		t.Errorf("against itself: plan %q", got)
+	}
+	v2 := pods(edit(onePod("vpn"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" }), joiner("t", "vpn"))
+	if got := renderPlan(hsync.MakePlan(v2, simulated, hsync.PlanOptions{})); !slices.Equal(got, []string{"t/app recreate: network of pod vpn: the container holding it is replaced", "vpn/app recreate: image example.org/app:1 -> 2"}) {
+		t.Errorf("holder changed: plan %q", got)
+	}
+}

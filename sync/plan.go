@@ -432,6 +432,26 @@ func networkHolder(cs []hruntime.Container) *hruntime.Container {
 	return holder
 }
 
+// joinedHolders maps each pod of of (pod → the pod whose network it
+// joins) to the container of cs holding that network (networkHolder),
+// where there is one.
+func joinedHolders(cs []hruntime.Container, of map[string]string) map[string]*hruntime.Container {
+	if len(of) == 0 {
+		return nil
+	}
+	byPod := map[string][]hruntime.Container{}
+	for _, c := range cs {
+		byPod[c.Pod()] = append(byPod[c.Pod()], c)
+	}
+	out := make(map[string]*hruntime.Container, len(of))
+	for pod, target := range of {
+		if h := networkHolder(byPod[target]); h != nil {
+			out[pod] = h
+		}
+	}
+	return out
+}
+
 // nameChange says why container cur does not have the name want (a
 // manifest's container name; "" for the name hostlet gives), or "" when
 // it has.

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,17 +18,7 @@ import (
 // REV to the pods now with it (and the same hasher).
 func Simulate(instance string, pods []Pod, env *EnvHasher) []hruntime.Container {
 	var out []hruntime.Container
-	// The containers holding each pod's network namespace, by pod: what
-	// a pod with networkOf joins.
-	holders := map[string]string{}
-	for _, p := range pods {
-		switch {
-		case p.NeedsInfra():
-			holders[p.Manifest.ID] = podspec.Infra(instance, "", nil, p).Name
-		case len(p.Manifest.Containers) == 1:
-			holders[p.Manifest.ID] = podspec.App(instance, p, 0, "", env).Name
-		}
-	}
+	of := map[string]string{}
 	for _, p := range pods {
 		infraID := ""
 		if p.NeedsInfra() {
@@ -36,13 +27,13 @@ func Simulate(instance string, pods []Pod, env *EnvHasher) []hruntime.Container 
 			out = append(out, simulated(spec))
 		}
 		if p.Manifest.NetworkOf != "" {
-			infraID = holders[p.Manifest.NetworkOf]
+			of[p.Manifest.ID] = p.Manifest.NetworkOf
 		}
 		for i := range p.Manifest.Containers {
 			out = append(out, simulated(podspec.App(instance, p, i, infraID, env)))
 		}
 	}
-	return out
+	return withJoinedNetworks(out, of)
 }
 
 // simulated is the container spec makes, under the name its manifest
@@ -89,31 +80,25 @@ func FromStatus(instance string, pods []PodStatus) []hruntime.Container {
 			out = append(out, c)
 		}
 	}
-	return withJoinedNetworks(out, pods)
-}
-
-// withJoinedNetworks labels the containers of pods with networkOf in out
-// with the container holding that pod's network in out, as the
-// containers they joined are labelled on the engine.
-func withJoinedNetworks(out []hruntime.Container, pods []PodStatus) []hruntime.Container {
 	of := map[string]string{}
 	for _, ps := range pods {
 		if ps.Manifest != nil && ps.Manifest.NetworkOf != "" {
 			of[ps.ID] = ps.Manifest.NetworkOf
 		}
 	}
-	if len(of) == 0 {
-		return out
-	}
-	byPod := map[string][]hruntime.Container{}
-	for _, c := range out {
-		byPod[c.Pod()] = append(byPod[c.Pod()], c)
-	}
+	return withJoinedNetworks(out, of)
+}
+
+// withJoinedNetworks labels the app containers in out of the pods of of
+// (pod → the pod whose network it joins) with the container holding that
+// network in out, as the engine's are labelled when they join it.
+func withJoinedNetworks(out []hruntime.Container, of map[string]string) []hruntime.Container {
+	holders := joinedHolders(out, of)
 	for i, c := range out {
-		if q, ok := of[c.Pod()]; ok && c.Slot() != hruntime.InfraName {
-			if h := networkHolder(byPod[q]); h != nil {
-				out[i].Labels[podspec.LabelNetworkOf] = h.ID
-			}
+		if h, ok := holders[c.Pod()]; ok && c.Slot() != hruntime.InfraName {
+			labels := maps.Clone(c.Labels)
+			labels[podspec.LabelNetworkOf] = h.ID
+			out[i].Labels = labels
 		}
 	}
 	return out

@@ -675,21 +675,8 @@ func (s *Syncer) refreshInfra(ctx context.Context, actual []hruntime.Container, 
 // pod, and the container a pod with networkOf joins to that pod.
 func holdersToRefresh(actual []hruntime.Container, recoverPods map[string]bool, desired []Pod) map[string][]string {
 	out := map[string][]string{}
-	var byPod map[string][]hruntime.Container
-	for _, p := range desired {
-		of := p.Manifest.NetworkOf
-		if of == "" || !recoverPods[p.Manifest.ID] {
-			continue
-		}
-		if byPod == nil {
-			byPod = map[string][]hruntime.Container{}
-			for _, c := range actual {
-				byPod[c.Pod()] = append(byPod[c.Pod()], c)
-			}
-		}
-		if h := networkHolder(byPod[of]); h != nil {
-			out[h.ID] = append(out[h.ID], p.Manifest.ID)
-		}
+	for pod, h := range joinedHolders(actual, joinersOf(desired, func(id string) bool { return recoverPods[id] })) {
+		out[h.ID] = append(out[h.ID], pod)
 	}
 	for _, c := range actual {
 		if c.Slot() == hruntime.InfraName && recoverPods[c.Pod()] {
@@ -697,6 +684,21 @@ func holdersToRefresh(actual []hruntime.Container, recoverPods map[string]bool, 
 		}
 	}
 	return out
+}
+
+// joinersOf maps the desired pods with networkOf that keep takes to the
+// pod whose network each joins.
+func joinersOf(desired []Pod, keep func(id string) bool) map[string]string {
+	var of map[string]string
+	for _, p := range desired {
+		if p.Manifest.NetworkOf != "" && keep(p.Manifest.ID) {
+			if of == nil {
+				of = map[string]string{}
+			}
+			of[p.Manifest.ID] = p.Manifest.NetworkOf
+		}
+	}
+	return of
 }
 
 // markRecoverLocked marks pod's network to be recovered (s.mu held).
@@ -1417,20 +1419,10 @@ func (s *Syncer) markJoinersLocked(pod, slot string) {
 // that is gone.
 func joinersStartedEarly(actual []hruntime.Container, desired []Pod, started, appStart map[string]time.Time) map[string]bool {
 	out := map[string]bool{}
-	var byPod map[string][]hruntime.Container
-	for _, p := range desired {
-		at, ok := appStart[p.Manifest.ID]
-		if p.Manifest.NetworkOf == "" || !ok {
-			continue
-		}
-		if byPod == nil {
-			byPod = map[string][]hruntime.Container{}
-			for _, c := range actual {
-				byPod[c.Pod()] = append(byPod[c.Pod()], c)
-			}
-		}
-		if h := networkHolder(byPod[p.Manifest.NetworkOf]); h != nil && started[h.ID].After(at) {
-			out[p.Manifest.ID] = true
+	running := func(id string) bool { _, ok := appStart[id]; return ok }
+	for pod, h := range joinedHolders(actual, joinersOf(desired, running)) {
+		if started[h.ID].After(appStart[pod]) {
+			out[pod] = true
 		}
 	}
 	return out
