@@ -275,50 +275,74 @@ func (c *checker) containers(m manifest.Manifest, volumes map[string]*manifest.F
 	}
 }
 
-// ipam checks network f's IPAM settings and the pod's address on it:
-// IPv4, within the subnet, which an address needs (the engine gives a
-// chosen address only on a network whose subnet was given).
+// ipam checks network f's IPv4 pool and the pod's address on it (pool).
 func (c *checker) ipam(f string, n manifest.Network) {
+	c.pool(f, addressPool{family: "IPv4", example: "10.5.0.0/24", is: netip.Addr.Is4,
+		subnetKey: "subnet", gatewayKey: "gateway", rangeKey: "ipRange", addrKey: "ipv4Address",
+		subnet: n.Subnet, gateway: n.Gateway, ipRange: n.IPRange, addr: n.IPv4Address}, n.External)
+}
+
+// addressPool is one family's IPAM settings of a network and the pod's
+// address on it, with the keys that name them.
+type addressPool struct {
+	family, example                          string
+	is                                       func(netip.Addr) bool
+	subnetKey, gatewayKey, rangeKey, addrKey string
+	subnet, gateway, ipRange, addr           string
+}
+
+// pool checks network f's pool p (of an external network when external):
+// a subnet of the family, and within it the gateway, the range and the
+// pod's address, which needs the subnet (the engine gives a chosen
+// address only on a network whose subnet was given).
+func (c *checker) pool(f string, p addressPool, external bool) {
 	var subnet netip.Prefix
-	if n.Subnet != "" {
-		p, err := netip.ParsePrefix(n.Subnet)
+	if p.subnet != "" {
+		pre, err := netip.ParsePrefix(p.subnet)
 		switch {
-		case err != nil || !p.Addr().Is4():
-			c.add(f+".subnet", "%q is not an IPv4 subnet (10.5.0.0/24)", excerpt(n.Subnet))
-		case p.Masked() != p:
-			c.add(f+".subnet", "%q has host bits set: %s", n.Subnet, p.Masked())
-		case n.External:
-			c.add(f+".subnet", "applies to networks hostlet creates, not to an external one")
+		case err != nil || !p.is(pre.Addr()):
+			c.add(f+"."+p.subnetKey, "%q is not an %s subnet (%s)", excerpt(p.subnet), p.family, p.example)
+		case pre.Masked() != pre:
+			c.add(f+"."+p.subnetKey, "%q has host bits set: %s", p.subnet, pre.Masked())
+		case external:
+			c.add(f+"."+p.subnetKey, "applies to networks hostlet creates, not to an external one")
 		default:
-			subnet = p
+			subnet = pre
 		}
 	}
-	if n.Subnet == "" && (n.Gateway != "" || n.IPRange != "") {
-		c.add(f+".subnet", "required with gateway and ipRange")
+	if p.subnet == "" && (p.gateway != "" || p.ipRange != "") {
+		c.add(f+"."+p.subnetKey, "required with %s and %s", p.gatewayKey, p.rangeKey)
 	}
-	if n.Gateway != "" {
-		if a, err := netip.ParseAddr(n.Gateway); err != nil || !a.Is4() || subnet.IsValid() && !subnet.Contains(a) {
-			c.add(f+".gateway", "%q is not an IPv4 address in subnet %s", excerpt(n.Gateway), n.Subnet)
+	if p.gateway != "" {
+		if a, err := netip.ParseAddr(p.gateway); err != nil || !p.is(a) || subnet.IsValid() && !subnet.Contains(a) {
+			c.add(f+"."+p.gatewayKey, "%q is not an %s address in subnet %s", excerpt(p.gateway), p.family, p.subnet)
 		}
 	}
-	if n.IPRange != "" {
-		if r, err := netip.ParsePrefix(n.IPRange); err != nil || !r.Addr().Is4() || r.Masked() != r || subnet.IsValid() && (!subnet.Contains(r.Addr()) || r.Bits() < subnet.Bits()) {
-			c.add(f+".ipRange", "%q is not an IPv4 range (a CIDR) within subnet %s", excerpt(n.IPRange), n.Subnet)
+	if p.ipRange != "" {
+		if r, err := netip.ParsePrefix(p.ipRange); err != nil || !p.is(r.Addr()) || r.Masked() != r || subnet.IsValid() && (!subnet.Contains(r.Addr()) || r.Bits() < subnet.Bits()) {
+			c.add(f+"."+p.rangeKey, "%q is not an %s range (a CIDR) within subnet %s", excerpt(p.ipRange), p.family, p.subnet)
 		}
 	}
-	if n.IPv4Address != "" {
-		a, err := netip.ParseAddr(n.IPv4Address)
-		switch {
-		case err != nil || !a.Is4():
-			c.add(f+".ipv4Address", "%q is not an IPv4 address", excerpt(n.IPv4Address))
-		case n.Subnet == "" && !n.External:
-			c.add(f+".ipv4Address", "needs the network's subnet (the engine gives a chosen address only on a network whose subnet was given)")
-		case subnet.IsValid() && !subnet.Contains(a):
-			c.add(f+".ipv4Address", "%s is not in subnet %s", a, n.Subnet)
-		case subnet.IsValid() && (a == subnet.Addr() || n.Gateway != "" && a.String() == n.Gateway):
-			c.add(f+".ipv4Address", "%s is the subnet's own address or its gateway", a)
-		}
+	if p.addr == "" {
+		return
 	}
+	a, err := netip.ParseAddr(p.addr)
+	switch {
+	case err != nil || !p.is(a):
+		c.add(f+"."+p.addrKey, "%q is not an %s address", excerpt(p.addr), p.family)
+	case p.subnet == "" && !external:
+		c.add(f+"."+p.addrKey, "needs the network's %s (the engine gives a chosen address only on a network whose subnet was given)", p.subnetKey)
+	case subnet.IsValid() && !subnet.Contains(a):
+		c.add(f+"."+p.addrKey, "%s is not in subnet %s", a, p.subnet)
+	case subnet.IsValid() && (a == subnet.Addr() || p.gateway != "" && sameAddress(a, p.gateway)):
+		c.add(f+"."+p.addrKey, "%s is the subnet's own address or its gateway", a)
+	}
+}
+
+// sameAddress reports whether text is address a, however it is written.
+func sameAddress(a netip.Addr, text string) bool {
+	b, err := netip.ParseAddr(text)
+	return err == nil && a == b
 }
 
 // kinds counts the kinds a volume says it is (hostPath, dockerVolume,

@@ -17,51 +17,17 @@ func (c *checker) ipv6(f string, n manifest.Network) {
 	if !n.EnableIPv6 && (n.IPv6Subnet != "" || n.IPv6Address != "") && !n.External {
 		c.add(f+".enableIPv6", "required with ipv6Subnet and ipv6Address (the engine makes an IPv4-only network otherwise)")
 	}
-	var subnet netip.Prefix
-	if n.IPv6Subnet != "" {
-		p, err := netip.ParsePrefix(n.IPv6Subnet)
-		switch {
-		case err != nil || !p.Addr().Is6() || p.Addr().Is4In6():
-			c.add(f+".ipv6Subnet", "%q is not an IPv6 subnet (fd00:5::/64)", excerpt(n.IPv6Subnet))
-		case p.Masked() != p:
-			c.add(f+".ipv6Subnet", "%q has host bits set: %s", n.IPv6Subnet, p.Masked())
-		case n.External:
-			c.add(f+".ipv6Subnet", "applies to networks hostlet creates, not to an external one")
-		default:
-			subnet = p
-		}
-	}
 	if n.External && n.EnableIPv6 {
 		c.add(f+".enableIPv6", "applies to networks hostlet creates, not to an external one")
 	}
-	if n.IPv6Subnet == "" && (n.IPv6Gateway != "" || n.IPv6IPRange != "") {
-		c.add(f+".ipv6Subnet", "required with ipv6Gateway and ipv6IPRange")
-	}
-	if n.IPv6Gateway != "" {
-		if a, err := netip.ParseAddr(n.IPv6Gateway); err != nil || !a.Is6() || a.Is4In6() || subnet.IsValid() && !subnet.Contains(a) {
-			c.add(f+".ipv6Gateway", "%q is not an IPv6 address in subnet %s", excerpt(n.IPv6Gateway), n.IPv6Subnet)
-		}
-	}
-	if n.IPv6IPRange != "" {
-		if r, err := netip.ParsePrefix(n.IPv6IPRange); err != nil || !r.Addr().Is6() || r.Masked() != r || subnet.IsValid() && (!subnet.Contains(r.Addr()) || r.Bits() < subnet.Bits()) {
-			c.add(f+".ipv6IPRange", "%q is not an IPv6 range (a CIDR) within subnet %s", excerpt(n.IPv6IPRange), n.IPv6Subnet)
-		}
-	}
-	if n.IPv6Address == "" {
-		return
-	}
-	a, err := netip.ParseAddr(n.IPv6Address)
-	switch {
-	case err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "":
-		c.add(f+".ipv6Address", "%q is not an IPv6 address", excerpt(n.IPv6Address))
-	case n.IPv6Subnet == "" && !n.External:
-		c.add(f+".ipv6Address", "needs the network's ipv6Subnet (the engine gives a chosen address only on a network whose subnet was given)")
-	case subnet.IsValid() && !subnet.Contains(a):
-		c.add(f+".ipv6Address", "%s is not in subnet %s", a, n.IPv6Subnet)
-	case subnet.IsValid() && (a == subnet.Addr() || n.IPv6Gateway != "" && a.String() == n.IPv6Gateway):
-		c.add(f+".ipv6Address", "%s is the subnet's own address or its gateway", a)
-	}
+	c.pool(f, addressPool{family: "IPv6", example: "fd00:5::/64", is: isIPv6,
+		subnetKey: "ipv6Subnet", gatewayKey: "ipv6Gateway", rangeKey: "ipv6IPRange", addrKey: "ipv6Address",
+		subnet: n.IPv6Subnet, gateway: n.IPv6Gateway, ipRange: n.IPv6IPRange, addr: n.IPv6Address}, n.External)
 }
+
+// isIPv6 reports whether a is an IPv6 address proper: not an IPv4 one
+// written as IPv6, without a zone.
+func isIPv6(a netip.Addr) bool { return a.Is6() && !a.Is4In6() && a.Zone() == "" }
 
 // Bridge driver options a network hostlet creates may set.
 const (
