@@ -3,6 +3,7 @@ package cadvisor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
 
@@ -246,9 +248,9 @@ func TestPasswordEchoedNeverShown(t *testing.T) {
 func TestErrors(t *testing.T) {
 	_, srv := serve(t, "")
 
-	closed := httptest.NewServer(http.NotFoundHandler())
-	closedURL := closed.URL
-	closed.Close()
+	// Nothing listens on closedURL: FreePort's port is below the range the
+	// listeners on port 0 below are given, so none of them can take it.
+	closedURL := fmt.Sprintf("http://127.0.0.1:%d", testkit.FreePort(t))
 
 	// hanging accepts connections and never answers.
 	hanging, err := net.Listen("tcp", "127.0.0.1:0")

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -95,15 +96,33 @@ func WaitHTTP(t testing.TB, timeout time.Duration, method, url, body, want strin
 	return got
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago and
-// that it has not returned before in this process. The kernel may hand a
-// port out again once its listener is closed, before the test that got it
-// first has bound it, so one port is never given twice; another process
-// may still take it (a server that must bind it should retry).
+// FreePort returns a TCP port, free on 127.0.0.1 and on every address a
+// moment ago, that no other test process on the machine holds. The port
+// comes from below the kernel's ephemeral range, so a port the kernel
+// hands out for a listener on port 0 or an outgoing connection never
+// meets it, and a lock on a file named after it, held until the process
+// ends (the kernel drops it when the process dies, so nothing is left
+// stale), keeps the test processes that go test runs side by side, and
+// the engine's port allocator fed by them, from being given one port
+// twice. Where the range below the ephemeral one is too small, it falls
+// back to a port the kernel picks, given once per process.
 func FreePort(t testing.TB) int {
 	t.Helper()
 	handedOut.mu.Lock()
 	defer handedOut.mu.Unlock()
+	if lo, hi, ok := reservableRange(); ok {
+		for range 200 {
+			port := lo + rand.IntN(hi-lo)
+			if handedOut.ports[port] || !bindable(port) {
+				continue
+			}
+			if lock, ok := lockPort(port); ok {
+				handedOut.ports[port] = true
+				handedOut.locks = append(handedOut.locks, lock)
+				return port
+			}
+		}
+	}
 	for range 100 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -120,11 +139,60 @@ func FreePort(t testing.TB) int {
 	return 0
 }
 
-// handedOut holds the ports FreePort returned in this test process.
+// handedOut holds the ports FreePort returned in this test process and the
+// open lock files that reserve them for as long as it runs.
 var handedOut = struct {
 	mu    sync.Mutex
 	ports map[int]bool
+	locks []*os.File
 }{ports: map[int]bool{}}
+
+// reservableRange is the range of ports FreePort picks from: from 20000 up
+// to the start of the kernel's ephemeral range (32768 by default).
+func reservableRange() (lo, hi int, ok bool) {
+	const floor = 20000
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0, false
+	}
+	var first, last int
+	if _, err := fmt.Sscan(string(b), &first, &last); err != nil || first < floor+1000 {
+		return 0, 0, false
+	}
+	return floor, first, true
+}
+
+// bindable reports whether a TCP listener can bind port on every address
+// and on 127.0.0.1 right now.
+func bindable(port int) bool {
+	for _, addr := range []string{fmt.Sprintf(":%d", port), fmt.Sprintf("127.0.0.1:%d", port)} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return false
+		}
+		_ = l.Close()
+	}
+	return true
+}
+
+// lockPort takes an exclusive lock on the file that stands for port in the
+// machine's temporary folder, shared by every test process, and returns
+// it open; false when another process holds it or the lock cannot be had.
+func lockPort(port int) (*os.File, bool) {
+	dir := filepath.Join(os.TempDir(), "hostlet-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, false
+	}
+	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprint(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, false
+	}
+	return f, true
+}
 
 // MountTmpfs mounts a tmpfs of size bytes on dir (created if needed) until
 // the test ends: a filesystem the test can fill. It needs root.
