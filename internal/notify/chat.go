@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/helperexec"
 	"github.com/hostlet/hostlet/internal/notify/chatwire"
 )
 
@@ -50,22 +50,11 @@ type chat struct {
 // beside the running executable (its symlinks resolved), else the one on
 // PATH.
 func findHelper(explicit string) (string, error) {
-	if explicit != "" {
-		return explicit, nil
+	p, err := helperexec.Find(chatwire.HelperName, explicit)
+	if err != nil {
+		return "", errNoHelper
 	}
-	if exe, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = real
-		}
-		p := filepath.Join(filepath.Dir(exe), chatwire.HelperName)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(chatwire.HelperName); err == nil {
-		return p, nil
-	}
-	return "", errNoHelper
+	return p, nil
 }
 
 // newChat makes the chat target of raw, its URL checked by the helper

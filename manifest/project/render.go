@@ -8,15 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	gosync "sync"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
 
+	"github.com/hostlet/hostlet/internal/helperexec"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -332,22 +331,12 @@ func (r *Renderer) run(ctx context.Context, req []byte) (Response, int, error) {
 
 // helper finds the helper's executable.
 func (r *Renderer) helper() (string, error) {
-	if r.Helper != "" {
-		return r.Helper, nil
+	p, err := helperexec.Find(HelperName, r.Helper)
+	var nf *helperexec.NotFoundError
+	if errors.As(err, &nf) {
+		return "", fmt.Errorf("%w (looked %v; make build builds it into bin/, or set compose.helper)", ErrNoHelper, nf.Tried)
 	}
-	var tried []string
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), HelperName)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p, nil
-		}
-		tried = append(tried, "beside "+exe)
-	}
-	if p, err := exec.LookPath(HelperName); err == nil {
-		return p, nil
-	}
-	tried = append(tried, "on PATH")
-	return "", fmt.Errorf("%w (looked %v; make build builds it into bin/, or set compose.helper)", ErrNoHelper, tried)
+	return p, err
 }
 
 // limitedBuffer keeps at most max bytes and notes that more came.
