@@ -21,15 +21,18 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 all: build
 
-# bin/hostlet-compose renders Compose projects for hostlet (docs/compose.md)
-# and bin/hostlet-notify sends its chat notifications (docs/updates.md,
-# "Notifications"); hostlet finds them beside itself. BIN=DIR writes them
+# bin/hostlet-compose renders Compose projects for hostlet
+# (docs/compose.md), bin/hostlet-notify sends its chat notifications (docs/updates.md,
+# "Notifications") and bin/hostlet-sops decrypts SOPS files
+# (docs/secrets.md; a module of its own, as it links sops's cloud
+# clients); hostlet finds them beside itself. BIN=DIR writes them
 # elsewhere.
 BIN ?= bin
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/hostlet ./cmd/hostlet
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/hostlet-compose ./cmd/hostlet-compose
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/hostlet-notify ./cmd/hostlet-notify
+	cd cmd/hostlet-sops && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(abspath $(BIN))/hostlet-sops .
 
 # The .deb and .rpm packages (docs/install.md) in $(DIST): the binaries,
 # the systemd unit, /etc/hostlet/hostlet.yaml and the maintainer scripts
@@ -81,8 +84,10 @@ run: build deps
 	$(GO) run ./internal/tools/demoimage -tag hostlet-demo:v1
 	./bin/hostlet run --config examples/quickstart/hostlet.yaml
 
+# cmd/hostlet-sops is a module of its own: its tests run after the tree's.
 test: deps-test
 	$(GO) test $(TESTFLAGS) ./...
+	cd cmd/hostlet-sops && $(GO) test $(TESTFLAGS) ./...
 
 # Unit tests only (no Docker needed).
 test-short:
@@ -135,6 +140,7 @@ lint:
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt: files above are not formatted" && exit 1)
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	cd cmd/hostlet-sops && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
 
 # Every fuzz target of the tree (every parser of outside input has one),
 # one after the other, each for FUZZTIME; FUZZTIME=10m for the long runs

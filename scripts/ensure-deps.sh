@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure what hostlet's quickstart and tests need is here: git and a
 # running Docker engine, and with --test also Chromium (the fleet page is
-# tested in a real headless browser) and tzdata (time zones). On Debian as root it installs what
+# tested in a real headless browser), tzdata (time zones), age and
+# ssh-keygen (keys for the secrets' tests) and the sops CLI (go install).
+# On Debian as root it installs what
 # is missing (docker.io, git, chromium) and starts dockerd; elsewhere it
 # says exactly what is missing and how to get it. Idempotent.
 set -euo pipefail
@@ -18,6 +20,9 @@ if [ "${1:-}" = --test ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
   # The maintenance windows' tests read time zones from the system.
   [ -e /usr/share/zoneinfo/Europe/Berlin ] || missing+=(tzdata)
+  # The secrets' tests make age keys and SSH keys, and encrypt with sops.
+  command -v age-keygen >/dev/null 2>&1 || missing+=(age)
+  command -v ssh-keygen >/dev/null 2>&1 || missing+=(openssh-client)
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then
@@ -33,6 +38,20 @@ if [ ${#missing[@]} -gt 0 ]; then
     log "missing: $pkgs"
     log "install them (on Debian/Ubuntu: sudo apt-get install -y $pkgs) and run this again"
     exit 1
+  fi
+fi
+
+# sops has no Debian package: the tests use the CLI of the version the
+# helper links, built from the Go module proxy into Go's bin folder.
+if [ "${1:-}" = --test ]; then
+  GO=${GO:-go}
+  gobin=$("$GO" env GOPATH 2>/dev/null)/bin
+  if ! command -v sops >/dev/null 2>&1 && [ ! -x "$gobin/sops" ]; then
+    log "installing sops v3.13.3 into $gobin (go install)"
+    if ! CGO_ENABLED=0 "$GO" install github.com/getsops/sops/v3/cmd/sops@v3.13.3; then
+      log "go install github.com/getsops/sops/v3/cmd/sops@v3.13.3 failed: the secrets' tests need it"
+      exit 1
+    fi
   fi
 fi
 

@@ -92,7 +92,9 @@ while read -r dir tags target file; do
 		[[ $tags != - ]] && tagflag=(-tags "$tags")
 		# -fuzz at build time turns on the fuzzing instrumentation; the
 		# binary then runs any target of the package.
-		if ! "$GO" test -c "${tagflag[@]}" -fuzz "^$target\$" -o "$bin" "./$dir" >"$work/build.log" 2>&1; then
+		# From the package's folder, so that a module of its own there
+		# (cmd/hostlet-sops) builds as well as a package of this one.
+		if ! (cd "$dir" && "$GO" test -c "${tagflag[@]}" -fuzz "^$target\$" -o "$bin" .) >"$work/build.log" 2>&1; then
 			cat "$work/build.log"
 			echo "fuzz: FAIL $dir: the test binary does not build"
 			failed+=("$dir (build)")

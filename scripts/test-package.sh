@@ -122,6 +122,7 @@ want='/etc/hostlet
 /usr/bin/hostlet
 /usr/bin/hostlet-compose
 /usr/bin/hostlet-notify
+/usr/bin/hostlet-sops
 /usr/lib/systemd/system/hostlet.service'
 got=$(rpm -qpl "$NEW_RPM" | sort)
 [ "$got" = "$want" ] || die "rpm -qpl lists:

@@ -36,9 +36,11 @@ func TestImageRunsHostletAndItsHelpers(t *testing.T) {
 		{"hostlet", "-s -w -X main.version=" + version},
 		{"hostlet-compose", "-s -w"},
 		{"hostlet-notify", "-s -w"},
+		{"hostlet-sops", "-s -w"},
 	} {
-		build := exec.Command("go", "build", "-trimpath", "-ldflags", c.flags, "-o", filepath.Join(bin, c.name), "./cmd/"+c.name)
-		build.Dir = root
+		// From the command's folder: hostlet-sops is a module of its own.
+		build := exec.Command("go", "build", "-trimpath", "-ldflags", c.flags, "-o", filepath.Join(bin, c.name), ".")
+		build.Dir = filepath.Join(root, "cmd", c.name)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("go build ./cmd/%s: %v\n%s", c.name, err, out)

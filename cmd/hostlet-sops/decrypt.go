@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"filippo.io/age"
+	"filippo.io/age/agessh"
+	"github.com/getsops/sops/v3"
+	"github.com/getsops/sops/v3/aes"
+	sopsage "github.com/getsops/sops/v3/age"
+	"github.com/getsops/sops/v3/config"
+	"github.com/getsops/sops/v3/keyservice"
+	"github.com/getsops/sops/v3/stores/dotenv"
+	"github.com/getsops/sops/v3/stores/ini"
+	sopsjson "github.com/getsops/sops/v3/stores/json"
+	"github.com/getsops/sops/v3/stores/yaml"
+	"google.golang.org/grpc"
+)
+
+// maxError bounds an error's text in the answer.
+const maxError = 300
+
+// failure is a file's error of a kind.
+type failure struct {
+	kind string
+	msg  string
+}
+
+func (f *failure) Error() string { return f.msg }
+
+func fail(kind, format string, args ...any) error {
+	return &failure{kind: kind, msg: bounded(fmt.Sprintf(format, args...))}
+}
+
+// bounded cuts s to maxError bytes.
+func bounded(s string) string {
+	if len(s) <= maxError {
+		return s
+	}
+	return s[:maxError] + "…"
+}
+
+// store is the part of a sops store used here.
+type store interface {
+	LoadEncryptedFile(in []byte) (sops.Tree, error)
+	EmitPlainFile(branches sops.TreeBranches) ([]byte, error)
+}
+
+// storeFor returns sops's store of format.
+func storeFor(format string) (store, error) {
+	c := config.NewStoresConfig() // the sops CLI's defaults
+	switch format {
+	case "yaml":
+		return yaml.NewStore(&c.YAML), nil
+	case "json":
+		return sopsjson.NewStore(&c.JSON), nil
+	case "dotenv":
+		return dotenv.NewStore(&c.Dotenv), nil
+	case "ini":
+		return ini.NewStore(&c.INI), nil
+	case "binary":
+		return sopsjson.NewBinaryStore(&c.JSONBinary), nil
+	}
+	return nil, fail(KindFormat, "unknown format %q (yaml, json, dotenv, ini or binary)", format)
+}
+
+// decryptOne decrypts f; a panic in sops on a crafted file is that
+// file's error, not the end of the request.
+func decryptOne(ids sopsage.ParsedIdentities, f File) (plain []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			plain, err = nil, fail(KindFormat, "sops failed on the file (a %s file it cannot read)", f.Format)
+		}
+	}()
+	return decrypt(ids, f.Format, f.Data)
+}
+
+// decrypt returns the plaintext of data, a SOPS file of format, as
+// sops's own decrypt path does: the data key from the first identity
+// that opens it, every value decrypted and the MAC compared.
+func decrypt(ids sopsage.ParsedIdentities, format string, data []byte) ([]byte, error) {
+	st, err := storeFor(format)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := st.LoadEncryptedFile(data)
+	if err != nil {
+		return nil, fail(KindFormat, "not a SOPS %s file: %v", format, err)
+	}
+	key, err := tree.Metadata.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{ageKeys{ids}}, nil)
+	if err != nil {
+		return nil, fail(KindNoKey, "no matching age identity (the file is encrypted for %s)", recipients(tree.Metadata))
+	}
+	cipher := aes.NewCipher()
+	mac, err := tree.Decrypt(key, cipher)
+	if err != nil {
+		return nil, fail(KindIntegrity, "a value does not decrypt: the file was changed after it was encrypted")
+	}
+	want, err := cipher.Decrypt(tree.Metadata.MessageAuthenticationCode, key, tree.Metadata.LastModified.Format(time.RFC3339))
+	if err != nil || want != mac {
+		return nil, fail(KindIntegrity, "MAC mismatch: the file was changed after it was encrypted")
+	}
+	plain, err := st.EmitPlainFile(tree.Branches)
+	if err != nil {
+		return nil, fail(KindFormat, "write the plaintext as %s: %v", format, err)
+	}
+	return plain, nil
+}
+
+// recipients names the keys a file is encrypted for: age recipients, and
+// the kind of every other key.
+func recipients(m sops.Metadata) string {
+	var names []string
+	for _, group := range m.KeyGroups {
+		for _, k := range group {
+			if a, ok := k.(*sopsage.MasterKey); ok {
+				names = append(names, a.Recipient)
+				continue
+			}
+			names = append(names, "a "+k.TypeToIdentifier()+" key")
+		}
+	}
+	if len(names) == 0 {
+		return "no key"
+	}
+	return strings.Join(names, ", ")
+}
+
+// ageKeys is the key service sops asks for the data key: it opens age
+// keys with the request's identities and refuses every other kind
+// (hostlet uses age keys only, and reaches no KMS).
+type ageKeys struct {
+	ids sopsage.ParsedIdentities
+}
+
+func (a ageKeys) Encrypt(context.Context, *keyservice.EncryptRequest, ...grpc.CallOption) (*keyservice.EncryptResponse, error) {
+	return nil, errors.New("hostlet-sops does not encrypt")
+}
+
+func (a ageKeys) Decrypt(_ context.Context, req *keyservice.DecryptRequest, _ ...grpc.CallOption) (*keyservice.DecryptResponse, error) {
+	k, ok := req.GetKey().GetKeyType().(*keyservice.Key_AgeKey)
+	if !ok {
+		return nil, errors.New("not an age key: hostlet decrypts with age keys only")
+	}
+	if len(a.ids) == 0 {
+		return nil, errors.New("no age identity")
+	}
+	mk := &sopsage.MasterKey{Recipient: k.AgeKey.GetRecipient(), EncryptedKey: string(req.GetCiphertext())}
+	a.ids.ApplyToMasterKey(mk)
+	plain, err := mk.Decrypt()
+	if err != nil {
+		return nil, err
+	}
+	return &keyservice.DecryptResponse{Plaintext: plain}, nil
+}
+
+// parseIdentities parses the request's age identities and SSH keys; a
+// request without any is refused, so that sops never looks for keys in
+// the environment or the home folder.
+func parseIdentities(req Request) (sopsage.ParsedIdentities, error) {
+	var ids sopsage.ParsedIdentities
+	for i, text := range req.Identities {
+		parsed, err := age.ParseIdentities(strings.NewReader(text))
+		if err != nil {
+			return nil, fmt.Errorf("age identities %d: %w", i+1, err)
+		}
+		ids = append(ids, parsed...)
+	}
+	for i, pem := range req.SSHKeys {
+		id, err := agessh.ParseIdentity(bytes.TrimSpace(pem))
+		if err != nil {
+			return nil, fmt.Errorf("SSH key %d: %w", i+1, err)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 && len(req.Files) > 0 {
+		return nil, errors.New("no age identity or SSH key in the request")
+	}
+	return ids, nil
+}
