@@ -26,6 +26,7 @@ import (
 	"github.com/hostlet/hostlet/internal/notify"
 	"github.com/hostlet/hostlet/internal/reporter"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/secrets"
 	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/sources/configured"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -65,6 +66,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create stateDir: %w", err)
 	}
+	// Keys for SOPS files that others may read, or that the helper cannot
+	// parse, stop hostlet too, as does a runtime folder on disk.
+	decrypter, err := secrets.Open(ctx, secrets.Config{AgeKeyFile: cfg.Secrets.AgeKeyFile, SSHKeyFile: cfg.Secrets.SSHKeyFile, RuntimeDir: cfg.Secrets.RuntimeDir})
+	if err != nil {
+		return fmt.Errorf("refusing to start: %w", err)
+	}
 	// The one clock every component reads time from.
 	clk := clock.Real{}
 	ownerKey, ownerKeyDamaged, err := hruntime.LoadOwnerKey(cfg.StateDir, log, clk.Now())
@@ -76,7 +83,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		return err
 	}
 	defer rt.Close()
-	a := &agent{cfg: cfg, opts: opts, log: log, clock: clk, rt: rt, ev: eventlog.NewLog(1000).WithClock(clk), stateProblems: &atomicfile.Problems{}}
+	a := &agent{cfg: cfg, opts: opts, log: log, clock: clk, rt: rt, ev: eventlog.NewLog(1000).WithClock(clk), stateProblems: &atomicfile.Problems{}, decrypter: decrypter}
 	if ownerKeyDamaged != nil {
 		a.stateProblems.Report(*ownerKeyDamaged)
 	}
@@ -126,6 +133,9 @@ type agent struct {
 	infraImage string
 	vopts      validate.Options
 	etcd       *clientv3.Client // nil without etcd.endpoints
+	// decrypter decrypts the SOPS files of the sources; nil without
+	// secrets keys.
+	decrypter *secrets.Decrypter
 
 	srcs   []sources.Source
 	push   *sources.Push // nil without a push source

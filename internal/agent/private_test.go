@@ -59,3 +59,31 @@ func TestRunRefusesCredentialsOthersCanRead(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRefusesSecretKeysItsGroupCanRead: the keys of SOPS files are
+// held to more than other credentials (0600 or stricter, the group kept
+// out too), and hostlet run stops before the engine, naming the key file.
+func TestRunRefusesSecretKeysItsGroupCanRead(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "age.key")
+	if err := os.WriteFile(key, []byte("AGE-SECRET-KEY-1X\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(key, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(dir, "hostlet.yaml")
+	yaml := "instance: test-secret-key\nstateDir: " + filepath.Join(dir, "state") +
+		"\ndocker: {host: unix://" + filepath.Join(dir, "no-engine.sock") + "}\nsecrets: {ageKeyFile: " + key + "}\n"
+	if err := os.WriteFile(cfgFile, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = agent.Run(context.Background(), cfg, agent.Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if want := "refusing to start: secrets.ageKeyFile " + key + ": has mode 0640"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("Run: %v, want the refusal %q", err, want)
+	}
+}

@@ -56,6 +56,7 @@ type Config struct {
 	Log     LogOptions `mapstructure:"log"`
 	Stats   Stats      `mapstructure:"stats"`
 	Compose Compose    `mapstructure:"compose"`
+	Secrets Secrets    `mapstructure:"secrets"`
 	Policy  Policy     `mapstructure:"policy"`
 	// Labels name what the host is (role, zone, ...), for fleet
 	// selectors; the status document reports them.
@@ -229,6 +230,10 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("stats.cadvisor", "")
 	v.SetDefault("compose.helper", "")
 	v.SetDefault("compose.dataDir", "")
+	v.SetDefault("secrets.ageKeyFile", "")
+	v.SetDefault("secrets.sshKeyFile", "")
+	v.SetDefault("secrets.recipients", []string{})
+	v.SetDefault("secrets.runtimeDir", "/run/hostlet/secrets")
 	v.SetDefault("policy.externalVolumes", []string{})
 	v.SetDefault("policy.externalNetworks", []string{})
 	v.SetDefault("policy.privileged", false)
@@ -469,6 +474,7 @@ func (c *Config) complete() error {
 		c.Docker.Host = c.Engine.Host
 	}
 	c.Stats.check(bad)
+	c.Secrets.check(bad)
 	c.checkWindows(bad)
 	c.checkNotify(bad)
 	c.checkLabels(bad)

@@ -1,0 +1,60 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"filippo.io/age"
+	"filippo.io/age/agessh"
+)
+
+// Secrets holds the host's keys for SOPS-encrypted files (docs/secrets.md).
+type Secrets struct {
+	// AgeKeyFile holds the host's age identities, one a line.
+	AgeKeyFile string `mapstructure:"ageKeyFile"`
+	// SSHKeyFile is an SSH private key (ssh-ed25519 or ssh-rsa, no
+	// passphrase) used as an age identity, as sops does.
+	SSHKeyFile string `mapstructure:"sshKeyFile"`
+	// Recipients are the public keys of the host's identities (age1...,
+	// or an SSH public key): hostlet validate and diff, which have no
+	// key, say from them which files of its set the host cannot decrypt.
+	Recipients []string `mapstructure:"recipients"`
+	// RuntimeDir is where the decrypted files containers mount are
+	// written: a folder hostlet makes with mode 0700 on a tmpfs or ramfs.
+	RuntimeDir string `mapstructure:"runtimeDir"`
+}
+
+// maxRecipients bounds secrets.recipients.
+const maxRecipients = 64
+
+// check checks the secrets block.
+func (s *Secrets) check(bad badFunc) {
+	for _, k := range []struct{ key, path string }{{"secrets.ageKeyFile", s.AgeKeyFile}, {"secrets.sshKeyFile", s.SSHKeyFile}} {
+		if k.path != "" && !filepath.IsAbs(k.path) {
+			bad(k.key, "%q is not an absolute path", truncateKey(k.path))
+		}
+	}
+	if !filepath.IsAbs(s.RuntimeDir) || filepath.Clean(s.RuntimeDir) != s.RuntimeDir {
+		bad("secrets.runtimeDir", "%q is not a clean absolute path", truncateKey(s.RuntimeDir))
+	}
+	if len(s.Recipients) > maxRecipients {
+		bad("secrets.recipients", "%d recipients, at most %d", len(s.Recipients), maxRecipients)
+		return
+	}
+	for i, r := range s.Recipients {
+		if err := checkRecipient(r); err != nil {
+			bad(fmt.Sprintf("secrets.recipients[%d]", i), "%q is not an age recipient or an SSH public key: %v", truncateKey(r), err)
+		}
+	}
+}
+
+// checkRecipient parses r as age does: an age1 key or an SSH public key.
+func checkRecipient(r string) error {
+	if strings.HasPrefix(r, "ssh-") {
+		_, err := agessh.ParseRecipient(r)
+		return err
+	}
+	_, err := age.ParseX25519Recipient(r)
+	return err
+}
