@@ -59,6 +59,23 @@ type Error struct {
 
 func (e *Error) Error() string { return "cannot decrypt " + e.File + ": " + e.Msg }
 
+// Plain is a decrypted file: its plaintext and, for a file of values
+// (YAML, JSON, dotenv, INI), each encrypted value as the file holds it
+// (ENC[AES256_GCM,...]) mapped to its plaintext.
+type Plain struct {
+	Data   []byte
+	Values map[string]string
+}
+
+// size is what p holds in bytes, for the cache's bound.
+func (p Plain) size() int {
+	n := len(p.Data)
+	for k, v := range p.Values {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
 // Decrypter decrypts files with the host's keys through the helper, each
 // distinct ciphertext once while its plaintext stays in the cache. It is
 // safe for concurrent use.
@@ -73,7 +90,7 @@ type Decrypter struct {
 }
 
 type cached struct {
-	plain []byte
+	plain Plain
 	err   *Error // a file's own failure (not the helper's), kept too
 }
 
@@ -85,8 +102,8 @@ func NewDecrypter(helper string, keys Keys) *Decrypter {
 
 // Decrypt returns the plaintext of every file, in order, or its *Error.
 // The returned plaintext is shared with the cache: never change it.
-func (d *Decrypter) Decrypt(ctx context.Context, files []File) ([][]byte, []error) {
-	plain := make([][]byte, len(files))
+func (d *Decrypter) Decrypt(ctx context.Context, files []File) ([]Plain, []error) {
+	plain := make([]Plain, len(files))
 	errs := make([]error, len(files))
 	var todo []int
 	for i, f := range files {
@@ -107,18 +124,18 @@ func (d *Decrypter) Decrypt(ctx context.Context, files []File) ([][]byte, []erro
 	return plain, errs
 }
 
-func (c *cached) result(name string) ([]byte, error) {
+func (c *cached) result(name string) (Plain, error) {
 	if c.err != nil {
 		e := *c.err
 		e.File = name
-		return nil, &e
+		return Plain{}, &e
 	}
 	return c.plain, nil
 }
 
 // decryptBatch runs the helper once on the files of batch (indexes into
 // files) and fills plain and errs.
-func (d *Decrypter) decryptBatch(ctx context.Context, files []File, batch []int, plain [][]byte, errs []error) {
+func (d *Decrypter) decryptBatch(ctx context.Context, files []File, batch []int, plain []Plain, errs []error) {
 	req := wireRequest{Identities: d.keys.identities, SSHKeys: d.keys.sshKeys}
 	for _, i := range batch {
 		req.Files = append(req.Files, wireFile{Format: files[i].Format, Data: files[i].Data})
@@ -130,12 +147,12 @@ func (d *Decrypter) decryptBatch(ctx context.Context, files []File, batch []int,
 			continue
 		}
 		r := ans.Files[n]
-		c := &cached{plain: r.Plaintext}
+		c := &cached{plain: Plain{Data: r.Plaintext, Values: r.Values}}
 		switch {
 		case r.Kind != "":
 			c = &cached{err: &Error{Kind: r.Kind, Msg: r.Error}}
-		case c.plain == nil:
-			c.plain = []byte{} // an empty file (JSON leaves it out)
+		case c.plain.Data == nil:
+			c.plain.Data = []byte{} // an empty file (JSON leaves it out)
 		}
 		d.store(cacheKey(files[i]), c)
 		plain[i], errs[i] = c.result(files[i].Name)
@@ -216,18 +233,19 @@ func (d *Decrypter) touch(k [32]byte) {
 func (d *Decrypter) store(k [32]byte, c *cached) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.cache[k]; ok || len(c.plain) > cacheBytes {
+	size := c.plain.size()
+	if _, ok := d.cache[k]; ok || size > cacheBytes {
 		return
 	}
-	for len(d.order) > 0 && (len(d.order) >= cacheEntries || d.bytes+len(c.plain) > cacheBytes) {
+	for len(d.order) > 0 && (len(d.order) >= cacheEntries || d.bytes+size > cacheBytes) {
 		old := d.order[0]
 		d.order = d.order[1:]
-		d.bytes -= len(d.cache[old].plain)
+		d.bytes -= d.cache[old].plain.size()
 		delete(d.cache, old)
 	}
 	d.cache[k] = c
 	d.order = append(d.order, k)
-	d.bytes += len(c.plain)
+	d.bytes += size
 }
 
 // capped keeps at most max bytes and notes that more came; past max the

@@ -57,8 +57,8 @@ func TestDecryptsThroughTheHelper(t *testing.T) {
 			}
 			continue
 		}
-		if errs[i] != nil || string(plain[i]) != want[i] || plain[i] == nil {
-			t.Errorf("%s: %q %v, want %q", f.Name, plain[i], errs[i], want[i])
+		if errs[i] != nil || string(plain[i].Data) != want[i] || plain[i].Data == nil {
+			t.Errorf("%s: %q %v, want %q", f.Name, plain[i].Data, errs[i], want[i])
 		}
 	}
 
@@ -73,8 +73,8 @@ func TestDecryptsThroughTheHelper(t *testing.T) {
 	renamed := files[3]
 	renamed.Name = "apps:renamed.env"
 	p, errs := d2.Decrypt(context.Background(), []secrets.File{files[0], renamed})
-	if !bytes.Equal(p[0], plain[0]) || errs[1] == nil || !strings.Contains(errs[1].Error(), "apps:renamed.env") {
-		t.Errorf("again: %q %v", p[0], errs)
+	if !bytes.Equal(p[0].Data, plain[0].Data) || len(p[0].Values) != 2 || errs[1] == nil || !strings.Contains(errs[1].Error(), "apps:renamed.env") {
+		t.Errorf("again: %q %v %v", p[0].Data, p[0].Values, errs)
 	}
 }
 

@@ -20,7 +20,8 @@ type wireAnswer struct {
 }
 
 type wireResult struct {
-	Plaintext []byte `json:"plaintext,omitempty"`
-	Kind      string `json:"kind,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Plaintext []byte            `json:"plaintext,omitempty"`
+	Values    map[string]string `json:"values,omitempty"`
+	Kind      string            `json:"kind,omitempty"`
+	Error     string            `json:"error,omitempty"`
 }

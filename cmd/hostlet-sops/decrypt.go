@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,10 +72,10 @@ func storeFor(format string) (store, error) {
 
 // decryptOne decrypts f; a panic in sops on a crafted file is that
 // file's error, not the end of the request.
-func decryptOne(ids sopsage.ParsedIdentities, f File) (plain []byte, err error) {
+func decryptOne(ids sopsage.ParsedIdentities, f File) (d *decrypted, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			plain, err = nil, fail(KindFormat, "sops failed on the file (a %s file it cannot read)", f.Format)
+			d, err = nil, fail(KindFormat, "sops failed on the file (a %s file it cannot read)", f.Format)
 		}
 	}()
 	return decrypt(ids, f.Format, f.Data)
@@ -83,7 +84,7 @@ func decryptOne(ids sopsage.ParsedIdentities, f File) (plain []byte, err error) 
 // decrypt returns the plaintext of data, a SOPS file of format, as
 // sops's own decrypt path does: the data key from the first identity
 // that opens it, every value decrypted and the MAC compared.
-func decrypt(ids sopsage.ParsedIdentities, format string, data []byte) ([]byte, error) {
+func decrypt(ids sopsage.ParsedIdentities, format string, data []byte) (*decrypted, error) {
 	st, err := storeFor(format)
 	if err != nil {
 		return nil, err
@@ -96,6 +97,7 @@ func decrypt(ids sopsage.ParsedIdentities, format string, data []byte) ([]byte, 
 	if err != nil {
 		return nil, fail(KindNoKey, "no matching age identity (the file is encrypted for %s)", recipients(tree.Metadata))
 	}
+	encrypted := leaves(tree.Branches)
 	cipher := aes.NewCipher()
 	mac, err := tree.Decrypt(key, cipher)
 	if err != nil {
@@ -109,7 +111,83 @@ func decrypt(ids sopsage.ParsedIdentities, format string, data []byte) ([]byte, 
 	if err != nil {
 		return nil, fail(KindFormat, "write the plaintext as %s: %v", format, err)
 	}
-	return plain, nil
+	d := &decrypted{plain: plain}
+	if format != "binary" { // one value, the file itself
+		d.values = pairValues(encrypted, leaves(tree.Branches))
+	}
+	return d, nil
+}
+
+// decrypted is a file's plaintext and, for a file of values, each
+// encrypted value as the file holds it (ENC[AES256_GCM,...]) with its
+// plaintext.
+type decrypted struct {
+	plain  []byte
+	values map[string]string
+}
+
+// leaves are the values of a sops tree, depth first in the file's order,
+// comments left out.
+func leaves(branches sops.TreeBranches) []any {
+	var out []any
+	var visit func(v any)
+	visit = func(v any) {
+		switch v := v.(type) {
+		case sops.TreeBranch:
+			for _, item := range v {
+				if _, ok := item.Key.(sops.Comment); !ok {
+					visit(item.Value)
+				}
+			}
+		case []any:
+			for _, e := range v {
+				if _, ok := e.(sops.Comment); !ok {
+					visit(e)
+				}
+			}
+		case sops.Comment:
+		default:
+			out = append(out, v)
+		}
+	}
+	for _, b := range branches {
+		visit(b)
+	}
+	return out
+}
+
+// pairValues maps each encrypted leaf of before to the same leaf of after
+// (the tree decrypted in place), as text.
+func pairValues(before, after []any) map[string]string {
+	if len(before) != len(after) {
+		return nil
+	}
+	values := map[string]string{}
+	for i, b := range before {
+		enc, ok := b.(string)
+		if !ok || !strings.HasPrefix(enc, "ENC[") {
+			continue
+		}
+		values[enc] = valueText(after[i])
+	}
+	return values
+}
+
+// valueText is a decrypted value as an environment variable holds it.
+func valueText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	case int:
+		return strconv.Itoa(v)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	return fmt.Sprint(v)
 }
 
 // recipients names the keys a file is encrypted for: age recipients, and

@@ -56,14 +56,14 @@ func FuzzDecrypt(f *testing.F) {
 	f.Add("yaml", []byte("sops:\n  mac: x\n  age: [{recipient: a, enc: b}]\na: ENC[AES256_GCM,data:AA==,iv:AA==,tag:AA==,type:str]\n"))
 	f.Add("dotenv", []byte("sops_mac=x\nsops_version=3.13.3\nA=ENC[AES256_GCM,data:AA==,iv:AA==,tag:AA==,type:str]\n"))
 	f.Fuzz(func(t *testing.T, format string, data []byte) {
-		plain, err := decryptOne(ids, File{Format: format, Data: data})
+		d, err := decryptOne(ids, File{Format: format, Data: data})
 		if err == nil {
-			if plain == nil {
+			if d == nil || d.plain == nil {
 				t.Fatal("no error and no plaintext")
 			}
 			return
 		}
-		r := result(plain, err)
+		r := result(d, err)
 		if r.Kind == "" || len(r.Error) > maxError+len("…") || r.Plaintext != nil {
 			t.Fatalf("result %+v", r)
 		}
@@ -94,9 +94,9 @@ func TestBoundedInputs(t *testing.T) {
 	for name, data := range inputs {
 		for _, format := range []string{"yaml", "json", "dotenv", "ini", "binary"} {
 			t.Run(name+"/"+format, func(t *testing.T) {
-				plain, err := decryptOne(ids, File{Format: format, Data: data})
+				d, err := decryptOne(ids, File{Format: format, Data: data})
 				if err == nil {
-					t.Fatalf("decrypted %d bytes", len(plain))
+					t.Fatalf("decrypted %d bytes", len(d.plain))
 				}
 			})
 		}

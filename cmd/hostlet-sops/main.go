@@ -66,9 +66,9 @@ func serve(in io.Reader, out io.Writer) error {
 }
 
 // result is the answer for one file.
-func result(plain []byte, err error) Result {
+func result(d *decrypted, err error) Result {
 	if err == nil {
-		return Result{Plaintext: plain}
+		return Result{Plaintext: d.plain, Values: d.values}
 	}
 	var f *failure
 	if errors.As(err, &f) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -242,4 +243,44 @@ func formatOf(name string) string {
 		return "dotenv"
 	}
 	return "binary"
+}
+
+// TestValuesOfEncryptedValues: for a file of values, the answer maps each
+// encrypted value, as the file holds it, to its plaintext as text (numbers
+// and booleans too); a binary file has none.
+func TestValuesOfEncryptedValues(t *testing.T) {
+	k := newKeys(t)
+	tests := []struct {
+		file  string
+		plain string
+		args  []string
+		want  []string // the plaintexts, in any order
+	}{
+		{file: "app.env", plain: "A=one\nB=a\\b\nEMPTY=\n", want: []string{"one", "a\\b"}},
+		{file: "v.yaml", plain: "# c\nx: s3cret\nn: 42\nf: 1.5\nok: true\nl:\n    - a\nkeep: plain\n", args: []string{"--encrypted-regex", "^(x|n|f|ok|l)$"}, want: []string{"s3cret", "42", "1.5", "true", "a"}},
+		{file: "c.json", plain: `{"p":"q","nested":{"r":"s"}}`, want: []string{"q", "s"}},
+		{file: "c.ini", plain: "[s]\nk = v\n", want: []string{"v"}},
+		{file: "b.bin", plain: "raw", want: nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			enc := encrypt(t, tc.file, []byte(tc.plain), k.ageRecip, tc.args...)
+			got := ask(t, Request{Identities: []string{k.ageID}, Files: []File{{Format: formatOf(tc.file), Data: enc}}}).Files[0]
+			if got.Error != "" {
+				t.Fatal(got.Error)
+			}
+			var plains []string
+			for e, p := range got.Values {
+				if !strings.HasPrefix(e, "ENC[AES256_GCM,data:") || !bytes.Contains(enc, []byte(e)) {
+					t.Errorf("key %q is not a value of the file", e)
+				}
+				plains = append(plains, p)
+			}
+			slices.Sort(plains)
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(plains, want) {
+				t.Errorf("values %q, want %q", plains, want)
+			}
+		})
+	}
 }

@@ -32,8 +32,13 @@ type Answer struct {
 // none. Error never holds a value of the file.
 type Result struct {
 	Plaintext []byte `json:"plaintext,omitempty"`
-	Kind      string `json:"kind,omitempty"`
-	Error     string `json:"error,omitempty"`
+	// Values maps each encrypted value of a YAML, JSON, dotenv or INI
+	// file, as the file holds it (ENC[AES256_GCM,...]), to its plaintext
+	// (numbers and booleans as text): how hostlet finds the value of an
+	// encrypted env value or files item of a manifest.
+	Values map[string]string `json:"values,omitempty"`
+	Kind   string            `json:"kind,omitempty"`
+	Error  string            `json:"error,omitempty"`
 }
 
 // The kinds of a result's error.
