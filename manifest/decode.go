@@ -144,6 +144,7 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 				continue
 			}
 			forgetBuildInputs(&m)
+			forgetSealed(&m)
 			out = append(out, Sourced{Origin: o, Manifest: m, Errors: strict})
 		}
 	}

@@ -56,6 +56,12 @@ type FileItem struct {
 	// Mode is the file's permission bits; write bits are never given
 	// (the file is shared and read-only). 0 means FileMode.
 	Mode uint32 `json:"mode,omitempty"`
+	// Sealed names the manifest's Sealed file whose plaintext this file
+	// is; Data is then that file's ciphertext as read, and on the host a
+	// token standing for its plaintext (see SecretTokenPrefix). Set by
+	// hostlet's readers only; the file is written to the secrets'
+	// tmpfs, never under stateDir.
+	Sealed string `json:"sealed,omitempty"`
 }
 
 // NewFiles returns a Files value of source and items, its digest made.

@@ -110,6 +110,13 @@ type Manifest struct {
 	MinReadySeconds         int64  `json:"minReadySeconds,omitempty"`
 	ProgressDeadlineSeconds int64  `json:"progressDeadlineSeconds,omitempty"`
 	Rollback                string `json:"rollback,omitempty"`
+
+	// Sealed are the SOPS-encrypted files of the source the manifest's
+	// encrypted values come from: env values that are or hold
+	// ENC[AES256_GCM,...] (or, on the host, tokens standing for them, see
+	// SecretTokenPrefix) and files items marked Sealed. Set by hostlet's
+	// readers only; no part of any hash.
+	Sealed []*Sealed `json:"sealed,omitempty"`
 }
 
 // Dependency conditions.

@@ -1,0 +1,173 @@
+package manifest
+
+import (
+	"fmt"
+	"iter"
+	"reflect"
+	"regexp"
+	"strings"
+)
+
+// Sealed is a SOPS-encrypted file of a source that a manifest's values
+// come from (docs/secrets.md): its ciphertext as the source holds it. It
+// travels with the manifest (saved sets, kept versions, a published set),
+// so that the host decrypts it again, in memory, whenever it creates a
+// container; no plaintext is ever kept with a manifest. Only hostlet's
+// readers attach one: Decode drops what an author writes here. Immutable
+// once made: copies of a manifest share it.
+type Sealed struct {
+	// File names the file in its source ("shop/.env"), in reasons and
+	// errors.
+	File string `json:"file"`
+	// Format is sops's format of the file (yaml, json, dotenv, ini,
+	// binary).
+	Format string `json:"format"`
+	Data   []byte `json:"data"`
+}
+
+// encryptedValue matches a value sops encrypted (ENC[AES256_GCM,...]).
+var encryptedValue = regexp.MustCompile(`ENC\[AES256_GCM,data:[A-Za-z0-9+/=]*,iv:[A-Za-z0-9+/=]+,tag:[A-Za-z0-9+/=]+,type:[a-z]+\]`)
+
+// EncryptedValues returns the values sops encrypted that s holds, in
+// order: an env value may be one, or hold one ("postgres://u:${PW}@db"
+// with PW from an encrypted .env).
+func EncryptedValues(s string) []string {
+	if !strings.Contains(s, "ENC[") {
+		return nil
+	}
+	return encryptedValue.FindAllString(s, -1)
+}
+
+// SecretTokenPrefix starts the token that stands for a decrypted value in
+// a manifest the host holds: "{{hostlet-secret:<file>:<keyed hash of the
+// plaintext>}}", the file being the Sealed file the value is of. The
+// keyed hash changes with the plaintext and with nothing else, so the spec
+// hash, which sees the token, recreates a container when a secret's
+// plaintext changes and never when its file is only encrypted again.
+const SecretTokenPrefix = "{{hostlet-secret:"
+
+// secretToken matches a token; its groups are the file and the hash.
+var secretToken = regexp.MustCompile(`\{\{hostlet-secret:([^{}]+):([0-9a-f]{32})\}\}`)
+
+// SecretToken returns the token of a value of file with keyed hash mac
+// (32 hex digits).
+func SecretToken(file, mac string) string { return SecretTokenPrefix + file + ":" + mac + "}}" }
+
+// SecretTokens returns the tokens s holds, in order.
+func SecretTokens(s string) []string {
+	if !strings.Contains(s, SecretTokenPrefix) {
+		return nil
+	}
+	return secretToken.FindAllString(s, -1)
+}
+
+// SecretTokenFile is the file a token's value is of ("" for no token).
+func SecretTokenFile(tok string) string {
+	m := secretToken.FindStringSubmatch(tok)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// MaskSecretTokens is s with each token replaced by "{{secret:<file>}}":
+// what of s is not secret.
+func MaskSecretTokens(s string) string {
+	if !strings.Contains(s, SecretTokenPrefix) {
+		return s
+	}
+	return secretToken.ReplaceAllString(s, "{{secret:$1}}")
+}
+
+// HasSecrets reports whether m carries encrypted files.
+func (m Manifest) HasSecrets() bool { return len(m.Sealed) > 0 }
+
+// forgetSealed drops what a manifest's author wrote in the fields only
+// hostlet's readers fill in (Sealed, and a files item's Sealed).
+func forgetSealed(m *Manifest) {
+	m.Sealed = nil
+	for _, v := range m.Volumes {
+		if v.Files == nil {
+			continue
+		}
+		for _, it := range v.Files.Items {
+			if it.Sealed != "" {
+				// Files values are shared: a new one without the mark.
+				items := append([]FileItem(nil), v.Files.Items...)
+				for i := range items {
+					items[i].Sealed = ""
+				}
+				*v.Files = *NewFiles(v.Files.Source, v.Files.Secret, items)
+				break
+			}
+		}
+	}
+}
+
+// StringFields yields every non-empty string of m with its field path
+// ("containers[0].image", "labels.tier"), in field order (map entries in
+// no order); file contents ([]byte) and Sealed are left out.
+func StringFields(m Manifest) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		walkStrings(reflect.ValueOf(m), "", yield)
+	}
+}
+
+// walkStrings yields the strings of v below path; false when yield asked
+// to stop.
+func walkStrings(v reflect.Value, path string, yield func(string, string) bool) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return v.Len() == 0 || yield(path, v.String())
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil() || walkStrings(v.Elem(), path, yield)
+	case reflect.Struct:
+		return walkStruct(v, path, yield)
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return true
+		}
+		for i := range v.Len() {
+			if !walkStrings(v.Index(i), fmt.Sprintf("%s[%d]", path, i), yield) {
+				return false
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			k := fmt.Sprint(it.Key().Interface())
+			if !yield(join(path, k)+" (key)", k) || !walkStrings(it.Value(), join(path, k), yield) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func walkStruct(v reflect.Value, path string, yield func(string, string) bool) bool {
+	t := v.Type()
+	for i := range v.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || f.Type == reflect.TypeFor[[]*Sealed]() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if !walkStrings(v.Field(i), join(path, name), yield) {
+			return false
+		}
+	}
+	return true
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
