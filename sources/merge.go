@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	gosync "sync"
 	"syscall"
@@ -95,6 +96,11 @@ type MergeOptions struct {
 	// ValidateDeadline bounds the field checks of one update
 	// (DefaultValidateDeadline when 0); see Merger.precheck.
 	ValidateDeadline time.Duration
+	// Secrets readies, before they are checked, the manifests of an
+	// update that carry encrypted files for this host (secrets.Tokenize:
+	// each encrypted value as a token of its plaintext), or gives each
+	// the error that turns it down; nil leaves them as they are.
+	Secrets func(ms []manifest.Sourced)
 }
 
 // Merger keeps every source's last good set, keyed by source, merges them
@@ -289,6 +295,11 @@ func (m *Merger) apply(u Update) (bool, Applied) {
 	if st == nil {
 		m.log.Warn("update from an unknown source", "source", u.Source)
 		return false, Applied{Err: fmt.Errorf("unknown source %s", u.Source)}
+	}
+	if m.opts.Secrets != nil && u.Err == nil {
+		// In a copy: the update's manifests are the source's.
+		u.Manifests = slices.Clone(u.Manifests)
+		m.opts.Secrets(u.Manifests)
 	}
 	snap := manifest.Snapshot{Name: u.Source, Type: st.set.Type, Revision: u.Revision, Files: u.Files, Manifests: u.Manifests}
 	readErr := u.Err

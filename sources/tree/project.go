@@ -49,7 +49,15 @@ func (r *Reader) readProject(ctx context.Context, root Root, e Entry, name strin
 		fmt.Fprintf(r.hash, "%s\x00%d\x00%s\x00%t\x00", path.Join(opts.Dir, n), len(fl.Data), fl.Err, fl.Exec)
 		r.hash.Write(fl.Data)
 	}
+	secrets, err := prepareSecrets(&b, opts.Dir)
+	if err != nil {
+		r.Fail(&multierror.Error{Errors: []error{&manifest.Error{Origin: manifest.Origin{Source: opts.Source, File: opts.Dir}, Detail: err.Error()}}})
+		return nil
+	}
 	ms, err := r.opts.Renderer.Render(ctx, b)
+	for i := range ms {
+		secrets.seal(&ms[i])
+	}
 	r.ms = append(r.ms, ms...)
 	if err != nil {
 		r.Fail(err)

@@ -161,7 +161,7 @@ func (r *Reader) readFile(root Root, e Entry, name string) error {
 	r.files++
 	fmt.Fprintf(r.hash, "%s\x00%d\x00", name, len(data))
 	r.hash.Write(data)
-	ms, err := manifest.Decode(data, origin)
+	ms, err := decodeFile(data, origin)
 	if hasBuild(ms) {
 		r.resolveBuilds(root, e, ms)
 	}

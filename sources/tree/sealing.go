@@ -1,0 +1,151 @@
+package tree
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
+	"github.com/hostlet/hostlet/manifest/sopsfile"
+)
+
+// decodeFile decodes manifest file data (origin names it): a SOPS file
+// encrypted in place (YAML or JSON) is decoded without its metadata, its
+// encrypted values left as they are (ENC[...]), and carries its
+// ciphertext (manifest.Sealed) for the host to decrypt when it creates a
+// container; an encrypted value may only be an env value.
+func decodeFile(data []byte, origin manifest.Origin) ([]manifest.Sourced, error) {
+	info, ok, err := sopsfile.Detect(origin.File, data)
+	switch {
+	case err != nil:
+		return nil, &manifest.Error{Origin: origin, Detail: "SOPS file: " + err.Error()}
+	case !ok:
+		return manifest.Decode(data, origin)
+	case info.Format != sopsfile.YAML && info.Format != sopsfile.JSON:
+		return nil, &manifest.Error{Origin: origin, Detail: fmt.Sprintf("a manifest file encrypted as %s: encrypt a manifest in place, as YAML or JSON (sops encrypt --encrypted-regex '^(value)$')", info.Format)}
+	case !info.MAC:
+		return nil, &manifest.Error{Origin: origin, Detail: "SOPS file without a MAC: refused, as it cannot be checked"}
+	}
+	plain, err := sopsfile.StripMetadata(info.Format, data)
+	if err != nil {
+		return nil, &manifest.Error{Origin: origin, Detail: "SOPS file: " + err.Error()}
+	}
+	ms, err := manifest.Decode(plain, origin)
+	sealed := &manifest.Sealed{File: origin.File, Format: info.Format, Data: data}
+	for i := range ms {
+		sealValues(&ms[i], func(string) *manifest.Sealed { return sealed })
+	}
+	return ms, err
+}
+
+// envValueField matches the field path of an env value.
+var envValueField = regexp.MustCompile(`^containers\[\d+\]\.env\[\d+\]\.value$`)
+
+// sealValues checks where s's encrypted values are: each in an env value,
+// from a file of the source that fileOf finds (nil: none), which is
+// attached to s (Sealed). Any other is an error of s naming its field.
+func sealValues(s *manifest.Sourced, fileOf func(enc string) *manifest.Sealed) {
+	for field, value := range manifest.StringFields(s.Manifest) {
+		for _, enc := range manifest.EncryptedValues(value) {
+			f := fileOf(enc)
+			switch {
+			case !envValueField.MatchString(field):
+				s.Errors = append(s.Errors, &manifest.Error{Origin: s.Origin, Pod: s.Manifest.ID, Field: field,
+					Detail: "an encrypted value (SOPS) may only be an env value, or a part of one"})
+			case f == nil:
+				s.Errors = append(s.Errors, &manifest.Error{Origin: s.Origin, Pod: s.Manifest.ID, Field: field,
+					Detail: "an encrypted value (SOPS) that is in no encrypted file of the source"})
+			default:
+				attach(s, f)
+			}
+		}
+	}
+}
+
+// attach adds f to the files s's values come from, once.
+func attach(s *manifest.Sourced, f *manifest.Sealed) {
+	if !slices.Contains(s.Manifest.Sealed, f) {
+		s.Manifest.Sealed = append(s.Manifest.Sealed, f)
+	}
+}
+
+// projectSecrets are the SOPS files of a Compose project.
+type projectSecrets struct {
+	// byContent finds a file by the SHA-256 of its bytes as the
+	// renderer was given them (the ciphertext, or a dotenv file without
+	// its metadata), for the files items the renderer made of them.
+	byContent map[[32]byte]*manifest.Sealed
+	// byValue finds a dotenv file by one of its encrypted values.
+	byValue map[string]*manifest.Sealed
+}
+
+// prepareSecrets finds the SOPS files of bundle b of project folder dir
+// (its revision already taken) and readies them for rendering: a dotenv
+// file is given to the renderer without its sops_ lines, so that an
+// env_file or the .env names its values as ENC[...]; any other stays as
+// it is, to be mounted. The error is a Compose file that is encrypted, or
+// a SOPS file that cannot be read.
+func prepareSecrets(b *project.Bundle, dir string) (*projectSecrets, error) {
+	ps := &projectSecrets{byContent: map[[32]byte]*manifest.Sealed{}, byValue: map[string]*manifest.Sealed{}}
+	for _, name := range b.Names() {
+		f := b.Files[name]
+		info, ok, err := sopsfile.Detect(name, f.Data)
+		switch {
+		case f.Err != "" || !ok && err == nil:
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("%s: SOPS file: %w", name, err)
+		case !info.MAC:
+			return nil, fmt.Errorf("%s: SOPS file without a MAC: refused, as it cannot be checked", name)
+		case project.IsProjectFile(path.Base(name)) && path.Dir(name) == ".":
+			return nil, fmt.Errorf("%s: a Compose file cannot be encrypted; encrypt its .env, env_file, secrets and configs instead", name)
+		}
+		sealed := &manifest.Sealed{File: path.Join(dir, name), Format: info.Format, Data: f.Data}
+		ps.byContent[sha256.Sum256(f.Data)] = sealed
+		if info.Format != sopsfile.Dotenv {
+			continue
+		}
+		stripped, err := sopsfile.StripMetadata(info.Format, f.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		for _, enc := range manifest.EncryptedValues(string(stripped)) {
+			ps.byValue[enc] = sealed
+		}
+		ps.byContent[sha256.Sum256(stripped)] = sealed
+		f.Data = stripped
+		b.Files[name] = f
+	}
+	return ps, nil
+}
+
+// seal marks what the renderer made of the project's SOPS files in s: a
+// files item holding one (a secret, config or bind-mounted file) becomes
+// that file, marked, its ciphertext whole; env values holding a dotenv
+// file's encrypted values carry that file. Encrypted values anywhere else
+// are errors of s.
+func (ps *projectSecrets) seal(s *manifest.Sourced) {
+	if len(ps.byContent) == 0 {
+		return
+	}
+	for i, v := range s.Manifest.Volumes {
+		if v.Files == nil {
+			continue
+		}
+		items, changed := slices.Clone(v.Files.Items), false
+		for j, it := range items {
+			if f := ps.byContent[sha256.Sum256(it.Data)]; f != nil {
+				items[j].Data, items[j].Sealed, changed = f.Data, f.File, true
+				attach(s, f)
+			}
+		}
+		if changed {
+			s.Manifest.Volumes = slices.Clone(s.Manifest.Volumes)
+			s.Manifest.Volumes[i].Files = manifest.NewFiles(v.Files.Source, v.Files.Secret, items)
+		}
+	}
+	sealValues(s, func(enc string) *manifest.Sealed { return ps.byValue[enc] })
+}
