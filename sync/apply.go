@@ -105,6 +105,11 @@ type ApplyOptions struct {
 	// Files writes the files volumes of the containers to be created
 	// where Docker can bind-mount them; nil fails every pod that has one.
 	Files FileWriter
+	// Secrets decrypts the encrypted files of a pod whose containers are
+	// to be created, and SecretFiles writes the files volumes holding
+	// their plaintext (on a tmpfs); nil fails every pod that has one.
+	Secrets     SecretRevealer
+	SecretFiles FileWriter
 	// DataFolders makes the pods' data folders; nil: a pod with one
 	// fails.
 	DataFolders *datafolder.Store
@@ -438,7 +443,7 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 		// The engine may quote a value of the spec (a log driver's
 		// address with its credentials, a user interpolated from .env):
 		// never into status or events.
-		ap.res.Err = scrub.NewHider(ap.pod.Hidden...).Error(scrub.Values(podError(err), secretValues(ap.m)...))
+		ap.res.Err = scrub.NewHider(ap.pod.Hidden...).Error(scrub.Values(podError(err), append(secretValues(ap.m), ap.revealedValues()...)...))
 	}
 	return ap.res
 }
@@ -482,7 +487,10 @@ type podApplication struct {
 	// copies are the paths of the pod's files volumes by digest
 	// (writeFiles).
 	copies map[string]string
-	res    Result
+	// secrets are the plaintexts of the pod's secrets by token
+	// (revealSecrets), in memory only.
+	secrets map[string][]byte
+	res     Result
 }
 
 func (a *applier) newPodApplication(pp PodPlan) *podApplication {
@@ -556,6 +564,8 @@ func failureReason(err error) string {
 		return ReasonHostPath
 	case errors.Is(err, errStepFiles):
 		return ReasonFiles
+	case errors.Is(err, errStepSecrets):
+		return ReasonSecret
 	case errors.Is(err, errStart), errors.Is(err, errStepStart):
 		return ReasonStart
 	case errors.Is(err, errStepCreate):
@@ -575,6 +585,10 @@ func (ap *podApplication) applied(ch Change) {
 
 // apply runs the steps in order; the first that fails ends it.
 func (ap *podApplication) apply(ctx context.Context) error {
+	// Secrets first: a file this host cannot decrypt stops nothing.
+	if err := ap.revealSecrets(ctx); err != nil {
+		return inStep(errStepSecrets, err)
+	}
 	// Host paths, before anything is pulled or stopped.
 	if err := podspec.CheckHostPaths(ap.m, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, err)
@@ -640,10 +654,20 @@ func (ap *podApplication) writeFiles(ctx context.Context) error {
 			if v.Files == nil || ap.copies[v.Files.Digest()] != "" {
 				continue
 			}
-			if ap.opts.Files == nil {
-				return fmt.Errorf("volume %s: files %s: this hostlet has no stateDir to write them under", v.Name, v.Files.Source)
+			content, sealed, err := ap.revealedFiles(v.Files)
+			if err != nil {
+				return fmt.Errorf("volume %s: %w", v.Name, err)
 			}
-			p, err := ap.opts.Files.Materialise(ctx, ap.opts.EnvHasher.FilesName(v.Files.Digest()), v.Files)
+			store := ap.opts.Files
+			if sealed {
+				store = ap.opts.SecretFiles
+			}
+			if store == nil {
+				return fmt.Errorf("volume %s: files %s: this hostlet has nowhere to write them (no stateDir, or no secrets.runtimeDir for decrypted files)", v.Name, v.Files.Source)
+			}
+			// Named by the manifest's digest (the tokens' for decrypted
+			// files), as the containers' labels and mounts name it.
+			p, err := store.Materialise(ctx, ap.opts.EnvHasher.FilesName(v.Files.Digest()), content)
 			if err != nil {
 				return fmt.Errorf("volume %s: %w", v.Name, err)
 			}
@@ -885,6 +909,9 @@ func (ap *podApplication) createApp(ctx context.Context, i int, what string, rep
 		return inStep(errStepCreate, fmt.Errorf("container %s: pod %s has no container whose network to join", ap.m.Containers[i].Name, ap.m.NetworkOf))
 	}
 	spec := podspec.App(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
+	if err := ap.revealEnv(&spec); err != nil {
+		return inStep(errStepSecrets, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
+	}
 	if err := podspec.ResolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}

@@ -108,6 +108,12 @@ type Options struct {
 	// Files keeps the pods' files volumes; nil keeps them in
 	// StateDir/files (without a StateDir a pod with one fails).
 	Files FileStore
+	// Secrets decrypts the encrypted files of the pods whose containers
+	// are created (nil: a pod with one fails), and SecretFiles keeps the
+	// files volumes holding their plaintext, on a tmpfs (secrets.runtimeDir;
+	// nil: a pod with one fails).
+	Secrets     SecretRevealer
+	SecretFiles FileStore
 	// Window, when set, says whether a maintenance window is open at a
 	// time and, when it is not, when the next one opens: outside one,
 	// changes that disrupt a running pod wait (sync.windows). Nil: always
@@ -517,14 +523,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	skip := func(id string) bool {
 		return view.Held[id] || windowWaits[id] != "" || waits[id] != "" || (s.backingOff(id) && !removing[id])
 	}
-	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, ApplyOptions{
-		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
-		Skip: skip, Begin: s.beginApply, End: s.endApply, EnvHasher: s.opts.EnvHasher,
-		HostPaths: s.opts.HostPaths, Images: s.work.pulls.check, Builds: s.checkBuild,
-		SweepNetworks: !s.syncs.networksSwept && s.opts.Prune && desired.Ready,
-		Files:         s.fileWriter(),
-		DataFolders:   s.data,
-	}, s.log)
+	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, s.applyOptions(skip, !s.syncs.networksSwept && s.opts.Prune && desired.Ready), s.log)
 	if s.opts.Prune && desired.Ready {
 		s.syncs.networksSwept = true
 	}
@@ -563,12 +562,35 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	return joinErrors(failed)
 }
 
+// applyOptions are the options of one sync's Apply.
+func (s *Syncer) applyOptions(skip func(id string) bool, sweepNetworks bool) ApplyOptions {
+	return ApplyOptions{
+		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
+		Skip: skip, Begin: s.beginApply, End: s.endApply, EnvHasher: s.opts.EnvHasher,
+		HostPaths: s.opts.HostPaths, Images: s.work.pulls.check, Builds: s.checkBuild,
+		SweepNetworks: sweepNetworks,
+		Files:         s.fileWriter(),
+		Secrets:       s.opts.Secrets,
+		SecretFiles:   s.secretFileWriter(),
+		DataFolders:   s.data,
+	}
+}
+
 // fileWriter is the Files store as ApplyOptions take it (nil when none).
 func (s *Syncer) fileWriter() FileWriter {
 	if s.opts.Files == nil {
 		return nil
 	}
 	return s.opts.Files
+}
+
+// secretFileWriter is the SecretFiles store as ApplyOptions take it (nil
+// when none).
+func (s *Syncer) secretFileWriter() FileWriter {
+	if s.opts.SecretFiles == nil {
+		return nil
+	}
+	return s.opts.SecretFiles
 }
 
 // pruneFiles removes the materialised files that neither a desired pod nor
@@ -591,6 +613,14 @@ func (s *Syncer) pruneFiles(ctx context.Context, desired Desired, actual []hrunt
 	for _, c := range actual {
 		for d := range strings.SplitSeq(c.Labels[LabelFiles], ",") {
 			keep[d] = true
+		}
+	}
+	if s.opts.SecretFiles != nil {
+		// Decrypted files go as soon as nothing mounts them.
+		if gone, err := s.opts.SecretFiles.Prune(ctx, keep); err != nil {
+			s.log.Warn("prune decrypted files", "error", err)
+		} else if len(gone) > 0 {
+			s.log.Debug("removed decrypted files no container mounts", "files", len(gone))
 		}
 	}
 	removed, err := s.opts.Files.Prune(ctx, keep)

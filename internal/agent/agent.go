@@ -22,9 +22,11 @@ import (
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/internal/eventlog"
+	"github.com/hostlet/hostlet/internal/filestore"
 	"github.com/hostlet/hostlet/internal/metrics"
 	"github.com/hostlet/hostlet/internal/notify"
 	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/secrets"
 	"github.com/hostlet/hostlet/sources"
@@ -68,7 +70,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 	// Keys for SOPS files that others may read, or that the helper cannot
 	// parse, stop hostlet too, as does a runtime folder on disk.
-	decrypter, err := secrets.Open(ctx, secrets.Config{AgeKeyFile: cfg.Secrets.AgeKeyFile, SSHKeyFile: cfg.Secrets.SSHKeyFile, RuntimeDir: cfg.Secrets.RuntimeDir})
+	decrypter, err := secrets.Open(ctx, secrets.Config{AgeKeyFile: cfg.Secrets.AgeKeyFile, SSHKeyFile: cfg.Secrets.SSHKeyFile, RuntimeDir: cfg.Secrets.RuntimeDir, Helper: cfg.Secrets.Helper})
 	if err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
 	}
@@ -184,8 +186,22 @@ func (a *agent) buildSources() error {
 		}
 		infos = append(infos, sources.SourceInfo{Name: s.Name(), Type: s.Type()})
 	}
-	a.merger, err = sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: a.cfg.Sync.AllowEmpty, Validate: a.vopts, StateDir: a.cfg.StateDir, Problems: a.stateProblems, Clock: a.clock}, a.log)
+	a.merger, err = sources.NewMerger(infos, sources.MergeOptions{AllowEmpty: a.cfg.Sync.AllowEmpty, Validate: a.vopts, StateDir: a.cfg.StateDir, Problems: a.stateProblems, Clock: a.clock,
+		Secrets: a.tokenizeSecrets}, a.log)
 	return err
+}
+
+// tokenizeSecrets readies the manifests of an update that carry encrypted
+// files (secrets.Tokenize), with the syncer's keyed hash. Sources deliver
+// once the syncer is built.
+func (a *agent) tokenizeSecrets(ms []manifest.Sourced) {
+	secrets.Tokenize(context.Background(), a.decrypter, ms, a.syncer.EnvHasher().SecretMAC)
+}
+
+// revealSecrets decrypts a pod's encrypted files for the syncer
+// (secrets.Reveal).
+func (a *agent) revealSecrets(ctx context.Context, source string, sealed []*manifest.Sealed) (map[string][]byte, error) {
+	return secrets.Reveal(ctx, a.decrypter, source, sealed, a.syncer.EnvHasher().SecretMAC)
 }
 
 // buildSyncer makes the reconciler. After each sync it counts the sync in
@@ -209,6 +225,7 @@ func (a *agent) buildSyncer() error {
 		Interval: cfg.Sync.Interval, Concurrency: cfg.Sync.Concurrency, PullTimeout: cfg.Sync.PullTimeout, Prune: cfg.Sync.Prune, StateDir: cfg.StateDir,
 		BuildConcurrency: cfg.Sync.BuildConcurrency, BuildTimeout: cfg.Sync.BuildTimeout,
 		HostPaths: a.vopts, Clock: a.clock, Window: windows, DataDir: a.cfg.Compose.DataDir,
+		Secrets: a.revealSecrets, SecretFiles: a.secretFiles(),
 	}, a.log, a.ev)
 	if err != nil {
 		return err
@@ -216,6 +233,16 @@ func (a *agent) buildSyncer() error {
 	a.syncer = syncer
 	syncer.TrackStateFiles(a.stateProblems)
 	return nil
+}
+
+// secretFiles is the store of the decrypted files containers mount: the
+// instance's folder of secrets.runtimeDir (a tmpfs; two instances on one
+// host never prune each other's); nil without keys.
+func (a *agent) secretFiles() hsync.FileStore {
+	if a.decrypter == nil {
+		return nil
+	}
+	return filestore.New(filepath.Join(a.cfg.Secrets.RuntimeDir, a.cfg.Instance))
 }
 
 // buildAPI makes the HTTP API, its metrics and its routes, and the etcd

@@ -234,6 +234,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("secrets.sshKeyFile", "")
 	v.SetDefault("secrets.recipients", []string{})
 	v.SetDefault("secrets.runtimeDir", "/run/hostlet/secrets")
+	v.SetDefault("secrets.helper", "")
 	v.SetDefault("policy.externalVolumes", []string{})
 	v.SetDefault("policy.externalNetworks", []string{})
 	v.SetDefault("policy.privileged", false)

@@ -23,6 +23,9 @@ type Secrets struct {
 	// RuntimeDir is where the decrypted files containers mount are
 	// written: a folder hostlet makes with mode 0700 on a tmpfs or ramfs.
 	RuntimeDir string `mapstructure:"runtimeDir"`
+	// Helper is the hostlet-sops executable that decrypts; "" finds it
+	// beside the hostlet executable, else on PATH.
+	Helper string `mapstructure:"helper"`
 }
 
 // maxRecipients bounds secrets.recipients.

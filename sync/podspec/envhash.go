@@ -87,6 +87,21 @@ func (h *EnvHasher) Hash(name, value string) string {
 	return envHashPrefix + h.id + ":" + hex.EncodeToString(m.Sum(nil))[:envMACHex]
 }
 
+// SecretMAC is the keyed hash of a decrypted secret (32 hex digits, 128
+// bits) that the token standing for it in a manifest carries
+// (manifest.SecretToken): it changes with the plaintext and the key only.
+// Without a hasher it is a hash of nothing ("0"s): no secret is told by
+// it, and no two secrets are told apart.
+func (h *EnvHasher) SecretMAC(plain []byte) string {
+	if h == nil {
+		return strings.Repeat("0", envMACHex)
+	}
+	m := hmac.New(sha256.New, h.key)
+	m.Write([]byte("secret\x00"))
+	m.Write(plain)
+	return hex.EncodeToString(m.Sum(nil))[:envMACHex]
+}
+
 // FilesName is the name of the materialised copy of files with digest:
 // a keyed hash of it (64 hex digits), so that the name, the
 // io.hostlet.files label and a mount's source tell nothing about the

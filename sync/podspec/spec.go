@@ -448,6 +448,12 @@ type Summary struct {
 	// capabilities, devices, security options, limits, sysctls, log
 	// driver, host namespaces), those that are set; a hash when long.
 	Host string `json:"host,omitempty"`
+	// Secrets are the encrypted files of the source the container's env
+	// values and files come from, by name, each a keyed hash of the
+	// plaintexts it gives the container (an env value holding one is
+	// hashed above without it): "secret shop/.env changed" when one of
+	// them does.
+	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
 // maxListedFiles bounds the files of one folder the spec label names.
@@ -467,10 +473,12 @@ func Summarize(m manifest.Manifest, i int, env *EnvHasher) Summary {
 		RestartPolicy: m.RestartPolicy,
 		Labels:        m.Labels,
 	}
+	secrets := secretTokens{}
 	if len(c.Env) > 0 {
 		s.Env = map[string]string{}
 		for _, e := range c.Env {
-			s.Env[e.Name] = env.Hash(e.Name, e.Value)
+			s.Env[e.Name] = env.Hash(e.Name, manifest.MaskSecretTokens(e.Value))
+			secrets.add(manifest.SecretTokens(e.Value)...)
 		}
 	}
 	for _, p := range c.Ports {
@@ -488,6 +496,11 @@ func Summarize(m manifest.Manifest, i int, env *EnvHasher) Summary {
 		case v.Files != nil:
 			src = "files:" + v.Files.Source
 			s.Files = addFiles(s.Files, v.Files, vm.MountPath, env)
+			for _, it := range v.Files.Items {
+				if it.Sealed != "" {
+					secrets.add(string(it.Data))
+				}
+			}
 		case v.DataFolder != "":
 			src = "data:" + v.DataFolder
 		}
@@ -508,19 +521,50 @@ func Summarize(m manifest.Manifest, i int, env *EnvHasher) Summary {
 	s.Process = processString(c)
 	s.Host = hostString(m, c, env)
 	s.Build = buildInputs(c.Build, env)
-	if len(m.Containers) == 1 && (m.Hostname != "" || m.Domainname != "" || len(m.ExtraHosts)+len(m.DNS)+len(m.DNSSearch) > 0) {
-		s.Namespace = fmt.Sprintf("hostname=%s hosts=%v dns=%v search=%v", m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch)
+	if len(m.Containers) == 1 {
+		s.Namespace, s.Networks = podNetwork(m)
+	}
+	s.Secrets = secrets.hashed(env)
+	return s
+}
+
+// podNetwork is the namespace and networks part of the summary of a pod's
+// only container.
+func podNetwork(m manifest.Manifest) (namespace string, networks []string) {
+	if m.Hostname != "" || m.Domainname != "" || len(m.ExtraHosts)+len(m.DNS)+len(m.DNSSearch) > 0 {
+		namespace = fmt.Sprintf("hostname=%s hosts=%v dns=%v search=%v", m.Hostname, m.ExtraHosts, m.DNS, m.DNSSearch)
 		if m.Domainname != "" {
 			// Only when set: the label of a pod without one is unchanged.
-			s.Namespace += " domainname=" + m.Domainname
+			namespace += " domainname=" + m.Domainname
 		}
 	}
-	if len(m.Containers) == 1 {
-		for _, n := range m.Networks {
-			s.Networks = append(s.Networks, networkString(n))
+	for _, n := range m.Networks {
+		networks = append(networks, networkString(n))
+	}
+	return namespace, networks
+}
+
+// secretTokens gathers the tokens of a container's secrets by file.
+type secretTokens map[string][]string
+
+func (st secretTokens) add(tokens ...string) {
+	for _, tok := range tokens {
+		if f := manifest.SecretTokenFile(tok); f != "" {
+			st[f] = append(st[f], tok)
 		}
 	}
-	return s
+}
+
+// hashed is each file's tokens, sorted, as one keyed hash; nil for none.
+func (st secretTokens) hashed(env *EnvHasher) map[string]string {
+	if len(st) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(st))
+	for f, toks := range st {
+		out[f] = env.Hash("secret "+f, strings.Join(slices.Sorted(slices.Values(toks)), ","))
+	}
+	return out
 }
 
 // addFiles records the files of f in files (made when nil), by their
@@ -546,7 +590,8 @@ func addFiles(files map[string]string, f *manifest.Files, mountPath string, env 
 		if it.Path != "" {
 			name = path.Join(f.Source, it.Path)
 		}
-		put(name, strconv.FormatUint(uint64(it.ItemMode()), 8)+":"+string(it.Data))
+		// A decrypted file's change is its secret's (Summary.Secrets).
+		put(name, strconv.FormatUint(uint64(it.ItemMode()), 8)+":"+manifest.MaskSecretTokens(string(it.Data)))
 	}
 	return files
 }
@@ -824,6 +869,7 @@ func changeReasons(old, new Summary) []string {
 		r = append(r, fmt.Sprintf("networks [%s] -> [%s]", strings.Join(old.Networks, " "), strings.Join(new.Networks, " ")))
 	}
 	r = append(r, keyedChanges("file ", old.Files, new.Files)...)
+	r = append(r, keyedChanges("secret ", old.Secrets, new.Secrets)...)
 	if !equalStrings(old.Mounts, new.Mounts) {
 		r = append(r, fmt.Sprintf("mounts [%s] -> [%s]", strings.Join(old.Mounts, " "), strings.Join(new.Mounts, " ")))
 	}
@@ -937,9 +983,14 @@ func Redact(m manifest.Manifest, env *EnvHasher) *manifest.Manifest {
 		}
 		shown := &manifest.Files{Source: v.Files.Source, Secret: v.Files.Secret, Hash: env.Hash("files "+v.Files.Source, v.Files.Digest())}
 		for _, it := range v.Files.Items {
-			shown.Items = append(shown.Items, manifest.FileItem{Path: it.Path, Mode: it.Mode})
+			shown.Items = append(shown.Items, manifest.FileItem{Path: it.Path, Mode: it.Mode, Sealed: it.Sealed})
 		}
 		r.Volumes[i].Files = shown
+	}
+	// The encrypted files by name: their ciphertext is for the host.
+	r.Sealed = nil
+	for _, f := range m.Sealed {
+		r.Sealed = append(r.Sealed, &manifest.Sealed{File: f.File, Format: f.Format})
 	}
 	return &r
 }

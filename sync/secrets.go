@@ -1,0 +1,98 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hostlet/hostlet/manifest"
+	hruntime "github.com/hostlet/hostlet/runtime"
+)
+
+// SecretRevealer returns, for the encrypted files of a pod of source, the
+// plaintext each token of its manifest stands for (secrets.Reveal with the
+// host's keys and EnvHasher.SecretMAC); the error names the file that
+// could not be decrypted. Plaintext lives in memory only: it goes into
+// the engine's container config and the secret files' tmpfs, nowhere
+// else.
+type SecretRevealer func(ctx context.Context, source string, sealed []*manifest.Sealed) (map[string][]byte, error)
+
+// ReasonSecret: an encrypted file a pod's containers need could not be
+// decrypted (no key of this host opens it, or it was changed after it was
+// encrypted); what runs keeps running.
+const ReasonSecret = "SecretNotDecrypted"
+
+// errStepSecrets is the step of decrypting a pod's secrets.
+var errStepSecrets = fmt.Errorf("secret")
+
+// revealSecrets decrypts the pod's encrypted files when containers are to
+// be created from it, before anything else is done: a file this host
+// cannot open stops nothing.
+func (ap *podApplication) revealSecrets(ctx context.Context) error {
+	if !ap.m.HasSecrets() || !ap.createsAny() {
+		return nil
+	}
+	if ap.opts.Secrets == nil {
+		return fmt.Errorf("secret: pod %s has encrypted files and this hostlet decrypts none", ap.m.ID)
+	}
+	plain, err := ap.opts.Secrets(ctx, ap.pod.Source, ap.m.Sealed)
+	if err != nil {
+		return fmt.Errorf("secret: %w", err)
+	}
+	ap.secrets = plain
+	return nil
+}
+
+// createsAny reports whether the plan creates a container of the pod.
+func (ap *podApplication) createsAny() bool {
+	return slices.ContainsFunc(ap.pp.Changes, func(ch Change) bool { return creates(ch.Action) })
+}
+
+// revealEnv puts into spec's env the plaintext of each token of its
+// values; a token of no decrypted value is an error.
+func (ap *podApplication) revealEnv(spec *hruntime.ContainerSpec) error {
+	for i, kv := range spec.Env {
+		for _, tok := range manifest.SecretTokens(kv) {
+			plain, ok := ap.secrets[tok]
+			if !ok {
+				name, _, _ := strings.Cut(kv, "=")
+				return fmt.Errorf("env %s: a secret of none of the pod's encrypted files (they were not decrypted, or hold another value)", name)
+			}
+			kv = strings.Replace(kv, tok, string(plain), 1)
+		}
+		spec.Env[i] = kv
+	}
+	return nil
+}
+
+// revealedFiles is f with each sealed item's plaintext in place of its
+// token, and whether it has any (then it is written to the secrets'
+// tmpfs).
+func (ap *podApplication) revealedFiles(f *manifest.Files) (*manifest.Files, bool, error) {
+	if !slices.ContainsFunc(f.Items, func(it manifest.FileItem) bool { return it.Sealed != "" }) {
+		return f, false, nil
+	}
+	items := slices.Clone(f.Items)
+	for i, it := range items {
+		if it.Sealed == "" {
+			continue
+		}
+		plain, ok := ap.secrets[string(it.Data)]
+		if !ok {
+			return nil, true, fmt.Errorf("files %s: %s was not decrypted", f.Source, it.Sealed)
+		}
+		items[i].Data = plain
+	}
+	return manifest.NewFiles(f.Source, f.Secret, items), true, nil
+}
+
+// revealedValues are the plaintexts of the pod's secrets, for an error
+// never to show.
+func (ap *podApplication) revealedValues() []string {
+	out := make([]string, 0, len(ap.secrets))
+	for _, v := range ap.secrets {
+		out = append(out, string(v))
+	}
+	return out
+}
