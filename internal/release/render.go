@@ -38,7 +38,8 @@ type Host struct {
 	Changed []string
 	modRevs map[string]int64
 	// pods are the pods the host's sets make (by ID: the spec hash the
-	// host will report in the pod's rollout), as diff computes them.
+	// host will report in the pod's rollout, as diff computes them; ""
+	// for a pod with secrets, whose hash only the host can make).
 	pods map[string]string
 }
 
@@ -183,7 +184,14 @@ func renderHost(ctx context.Context, cfg *config.Config, ref string, overrides m
 	}
 	h.pods = map[string]string{}
 	for _, p := range hostplan.Desired(reads, vopts) {
-		h.pods[p.Manifest.ID] = manifest.PodHash(p.Manifest)
+		// A pod with secrets hashes on the host, from the host's keyed
+		// hashes of their plaintexts: its version is told by the
+		// release's revision alone ("").
+		if !p.Manifest.HasSecrets() {
+			h.pods[p.Manifest.ID] = manifest.PodHash(p.Manifest)
+		} else {
+			h.pods[p.Manifest.ID] = ""
+		}
 	}
 	encErrs, err := h.encode()
 	if err != nil {

@@ -311,7 +311,7 @@ func podsBehind(doc api.Document, rev string, of map[string]bool, pods map[strin
 		case p.Revision != rev:
 			// Not synced since its source took the release.
 			return fmt.Sprintf("pod %s not synced at the release yet", id)
-		case r != nil && r.Hash != "" && r.Hash != pods[id]:
+		case r != nil && r.Hash != "" && pods[id] != "" && r.Hash != pods[id]:
 			if r.State == hsync.RolloutHeld {
 				return fmt.Sprintf("pod %s held", id)
 			}
