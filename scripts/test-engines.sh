@@ -54,6 +54,12 @@ if ! command -v debootstrap >/dev/null; then
 	apt-get install -y debootstrap >/dev/null || die "missing: debootstrap (apt-get install debootstrap)"
 fi
 GOROOT=$(go env GOROOT) GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
+# The secrets' tests make keys with age-keygen and encrypt with sops: the
+# host's (scripts/ensure-deps.sh --test), both static binaries, are
+# mounted into each column.
+AGE_KEYGEN=$(command -v age-keygen) || die "missing: age-keygen (scripts/ensure-deps.sh --test)"
+SOPS=$(command -v sops || echo "$(go env GOPATH)/bin/sops")
+[ -x "$SOPS" ] || die "missing: sops (scripts/ensure-deps.sh --test)"
 
 # suite_of and packages_of say what each column's root filesystem holds.
 suite_of() {
@@ -141,6 +147,7 @@ run_column() {
 		-v /sys/fs/cgroup:/sys/fs/cgroup --tmpfs /run --tmpfs /tmp:exec \
 		-v "$data:/var/lib/docker" -v "$REPO:$REPO" \
 		-v "$GOROOT:$GOROOT:ro" -v "$GOMODCACHE:$GOMODCACHE:ro" -v "$GOCACHE:$GOCACHE" \
+		-v "$AGE_KEYGEN:/usr/local/bin/age-keygen:ro" -v "$SOPS:/usr/local/bin/sops:ro" \
 		"$image" sh -c "$(engine_script "$col" "$name")" >/dev/null
 	host=$(docker_host_of "$col")
 	deadline=$(($(date +%s) + 120))
@@ -154,7 +161,7 @@ run_column() {
 	version=$(docker exec "$name" docker -H "$host" version --format '{{.Server.Version}} (API {{.Server.APIVersion}})' 2>/dev/null)
 	echo "test-engines: $col: engine $version; go test $PKGS" >&2
 	# shellcheck disable=SC2086
-	docker exec -w "$REPO" -e DOCKER_HOST="$host" -e PATH="$GOROOT/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+	docker exec -w "$REPO" -e DOCKER_HOST="$host" -e PATH="$GOROOT/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 		-e GOCACHE="$GOCACHE" -e GOMODCACHE="$GOMODCACHE" -e GOPROXY=off -e GOFLAGS=-mod=readonly \
 		-e GOTOOLCHAIN=local -e CGO_ENABLED=0 -e HOME=/root -e TMPDIR=/tmp \
 		"$name" sh -c "${ENGINE_COMMAND:-go test -count=1 -timeout 30m ${ENGINE_TESTFLAGS:-} $PKGS}" >"$LOGS/$col.log" 2>&1 || true

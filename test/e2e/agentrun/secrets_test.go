@@ -130,8 +130,9 @@ func waitAnswer(t *testing.T, port int, path, want string) {
 // no plaintext is in stateDir. Encrypted again with the same plaintext,
 // nothing is recreated; a changed plaintext recreates exactly its pod; a
 // file this host's key does not open keeps the pod running what it ran,
-// with the error in /status, while another pod of the source updates;
-// removed, a pod's decrypted files leave the tmpfs.
+// with the error in /status, while another pod of the source updates; a
+// file changed after it was encrypted is refused by name, its pod running
+// on; removed, a pod's decrypted files leave the tmpfs.
 func TestSecretsReachContainersOnly(t *testing.T) {
 	s := newSecretEnv(t)
 	s.writeAll(t)
@@ -159,6 +160,7 @@ func TestSecretsReachContainersOnly(t *testing.T) {
 			idOf(before, "sec-native"), idOf(after, "sec-native"), idOf(before, s.proj+"-web"), idOf(after, s.proj+"-web"))
 	}
 	s.checkWrongKeyKeepsThePod(t)
+	s.checkTamperedIsRefused(t)
 	s.checkNoPlaintextIn(t, s.stateDir)
 
 	// Removed: the project's decrypted files leave the tmpfs.
@@ -264,6 +266,35 @@ func (s *secretEnv) checkWrongKeyKeepsThePod(t *testing.T) {
 		t.Errorf("sec-native's container %s replaced by %s", nativeID, got)
 	}
 	waitAnswer(t, s.nativePort, "/env?name=TOKEN", s.token)
+}
+
+// checkTamperedIsRefused: app.env with one encrypted value changed is
+// refused by name (its MAC does not match); web runs on as it was.
+func (s *secretEnv) checkTamperedIsRefused(t *testing.T) {
+	t.Helper()
+	webID := idOf(s.containers(t), s.proj+"-web")
+	path := filepath.Join(s.project, "app.env")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("API_KEY=ENC[AES256_GCM,data:")) + len("API_KEY=ENC[AES256_GCM,data:")
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	testkit.WriteFile(t, path, string(b))
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
+		doc := s.status(t)
+		want := "secret: cannot decrypt local:" + path + ": "
+		got := rejectionOf(doc, s.proj+"-web")
+		return strings.Contains(got, want) && strings.Contains(got, "changed after it was encrypted"), fmt.Sprintf("rejection %q, want %q ... changed after it was encrypted", got, want)
+	})
+	if got := idOf(s.containers(t), s.proj+"-web"); got != webID {
+		t.Errorf("web's container %s replaced by %s", webID, got)
+	}
+	waitAnswer(t, s.webPort, "/env?name=API_KEY", s.apiKey)
 }
 
 func (s *secretEnv) status(t *testing.T) api.Document {
