@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -89,9 +90,13 @@ func decrypt(ids sopsage.ParsedIdentities, format string, data []byte) (*decrypt
 	if err != nil {
 		return nil, err
 	}
+	if err := precheck(format, data); err != nil {
+		return nil, fail(KindFormat, "not a SOPS %s file: %v", format, err)
+	}
 	tree, err := st.LoadEncryptedFile(data)
 	if err != nil {
-		return nil, fail(KindFormat, "not a SOPS %s file: %v", format, err)
+		// sops's message may quote a line of the file: not shown.
+		return nil, fail(KindFormat, "not a SOPS %s file (sops cannot read its structure)", format)
 	}
 	key, err := tree.Metadata.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{ageKeys{ids}}, nil)
 	if err != nil {
@@ -109,7 +114,10 @@ func decrypt(ids sopsage.ParsedIdentities, format string, data []byte) (*decrypt
 	}
 	plain, err := st.EmitPlainFile(tree.Branches)
 	if err != nil {
-		return nil, fail(KindFormat, "write the plaintext as %s: %v", format, err)
+		return nil, fail(KindFormat, "the plaintext cannot be written as %s", format)
+	}
+	if len(plain) > maxPlain(len(data)) {
+		return nil, fail(KindFormat, "the plaintext would be over %d bytes, far more than the file's %d", maxPlain(len(data)), len(data))
 	}
 	d := &decrypted{plain: plain}
 	if format != "binary" { // one value, the file itself
@@ -190,6 +198,23 @@ func valueText(v any) string {
 	return fmt.Sprint(v)
 }
 
+// plainRecipient is what a recipient looks like (age1..., or an SSH
+// public key): one that does not is quoted, so that no line break or
+// terminal escape of a file reaches a log.
+var plainRecipient = regexp.MustCompile(`^[A-Za-z0-9+/= -]+$`)
+
+func shownRecipient(r string) string {
+	if len(r) <= 1100 && plainRecipient.MatchString(r) {
+		return r
+	}
+	return strconv.Quote(bounded(r))
+}
+
+// maxPlain bounds the plaintext of a file of n bytes: sops's ciphertext
+// is longer than its plaintext, in every format but the layout of YAML
+// and JSON, which writing again may widen (indentation).
+func maxPlain(n int) int { return 2*n + 1<<20 }
+
 // recipients names the keys a file is encrypted for: age recipients, and
 // the kind of every other key.
 func recipients(m sops.Metadata) string {
@@ -197,7 +222,7 @@ func recipients(m sops.Metadata) string {
 	for _, group := range m.KeyGroups {
 		for _, k := range group {
 			if a, ok := k.(*sopsage.MasterKey); ok {
-				names = append(names, a.Recipient)
+				names = append(names, shownRecipient(a.Recipient))
 				continue
 			}
 			names = append(names, "a "+k.TypeToIdentifier()+" key")

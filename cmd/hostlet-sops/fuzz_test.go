@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,48 @@ func TestBoundedInputs(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCraftedStructureIsRefused: files made to take sops's memory or
+// time (aliases expanded in a later document, a flattened key of
+// millions of parts, nesting thousands deep in front of a genuine file,
+// an INI section of a hundred thousand keys) are refused before sops
+// reads them, each a format error of its own file.
+func TestCraftedStructureIsRefused(t *testing.T) {
+	ids := fuzzIdentities(t)
+	var alias strings.Builder
+	alias.WriteString("sops:\n    mac: x\n    version: 3.13.3\n---\nl0: &l0 [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n")
+	for i := 1; i < 8; i++ {
+		fmt.Fprintf(&alias, "l%d: &l%d [*l%d,*l%d,*l%d,*l%d,*l%d,*l%d,*l%d,*l%d,*l%d,*l%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	genuine := seedFiles(t)
+	var yamlFile []byte
+	for _, f := range genuine {
+		if f.Format == "yaml" {
+			yamlFile = f.Data
+		}
+	}
+	var ini strings.Builder
+	ini.WriteString("[sops]\nversion = 3\nmac = x\n[s]\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&ini, "k%d = b\n", i)
+	}
+	tests := []struct {
+		name, format string
+		data         []byte
+	}{
+		{name: "aliases in a later document", format: "yaml", data: []byte(alias.String())},
+		{name: "a key of millions of parts", format: "dotenv", data: []byte("sops_version=3.13.3\nsops_mac=x\nsops_x" + strings.Repeat("__map_", 4_000_000) + "=v\n")},
+		{name: "deep nesting before a genuine file", format: "yaml", data: append([]byte(strings.Repeat("{a: ", 9000)+"{}"+strings.Repeat("}", 9000)+"\n"), yamlFile...)},
+		{name: "an INI section of many keys", format: "ini", data: []byte(ini.String())},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decryptOne(ids, File{Format: tc.format, Data: tc.data})
+			if r := result(nil, err); r.Kind != KindFormat {
+				t.Errorf("result %+v, want a format error", r)
+			}
+		})
 	}
 }

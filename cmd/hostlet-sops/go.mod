@@ -6,6 +6,7 @@ require (
 	filippo.io/age v1.3.2
 	github.com/getsops/sops/v3 v3.13.3
 	github.com/sirupsen/logrus v1.9.4
+	go.yaml.in/yaml/v3 v3.0.4
 	google.golang.org/grpc v1.82.1
 )
 
@@ -111,7 +112,6 @@ require (
 	go.opentelemetry.io/otel/sdk v1.44.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/getsops/sops/v3/logging"
 	"github.com/sirupsen/logrus"
@@ -27,6 +28,9 @@ const maxRequest = 96 << 20
 func main() {
 	// sops logs every decryption at info level; nothing of it is wanted.
 	logging.SetLevel(logrus.PanicLevel)
+	// A soft bound on the heap: the collector works harder near it
+	// (precheck bounds what one file can make).
+	debug.SetMemoryLimit(1 << 30)
 	if len(os.Args) > 1 {
 		fmt.Fprintln(os.Stderr, "hostlet-sops takes no arguments: it reads a request from standard input (see hostlet's docs/secrets.md)")
 		os.Exit(2)
