@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	gosync "sync"
 	"time"
 
@@ -30,6 +31,9 @@ const (
 	// least recently used dropped first.
 	cacheBytes   = 64 << 20
 	cacheEntries = 4096
+	// helperFailureKept is how long a failure of the helper on a file is
+	// answered from the cache.
+	helperFailureKept = time.Minute
 )
 
 // The kinds of a decryption error, as the helper names them.
@@ -91,7 +95,11 @@ type Decrypter struct {
 
 type cached struct {
 	plain Plain
-	err   *Error // a file's own failure (not the helper's), kept too
+	err   *Error // a file's own failure, kept too
+	// until: a failure of the helper on the file (a crash, an answer
+	// over its bound) is kept until then, not for good (the helper may
+	// be upgraded meanwhile).
+	until time.Time
 }
 
 // NewDecrypter returns a decrypter with keys; helper "" finds
@@ -107,7 +115,7 @@ func (d *Decrypter) Decrypt(ctx context.Context, files []File) ([]Plain, []error
 	errs := make([]error, len(files))
 	var todo []int
 	for i, f := range files {
-		if c, ok := d.lookup(cacheKey(f)); ok {
+		if c, ok := d.lookup(cacheKey(f)); ok && (c.until.IsZero() || time.Now().Before(c.until)) {
 			plain[i], errs[i] = c.result(f.Name)
 			continue
 		}
@@ -141,9 +149,23 @@ func (d *Decrypter) decryptBatch(ctx context.Context, files []File, batch []int,
 		req.Files = append(req.Files, wireFile{Format: files[i].Format, Data: files[i].Data})
 	}
 	ans, err := d.run(ctx, req)
+	if err != nil && len(batch) > 1 && ctx.Err() == nil {
+		// One file may have failed the helper: each alone, so that it
+		// fails only itself.
+		for _, i := range batch {
+			d.decryptBatch(ctx, files, []int{i}, plain, errs)
+		}
+		return
+	}
 	for n, i := range batch {
 		if err != nil {
-			errs[i] = &Error{File: files[i].Name, Kind: KindHelper, Msg: err.Error()}
+			e := &Error{Kind: KindHelper, Msg: err.Error()}
+			if ctx.Err() == nil {
+				d.store(cacheKey(files[i]), &cached{err: e, until: time.Now().Add(helperFailureKept)})
+			}
+			e2 := *e
+			e2.File = files[i].Name
+			errs[i] = &e2
 			continue
 		}
 		r := ans.Files[n]
@@ -162,9 +184,11 @@ func (d *Decrypter) decryptBatch(ctx context.Context, files []File, batch []int,
 // run runs the helper on req: no environment, the request on its stdin,
 // its answer bounded.
 func (d *Decrypter) run(ctx context.Context, req wireRequest) (wireAnswer, error) {
-	helper, err := helperexec.Find(HelperName, d.helper)
+	// Handed the host's keys: never one from PATH, nor one others may
+	// replace.
+	helper, err := helperexec.FindTrusted(HelperName, d.helper)
 	if err != nil {
-		return wireAnswer{}, fmt.Errorf("%w; make build builds it into bin/", err)
+		return wireAnswer{}, fmt.Errorf("%w; make build builds it into bin/, or set secrets.helper", err)
 	}
 	in, err := json.Marshal(req)
 	if err != nil {
@@ -234,8 +258,14 @@ func (d *Decrypter) store(k [32]byte, c *cached) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	size := c.plain.size()
-	if _, ok := d.cache[k]; ok || size > cacheBytes {
+	if size > cacheBytes {
 		return
+	}
+	if old, ok := d.cache[k]; ok {
+		// Replaced (a failure of the helper kept for a while).
+		d.bytes -= old.plain.size()
+		delete(d.cache, k)
+		d.order = slices.DeleteFunc(d.order, func(o [32]byte) bool { return o == k })
 	}
 	for len(d.order) > 0 && (len(d.order) >= cacheEntries || d.bytes+size > cacheBytes) {
 		old := d.order[0]

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,4 +89,47 @@ func TestKeysAreNeverShown(t *testing.T) {
 			t.Errorf("shown as %q", s)
 		}
 	}
+}
+
+// TestAFileThatFailsTheHelperFailsOnlyItself: a batch the helper dies on
+// is tried again one file at a time, so the good files are decrypted and
+// only the bad one fails; that failure is then answered from the cache
+// for a while, not run again at once.
+func TestAFileThatFailsTheHelperFailsOnlyItself(t *testing.T) {
+	real := sopstest.Helper(t)
+	dir := t.TempDir()
+	wrapper := filepath.Join(dir, "hostlet-sops")
+	runs := filepath.Join(dir, "runs")
+	script := "#!/bin/sh\necho run >> " + runs + "\nin=$(cat)\ncase \"$in\" in *'\"format\":\"boom\"'*) echo boom >&2; exit 3;; esac\nprintf '%s' \"$in\" | exec " + real + "\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host := sopstest.NewKey(t)
+	good := sealed(t, ".env", []byte("A=b\n"), host.Recipient)
+	bad := secrets.File{Name: "apps:bad", Format: "boom", Data: []byte("x")}
+	d := secrets.NewDecrypter(wrapper, loadKeys(t, host))
+	plain, errs := d.Decrypt(context.Background(), []secrets.File{good, bad})
+	var e *secrets.Error
+	if errs[0] != nil || string(plain[0].Data) != "A=b\n" {
+		t.Errorf("the good file: %q %v", plain[0].Data, errs[0])
+	}
+	if !errors.As(errs[1], &e) || e.Kind != secrets.KindHelper || !strings.Contains(e.Error(), "cannot decrypt apps:bad: hostlet-sops: exit status 3: boom") {
+		t.Errorf("the bad file: %v", errs[1])
+	}
+	before := countLines(t, runs)
+	if _, errs := d.Decrypt(context.Background(), []secrets.File{good, bad}); errs[1] == nil {
+		t.Error("the bad file decrypted the second time")
+	}
+	if after := countLines(t, runs); after != before {
+		t.Errorf("the helper ran %d more times for files it answered before", after-before)
+	}
+}
+
+func countLines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
 }

@@ -56,7 +56,9 @@ func LoadKeys(ageKeyFile, sshKeyFile string) (Keys, error) {
 
 // readKeyFile reads a key file that CheckKeyFile accepts.
 func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// Without blocking: a FIFO put in the key's place is refused, not
+	// waited on.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

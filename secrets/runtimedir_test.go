@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -24,14 +25,39 @@ func TestRuntimeDirMustBeInMemory(t *testing.T) {
 	if err := PrepareRuntimeDir(dir); err != nil {
 		t.Fatal(err)
 	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("mode %v %v", fi.Mode(), err)
+	}
+	if err := PrepareRuntimeDir(dir); err != nil {
+		t.Fatalf("made before: %v", err)
+	}
+	// A folder others may enter is refused, and left as it is.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := PrepareRuntimeDir(dir); err != nil {
+	if err := PrepareRuntimeDir(dir); err == nil || !strings.Contains(err.Error(), "has mode 0755") {
+		t.Errorf("a folder of mode 0755: %v", err)
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o755 {
+		t.Errorf("its mode changed to %v", fi.Mode())
+	}
+	// A link to a folder, and another user's folder, are refused.
+	link := filepath.Join(mnt, "link")
+	if err := os.Symlink(dir, link); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("mode %v %v", fi.Mode(), err)
+	if err := PrepareRuntimeDir(link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a link: %v", err)
+	}
+	theirs := filepath.Join(mnt, "theirs")
+	if err := os.Mkdir(theirs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := PrepareRuntimeDir(theirs); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+		t.Errorf("another user's folder: %v", err)
 	}
 	onDisk := filepath.Join(diskFolder(t), "secrets")
 	if err := PrepareRuntimeDir(onDisk); !errors.Is(err, ErrNotInMemory) {

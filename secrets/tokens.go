@@ -62,9 +62,9 @@ func (d *Decrypter) open(ctx context.Context, source string, sealed []*manifest.
 // encrypted again gives the same tokens. A manifest whose files this host
 // cannot decrypt (d nil: it has no keys), or whose values are not in
 // them, keeps its values and gets the error: validation then turns it
-// down, and its last accepted version stays. ms is changed in place;
-// every manifest changed is a copy.
-func Tokenize(ctx context.Context, d *Decrypter, ms []manifest.Sourced, mac MAC) {
+// down, and its last accepted version stays; failed reports whether any
+// did. ms is changed in place; every manifest changed is a copy.
+func Tokenize(ctx context.Context, d *Decrypter, ms []manifest.Sourced, mac MAC) (failed bool) {
 	for i := range ms {
 		s := &ms[i]
 		if !s.Manifest.HasSecrets() {
@@ -79,7 +79,9 @@ func Tokenize(ctx context.Context, d *Decrypter, ms []manifest.Sourced, mac MAC)
 			}
 		}
 		s.Errors = append(s.Errors, &manifest.Error{Origin: s.Origin, Pod: s.Manifest.ID, Detail: "secret: " + err.Error()})
+		failed = true
 	}
+	return failed
 }
 
 // tokenized is m with its encrypted values and sealed items as tokens.

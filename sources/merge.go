@@ -99,8 +99,9 @@ type MergeOptions struct {
 	// Secrets readies, before they are checked, the manifests of an
 	// update that carry encrypted files for this host (secrets.Tokenize:
 	// each encrypted value as a token of its plaintext), or gives each
-	// the error that turns it down; nil leaves them as they are.
-	Secrets func(ms []manifest.Sourced)
+	// the error that turns it down, and reports whether any got one; nil
+	// leaves them as they are.
+	Secrets func(ms []manifest.Sourced) (failed bool)
 }
 
 // Merger keeps every source's last good set, keyed by source, merges them
@@ -150,6 +151,9 @@ type sourceState struct {
 	// source does not count as delivered until it delivers again.
 	unloaded    bool
 	unloadedWhy string
+	// secretsFailed: a secret of the set in effect could not be decrypted
+	// (MergeOptions.Secrets); the same revision is tried again.
+	secretsFailed bool
 }
 
 // saved is what of st is saved.
@@ -296,10 +300,14 @@ func (m *Merger) apply(u Update) (bool, Applied) {
 		m.log.Warn("update from an unknown source", "source", u.Source)
 		return false, Applied{Err: fmt.Errorf("unknown source %s", u.Source)}
 	}
-	if m.opts.Secrets != nil && u.Err == nil {
+	// A revision taken before is not taken (nor decrypted) again at each
+	// poll, unless a secret of it could not be decrypted then.
+	unchanged := st.set.Delivered && st.err == "" && st.set.Revision == u.Revision && u.Revision != "" && !st.secretsFailed
+	secretsFailed := false
+	if m.opts.Secrets != nil && u.Err == nil && !unchanged {
 		// In a copy: the update's manifests are the source's.
 		u.Manifests = slices.Clone(u.Manifests)
-		m.opts.Secrets(u.Manifests)
+		secretsFailed = m.opts.Secrets(u.Manifests)
 	}
 	snap := manifest.Snapshot{Name: u.Source, Type: st.set.Type, Revision: u.Revision, Files: u.Files, Manifests: u.Manifests}
 	readErr := u.Err
@@ -320,14 +328,18 @@ func (m *Merger) apply(u Update) (bool, Applied) {
 		}
 		return changed, Applied{Err: err}
 	}
-	if st.set.Delivered && st.err == "" && st.set.Revision == u.Revision && u.Revision != "" {
+	if unchanged {
 		st.lastSuccess = m.opts.Clock.Now()
 		merged := m.compute()
 		m.publish(merged)
 		m.saveDirty()
 		return false, answer(st, merged)
 	}
-	return m.take(st, next, u)
+	taken, res := m.take(st, next, u)
+	if res.Err == nil {
+		st.secretsFailed = secretsFailed
+	}
+	return taken, res
 }
 
 // take makes next the set in effect of st. With u.Reply, it does so only

@@ -194,8 +194,8 @@ func (a *agent) buildSources() error {
 // tokenizeSecrets readies the manifests of an update that carry encrypted
 // files (secrets.Tokenize), with the syncer's keyed hash. Sources deliver
 // once the syncer is built.
-func (a *agent) tokenizeSecrets(ms []manifest.Sourced) {
-	secrets.Tokenize(context.Background(), a.decrypter, ms, a.syncer.EnvHasher().SecretMAC)
+func (a *agent) tokenizeSecrets(ms []manifest.Sourced) bool {
+	return secrets.Tokenize(context.Background(), a.decrypter, ms, a.syncer.EnvHasher().SecretMAC)
 }
 
 // revealSecrets decrypts a pod's encrypted files for the syncer

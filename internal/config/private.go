@@ -16,7 +16,7 @@ type privateFile struct {
 
 // privateFiles are the config's files that hold credentials: tokenFile,
 // every source's auth.passwordFile and auth.sshKeyFile, every notify
-// target's urlFile and secretFile.
+// target's urlFile and secretFile, the secrets' key files.
 func (c *Config) privateFiles() []privateFile {
 	var files []privateFile
 	add := func(key, path string) {
@@ -33,6 +33,10 @@ func (c *Config) privateFiles() []privateFile {
 		add(fmt.Sprintf("notify[%d].urlFile", i), n.URLFile)
 		add(fmt.Sprintf("notify[%d].secretFile", i), n.SecretFile)
 	}
+	// Held to more again at start (secrets.LoadKeys: mode 0600, hostlet's
+	// own); here the folders they lie in are checked too.
+	add("secrets.ageKeyFile", c.Secrets.AgeKeyFile)
+	add("secrets.sshKeyFile", c.Secrets.SSHKeyFile)
 	return files
 }
 

@@ -46,18 +46,29 @@ func (s *Secrets) check(bad badFunc) {
 		return
 	}
 	for i, r := range s.Recipients {
-		if err := checkRecipient(r); err != nil {
-			bad(fmt.Sprintf("secrets.recipients[%d]", i), "%q is not an age recipient or an SSH public key: %v", truncateKey(r), err)
+		key := fmt.Sprintf("secrets.recipients[%d]", i)
+		switch {
+		case strings.Contains(r, "AGE-SECRET-KEY") || strings.Contains(r, "PRIVATE KEY"):
+			// Never quoted: a private key pasted here is to be moved.
+			bad(key, "is a private key: it belongs in the file secrets.ageKeyFile or secrets.sshKeyFile names (mode 0600), and its public key here")
+		case !validRecipient(r):
+			// Not quoted either: whatever it is, it is no public key.
+			bad(key, "is not an age recipient (age1...) or an SSH public key (ssh-ed25519 ..., ssh-rsa ...)")
 		}
 	}
 }
 
-// checkRecipient parses r as age does: an age1 key or an SSH public key.
-func checkRecipient(r string) error {
-	if strings.HasPrefix(r, "ssh-") {
-		_, err := agessh.ParseRecipient(r)
-		return err
+// validRecipient parses r as age does: an age1 key (X25519 or
+// post-quantum hybrid) or an SSH public key.
+func validRecipient(r string) bool {
+	var err error
+	switch {
+	case strings.HasPrefix(r, "ssh-"):
+		_, err = agessh.ParseRecipient(r)
+	case strings.HasPrefix(r, "age1pq1"):
+		_, err = age.ParseHybridRecipient(r)
+	default:
+		_, err = age.ParseX25519Recipient(r)
 	}
-	_, err := age.ParseX25519Recipient(r)
-	return err
+	return err == nil
 }

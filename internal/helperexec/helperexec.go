@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 )
 
 // NotFoundError is Find's error: the helper is nowhere it looked.
@@ -44,4 +45,53 @@ func Find(name, explicit string) (string, error) {
 	}
 	tried = append(tried, "on PATH")
 	return "", &NotFoundError{Name: name, Tried: tried}
+}
+
+// FindTrusted returns the path of the helper name for a helper that is
+// handed secrets: explicit when set, else the file beside the running
+// executable, never one on PATH; and only a file that root or hostlet's
+// user owns, that no one else may write, in a folder no one else may
+// write.
+func FindTrusted(name, explicit string) (string, error) {
+	p := explicit
+	if p == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", fmt.Errorf("%s: the running executable: %w", name, err)
+		}
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		p = filepath.Join(filepath.Dir(exe), name)
+		if _, err := os.Stat(p); err != nil {
+			return "", &NotFoundError{Name: name, Tried: []string{"beside " + exe}}
+		}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", name, p, err)
+	}
+	for _, f := range []string{real, filepath.Dir(real)} {
+		if err := ownedAndClosed(f); err != nil {
+			return "", fmt.Errorf("%s %s: %w", name, p, err)
+		}
+	}
+	return real, nil
+}
+
+// ownedAndClosed refuses a file or folder another user than root or
+// hostlet's owns, or that its group or others may write (a folder with
+// the sticky bit aside, whose files only their owners replace).
+func ownedAndClosed(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is owned by uid %d, not root or hostlet's user", path, st.Uid)
+	}
+	if fi.Mode().Perm()&0o022 != 0 && !(fi.IsDir() && fi.Mode()&os.ModeSticky != 0) {
+		return fmt.Errorf("%s has mode %04o: others may replace it", path, fi.Mode().Perm())
+	}
+	return nil
 }

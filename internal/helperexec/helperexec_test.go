@@ -25,3 +25,35 @@ func TestFindLooksBesideTheExecutableThenOnPath(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// TestFindTrustedRefusesWhatOthersMayReplace: a helper handed secrets is
+// never taken from PATH, nor from a file or folder others may write.
+func TestFindTrustedRefusesWhatOthersMayReplace(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "hostlet-fake-helper")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	if _, err := FindTrusted("hostlet-fake-helper", ""); err == nil || !strings.Contains(err.Error(), "not found (looked [beside ") {
+		t.Errorf("on PATH only: %v", err)
+	}
+	if got, err := FindTrusted("hostlet-fake-helper", p); err != nil || got != p {
+		t.Errorf("named: %q %v", got, err)
+	}
+	if err := os.Chmod(p, 0o757); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FindTrusted("hostlet-fake-helper", p); err == nil || !strings.Contains(err.Error(), "has mode 0757") {
+		t.Errorf("a helper others may write: %v", err)
+	}
+	if err := os.Chmod(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FindTrusted("hostlet-fake-helper", p); err == nil || !strings.Contains(err.Error(), "has mode 0777") {
+		t.Errorf("in a folder others may write: %v", err)
+	}
+}
