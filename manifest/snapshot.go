@@ -14,4 +14,8 @@ type Snapshot struct {
 	// Files is how many files (keys, bodies) were read.
 	Files     int
 	Manifests []Sourced
+	// Plain names each file of the source read (a file or git source's
+	// manifest files and project files) that is not wholly encrypted with
+	// SOPS, and why: for validate --require-encrypted. Never saved.
+	Plain map[string]string `json:"-"`
 }

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -106,4 +107,11 @@ func checkKeyInfo(fi fs.FileInfo) error {
 		return fmt.Errorf("is owned by uid %d, hostlet runs as uid %d: %w", st.Uid, os.Geteuid(), ErrKeyFileOpen)
 	}
 	return nil
+}
+
+// IsSSHKeyFile reports whether the file at path begins as an OpenSSH or
+// PEM private key (else it is taken for an age identity file).
+func IsSSHKeyFile(path string) bool {
+	b, err := readKeyFile(path)
+	return err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("-----BEGIN "))
 }

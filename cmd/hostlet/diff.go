@@ -18,6 +18,7 @@ func newDiffCommand(g *globalFlags) *cobra.Command {
 		against     string
 		output      string
 		sourceFlags []string
+		secretsKey  string
 	)
 	cmd := &cobra.Command{
 		Use:   "diff",
@@ -61,7 +62,7 @@ plan is printed). Changes that are all held back or held are no changes.`,
 			if len(files) == 0 {
 				files = []string{""}
 			}
-			opts := hostplan.Options{Overrides: overrides, Status: hostStatus, Warnings: cmd.ErrOrStderr()}
+			opts := hostplan.Options{Overrides: overrides, Status: hostStatus, Warnings: cmd.ErrOrStderr(), SecretsKey: secretsKey}
 			var hosts []hostplan.Plan
 			for _, f := range files {
 				hosts = append(hosts, hostplan.Diff(cmd.Context(), f, against, opts))
@@ -72,6 +73,7 @@ plan is printed). Changes that are all held back or held are no changes.`,
 	cmd.Flags().StringVar(&against, "against", "live", "what to plan against: live, status, or ref:REV")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringArrayVar(&sourceFlags, "source", nil, "read source NAME from folder DIR (NAME=DIR, repeatable)")
+	cmd.Flags().StringVar(&secretsKey, "secrets-key", "", "decrypt the SOPS files the manifests use with this age identity file (or SSH key), and compare their values as the host does")
 	return cmd
 }
 

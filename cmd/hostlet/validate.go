@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
 
 	"github.com/spf13/cobra"
 
@@ -11,13 +13,16 @@ import (
 	"github.com/hostlet/hostlet/internal/hostplan"
 	"github.com/hostlet/hostlet/internal/textout"
 	"github.com/hostlet/hostlet/sources/configured"
+	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/validate"
 )
 
 func newValidateCommand(g *globalFlags) *cobra.Command {
 	var (
-		output      string
-		sourceFlags []string
+		output           string
+		sourceFlags      []string
+		secretsKey       string
+		requireEncrypted []string
 	)
 	cmd := &cobra.Command{
 		Use:   "validate [PATH...]",
@@ -64,7 +69,14 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 					return err
 				}
 			}
+			checks, err := secretChecks(cmd.Context(), cfg, secretsKey, requireEncrypted)
+			if err != nil {
+				return err
+			}
+			secretErrs := hostplan.CheckSecrets(cmd.Context(), reads, checks)
 			rep := hostplan.Validate(reads, opts)
+			rep.Errors = append(rep.Errors, secretErrs...)
+			rep.Valid = rep.Valid && len(secretErrs) == 0
 			if output == "json" {
 				err = writeJSON(cmd.OutOrStdout(), rep)
 			} else {
@@ -81,7 +93,33 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringArrayVar(&sourceFlags, "source", nil, "read source NAME from folder DIR instead of its configured location (NAME=DIR, repeatable)")
+	cmd.Flags().StringVar(&secretsKey, "secrets-key", "", "decrypt the SOPS files the manifests use with this age identity file (or SSH key), and validate them fully")
+	cmd.Flags().StringArrayVar(&requireEncrypted, "require-encrypted", nil, "fail on a file of a source matching GLOB that is not wholly SOPS-encrypted (repeatable; a GLOB without / matches file names)")
 	return cmd
+}
+
+// secretChecks are the checks of encrypted files validate makes: the
+// host's recipients (from the config), the key --secrets-key names, the
+// globs of --require-encrypted.
+func secretChecks(ctx context.Context, cfg *config.Config, key string, require []string) (hostplan.SecretChecks, error) {
+	c := hostplan.SecretChecks{RequireEncrypted: require, MAC: hsync.RandomEnvHasher().SecretMAC}
+	for _, g := range require {
+		if _, err := path.Match(g, ""); err != nil {
+			return c, fmt.Errorf("--require-encrypted %q: %w", g, err)
+		}
+	}
+	helper := ""
+	if cfg != nil {
+		c.Host, c.Recipients, helper = cfg.Hostname, cfg.Secrets.Recipients, cfg.Secrets.Helper
+	}
+	if key != "" {
+		d, err := hostplan.SecretKeys(ctx, key, helper)
+		if err != nil {
+			return c, err
+		}
+		c.Decrypter = d
+	}
+	return c, nil
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -116,7 +116,16 @@ type Options struct {
 	// Warnings receives warnings (a saved rollouts file that cannot be
 	// read); nil discards them.
 	Warnings io.Writer
+	// SecretsKey is the key file --secrets-key names: the encrypted files
+	// of the set are decrypted and their values compared as the host
+	// compares them (with its keyed hash, when its stateDir is readable
+	// here). Without it, what a pod's secrets hold is not compared.
+	SecretsKey string
 }
+
+// notCompared is the reason a change shows for a pod whose secrets diff
+// did not decrypt.
+const notCompared = "secrets not compared (diff --secrets-key KEYFILE compares them)"
 
 // Diff computes the plan of the host whose config is file against
 // against (live, status or ref:REV; see ParseAgainst). Errors are
@@ -157,6 +166,14 @@ func (p *Plan) compute(ctx context.Context, file string, opts Options) error {
 	h := host{cfg: cfg, srcs: srcs, vopts: configured.ValidateOptions(cfg), env: envHasher(cfg), opts: opts}
 	h.reads = ReadSources(ctx, srcs)
 	p.Errors = append(p.Errors, ReadErrors(h.reads)...)
+	checks := SecretChecks{Host: cfg.Hostname, Recipients: cfg.Secrets.Recipients, MAC: h.env.SecretMAC}
+	if opts.SecretsKey != "" {
+		if checks.Decrypter, err = SecretKeys(ctx, opts.SecretsKey, cfg.Secrets.Helper); err != nil {
+			return err
+		}
+	}
+	CheckSecrets(ctx, h.reads, checks)
+	h.secretsCompared = checks.Decrypter != nil
 	actual, rollouts, err := h.actual(ctx, ag)
 	if err != nil {
 		return err
@@ -185,6 +202,9 @@ func (p *Plan) plan(h host, actual []hruntime.Container, rollouts map[string]hsy
 	})
 	plan := hsync.MakePlan(m.Pods, actual, hsync.PlanOptions{Prune: h.cfg.Sync.Prune, EnvHasher: h.env})
 	p.Pods = podPlans(plan, rollouts, notesByPod(h.reads))
+	if !h.secretsCompared {
+		markSecretsNotCompared(plan, p.Pods)
+	}
 	p.Summary = summarize(plan, p.Pods)
 	p.Summary.Unchanged += kept
 	p.Summary.Rejected = len(p.Rejected)
@@ -262,6 +282,28 @@ func podPlans(plan hsync.Plan, rollouts map[string]hsync.Rollout, notes map[stri
 	return out
 }
 
+// markSecretsNotCompared gives each change of a pod with secrets that
+// diff did not decrypt the reason notCompared in place of what a
+// comparison of ciphertext with the host's tokens would claim.
+func markSecretsNotCompared(plan hsync.Plan, pods []PodPlan) {
+	withSecrets := map[string]bool{}
+	for _, pp := range plan.Pods {
+		if pp.Desired != nil && pp.Desired.Manifest.HasSecrets() {
+			withSecrets[pp.ID] = true
+		}
+	}
+	for i := range pods {
+		if !withSecrets[pods[i].ID] {
+			continue
+		}
+		for j, c := range pods[i].Changes {
+			if c.Action == string(hsync.ActionRecreate) {
+				pods[i].Changes[j].Reasons = []string{notCompared}
+			}
+		}
+	}
+}
+
 // notesByPod are the notes of the manifests read (manifest.Sourced.Notes),
 // as text, by podKey.
 func notesByPod(reads []Read) map[string][]string {
@@ -309,4 +351,7 @@ type host struct {
 	vopts validate.Options
 	env   *hsync.EnvHasher
 	opts  Options
+	// secretsCompared: the set's encrypted files were decrypted
+	// (Options.SecretsKey), their values compared.
+	secretsCompared bool
 }

@@ -80,3 +80,30 @@ func stripINI(data []byte) []byte {
 	}
 	return out.Bytes()
 }
+
+// Unencrypted returns the names of the values of a dotenv or INI SOPS
+// file that sops left in plain text (an encrypted_regex that matched
+// none of them leaves a whole .env readable: sops#1886); none for the
+// other formats, whose layout is the author's to encrypt in part.
+func Unencrypted(format string, data []byte) []string {
+	if format != Dotenv && format != INI {
+		return nil
+	}
+	stripped, err := StripMetadata(format, data)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for line := range strings.Lines(string(stripped)) {
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' || t[0] == ';' || t[0] == '[' {
+			continue
+		}
+		name, value, ok := strings.Cut(t, "=")
+		value = strings.TrimSpace(value)
+		if ok && value != "" && !IsEncryptedValue(value) {
+			names = append(names, strings.TrimSpace(name))
+		}
+	}
+	return names
+}

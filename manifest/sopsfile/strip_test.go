@@ -33,3 +33,15 @@ func TestStripMetadataLeavesTheValues(t *testing.T) {
 		t.Error("a binary file stripped")
 	}
 }
+
+// TestUnencryptedValuesAreNamed: a dotenv file sops encrypted whole has
+// none; one whose values an encrypted_regex left alone names them.
+func TestUnencryptedValuesAreNamed(t *testing.T) {
+	if got := Unencrypted(Dotenv, readTestdata(t, "app.env.sops")); len(got) != 0 {
+		t.Errorf("a whole file: %v", got)
+	}
+	partial := "A=ENC[AES256_GCM,data:AA==,iv:AA==,tag:AA==,type:str]\nPASSWORD=hunter2\nEMPTY=\nsops_mac=ENC[AES256_GCM,data:AA==,iv:AA==,tag:AA==,type:str]\n"
+	if got := Unencrypted(Dotenv, []byte(partial)); strings.Join(got, ",") != "PASSWORD" {
+		t.Errorf("a partial file: %v", got)
+	}
+}

@@ -50,6 +50,11 @@ func (r *Reader) readProject(ctx context.Context, root Root, e Entry, name strin
 		r.hash.Write(fl.Data)
 	}
 	secrets, err := prepareSecrets(&b, opts.Dir)
+	if secrets != nil {
+		for name, why := range secrets.plain {
+			r.notePlain(name, why)
+		}
+	}
 	if err != nil {
 		r.Fail(&multierror.Error{Errors: []error{&manifest.Error{Origin: manifest.Origin{Source: opts.Source, File: opts.Dir}, Detail: err.Error()}}})
 		return nil

@@ -78,6 +78,8 @@ type Reader struct {
 	// once the bound is crossed: nothing more is read.
 	last string
 	full bool
+	// plain: the files read that are not wholly encrypted (Snapshot.Plain).
+	plain map[string]string
 }
 
 // NewReader returns a Reader of one read of a source.
@@ -143,7 +145,7 @@ func (r *Reader) Result() (manifest.Snapshot, error) {
 		}
 		r.Fail(manifest.TooManyInSource(manifest.Origin{Source: r.opts.Source, File: name}))
 	}
-	snap := manifest.Snapshot{Files: r.files, Manifests: r.ms, Revision: "sha256:" + hex.EncodeToString(r.hash.Sum(nil))[:16]}
+	snap := manifest.Snapshot{Files: r.files, Manifests: r.ms, Revision: "sha256:" + hex.EncodeToString(r.hash.Sum(nil))[:16], Plain: r.plain}
 	return snap, r.errs.ErrorOrNil()
 }
 
@@ -161,7 +163,8 @@ func (r *Reader) readFile(root Root, e Entry, name string) error {
 	r.files++
 	fmt.Fprintf(r.hash, "%s\x00%d\x00", name, len(data))
 	r.hash.Write(data)
-	ms, err := decodeFile(data, origin)
+	ms, plain, err := decodeFile(data, origin)
+	r.notePlain(name, plain)
 	if hasBuild(ms) {
 		r.resolveBuilds(root, e, ms)
 	}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
@@ -17,11 +18,20 @@ import (
 // encrypted values left as they are (ENC[...]), and carries its
 // ciphertext (manifest.Sealed) for the host to decrypt when it creates a
 // container; an encrypted value may only be an env value.
-func decodeFile(data []byte, origin manifest.Origin) ([]manifest.Sourced, error) {
+func decodeFile(data []byte, origin manifest.Origin) (ms []manifest.Sourced, plain string, err error) {
 	info, ok, err := sopsfile.Detect(origin.File, data)
+	if err != nil {
+		return nil, "its SOPS metadata cannot be read", &manifest.Error{Origin: origin, Detail: "SOPS file: " + err.Error()}
+	}
+	plain = plainReason(info, ok, data)
+	ms, err = decodeSealed(data, origin, info, ok)
+	return ms, plain, err
+}
+
+// decodeSealed is decodeFile's decode of data, which Detect read as info
+// (ok: a SOPS file).
+func decodeSealed(data []byte, origin manifest.Origin, info sopsfile.Info, ok bool) ([]manifest.Sourced, error) {
 	switch {
-	case err != nil:
-		return nil, &manifest.Error{Origin: origin, Detail: "SOPS file: " + err.Error()}
 	case !ok:
 		return manifest.Decode(data, origin)
 	case info.Format != sopsfile.YAML && info.Format != sopsfile.JSON:
@@ -80,6 +90,8 @@ type projectSecrets struct {
 	byContent map[[32]byte]*manifest.Sealed
 	// byValue finds a dotenv file by one of its encrypted values.
 	byValue map[string]*manifest.Sealed
+	// plain says why each file is not wholly encrypted ("" when it is).
+	plain map[string]string
 }
 
 // prepareSecrets finds the SOPS files of bundle b of project folder dir
@@ -89,12 +101,18 @@ type projectSecrets struct {
 // it is, to be mounted. The error is a Compose file that is encrypted, or
 // a SOPS file that cannot be read.
 func prepareSecrets(b *project.Bundle, dir string) (*projectSecrets, error) {
-	ps := &projectSecrets{byContent: map[[32]byte]*manifest.Sealed{}, byValue: map[string]*manifest.Sealed{}}
+	ps := &projectSecrets{byContent: map[[32]byte]*manifest.Sealed{}, byValue: map[string]*manifest.Sealed{}, plain: map[string]string{}}
 	for _, name := range b.Names() {
 		f := b.Files[name]
+		if f.Err != "" {
+			continue
+		}
 		info, ok, err := sopsfile.Detect(name, f.Data)
+		if err == nil {
+			ps.plain[path.Join(dir, name)] = plainReason(info, ok, f.Data)
+		}
 		switch {
-		case f.Err != "" || !ok && err == nil:
+		case !ok && err == nil:
 			continue
 		case err != nil:
 			return nil, fmt.Errorf("%s: SOPS file: %w", name, err)
@@ -148,4 +166,33 @@ func (ps *projectSecrets) seal(s *manifest.Sourced) {
 		}
 	}
 	sealValues(s, func(enc string) *manifest.Sealed { return ps.byValue[enc] })
+}
+
+// plainReason says why a file Detect read as info (ok: a SOPS file) is
+// not wholly encrypted with SOPS, "" when it is.
+func plainReason(info sopsfile.Info, ok bool, data []byte) string {
+	switch {
+	case !ok:
+		return "not encrypted with SOPS"
+	case !info.MAC:
+		return "SOPS metadata without a MAC"
+	}
+	if names := sopsfile.Unencrypted(info.Format, data); len(names) > 0 {
+		if len(names) > 5 {
+			names = append(names[:5], "...")
+		}
+		return fmt.Sprintf("encrypted in part: %s in plain text", strings.Join(names, ", "))
+	}
+	return ""
+}
+
+// notePlain records in r that file name is not wholly encrypted (why).
+func (r *Reader) notePlain(name, why string) {
+	if why == "" {
+		return
+	}
+	if r.plain == nil {
+		r.plain = map[string]string{}
+	}
+	r.plain[name] = why
 }
