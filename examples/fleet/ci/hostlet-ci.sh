@@ -22,7 +22,10 @@ set --
 for cfg in "$REPO"/hostlet/*.yaml; do
   host=$(basename "$cfg" .yaml)
   echo "== validate $host =="
-  "$HOSTLET" validate --config "$cfg" --source "fleet=$REPO" || status=1
+  # Secrets are SOPS-encrypted (docs/secrets.md): a .env or a file under
+  # a secrets/ folder left in plain text fails the check.
+  "$HOSTLET" validate --config "$cfg" --source "fleet=$REPO" \
+    --require-encrypted '*.env' --require-encrypted '*/secrets/*' || status=1
   set -- "$@" --config "$cfg"
 done
 
