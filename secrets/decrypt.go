@@ -30,7 +30,7 @@ const (
 	// cacheBytes and cacheEntries bound the plaintext kept in memory, the
 	// least recently used dropped first.
 	cacheBytes   = 64 << 20
-	cacheEntries = 4096
+	cacheEntries = 8192
 	// helperFailureKept is how long a failure of the helper on a file is
 	// answered from the cache.
 	helperFailureKept = time.Minute

@@ -46,10 +46,7 @@ func (d *Decrypter) open(ctx context.Context, source string, sealed []*manifest.
 		if errs[i] != nil {
 			return opened{}, errs[i]
 		}
-		o.files[f.File] = plain[i].Data
-		for enc, v := range plain[i].Values {
-			o.values[enc], o.valueFile[enc] = v, f.File
-		}
+		o.add(f.File, plain[i])
 	}
 	return o, nil
 }
@@ -65,12 +62,13 @@ func (d *Decrypter) open(ctx context.Context, source string, sealed []*manifest.
 // down, and its last accepted version stays; failed reports whether any
 // did. ms is changed in place; every manifest changed is a copy.
 func Tokenize(ctx context.Context, d *Decrypter, ms []manifest.Sourced, mac MAC) (failed bool) {
+	opened := openAll(ctx, d, ms)
 	for i := range ms {
 		s := &ms[i]
 		if !s.Manifest.HasSecrets() {
 			continue
 		}
-		o, err := d.open(ctx, s.Origin.Source, s.Manifest.Sealed)
+		o, err := opened(s.Origin.Source, s.Manifest.Sealed)
 		if err == nil {
 			var m manifest.Manifest
 			if m, err = tokenized(s.Manifest, o, mac); err == nil {
@@ -84,15 +82,69 @@ func Tokenize(ctx context.Context, d *Decrypter, ms []manifest.Sourced, mac MAC)
 	return failed
 }
 
+// openAll decrypts every encrypted file of ms in one batch (one run of
+// the helper for a whole update, however many manifests share or hold
+// files) and returns what a manifest's files decrypt to.
+func openAll(ctx context.Context, d *Decrypter, ms []manifest.Sourced) func(source string, sealed []*manifest.Sealed) (opened, error) {
+	type key struct{ source, file, data string }
+	var batch []File
+	seen := map[key]int{}
+	for _, s := range ms {
+		for _, f := range s.Manifest.Sealed {
+			k := key{s.Origin.Source, f.File, string(f.Data)}
+			if _, ok := seen[k]; !ok && d != nil {
+				seen[k] = len(batch)
+				batch = append(batch, File{Name: s.Origin.Source + ":" + f.File, Format: f.Format, Data: f.Data})
+			}
+		}
+	}
+	var plain []Plain
+	var errs []error
+	if len(batch) > 0 {
+		plain, errs = d.Decrypt(ctx, batch)
+	}
+	return func(source string, sealed []*manifest.Sealed) (opened, error) {
+		if d == nil && len(sealed) > 0 {
+			return opened{}, fmt.Errorf("cannot decrypt %s:%s: %w", source, sealed[0].File, ErrNoKeys)
+		}
+		o := opened{values: map[string]string{}, valueFile: map[string]string{}, files: map[string][]byte{}}
+		for _, f := range sealed {
+			i := seen[key{source, f.File, string(f.Data)}]
+			if errs[i] != nil {
+				return opened{}, errs[i]
+			}
+			o.add(f.File, plain[i])
+		}
+		return o, nil
+	}
+}
+
+// add takes file's plaintext into o.
+func (o opened) add(file string, p Plain) {
+	o.files[file] = p.Data
+	for enc, v := range p.Values {
+		o.values[enc], o.valueFile[enc] = v, file
+	}
+}
+
 // tokenized is m with its encrypted values and sealed items as tokens.
 func tokenized(m manifest.Manifest, o opened, mac MAC) (manifest.Manifest, error) {
+	for _, f := range m.Sealed {
+		if strings.ContainsAny(f.File, "{}") {
+			return manifest.Manifest{}, fmt.Errorf("%s: a file name with { or } cannot stand in a token: rename it", f.File)
+		}
+	}
 	m = m.Clone()
 	for i, c := range m.Containers {
 		for j, e := range c.Env {
 			for _, enc := range manifest.EncryptedValues(e.Value) {
 				plain, ok := o.values[enc]
-				if !ok {
+				switch {
+				case !ok:
 					return manifest.Manifest{}, fmt.Errorf("container %s: env %s holds an encrypted value that is in none of the pod's encrypted files", c.Name, e.Name)
+				case strings.ContainsRune(plain, 0):
+					// The engine would refuse it, quoting it.
+					return manifest.Manifest{}, fmt.Errorf("container %s: env %s: its secret holds a NUL byte, which no environment variable can", c.Name, e.Name)
 				}
 				e.Value = strings.Replace(e.Value, enc, manifest.SecretToken(o.valueFile[enc], mac([]byte(plain))), 1)
 			}

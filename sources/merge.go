@@ -152,7 +152,8 @@ type sourceState struct {
 	unloaded    bool
 	unloadedWhy string
 	// secretsFailed: a secret of the set in effect could not be decrypted
-	// (MergeOptions.Secrets); the same revision is tried again.
+	// (MergeOptions.Secrets), or its tokens were loaded from the saved
+	// set; the same revision is taken again.
 	secretsFailed bool
 }
 
@@ -222,6 +223,10 @@ func (m *Merger) load(st *sourceState) {
 		st.good = saved.Good
 	}
 	st.set.Delivered = true
+	// A saved set's tokens were made with the host's keyed hash as it
+	// was: the source's first delivery makes them again (the key may
+	// have been replaced since), even at the same revision.
+	st.secretsFailed = slices.ContainsFunc(saved.Manifests, func(s manifest.Sourced) bool { return s.Manifest.HasSecrets() })
 	if legacy {
 		// Saved in plain text by an earlier release: sealed now (a
 		// failure is reported and the next save tries again).

@@ -26,11 +26,13 @@ const ReasonSecret = "SecretNotDecrypted"
 // errStepSecrets is the step of decrypting a pod's secrets.
 var errStepSecrets = fmt.Errorf("secret")
 
-// revealSecrets decrypts the pod's encrypted files when containers are to
-// be created from it, before anything else is done: a file this host
-// cannot open stops nothing.
+// revealSecrets decrypts the pod's encrypted files whenever the pod is
+// applied (a plan that only restarts its containers writes its decrypted
+// files again too: a reboot empties the tmpfs), before anything else is
+// done: a file this host cannot open stops nothing. It costs a lookup in
+// the decrypter's cache when the ciphertext was seen before.
 func (ap *podApplication) revealSecrets(ctx context.Context) error {
-	if !ap.m.HasSecrets() || !ap.createsAny() {
+	if !ap.m.HasSecrets() {
 		return nil
 	}
 	if ap.opts.Secrets == nil {
@@ -42,11 +44,6 @@ func (ap *podApplication) revealSecrets(ctx context.Context) error {
 	}
 	ap.secrets = plain
 	return nil
-}
-
-// createsAny reports whether the plan creates a container of the pod.
-func (ap *podApplication) createsAny() bool {
-	return slices.ContainsFunc(ap.pp.Changes, func(ch Change) bool { return creates(ch.Action) })
 }
 
 // revealEnv puts into spec's env the plaintext of each token of its

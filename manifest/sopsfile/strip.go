@@ -93,6 +93,22 @@ func Unencrypted(format string, data []byte) []string {
 	if err != nil {
 		return nil
 	}
+	return plainValues(stripped)
+}
+
+// NoValueEncrypted reports whether a YAML or JSON SOPS file holds no
+// encrypted value at all (an encrypted_regex that matched nothing).
+func NoValueEncrypted(format string, data []byte) bool {
+	if format != YAML && format != JSON {
+		return false
+	}
+	stripped, err := StripMetadata(format, data)
+	return err == nil && !strings.Contains(string(stripped), "ENC[AES256_GCM,data:")
+}
+
+// plainValues names the NAME=VALUE lines of stripped whose value is not
+// encrypted.
+func plainValues(stripped []byte) []string {
 	var names []string
 	for line := range strings.Lines(string(stripped)) {
 		t := strings.TrimSpace(line)

@@ -45,3 +45,15 @@ func TestUnencryptedValuesAreNamed(t *testing.T) {
 		t.Errorf("a partial file: %v", got)
 	}
 }
+
+// TestNoValueEncrypted: a YAML file an encrypted_regex matched nothing of
+// holds no encrypted value; one encrypted whole does.
+func TestNoValueEncrypted(t *testing.T) {
+	if NoValueEncrypted(YAML, readTestdata(t, "v.yaml.sops")) {
+		t.Error("an encrypted file")
+	}
+	plain := "password: hunter2\nsops:\n    mac: ENC[AES256_GCM,data:AA==,iv:AA==,tag:AA==,type:str]\n"
+	if !NoValueEncrypted(YAML, []byte(plain)) {
+		t.Error("a file with no value encrypted")
+	}
+}

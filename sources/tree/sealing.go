@@ -56,8 +56,21 @@ var envValueField = regexp.MustCompile(`^containers\[\d+\]\.env\[\d+\]\.value$`)
 
 // sealValues checks where s's encrypted values are: each in an env value,
 // from a file of the source that fileOf finds (nil: none), which is
-// attached to s (Sealed). Any other is an error of s naming its field.
+// attached to s (Sealed). Any other is an error of s naming its field, a
+// files item that is no SOPS file of its own but holds one (a Compose
+// config's content interpolated from an encrypted .env) too.
 func sealValues(s *manifest.Sourced, fileOf func(enc string) *manifest.Sealed) {
+	for i, v := range s.Manifest.Volumes {
+		if v.Files == nil {
+			continue
+		}
+		for j, it := range v.Files.Items {
+			if it.Sealed == "" && len(manifest.EncryptedValues(string(it.Data))) > 0 {
+				s.Errors = append(s.Errors, &manifest.Error{Origin: s.Origin, Pod: s.Manifest.ID, Field: fmt.Sprintf("volumes[%d].files.items[%d]", i, j),
+					Detail: "an encrypted value (SOPS) in a file's content: encrypt the whole file instead"})
+			}
+		}
+	}
 	for field, value := range manifest.StringFields(s.Manifest) {
 		for _, enc := range manifest.EncryptedValues(value) {
 			f := fileOf(enc)
@@ -176,6 +189,9 @@ func plainReason(info sopsfile.Info, ok bool, data []byte) string {
 		return "not encrypted with SOPS"
 	case !info.MAC:
 		return "SOPS metadata without a MAC"
+	}
+	if sopsfile.NoValueEncrypted(info.Format, data) {
+		return "no value is encrypted"
 	}
 	if names := sopsfile.Unencrypted(info.Format, data); len(names) > 0 {
 		if len(names) > 5 {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"golang.org/x/sys/unix"
 
 	"github.com/hostlet/hostlet/api"
@@ -76,6 +77,7 @@ services:
   web:
     image: %s
     pull_policy: never
+    restart: always
     stop_grace_period: 1s
     ports: ["127.0.0.1:%d:8080"]
     env_file: [app.env]
@@ -162,6 +164,8 @@ func TestSecretsReachContainersOnly(t *testing.T) {
 	s.checkWrongKeyKeepsThePod(t)
 	s.checkTamperedIsRefused(t)
 	s.checkNoPlaintextIn(t, s.stateDir)
+
+	s.checkRebootRewritesFiles(t)
 
 	// Removed: the project's decrypted files leave the tmpfs.
 	if err := os.RemoveAll(s.project); err != nil {
@@ -294,6 +298,28 @@ func (s *secretEnv) checkTamperedIsRefused(t *testing.T) {
 	if got := idOf(s.containers(t), s.proj+"-web"); got != webID {
 		t.Errorf("web's container %s replaced by %s", webID, got)
 	}
+	waitAnswer(t, s.webPort, "/env?name=API_KEY", s.apiKey)
+}
+
+// checkRebootRewritesFiles: the tmpfs emptied (as a reboot does) while
+// web is stopped, hostlet restarts it (restart: always), writing its
+// decrypted files again first.
+func (s *secretEnv) checkRebootRewritesFiles(t *testing.T) {
+	t.Helper()
+	id := idOf(s.containers(t), s.proj+"-web")
+	timeout := 1
+	if err := s.docker.ContainerStop(context.Background(), id, container.StopOptions{Timeout: &timeout}); err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(s.runtimeDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			return os.RemoveAll(p)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitAnswer(t, s.webPort, "/read?path=/run/secrets/dbpass", s.dbFile)
 	waitAnswer(t, s.webPort, "/env?name=API_KEY", s.apiKey)
 }
 
