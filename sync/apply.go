@@ -105,9 +105,9 @@ type ApplyOptions struct {
 	// Files writes the files volumes of the containers to be created
 	// where Docker can bind-mount them; nil fails every pod that has one.
 	Files FileWriter
-	// Secrets decrypts the encrypted files of a pod whose containers are
-	// to be created, and SecretFiles writes the files volumes holding
-	// their plaintext (on a tmpfs); nil fails every pod that has one.
+	// Secrets decrypts the encrypted files of a pod being applied, and
+	// SecretFiles writes the files volumes holding their plaintext (on a
+	// tmpfs); nil fails every pod that has one.
 	Secrets     SecretRevealer
 	SecretFiles FileWriter
 	// DataFolders makes the pods' data folders; nil: a pod with one

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,7 +25,7 @@ type SecretRevealer func(ctx context.Context, source string, sealed []*manifest.
 const ReasonSecret = "SecretNotDecrypted"
 
 // errStepSecrets is the step of decrypting a pod's secrets.
-var errStepSecrets = fmt.Errorf("secret")
+var errStepSecrets = errors.New("secret")
 
 // revealSecrets decrypts the pod's encrypted files whenever the pod is
 // applied (a plan that only restarts its containers writes its decrypted

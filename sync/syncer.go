@@ -108,10 +108,10 @@ type Options struct {
 	// Files keeps the pods' files volumes; nil keeps them in
 	// StateDir/files (without a StateDir a pod with one fails).
 	Files FileStore
-	// Secrets decrypts the encrypted files of the pods whose containers
-	// are created (nil: a pod with one fails), and SecretFiles keeps the
-	// files volumes holding their plaintext, on a tmpfs (secrets.runtimeDir;
-	// nil: a pod with one fails).
+	// Secrets decrypts the encrypted files of the pods applied (nil: a
+	// pod with one fails), and SecretFiles keeps the files volumes
+	// holding their plaintext, on a tmpfs (secrets.runtimeDir; nil: a pod
+	// with one fails).
 	Secrets     SecretRevealer
 	SecretFiles FileStore
 	// Window, when set, says whether a maintenance window is open at a
