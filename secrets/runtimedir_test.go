@@ -16,9 +16,6 @@ import (
 // tmpfs, and refused on a filesystem that writes to disk or when it is not
 // a clean absolute path.
 func TestRuntimeDirMustBeInMemory(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
 	mnt := filepath.Join(t.TempDir(), "run")
 	testkit.MountTmpfs(t, mnt, 1<<20)
 	dir := filepath.Join(mnt, "hostlet", "secrets")
@@ -91,6 +88,6 @@ func diskFolder(t *testing.T) string {
 		t.Cleanup(func() { os.RemoveAll(abs) })
 		return abs
 	}
-	t.Skip("no folder on a disk here")
+	t.Fatal("no folder on a disk here (the temporary folder and the package's folder are both in memory)")
 	return ""
 }
