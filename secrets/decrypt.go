@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -200,21 +199,21 @@ func (d *Decrypter) run(ctx context.Context, req wireRequest) (wireAnswer, error
 	cmd.WaitDelay = time.Second
 	cmd.Env = []string{}
 	cmd.Stdin = bytes.NewReader(in)
-	out := &capped{max: maxAnswer}
-	stderr := &capped{max: 4 << 10}
+	out := &helperexec.Buffer{Max: maxAnswer, Stop: true}
+	stderr := &helperexec.Buffer{Max: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	err = cmd.Run()
 	switch {
-	case out.over:
+	case out.Over:
 		return wireAnswer{}, fmt.Errorf("%s: an answer over %d MiB", HelperName, maxAnswer>>20)
 	case err != nil && ctx.Err() != nil:
 		return wireAnswer{}, fmt.Errorf("%s: %w", HelperName, ctx.Err())
 	case err != nil:
-		line, _, _ := bytes.Cut(bytes.TrimSpace(stderr.buf.Bytes()), []byte("\n"))
+		line, _, _ := bytes.Cut(bytes.TrimSpace(stderr.Bytes()), []byte("\n"))
 		return wireAnswer{}, fmt.Errorf("%s: %w: %s", HelperName, err, line)
 	}
 	var ans wireAnswer
-	if err := json.Unmarshal(out.buf.Bytes(), &ans); err != nil {
+	if err := json.Unmarshal(out.Bytes(), &ans); err != nil {
 		return wireAnswer{}, fmt.Errorf("%s: its answer does not decode: %w", HelperName, err)
 	}
 	if len(ans.Files) != len(req.Files) {
@@ -276,25 +275,6 @@ func (d *Decrypter) store(k [32]byte, c *cached) {
 	d.cache[k] = c
 	d.order = append(d.order, k)
 	d.bytes += size
-}
-
-// capped keeps at most max bytes and notes that more came; past max the
-// write fails, so that the helper, writing on, ends.
-type capped struct {
-	buf  bytes.Buffer
-	max  int
-	over bool
-}
-
-var errOver = errors.New("over its bound")
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.buf.Len(); len(p) > room {
-		c.over = true
-		c.buf.Write(p[:max(room, 0)])
-		return max(room, 0), errOver
-	}
-	return c.buf.Write(p)
 }
 
 // CheckKeys runs the helper on the keys alone: an identity it cannot

@@ -4,6 +4,8 @@
 package helperexec
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -95,3 +97,37 @@ func ownedAndClosed(path string) error {
 	}
 	return nil
 }
+
+// Buffer takes a helper's output: at most Max bytes, noting that more
+// came (Over). With Stop, a write past Max fails (an answer: the pipe
+// closes and the helper, writing on, ends on SIGPIPE instead of running
+// to its timeout); without, the rest is dropped (its messages, which it
+// may write on). Its bytes.Buffer is a field, not embedded: io.Copy would
+// take its ReadFrom, past the bound.
+type Buffer struct {
+	buf  bytes.Buffer
+	Max  int
+	Stop bool
+	Over bool
+}
+
+// ErrOver ends the copy of an answer past its bound.
+var ErrOver = errors.New("over its bound")
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	if room := b.Max - b.buf.Len(); len(p) > room {
+		b.Over = true
+		b.buf.Write(p[:max(room, 0)])
+		if b.Stop {
+			return max(room, 0), ErrOver
+		}
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+// Bytes are the bytes kept.
+func (b *Buffer) Bytes() []byte { return b.buf.Bytes() }
+
+// Len is how many bytes are kept.
+func (b *Buffer) Len() int { return b.buf.Len() }

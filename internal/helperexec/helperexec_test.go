@@ -1,6 +1,7 @@
 package helperexec
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,5 +56,18 @@ func TestFindTrustedRefusesWhatOthersMayReplace(t *testing.T) {
 	}
 	if _, err := FindTrusted("hostlet-fake-helper", p); err == nil || !strings.Contains(err.Error(), "has mode 0777") {
 		t.Errorf("in a folder others may write: %v", err)
+	}
+}
+
+// TestBufferKeepsItsBound: past Max, an answer's buffer fails the write
+// (the helper then ends) and a message buffer drops the rest; both keep
+// Max bytes, say more came, and io.Copy cannot get past them.
+func TestBufferKeepsItsBound(t *testing.T) {
+	for _, stop := range []bool{true, false} {
+		b := &Buffer{Max: 4, Stop: stop}
+		_, err := io.Copy(b, strings.NewReader("0123456789"))
+		if string(b.Bytes()) != "0123" || b.Len() != 4 || !b.Over || (err != nil) != stop {
+			t.Errorf("stop %v: %q over %v err %v", stop, b.Bytes(), b.Over, err)
+		}
 	}
 }

@@ -302,31 +302,30 @@ func (r *Renderer) run(ctx context.Context, req []byte) (Response, int, error) {
 	cmd.Stdin = bytes.NewReader(req)
 	// The helper reads nothing but its input: no environment of ours.
 	cmd.Env = []string{}
-	out := &limitedBuffer{max: maxResponse, stop: true}
-	var stderr limitedBuffer
-	stderr.max = 4096
-	cmd.Stdout, cmd.Stderr = out, &stderr
+	out := &helperexec.Buffer{Max: maxResponse, Stop: true}
+	stderr := &helperexec.Buffer{Max: 4096}
+	cmd.Stdout, cmd.Stderr = out, stderr
 	if err := cmd.Start(); err != nil {
 		return Response{}, 0, fmt.Errorf("%s: %w (%w)", HelperName, err, errNotRun)
 	}
 	err = cmd.Wait()
-	if out.over {
+	if out.Over {
 		return Response{}, 0, fmt.Errorf("%s: an answer over %d bytes", HelperName, maxResponse)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return Response{}, 0, fmt.Errorf("%s: %w", HelperName, ctx.Err())
 		}
-		if msg := bytes.TrimSpace(stderr.buf.Bytes()); len(msg) > 0 {
+		if msg := bytes.TrimSpace(stderr.Bytes()); len(msg) > 0 {
 			return Response{}, 0, fmt.Errorf("%s: %w: %s", HelperName, err, msg)
 		}
 		return Response{}, 0, fmt.Errorf("%s: %w", HelperName, err)
 	}
 	var resp Response
-	if err := json.Unmarshal(out.buf.Bytes(), &resp); err != nil {
+	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
 		return Response{}, 0, fmt.Errorf("%s: its answer does not decode: %w", HelperName, err)
 	}
-	return resp, out.buf.Len(), nil
+	return resp, out.Len(), nil
 }
 
 // helper finds the helper's executable.
@@ -337,33 +336,4 @@ func (r *Renderer) helper() (string, error) {
 		return "", fmt.Errorf("%w (looked %v; make build builds it into bin/, or set compose.helper)", ErrNoHelper, nf.Tried)
 	}
 	return p, err
-}
-
-// limitedBuffer keeps at most max bytes and notes that more came.
-type limitedBuffer struct {
-	buf  bytes.Buffer
-	max  int
-	over bool
-	// stop: past max, the write fails (the answer); else the rest is
-	// dropped (the helper's messages, which it may write on).
-	stop bool
-}
-
-// errOver ends the copy of an answer past its bound: the pipe closes and
-// the helper, writing on, ends on SIGPIPE instead of running to its
-// timeout.
-var errOver = errors.New("over its bound")
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.max - l.buf.Len(); len(p) > room {
-		l.over = true
-		if room > 0 {
-			l.buf.Write(p[:room])
-		}
-		if l.stop {
-			return max(room, 0), errOver
-		}
-		return len(p), nil
-	}
-	return l.buf.Write(p)
 }
