@@ -74,6 +74,12 @@ func FormatForName(name string) string {
 // .env.prod and a YAML file without an extension are recognised. The error
 // is for a file that carries SOPS metadata that cannot be read.
 func Detect(name string, data []byte) (Info, bool, error) {
+	// Without "sops", or an escape that could spell it in JSON, a file
+	// is plain: nothing is decoded (every manifest file of a source is
+	// asked, at each read).
+	if !bytes.Contains(data, []byte("sops")) && !bytes.Contains(data, []byte(`\u`)) {
+		return Info{}, false, nil
+	}
 	byName := FormatForName(name)
 	if at := jsonStart(data); at >= 0 {
 		return detectJSON(byName, data[at:])
