@@ -197,7 +197,9 @@ func (r Result) waiting() bool {
 // Apply carries out every pod plan that changes something, removals first
 // (so a host port freed by one pod can be taken by another), each phase
 // with at most opts.Concurrency pods at once. A failing pod never stops the
-// others.
+// others. The containers a recreate replaces are only stopped before their
+// successors start; they are removed after every pod of the pass has been
+// applied (removeLate), off the path to the new ones answering.
 func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *slog.Logger) []Result {
 	var removes, others []PodPlan
 	for _, pp := range plan.Pods {
@@ -216,6 +218,7 @@ func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *s
 	}
 	results := a.run(ctx, removes, a.removePod)
 	results = append(results, a.run(ctx, others, a.applyPod)...)
+	a.removeLate(ctx)
 	a.pruneNetworks(ctx, plan, results)
 	return results
 }
@@ -291,6 +294,15 @@ type applier struct {
 	// inPass are the pods this Apply applies or removes (each worker
 	// holds its pod's Begin).
 	inPass map[string]bool
+	// late are the pods whose replaced containers were only stopped, to
+	// be removed once every pod of the pass has been applied (removeLate).
+	late   []*podApplication
+	lateMu gosync.Mutex
+	// networks are the networks this pass made sure of, by their
+	// settings (networkKey): the pods of a Compose project share one,
+	// looked up once a pass, not once a pod.
+	networks   map[string]bool
+	networksMu gosync.Mutex
 }
 
 // dropJoiners stops and removes the containers that joined the network
@@ -439,6 +451,7 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 // down what is replaced, then create and start.
 func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 	ap := a.newPodApplication(pp)
+	defer a.noteLate(ap)
 	if err := ap.apply(ctx); err != nil {
 		// The engine may quote a value of the spec (a log driver's
 		// address with its credentials, a user interpolated from .env):
@@ -490,7 +503,13 @@ type podApplication struct {
 	// secrets are the plaintexts of the pod's secrets by token
 	// (revealSecrets), in memory only.
 	secrets map[string][]byte
-	res     Result
+	// late are the replaced containers stopped and not yet removed, in
+	// the order they go (app containers, then the infra container).
+	late []hruntime.Container
+	// pruneOld: the apply went through; the volumes the manifest no
+	// longer has go once late is removed.
+	pruneOld bool
+	res      Result
 }
 
 func (a *applier) newPodApplication(pp PodPlan) *podApplication {
@@ -619,9 +638,9 @@ func (ap *podApplication) apply(ctx context.Context) error {
 	if err := ap.startApps(ctx); err != nil {
 		return err
 	}
-	if !restartsOnly {
-		ap.pruneOldVolumes(ctx)
-	}
+	// Once the containers replaced are gone (a volume in use by one
+	// cannot be removed).
+	ap.pruneOld = !restartsOnly
 	return nil
 }
 
@@ -705,8 +724,10 @@ func (ap *podApplication) ensureImages(ctx context.Context) error {
 	return nil
 }
 
-// takeDown stops and removes the replaced and removed app containers (and
-// duplicates, of the infra container too), then the infra container.
+// takeDown stops the replaced app containers and removes the removed
+// ones (and duplicates, of the infra container too), then does the same
+// for the infra container. A replaced container is removed after its
+// successor starts (late) unless it must go first (lateRemoval).
 func (ap *podApplication) takeDown(ctx context.Context) error {
 	for i, ch := range ap.pp.Changes {
 		if i == ap.infraAt || !replaces(ch.Action) {
@@ -719,7 +740,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 			continue
 		}
 		ap.res.TookDown = ap.res.TookDown || ch.Current != nil
-		if err := ap.stopRemove(ctx, ch.Current, ap.grace); err != nil {
+		if err := ap.replace(ctx, ch); err != nil {
 			return inStep(errStepRemove, err)
 		}
 		if ch.Action == ActionRemove {
@@ -728,7 +749,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 	}
 	if replaces(ap.infra.Action) {
 		ap.res.TookDown = ap.res.TookDown || ap.infra.Current != nil
-		if err := ap.stopRemove(ctx, ap.infra.Current, ap.grace); err != nil {
+		if err := ap.replace(ctx, ap.infra); err != nil {
 			return inStep(errStepRemove, err)
 		}
 		if ap.infra.Action == ActionRemove {
@@ -736,6 +757,54 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// replace takes down the container ch replaces or removes: stopped and
+// kept for removeLate when lateRemoval allows, else stopped and removed.
+func (ap *podApplication) replace(ctx context.Context, ch Change) error {
+	if ch.Current == nil || !ap.lateRemoval(ch) {
+		return ap.stopRemove(ctx, ch.Current, ap.grace)
+	}
+	if err := ap.dropJoiners(ctx, ch.Current.ID); err != nil {
+		return err
+	}
+	if ch.Current.Running() {
+		if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil && !hruntime.IsNotFound(err) {
+			return err
+		}
+	}
+	ap.late = append(ap.late, *ch.Current)
+	return nil
+}
+
+// lateRemoval reports whether the container ch recreates may stay,
+// stopped, until its successor has started: not when the successor takes
+// its name (the same spec, created anew), nor when the pod asks for a
+// fixed address on a network (the engine could still hold it).
+func (ap *podApplication) lateRemoval(ch Change) bool {
+	if ch.Action != ActionRecreate {
+		return false
+	}
+	for _, n := range ap.m.Networks {
+		if n.IPv4Address != "" || n.IPv6Address != "" {
+			return false
+		}
+	}
+	return strings.TrimPrefix(ch.Current.Name, "/") != ap.successorName(ch.Container)
+}
+
+// successorName is the name hostlet gives the container it creates for
+// slot (the infra container's, or an app container's).
+func (ap *podApplication) successorName(slot string) string {
+	if slot == hruntime.InfraName {
+		return hruntime.ContainerName(ap.opts.Instance, ap.m.ID, slot, manifest.InfraHash(ap.m))
+	}
+	for i, c := range ap.m.Containers {
+		if c.Name == slot {
+			return hruntime.ContainerName(ap.opts.Instance, ap.m.ID, slot, manifest.ContainerHash(ap.m, i))
+		}
+	}
+	return ""
 }
 
 // ensureVolumes makes the pod's empty-dir volumes and named Docker
@@ -783,11 +852,39 @@ func (ap *podApplication) ensureNetworks(ctx context.Context) error {
 	}
 	labels := map[string]string{hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance}
 	for _, n := range podspec.Networks(ap.m.Networks) {
-		if err := ap.rt.EnsureNetwork(ctx, n, labels); err != nil {
+		if err := ap.ensureNetwork(ctx, n, labels); err != nil {
 			return inStep(errStepCreate, fmt.Errorf("network %s: %w", n.Name, err))
 		}
 	}
 	return nil
+}
+
+// ensureNetwork makes network n exist, once a pass for each setting of it.
+func (a *applier) ensureNetwork(ctx context.Context, n hruntime.NetworkSpec, labels map[string]string) error {
+	key := networkKey(n)
+	a.networksMu.Lock()
+	done := a.networks[key]
+	a.networksMu.Unlock()
+	if done {
+		return nil
+	}
+	if err := a.rt.EnsureNetwork(ctx, n, labels); err != nil {
+		return err
+	}
+	a.networksMu.Lock()
+	defer a.networksMu.Unlock()
+	if a.networks == nil {
+		a.networks = map[string]bool{}
+	}
+	a.networks[key] = true
+	return nil
+}
+
+// networkKey is n's settings as the network has them: without what is
+// the joining container's own (its aliases and addresses).
+func networkKey(n hruntime.NetworkSpec) string {
+	n.Aliases, n.IPv4Address, n.IPv6Address = nil, "", ""
+	return fmt.Sprintf("%#v", n)
 }
 
 // startInfra creates, or starts again, the infra container, and sets
@@ -1168,3 +1265,49 @@ func parseVolumeName(n string) (pod, volume string, ok bool) {
 // ReasonHostPath marks a pod whose host path is not allowed when its
 // container is about to be created (a link changed after validation).
 const ReasonHostPath = "HostPathNotAllowed"
+
+// noteLate keeps ap for removeLate when it left containers to remove or
+// volumes to prune.
+func (a *applier) noteLate(ap *podApplication) {
+	if len(ap.late) == 0 && !ap.pruneOld {
+		return
+	}
+	a.lateMu.Lock()
+	defer a.lateMu.Unlock()
+	a.late = append(a.late, ap)
+}
+
+// removeLate removes the containers the pass's recreates stopped, each
+// pod's in order (app containers, then the infra container whose network
+// they joined), then the volumes its manifest no longer has; at most
+// opts.Concurrency pods at once. A container not removed is only logged:
+// it stays in its slot, stopped, and the next sync's plan removes it as the
+// slot's older container (as one left by a hostlet killed before it got
+// here).
+func (a *applier) removeLate(ctx context.Context) {
+	sem := make(chan struct{}, max(a.opts.Concurrency, 1))
+	var wg gosync.WaitGroup
+	for _, ap := range a.late {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ap.removeLate(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+func (ap *podApplication) removeLate(ctx context.Context) {
+	for _, c := range ap.late {
+		if err := ap.rt.Remove(ctx, c.ID); err != nil {
+			ap.log.Warn("replaced container not removed yet; the next sync removes it", "pod", ap.m.ID, "container", c.Slot(), "id", c.ID, "error", err)
+			// A volume it holds cannot go either.
+			return
+		}
+	}
+	if ap.pruneOld {
+		ap.pruneOldVolumes(ctx)
+	}
+}

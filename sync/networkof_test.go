@@ -143,7 +143,8 @@ func TestNetworkOfRepairIgnoresTheWindow(t *testing.T) {
 // container goes first (Podman refuses to remove a container another
 // joined), the plan and status say so in the same pass, and the joiner
 // is created into the new namespace once the holder's pod has changed. A
-// held joiner is left as it is.
+// held joiner is left as it is, and so is the holder's old container it
+// joined (stopped).
 func TestNetworkOfJoinerGoesBeforeItsHolder(t *testing.T) {
 	for _, held := range []bool{false, true} {
 		e := newRolloutEnv(t, nil)
@@ -164,9 +165,21 @@ func TestNetworkOfJoinerGoesBeforeItsHolder(t *testing.T) {
 		e.set(e.pod("vpn", "r2", "example.org/vpn:2", "Auto", ""), joining)
 		e.sync(time.Second)
 		if held {
-			if c := e.app("vpn"); c.Image != "example.org/vpn:1" {
-				t.Errorf("held joiner: vpn runs %s, want app:1 (the engine refuses to remove it)", c.Image)
+			// vpn's new container runs; its old one, which the held t
+			// joined, is stopped and left (the engine refuses to remove
+			// it), and the next pass says why.
+			cs, _ := e.fake.List(e.ctx)
+			var images []string
+			for _, c := range cs {
+				if c.Pod() == "vpn" {
+					images = append(images, c.Image+" "+c.State)
+				}
 			}
+			slices.Sort(images)
+			if want := []string{"example.org/vpn:1 exited", "example.org/vpn:2 running"}; !slices.Equal(images, want) {
+				t.Errorf("held joiner: vpn's containers %q, want %q", images, want)
+			}
+			e.sync(time.Second)
 			if st := e.status("vpn"); !strings.Contains(st.Message, "dependent containers") {
 				t.Errorf("held joiner: vpn %s %q, want the engine's refusal", st.Phase, st.Message)
 			}

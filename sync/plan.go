@@ -236,7 +236,11 @@ func podContainers(actual []hruntime.Container) []hruntime.Container {
 
 func notOfPod(c hruntime.Container) bool { return c.Pod() == "" || c.Slot() == "" }
 
-// sortContainers orders app containers by slot name, infra last.
+// sortContainers orders app containers by slot name, infra last, each
+// slot's newest first. The engine lists creation times in whole seconds:
+// of two created in the same second, a running one comes first (a
+// recreate cut short leaves its successor running beside the old one,
+// stopped).
 func sortContainers(cs []hruntime.Container) {
 	sort.SliceStable(cs, func(a, b int) bool {
 		ia, ib := cs[a].Slot() == hruntime.InfraName, cs[b].Slot() == hruntime.InfraName
@@ -246,7 +250,10 @@ func sortContainers(cs []hruntime.Container) {
 		if cs[a].Slot() != cs[b].Slot() {
 			return cs[a].Slot() < cs[b].Slot()
 		}
-		return cs[a].Created.After(cs[b].Created)
+		if !cs[a].Created.Equal(cs[b].Created) {
+			return cs[a].Created.After(cs[b].Created)
+		}
+		return cs[a].Running() && !cs[b].Running()
 	})
 }
 

@@ -45,6 +45,20 @@ func edit(m manifest.Manifest, fn func(m *manifest.Manifest)) manifest.Manifest 
 	return m
 }
 
+// withAddress puts m's pod on a network at a fixed address.
+func withAddress(m manifest.Manifest) manifest.Manifest {
+	m.Networks = []manifest.Network{{Name: "fixed", Subnet: "10.89.7.0/24", IPv4Address: "10.89.7.5"}}
+	return m
+}
+
+// onNetwork is pod id of one container on network shop_default under
+// alias (internal: the network is).
+func onNetwork(id, alias string, internal bool) manifest.Manifest {
+	m := onePod(id)
+	m.Networks = []manifest.Network{{Name: "shop_default", Aliases: []string{alias}, Internal: internal}}
+	return m
+}
+
 // pods makes desired pods of source "test" at revision rev1.
 func pods(ms ...manifest.Manifest) []hsync.Pod {
 	var out []hsync.Pod
@@ -560,14 +574,29 @@ func TestApplyOrderTable(t *testing.T) {
 		{name: "create/volumes before the containers", after: pods(withVolume),
 			want: []string{"EnsureImage(example.org/app:1)", "EnsureImage(example.org/side:1)", "EnsureImage(example.org/pause:1)",
 				"EnsureVolume(p/data)", "Create(p/POD)", "Start(p/POD)", "Create(p/app)", "Start(p/app)", "Create(p/side)", "Start(p/side)"}},
-		{name: "recreate/the new image is made present before the old container is stopped",
+		{name: "recreate/the new image is made present before the old container is stopped, which is removed once the new one started",
 			before: pods(onePod("p")), after: pods(newImage),
-			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Remove(p/app)", "Create(p/app)", "Start(p/app)"}},
-		{name: "recreate infra/app containers taken down first, the infra container last, then created infra first",
+			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"}},
+		{name: "recreate infra/app containers stopped first, the infra container last, created infra first, then removed in the order they stopped",
 			before: pods(twoPod("p")), after: pods(edit(twoPod("p"), func(m *manifest.Manifest) { m.Labels = map[string]string{"team": "a"} })),
 			want: []string{"EnsureImage(example.org/app:1)", "EnsureImage(example.org/side:1)", "EnsureImage(example.org/pause:1)",
-				"Stop(p/app)", "Remove(p/app)", "Stop(p/side)", "Remove(p/side)", "Stop(p/POD)", "Remove(p/POD)",
-				"Create(p/POD)", "Start(p/POD)", "Create(p/app)", "Start(p/app)", "Create(p/side)", "Start(p/side)"}},
+				"Stop(p/app)", "Stop(p/side)", "Stop(p/POD)",
+				"Create(p/POD)", "Start(p/POD)", "Create(p/app)", "Start(p/app)", "Create(p/side)", "Start(p/side)",
+				"Remove(p/app)", "Remove(p/side)", "Remove(p/POD)"}},
+		{name: "recreate infra/a container whose successor takes its name (its spec unchanged) is removed before",
+			before: pods(twoPod("p")), after: pods(edit(twoPod("p"), func(m *manifest.Manifest) { m.Hostname = "other" })),
+			want: []string{"EnsureImage(example.org/app:1)", "EnsureImage(example.org/side:1)", "EnsureImage(example.org/pause:1)",
+				"Stop(p/app)", "Remove(p/app)", "Stop(p/side)", "Remove(p/side)", "Stop(p/POD)",
+				"Create(p/POD)", "Start(p/POD)", "Create(p/app)", "Start(p/app)", "Create(p/side)", "Start(p/side)",
+				"Remove(p/POD)"}},
+		{name: "networks/a network pods share is made sure of once a pass; another setting of it once more",
+			after: pods(onNetwork("a", "web", false), onNetwork("b", "db", false), onNetwork("c", "cache", true)),
+			want: []string{"EnsureImage(example.org/app:1)", "EnsureNetwork(shop_default)", "Create(a/app)", "Start(a/app)",
+				"EnsureImage(example.org/app:1)", "Create(b/app)", "Start(b/app)",
+				"EnsureImage(example.org/app:1)", "EnsureNetwork(shop_default)", "Create(c/app)", "Start(c/app)"}},
+		{name: "recreate/a pod with a fixed address on a network: the old container is removed before its successor is created",
+			before: pods(withAddress(onePod("p"))), after: pods(withAddress(newImage)),
+			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Remove(p/app)", "EnsureNetwork(fixed)", "Create(p/app)", "Start(p/app)"}},
 		{name: "remove/pod removal: app containers first, the infra container last, then its volumes",
 			before: pods(withVolume), after: nil,
 			want: []string{"Stop(p/app)", "Remove(p/app)", "Stop(p/side)", "Remove(p/side)", "Stop(p/POD)", "Remove(p/POD)", "RemoveVolume(p/data)"}},
@@ -606,7 +635,7 @@ func TestApplyOrderTable(t *testing.T) {
 			want: nil, pulling: []string{"example.org/app:2"}},
 		{name: "duplicate/a slot's duplicate is removed, and its recreated container created",
 			before: pods(onePod("p")), mutate: startDuplicate("p/app"), after: pods(newImage),
-			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Remove(p/app)", "Stop(p/app)", "Remove(p/app)", "Create(p/app)", "Start(p/app)"},
+			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Stop(p/app)", "Remove(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"},
 			check: func(t *testing.T, fake *synctest.Fake) {
 				if cs := listed(t, fake); len(cs) != 1 || cs[0].Image != "example.org/app:2" {
 					t.Errorf("containers %+v, want one of example.org/app:2", cs)

@@ -610,10 +610,12 @@ func TestHoldDuringASync(t *testing.T) {
 			synced := make(chan error, 1)
 			go func() { synced <- s.SyncOnce(ctx) }()
 			<-gate.entered // the sync is stopping a container of the gated pod
+			// What web runs (a container it replaced may still be there,
+			// stopped, until the pass removes it).
 			webImage := func() string {
 				cs, _ := fake.List(ctx)
 				for _, c := range cs {
-					if c.Pod() == "web" {
+					if c.Pod() == "web" && c.Running() {
 						return c.Image
 					}
 				}

@@ -125,6 +125,38 @@ func (s *suite) killMidRecreate(rep int, inj *injection) {
 	s.wait(inj, fmt.Sprintf("kill -9 while recreating %v", ids), expect{from: at, syncAfter: at, stable: stable, sourcesOK: true})
 }
 
+// killBeforeLateRemoval gives three random pods a new version and kills
+// hostlet on the last start of their new containers: a recreate stops the
+// old container, starts the new one and removes the old one only after
+// (sync's removeLate), so the kill leaves the old containers stopped
+// beside their successors. The hostlet started again must remove them
+// (no duplicate) and lose no pod.
+func (s *suite) killBeforeLateRemoval(rep int, inj *injection) {
+	d := s.m.desired()
+	all := slices.Sorted(maps.Keys(d))
+	var ids []string
+	starts := 0
+	for _, i := range s.rnd.Perm(len(all))[:min(3, len(all))] {
+		ids = append(ids, all[i])
+		// A new generation changes the app containers' env: the infra
+		// container stays.
+		starts += len(slices.DeleteFunc(d[all[i]].slots(), func(slot string) bool { return slot == "POD" }))
+	}
+	changes := s.regen(ids)
+	stable := s.stable(setOf(ids))
+	at := s.killOn(inj, "late removal", []events.Action{events.ActionStart}, ids, starts, func() error {
+		for _, src := range s.shuffled(slices.Sorted(maps.Keys(changes))) {
+			if err := s.set(src, changes[src]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.t.Logf("late removal: %d stopped containers of %v left beside their successors at the kill", s.stoppedOf(ids), ids)
+	s.startHostlet()
+	s.wait(inj, fmt.Sprintf("kill -9 after starting the new containers of %v, before removing the old", ids), expect{from: at, syncAfter: at, stable: stable, sourcesOK: true})
+}
+
 func (s *suite) killMidPrune(rep int, inj *injection) {
 	b, ok := s.batches[rep]
 	if !ok {
@@ -622,6 +654,24 @@ func (s *suite) recover(after string) {
 		s.t.Logf("recover attempt %d: %v", attempt+1, inj.failures)
 	}
 	s.t.Fatalf("could not bring hostlet back after %s; the run stops here", after)
+}
+
+// stoppedOf counts the containers of the pods ids that are not running.
+func (s *suite) stoppedOf(ids []string) int {
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	list, err := s.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", hruntime.LabelInstance+"="+s.instance))})
+	if err != nil {
+		s.t.Logf("list containers: %v", err)
+		return -1
+	}
+	n := 0
+	for _, c := range list {
+		if c.State != hruntime.StateRunning && slices.Contains(ids, c.Labels[hruntime.LabelPod]) {
+			n++
+		}
+	}
+	return n
 }
 
 // removeStopped force-removes every container of the instance that is not

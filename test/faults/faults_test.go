@@ -89,6 +89,7 @@ var allClasses = []class{
 	{"kill-mid-create", (*suite).killMidCreate},
 	{"kill-mid-recreate", (*suite).killMidRecreate},
 	{"kill-mid-prune", (*suite).killMidPrune},
+	{"kill-before-late-removal", (*suite).killBeforeLateRemoval},
 	{"engine-restart", (*suite).engineRestart},
 	{"etcd-down", (*suite).etcdDown},
 	{"git-down", (*suite).gitDown},

@@ -150,6 +150,18 @@ type live struct {
 // are not listed; these pods have none).
 func (e *e2e) containers() map[string]live {
 	e.t.Helper()
+	out, dup := e.listContainers()
+	if dup != "" {
+		e.t.Fatal(dup)
+	}
+	return out
+}
+
+// listContainers is containers, and what is wrong when a pod has two
+// app containers (a recreate's old one, stopped, is removed only after
+// its successor starts: waitContainers waits that out).
+func (e *e2e) listContainers() (map[string]live, string) {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	list, err := e.docker.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", hruntime.LabelInstance+"="+e.instance))})
@@ -164,11 +176,11 @@ func (e *e2e) containers() map[string]live {
 			continue
 		}
 		if prev, dup := out[pod]; dup {
-			e.t.Fatalf("pod %s has two app containers: %s and %s", pod, prev.ID, c.ID)
+			return out, fmt.Sprintf("pod %s has two app containers: %s (%s) and %s (%s)", pod, prev.ID, prev.State, c.ID, c.State)
 		}
 		out[pod] = live{ID: c.ID, State: c.State, Revision: c.Labels[hruntime.LabelRevision], V: c.Labels["v"], Source: c.Labels[hruntime.LabelSource]}
 	}
-	return out
+	return out, ""
 }
 
 // want is what a pod must look like: version v, created at revision rev.
@@ -180,7 +192,10 @@ func (e *e2e) waitContainers(w map[string]want) map[string]live {
 	e.t.Helper()
 	var got map[string]live
 	testkit.WaitFor(e.t, e2eTimeout, func() (bool, string) {
-		got = e.containers()
+		var dup string
+		if got, dup = e.listContainers(); dup != "" {
+			return false, dup
+		}
 		if msg := matchContainers(got, w); msg != "" {
 			return false, msg
 		}

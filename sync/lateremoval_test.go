@@ -1,0 +1,66 @@
+package sync_test
+
+import (
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/hostlet/hostlet/manifest"
+	hruntime "github.com/hostlet/hostlet/runtime"
+	hsync "github.com/hostlet/hostlet/sync"
+)
+
+// A container a recreate stopped and could not remove stays, stopped, in
+// its slot beside its running successor (the pod is not failed for it),
+// and the next pass removes it as the slot's older container, touching
+// nothing else.
+func TestReplacedContainerNotRemovedIsRemovedByTheNextPass(t *testing.T) {
+	newImage := edit(onePod("p"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	fake := converge(t, nil, pods(onePod("p")))
+	rt := &faultyEngine{Fake: fake, method: "Remove", target: "p/app", err: errRefused}
+	plan := hsync.MakePlan(pods(newImage), listed(t, fake), hsync.PlanOptions{Prune: true})
+	for _, r := range hsync.Apply(t.Context(), rt, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err != nil {
+			t.Fatalf("pod %s: %v, want its new version running (the old container's removal is not its failure)", r.ID, r.Err)
+		}
+	}
+	cs := listed(t, fake)
+	if len(cs) != 2 || slices.ContainsFunc(cs, func(c hruntime.Container) bool { return c.Image == "example.org/app:1" && c.Running() }) {
+		t.Fatalf("containers %+v, want app:2 running beside app:1 stopped", cs)
+	}
+	plan = hsync.MakePlan(pods(newImage), cs, hsync.PlanOptions{Prune: true})
+	if got := renderPlan(plan); !slices.Equal(got, []string{"p/app keep", "p/app remove: duplicate container for this slot"}) {
+		t.Fatalf("plan %q, want the stopped container removed and the running one kept", got)
+	}
+	fake.Reset()
+	for _, r := range hsync.Apply(t.Context(), fake, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if cs := listed(t, fake); len(cs) != 1 || cs[0].Image != "example.org/app:2" || !cs[0].Running() {
+		t.Errorf("containers %+v, want app:2 alone, running", cs)
+	}
+}
+
+// The engine lists creation times in whole seconds: of a slot's two
+// containers created in the same second, whichever the list gives first,
+// the running one is the slot's (a recreate cut short between its
+// successor's start and its own removal), the stopped one goes.
+func TestRunningContainerIsTheSlotsWhenCreatedInTheSameSecond(t *testing.T) {
+	newImage := edit(onePod("p"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	running := listed(t, converge(t, nil, pods(newImage)))[0]
+	stopped := listed(t, converge(t, nil, pods(onePod("p"))))[0]
+	stopped.ID, stopped.State = "old", hruntime.StateExited
+	stopped.Created = running.Created
+	for _, list := range [][]hruntime.Container{{running, stopped}, {stopped, running}} {
+		plan := hsync.MakePlan(pods(newImage), slices.Clone(list), hsync.PlanOptions{Prune: true})
+		got := renderPlan(plan)
+		if !slices.Equal(got, []string{"p/app keep", "p/app remove: duplicate container for this slot"}) {
+			t.Fatalf("listed %.12s first: plan %q, want the slot kept and its duplicate removed", list[0].ID, got)
+		}
+		if kept, gone := plan.Pods[0].Changes[0].Current.ID, plan.Pods[0].Changes[1].Current.ID; kept != running.ID || gone != stopped.ID {
+			t.Errorf("listed %.12s first: kept %.12s, removed %.12s; want the running one kept", list[0].ID, kept, gone)
+		}
+	}
+}
