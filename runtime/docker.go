@@ -23,7 +23,6 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/nat"
 
@@ -467,17 +466,13 @@ func (d *Docker) Create(ctx context.Context, spec ContainerSpec) (string, error)
 		// given without a driver.
 		hostCfg.LogConfig.Type = d.engine.LogDriver
 	}
-	var netCfg *network.NetworkingConfig
-	if len(spec.Networks) > 0 {
-		first := spec.Networks[0]
-		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{first.Name: endpoint(first)}}
-	}
-	resp, err := d.cli.ContainerCreate(ctx, cfg, hostCfg, netCfg, ociPlatform(spec.Platform), spec.Name)
+	atCreate, after := d.splitNetworks(spec.Networks)
+	resp, err := d.cli.ContainerCreate(ctx, cfg, hostCfg, networkingConfig(atCreate), ociPlatform(spec.Platform), spec.Name)
 	if err != nil {
 		return "", fmt.Errorf("create container %q from image %s: %w", spec.Name, spec.Image, translate(err))
 	}
-	if len(spec.Networks) > 1 {
-		if err := d.connectNetworks(ctx, resp.ID, spec.Networks[1:]); err != nil {
+	if len(after) > 0 {
+		if err := d.connectNetworks(ctx, resp.ID, after); err != nil {
 			// Not left half-joined, to be started as it is by a later sync.
 			return "", fmt.Errorf("create container %q: %w", spec.Name, d.removeCreated(ctx, resp.ID, err))
 		}

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -665,9 +666,11 @@ func TestNetworkBridgeOptions(t *testing.T) {
 
 // TestNetworks: a network hostlet makes (once, however often it is
 // ensured), one made by someone else refused unless external, an external
-// one that is not there; a container on two networks reached by its alias
-// from another container on the first; RemoveNetwork leaves what is not
-// the instance's and what is still used.
+// one that is not there; a container on three networks (joined at its
+// create, or connected right after, as the engine's API allows) with its
+// aliases and its address on each, reached by alias and by address from
+// another container; RemoveNetwork leaves what is not the instance's and
+// what is still used.
 func TestNetworks(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -676,9 +679,14 @@ func TestNetworks(t *testing.T) {
 	own := d.Instance() + "_default"
 	second := d.Instance() + "_back"
 	foreign := d.Instance() + "_foreign"
-	for _, n := range []string{own, own, second} {
-		if err := d.EnsureNetwork(ctx, hruntime.NetworkSpec{Name: n}, map[string]string{"team": "shop"}); err != nil {
-			t.Fatalf("EnsureNetwork(%s): %v", n, err)
+	// A pool of its own per run (the engine refuses overlapping
+	// subnets), for a fixed address on own.
+	sum := sha256.Sum256([]byte("networks " + d.Instance()))
+	subnet := fmt.Sprintf("10.%d.%d.0/24", 100+int(sum[0])%50, sum[1])
+	apiAddr := strings.TrimSuffix(subnet, "0/24") + "42"
+	for _, n := range []hruntime.NetworkSpec{{Name: own, Subnet: subnet}, {Name: own, Subnet: subnet}, {Name: second}} {
+		if err := d.EnsureNetwork(ctx, n, map[string]string{"team": "shop"}); err != nil {
+			t.Fatalf("EnsureNetwork(%s): %v", n.Name, err)
 		}
 	}
 	if names, err := d.ListNetworks(ctx); err != nil || !slices.Equal(names, []string{second, own}) {
@@ -701,15 +709,17 @@ func TestNetworks(t *testing.T) {
 	api := spec(t, d, "api", "app")
 	api.Command = []string{"/demo", "-listen", ":9092"}
 	api.Env = []string{"MESSAGE=from-api"}
-	api.Networks = []hruntime.NetworkSpec{{Name: second, Aliases: []string{"api-back"}}, {Name: own, Aliases: []string{"api"}}, {Name: foreign, External: true}}
+	api.Networks = []hruntime.NetworkSpec{
+		{Name: second, Aliases: []string{"api-back"}},
+		{Name: own, Aliases: []string{"api", "api-v1"}, Subnet: subnet, IPv4Address: apiAddr},
+		{Name: foreign, External: true},
+	}
 	apiID := mustRun(t, ctx, d, api)
 	raw, err := cli.ContainerInspect(ctx, apiID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := slices.Sorted(maps.Keys(raw.NetworkSettings.Networks)); !slices.Equal(got, slices.Sorted(slices.Values([]string{own, second, foreign}))) {
-		t.Errorf("api is on %v, want %s, %s and %s", got, own, second, foreign)
-	}
+	checkEndpoints(t, "api", raw.NetworkSettings.Networks, api.Networks)
 	port := testkit.FreePort(t)
 	web := spec(t, d, "web", "app")
 	web.Command = []string{"/demo", "-listen", ":9093"}
@@ -717,6 +727,8 @@ func TestNetworks(t *testing.T) {
 	web.Ports = []hruntime.Port{{ContainerPort: 9093, HostPort: port, Protocol: "TCP", HostIP: "127.0.0.1"}}
 	mustRun(t, ctx, d, web)
 	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://api:9092/", port), "", "MESSAGE=from-api")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://api-v1:9092/", port), "", "MESSAGE=from-api")
+	testkit.WaitHTTP(t, 30*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/fetch?url=http://%s:9092/", port, apiAddr), "", "MESSAGE=from-api")
 
 	if err := d.RemoveNetwork(ctx, own); !hruntime.IsConflict(err) {
 		t.Errorf("RemoveNetwork of a network in use: %v, want a conflict", err)
@@ -732,6 +744,41 @@ func TestNetworks(t *testing.T) {
 	}
 	if names, err := d.ListNetworks(ctx); err != nil || len(names) != 0 {
 		t.Errorf("networks left after RemoveInstance: %v, %v", names, err)
+	}
+}
+
+// checkEndpoints checks that container name is on exactly the networks
+// nets, with each network's aliases there and on no other (the engine
+// may add the short container ID), and its fixed IPv4 address where it
+// has one (the address it got: Podman does not report the IPAMConfig
+// asked).
+func checkEndpoints(t *testing.T, name string, got map[string]*network.EndpointSettings, nets []hruntime.NetworkSpec) {
+	t.Helper()
+	var want []string
+	for _, n := range nets {
+		want = append(want, n.Name)
+	}
+	if names := slices.Sorted(maps.Keys(got)); !slices.Equal(names, slices.Sorted(slices.Values(want))) {
+		t.Errorf("%s is on %v, want %v", name, names, want)
+	}
+	for _, n := range nets {
+		ep := got[n.Name]
+		if ep == nil {
+			continue
+		}
+		if n.IPv4Address != "" && ep.IPAddress != n.IPv4Address {
+			t.Errorf("%s's endpoint on %s: %+v, want address %s", name, n.Name, ep, n.IPv4Address)
+		}
+		for _, other := range nets {
+			for _, a := range other.Aliases {
+				switch on, want := slices.Contains(ep.Aliases, a), other.Name == n.Name; {
+				case want && !on:
+					t.Errorf("%s's aliases on %s: %q, want %q among them", name, n.Name, ep.Aliases, a)
+				case on && !want:
+					t.Errorf("%s's aliases on %s: %q, want no %q (its alias on %s)", name, n.Name, ep.Aliases, a, other.Name)
+				}
+			}
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/versions"
 )
 
 // NetworkSpec is a user-defined network a container joins.
@@ -252,8 +253,41 @@ func (d *Docker) inspectNetwork(ctx context.Context, name string) (network.Inspe
 	return info, nil
 }
 
-// connectNetworks joins container id to every network after the first
-// (API 1.41 takes one endpoint at create).
+// multiEndpointAPI is the first Engine API version whose container
+// create takes several networks' endpoints (Docker 25); an engine spoken
+// to in an older version refuses more than one.
+const multiEndpointAPI = "1.44"
+
+// splitNetworks splits the networks a container joins into those it is
+// created on and those it is connected to right after, one call each:
+// all at create when the API version spoken with the engine (negotiated)
+// takes several endpoints there, else only the first. Podman keeps the
+// connects whatever version it reports (5.8 reports 1.44): its
+// compatible API's create with several endpoints is not proven to keep
+// each one's aliases and addresses. The endpoints are the same either
+// way (endpoint).
+func (d *Docker) splitNetworks(nets []NetworkSpec) (atCreate, after []NetworkSpec) {
+	if len(nets) <= 1 || (!d.engine.Podman() && versions.GreaterThanOrEqualTo(d.cli.ClientVersion(), multiEndpointAPI)) {
+		return nets, nil
+	}
+	return nets[:1], nets[1:]
+}
+
+// networkingConfig is the create request's endpoints on nets; nil when
+// there are none.
+func networkingConfig(nets []NetworkSpec) *network.NetworkingConfig {
+	if len(nets) == 0 {
+		return nil
+	}
+	cfg := &network.NetworkingConfig{EndpointsConfig: make(map[string]*network.EndpointSettings, len(nets))}
+	for _, n := range nets {
+		cfg.EndpointsConfig[n.Name] = endpoint(n)
+	}
+	return cfg
+}
+
+// connectNetworks joins created container id to nets, one connect each
+// (for the networks splitNetworks leaves out of the create).
 func (d *Docker) connectNetworks(ctx context.Context, id string, nets []NetworkSpec) error {
 	for _, n := range nets {
 		if err := d.cli.NetworkConnect(ctx, n.Name, id, endpoint(n)); err != nil {

@@ -177,8 +177,10 @@ type ContainerSpec struct {
 	// Networks) or "container:<id>" to join another container's network
 	// namespace.
 	NetworkMode string
-	// Networks are user-defined networks to join, the first at creation,
-	// the others right after; they must exist (EnsureNetwork).
+	// Networks are user-defined networks to join: all at creation on an
+	// engine whose API takes several there (1.44, Docker 25, not Podman),
+	// else the first at creation and the others right after; they must
+	// exist (EnsureNetwork).
 	Networks []NetworkSpec
 	// Healthcheck, when set, is the container's Docker healthcheck.
 	Healthcheck *HealthSpec
