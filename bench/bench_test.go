@@ -2,6 +2,7 @@ package main
 
 import (
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,6 +198,77 @@ func TestTargets(t *testing.T) {
 	} {
 		if !strings.Contains(md, row) {
 			t.Errorf("markdown has no row %s:\n%s", row, md)
+		}
+	}
+}
+
+// The ratios are to the fastest floor of the row, of the floor and
+// floor-late-rm at any parallelism; the tables show floor-late-rm's
+// columns beside the floor's, and the engine and Compose versions.
+func TestLateRemoveFloorRatios(t *testing.T) {
+	r := &results{}
+	r.Config.Ns = []int{10}
+	r.Config.Reps = 1
+	r.Config.Shapes = []string{shapeSingle}
+	r.Config.FloorParallelism = []int{4, 8}
+	r.Config.Variants = []string{vFloor, vWebhook, vHostletCompose, vComposeUp, vFloorLateRm}
+	r.Machine = machine{DockerVersion: "28.5.2+dfsg4", DockerAPI: "1.51", StorageDriver: "overlay2", ComposeVersion: "2.40.3"}
+	run := func(v string, par int, step string, secs float64) runRecord {
+		return runRecord{Variant: v, Shape: shapeSingle, Parallelism: par, N: 10, Rep: 1, Step: step, Seconds: secs}
+	}
+	r.Runs = []runRecord{
+		run(vFloor, 4, stepCreate, 10), run(vFloor, 8, stepCreate, 11), run(vFloorLateRm, 4, stepCreate, 10.5), run(vFloorLateRm, 8, stepCreate, 12),
+		run(vWebhook, 0, stepCreate, 10.2), run(vHostletCompose, 0, stepCreate, 11), run(vComposeUp, 0, stepCreate, 12),
+		// The update: floor-late-rm at 8 pods at once is the fastest.
+		run(vFloor, 4, stepUpdate, 12), run(vFloor, 8, stepUpdate, 11), run(vFloorLateRm, 4, stepUpdate, 9), run(vFloorLateRm, 8, stepUpdate, 8),
+		run(vWebhook, 0, stepUpdate, 8.8), run(vHostletCompose, 0, stepUpdate, 10), run(vComposeUp, 0, stepUpdate, 12.5),
+	}
+	r.summarize()
+	for _, rr := range r.Ratios {
+		switch rr.Step {
+		case stepCreate:
+			if rr.FloorVariant != vFloor || rr.FloorParallelism != 4 || rr.FloorSeconds != 10 || math.Abs(rr.WebhookOverFloor-1.02) > 1e-9 {
+				t.Errorf("create: %+v", rr)
+			}
+		case stepUpdate:
+			if rr.FloorVariant != vFloorLateRm || rr.FloorParallelism != 8 || rr.FloorSeconds != 8 || math.Abs(rr.WebhookOverFloor-1.1) > 1e-9 || math.Abs(rr.ComposeFileOverFloor-1.25) > 1e-9 {
+				t.Errorf("update: %+v", rr)
+			}
+		}
+	}
+	md := r.markdown()
+	for _, want := range []string{
+		"Engine: Docker 28.5.2+dfsg4 (API 1.51, overlay2); docker-compose 2.40.3.",
+		"| N | step | floor (API, 4 workers) | floor (API, 8 workers) | floor (API, late rm, 4 workers) | floor (API, late rm, 8 workers) | fastest floor |",
+		"| 10 | update | 12.00 | 11.00 | 9.00 | 8.00 | 8.00 (late rm ×8) | 8.80 | – | 1.10 | – |",
+		"| 10 | create | 10.00 | 11.00 | 10.50 | 12.00 | 10.00 (×4) | 10.20 | – | 1.02 | – |",
+		"| N | step | fastest floor | fastest floor with the network | hostlet, Compose file (webhook) | docker-compose 2.40.3 up -d |",
+		"its remove step is `down --remove-orphans`",
+		"| 10 | update | 8.00 (late rm ×8) | – | 10.00 | 12.50 | 1.25 | – | 0.80 |",
+		"hostlet (webhook) ÷ fastest floor ≤ 1.05 at every step, single pods, N=10 | create 1.02 (floor ×4), update 1.10 (floor late rm ×8), remove –",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown has no %s:\n%s", want, md)
+		}
+	}
+}
+
+// Compose 1.29 takes a file without services to remove the project's
+// containers; Compose v2 refuses it, so its remove step is down.
+func TestComposeArgs(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		empty   bool
+		want    string
+	}{
+		{"1.29.2", false, "-p P up -d --remove-orphans"},
+		{"1.29.2", true, "-p P up -d --remove-orphans"},
+		{"", true, "-p P up -d --remove-orphans"},
+		{"2.40.3", false, "-p P up -d --remove-orphans"},
+		{"2.40.3", true, "-p P down --remove-orphans"},
+	} {
+		if got := strings.Join(composeArgs(tc.version, "P", tc.empty), " "); got != tc.want {
+			t.Errorf("%s, empty %v: %s, want %s", tc.version, tc.empty, got, tc.want)
 		}
 	}
 }

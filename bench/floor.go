@@ -128,13 +128,21 @@ type floor struct {
 	// network is the user-defined network single pods join (vFloorNet);
 	// "" for Docker's default bridge.
 	network string
-	pods    []floorPod
+	// lateRemove makes an update remove the old app containers after
+	// the new ones started (vFloorLateRm; update).
+	lateRemove bool
+	pods       []floorPod
 }
 
-// floorPod holds the IDs of one pod's containers.
+// floorPod holds the IDs of one pod's containers, and the value the app
+// containers' env and names carry; old and oldValue those of the app
+// containers an update with lateRemove stopped and has not removed yet.
 type floorPod struct {
-	infra string
-	apps  []string
+	infra    string
+	apps     []string
+	value    string
+	old      []string
+	oldValue string
 }
 
 // ownerLabel tells the floor's containers of one block from the others.
@@ -146,8 +154,17 @@ func newFloor(api engineAPI, runID, image, pause, shape string, grace, workers i
 	return f
 }
 
+// name is the name of pod i's infra container (slot "infra").
 func (f *floor) name(i int, slot string) string {
 	return fmt.Sprintf("hbench-%s-%d-%s", f.owner, i, slot)
+}
+
+// appName is the name of pod i's app container slot of value: the value
+// is in it, so an update's new container and the old one can exist at
+// once (lateRemove), as hostlet's names carry the spec's hash; no call
+// more.
+func (f *floor) appName(i int, value, slot string) string {
+	return fmt.Sprintf("hbench-%s-%d-%s-%s", f.owner, i, value, slot)
 }
 
 func (f *floor) labels() map[string]string {
@@ -238,10 +255,10 @@ func (f *floor) createPod(ctx context.Context, i int, value string) error {
 
 func (f *floor) createApps(ctx context.Context, i int, value string) error {
 	p := &f.pods[i]
-	p.apps = make([]string, len(shapeContainers[f.shape]))
+	p.apps, p.value = make([]string, len(shapeContainers[f.shape])), value
 	for j, c := range shapeContainers[f.shape] {
 		cfg, host := f.appConfig(i, j, value, p.infra)
-		id, err := f.createStart(ctx, f.name(i, c.name), cfg, host)
+		id, err := f.createStart(ctx, f.appName(i, value, c.name), cfg, host)
 		p.apps[j] = id
 		if err != nil {
 			return err
@@ -257,7 +274,7 @@ func (f *floor) removeApps(ctx context.Context, i int) error {
 		if j >= len(p.apps) {
 			break
 		}
-		if err := f.stopRemove(ctx, p.apps[j], f.name(i, c.name), f.grace); err != nil {
+		if err := f.stopRemove(ctx, p.apps[j], f.appName(i, p.value, c.name), f.grace); err != nil {
 			return err
 		}
 		p.apps[j] = ""
@@ -274,6 +291,46 @@ func (f *floor) updatePod(ctx context.Context, i int, value string) error {
 		return err
 	}
 	return f.createApps(ctx, i, value)
+}
+
+// replaceAppsLate is updatePod with the old app containers only stopped:
+// each is stopped (which frees its ports, on the host or in the infra
+// container's namespace), then the new ones are created and started under
+// names of their own, each in manifest order; removeOld removes the old
+// ones. The infra container stays, as in updatePod: the new app
+// containers join its namespace as the old ones did.
+func (f *floor) replaceAppsLate(ctx context.Context, i int, value string) error {
+	p := &f.pods[i]
+	if value == p.value {
+		return fmt.Errorf("pod %d: update to the value it has (%s): the new containers' names would be the old ones'", i, value)
+	}
+	p.old, p.oldValue = p.apps, p.value
+	for j, id := range p.old {
+		if id == "" {
+			continue
+		}
+		if err := f.api.stop(ctx, id, f.grace); err != nil {
+			return fmt.Errorf("stop %s: %w", f.appName(i, p.oldValue, shapeContainers[f.shape][j].name), err)
+		}
+	}
+	return f.createApps(ctx, i, value)
+}
+
+// removeOld removes the app containers of pod i that replaceAppsLate
+// stopped, in manifest order.
+func (f *floor) removeOld(ctx context.Context, i int) error {
+	p := &f.pods[i]
+	for j, id := range p.old {
+		if id == "" {
+			continue
+		}
+		if err := f.api.remove(ctx, id); err != nil {
+			return fmt.Errorf("remove %s: %w", f.appName(i, p.oldValue, shapeContainers[f.shape][j].name), err)
+		}
+		p.old[j] = ""
+	}
+	p.old = nil
+	return nil
 }
 
 // removePod stops and removes the app containers, then the infra.
@@ -325,8 +382,21 @@ func (f *floor) create(ctx context.Context, value string) error {
 	return f.each(ctx, func(ctx context.Context, i int) error { return f.createPod(ctx, i, value) })
 }
 
+// update replaces every pod's app containers with ones of value. With
+// lateRemove the old ones are removed after the new ones started, as
+// hostlet's late removal does (sync.Apply's removeLate): each pod's old
+// app containers are stopped and its new ones created and started
+// (replaceAppsLate), then, once every pod's are, the old ones removed
+// (removeOld), f.workers pods at once each time; a pod's removals are off
+// the way of every pod to answering.
 func (f *floor) update(ctx context.Context, value string) error {
-	return f.each(ctx, func(ctx context.Context, i int) error { return f.updatePod(ctx, i, value) })
+	if !f.lateRemove {
+		return f.each(ctx, func(ctx context.Context, i int) error { return f.updatePod(ctx, i, value) })
+	}
+	if err := f.each(ctx, func(ctx context.Context, i int) error { return f.replaceAppsLate(ctx, i, value) }); err != nil {
+		return err
+	}
+	return f.each(ctx, f.removeOld)
 }
 
 func (f *floor) remove(ctx context.Context) error { return f.each(ctx, f.removePod) }

@@ -33,16 +33,22 @@
 // infra, then create and start each app container; on update stop and
 // remove each app container, then create and start each; on remove stop
 // and remove each app container, then the infra. The compose loop runs the
-// single shape only: the pair scenario is against the floor.
+// single shape only: the pair scenario is against the floor. The variant
+// floor-late-rm updates as hostlet's late removal does: in each pod it
+// stops each old app container, then creates and starts each new one
+// (the names carry the value, so both exist at once); once every pod's
+// new ones are started it removes the old ones (the infra container
+// stays). Its create and remove steps are the floor's.
 //
 // The floor's parallelism (-floor-par). hostlet works on at most
 // sync.concurrency = 4 pods at once; the floor is not held to that: it is
 // measured at 1, 4 and 8 pods at once (each worker takes one pod at a time
 // and makes its containers in order), and each ratio is to the fastest of
-// them for that shape, N and step, so it is a ratio to what the engine
-// can do on this machine, not to one arbitrary setting. Every repetition
-// runs the floor at every parallelism, each as a block of its own in the
-// rotated order of the repetition, rather than calibrating once and then
+// them for that shape, N and step (and of floor-late-rm's, when it ran),
+// so it is a ratio to what the engine can do on this machine, not to one
+// arbitrary setting. Every repetition runs the floor at every
+// parallelism, each as a block of its own in the rotated order of the
+// repetition, rather than calibrating once and then
 // timing one parallelism: which one is fastest differs by step and N and
 // is decided by noise when two are close, and a calibration that picks
 // the wrong one makes the floor slower than the limit and flatters
@@ -122,12 +128,26 @@ const (
 	// container on it with its name as alias, removed after them (inside
 	// the remove step). Single pods only.
 	vFloorNet = "floor-net"
+	// vFloorLateRm is the floor with an update that removes the old app
+	// containers after starting the new ones (per pod: stop the old,
+	// create and start the new; then, once every pod's are started,
+	// remove the old: floor.update), as hostlet's late removal does; its
+	// create and remove steps are the floor's. Both shapes. The ratios
+	// are to the fastest of it and the floor.
+	vFloorLateRm = "floor-late-rm"
 )
 
-var allVariants = []string{vFloor, vWebhook, vPoll, vCompose, vHostletCompose, vComposeUp, vFloorNet}
+var allVariants = []string{vFloor, vWebhook, vPoll, vCompose, vHostletCompose, vComposeUp, vFloorNet, vFloorLateRm}
 
 // isFloor reports whether variant v is a floor (run at each parallelism).
-func isFloor(v string) bool { return v == vFloor || v == vFloorNet }
+func isFloor(v string) bool { return v == vFloor || v == vFloorNet || v == vFloorLateRm }
+
+// variantsHelp is -variants' usage.
+const variantsHelp = "variants to run: floor (the containers straight through the Engine API), " +
+	"floor-late-rm (the floor, an update removing the old containers after starting the new ones), " +
+	"hostlet-webhook, hostlet-poll, compose (the compose-on-cron loop), hostlet-compose (hostlet reading one Compose file), " +
+	"compose-up (docker-compose up -d on it), floor-net (the floor on the Compose project's network); " +
+	"ratios are to the fastest of floor and floor-late-rm"
 
 // Step names.
 const (
@@ -181,7 +201,7 @@ func parseFlags(args []string) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var (
 		ns       = fs.String("n", "1,10,50,200", "comma-separated pod counts")
-		variants = fs.String("variants", strings.Join(allVariants, ","), "variants to run")
+		variants = fs.String("variants", strings.Join(allVariants, ","), variantsHelp)
 		shapes   = fs.String("shapes", strings.Join(allShapes, ","), "pod shapes: single (one container), pair (two app containers and hostlet's infra container)")
 		floorPar = fs.String("floor-par", "1,4,8", "pods at once of the floor: each is measured, ratios are to the fastest")
 		o        options

@@ -115,13 +115,16 @@ type summaryRow struct {
 
 // ratioRow holds median ÷ median per shape, step and N; 0 when a side is
 // missing. The floor is the fastest one (smallest median) of the
-// parallelisms measured.
+// parallelisms measured, of the floor and of floor-late-rm.
 type ratioRow struct {
 	Shape            string  `json:"shape,omitempty"`
 	N                int     `json:"n"`
 	Step             string  `json:"step"`
 	FloorSeconds     float64 `json:"fastestFloorSeconds,omitempty"`
 	FloorParallelism int     `json:"fastestFloorParallelism,omitempty"`
+	// FloorVariant is the variant of the fastest floor: vFloor, or
+	// vFloorLateRm ("" in files before it: the floor).
+	FloorVariant     string  `json:"fastestFloorVariant,omitempty"`
 	WebhookOverFloor float64 `json:"hostletWebhookOverFloor"`
 	PollOverFloor    float64 `json:"hostletPollOverFloor"`
 	WebhookOverCompo float64 `json:"hostletWebhookOverCompose"`
@@ -341,6 +344,25 @@ func (r *results) summarize() {
 			}
 		}
 	}
+	r.ratios(med)
+	r.Hostlet = hostletTotals{ByVariant: map[string]usage{}}
+	for _, p := range r.Processes {
+		r.Hostlet.Processes++
+		r.Hostlet.CPUSeconds += p.CPUSeconds
+		r.Hostlet.PeakRSSBytes = max(r.Hostlet.PeakRSSBytes, p.HWMBytes)
+		u := r.Hostlet.ByVariant[p.Variant]
+		u.CPUSeconds += p.CPUSeconds
+		u.HWMBytes = max(u.HWMBytes, p.HWMBytes)
+		u.RSSBytes = max(u.RSSBytes, p.RSSBytes)
+		r.Hostlet.ByVariant[p.Variant] = u
+	}
+	r.targets()
+}
+
+// ratios computes the ratio rows from the medians med: per shape, N and
+// step, the fastest floor (of the floor and floor-late-rm, at any
+// parallelism) and the fastest floor-net, and each variant over them.
+func (r *results) ratios(med map[key]float64) {
 	ratio := func(a float64, b key) float64 {
 		if a == 0 || med[b] == 0 {
 			return 0
@@ -352,13 +374,15 @@ func (r *results) summarize() {
 		for _, n := range r.Config.Ns {
 			for _, step := range allSteps {
 				row := ratioRow{Shape: shape, N: n, Step: step}
-				for _, p := range floorWorkers(r.Config.FloorParallelism, n) {
-					if m := med[key{shape, vFloor, p, n, step}]; m > 0 && (row.FloorSeconds == 0 || m < row.FloorSeconds) {
-						row.FloorSeconds, row.FloorParallelism = m, p
+				for _, v := range []string{vFloor, vFloorLateRm} {
+					for _, p := range floorWorkers(r.Config.FloorParallelism, n) {
+						if m := med[key{shape, v, p, n, step}]; m > 0 && (row.FloorSeconds == 0 || m < row.FloorSeconds) {
+							row.FloorSeconds, row.FloorParallelism, row.FloorVariant = m, p, v
+						}
 					}
 				}
 				wh, po := med[key{shape, vWebhook, 0, n, step}], med[key{shape, vPoll, 0, n, step}]
-				fl := key{shape, vFloor, row.FloorParallelism, n, step}
+				fl := key{shape, row.FloorVariant, row.FloorParallelism, n, step}
 				co := key{shape, vCompose, 0, n, step}
 				row.WebhookOverFloor, row.PollOverFloor = ratio(wh, fl), ratio(po, fl)
 				row.WebhookOverCompo, row.PollOverCompose = ratio(wh, co), ratio(po, co)
@@ -374,18 +398,24 @@ func (r *results) summarize() {
 			}
 		}
 	}
-	r.Hostlet = hostletTotals{ByVariant: map[string]usage{}}
-	for _, p := range r.Processes {
-		r.Hostlet.Processes++
-		r.Hostlet.CPUSeconds += p.CPUSeconds
-		r.Hostlet.PeakRSSBytes = max(r.Hostlet.PeakRSSBytes, p.HWMBytes)
-		u := r.Hostlet.ByVariant[p.Variant]
-		u.CPUSeconds += p.CPUSeconds
-		u.HWMBytes = max(u.HWMBytes, p.HWMBytes)
-		u.RSSBytes = max(u.RSSBytes, p.RSSBytes)
-		r.Hostlet.ByVariant[p.Variant] = u
+}
+
+// fastestFloor is the row's fastest floor as the tables show it: its
+// median and its pods at once (×workers), "late rm" when it is
+// floor-late-rm's; "–" when no floor ran.
+func (rr ratioRow) fastestFloor() string {
+	if rr.FloorSeconds == 0 {
+		return "–"
 	}
-	r.targets()
+	return fmt.Sprintf("%.2f (%s)", rr.FloorSeconds, rr.floorOf())
+}
+
+// floorOf names the row's fastest floor: "×4", or "late rm ×4".
+func (rr ratioRow) floorOf() string {
+	if rr.FloorVariant == vFloorLateRm {
+		return fmt.Sprintf("late rm ×%d", rr.FloorParallelism)
+	}
+	return fmt.Sprintf("×%d", rr.FloorParallelism)
 }
 
 // goalRatio is issue 13's goal: hostlet (webhook) ÷ the fastest floor at
@@ -417,7 +447,7 @@ func (r *results) goalTargets() {
 				met = met && rr.WebhookOverFloor > 0 && rr.WebhookOverFloor <= goalRatio
 				v := rr.Step + " " + fmtRatio(rr.WebhookOverFloor)
 				if rr.WebhookOverFloor > 0 {
-					v += fmt.Sprintf(" (floor ×%d)", rr.FloorParallelism)
+					v += " (floor " + rr.floorOf() + ")"
 				}
 				wh = append(wh, v)
 				po = append(po, fmtRatio(rr.PollOverFloor))
@@ -588,8 +618,13 @@ func workers(p int) string {
 func (r *results) markdown() string {
 	var b strings.Builder
 	pars := r.Config.FloorParallelism
-	fmt.Fprintf(&b, "Seconds, median (min–max) of %d repetition(s). The floor is measured at %s pods at once; the ratios are to the fastest of them in the row (×workers); more workers than pods run as one per pod (\"as\").\n\n",
-		r.Config.Reps, joinInts(pars))
+	b.WriteString(r.Machine.engineNote())
+	lateRm := ""
+	if slices.Contains(r.Config.Variants, vFloorLateRm) {
+		lateRm = " and of floor-late-rm (\"late rm\": the old containers removed after the new ones started)"
+	}
+	fmt.Fprintf(&b, "Seconds, median (min–max) of %d repetition(s). The floor is measured at %s pods at once; the ratios are to the fastest of them in the row (×workers)%s; more workers than pods run as one per pod (\"as\").\n\n",
+		r.Config.Reps, joinInts(pars), lateRm)
 	cells := r.cells()
 	for _, shape := range r.Config.Shapes {
 		r.writeShape(&b, shape, cells)
@@ -603,6 +638,26 @@ func (r *results) markdown() string {
 	}
 	b.WriteString(".\n")
 	return b.String()
+}
+
+// engineNote is the line naming the engine and the Compose the figures
+// are of ("" when neither is known).
+func (m machine) engineNote() string {
+	var parts []string
+	if m.DockerVersion != "" {
+		parts = append(parts, fmt.Sprintf("Docker %s (API %s", m.DockerVersion, m.DockerAPI))
+		if m.StorageDriver != "" {
+			parts[0] += ", " + m.StorageDriver
+		}
+		parts[0] += ")"
+	}
+	if m.ComposeVersion != "" {
+		parts = append(parts, "docker-compose "+m.ComposeVersion)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Engine: " + strings.Join(parts, "; ") + ".\n\n"
 }
 
 // summaryCells are the summary rows by shape, variant, parallelism, N and
@@ -635,13 +690,24 @@ func (c summaryCells) format(k key) string {
 // compose columns only when the compose loop ran for it).
 func (r *results) writeShape(b *strings.Builder, shape string, cells summaryCells) {
 	pars := r.Config.FloorParallelism
-	compose := false
+	compose, lateRm := false, false
 	for _, s := range r.Summary {
 		compose = compose || (s.Shape == shape && s.Variant == vCompose)
+		lateRm = lateRm || (s.Shape == shape && s.Variant == vFloorLateRm)
+	}
+	floors := []string{vFloor}
+	if lateRm {
+		floors = append(floors, vFloorLateRm)
 	}
 	fmt.Fprintf(b, "%s:\n\n| N | step |", cmp.Or(shapeTitles[shape], shape))
-	for _, p := range pars {
-		fmt.Fprintf(b, " floor (API, %s) |", workers(p))
+	for _, v := range floors {
+		what := "API"
+		if v == vFloorLateRm {
+			what = "API, late rm"
+		}
+		for _, p := range pars {
+			fmt.Fprintf(b, " floor (%s, %s) |", what, workers(p))
+		}
 	}
 	b.WriteString(" fastest floor | hostlet, webhook | hostlet, 1 s poll |")
 	if compose {
@@ -651,7 +717,7 @@ func (r *results) writeShape(b *strings.Builder, shape string, cells summaryCell
 	if compose {
 		b.WriteString(" webhook ÷ compose | poll ÷ compose |")
 	}
-	cols := 7 + len(pars)
+	cols := 7 + len(floors)*len(pars)
 	if compose {
 		cols += 3
 	}
@@ -661,12 +727,10 @@ func (r *results) writeShape(b *strings.Builder, shape string, cells summaryCell
 			continue
 		}
 		fmt.Fprintf(b, "| %d | %s |", rr.N, rr.Step)
-		writeFloorCells(b, pars, shape, rr, cells)
-		fastest := "–"
-		if rr.FloorSeconds > 0 {
-			fastest = fmt.Sprintf("%.2f (×%d)", rr.FloorSeconds, rr.FloorParallelism)
+		for _, v := range floors {
+			writeFloorCells(b, pars, shape, v, rr, cells)
 		}
-		fmt.Fprintf(b, " %s | %s | %s |", fastest, cells.format(key{shape, vWebhook, 0, rr.N, rr.Step}), cells.format(key{shape, vPoll, 0, rr.N, rr.Step}))
+		fmt.Fprintf(b, " %s | %s | %s |", rr.fastestFloor(), cells.format(key{shape, vWebhook, 0, rr.N, rr.Step}), cells.format(key{shape, vPoll, 0, rr.N, rr.Step}))
 		if compose {
 			fmt.Fprintf(b, " %s |", cells.format(key{shape, vCompose, 0, rr.N, rr.Step}))
 		}
@@ -690,30 +754,36 @@ func (r *results) writeComposeFile(b *strings.Builder, cells summaryCells) {
 	if !ran {
 		return
 	}
-	b.WriteString("The same single pods as one Compose file (services with image, environment, ports, labels, restart, stop_grace_period):\n\n")
-	b.WriteString("| N | step | fastest floor | fastest floor with the network | hostlet, Compose file (webhook) | docker-compose up -d | Compose file ÷ floor | ÷ floor with the network | Compose file ÷ up -d |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("The same single pods as one Compose file (services with image, environment, ports, labels, restart, stop_grace_period)")
+	up := "docker-compose up -d"
+	if v := r.Machine.ComposeVersion; v != "" {
+		fmt.Fprintf(b, "; docker-compose %s", v)
+		up = "docker-compose " + v + " up -d"
+		if composeV2(v) {
+			b.WriteString(" (Compose v2 refuses a file without services: its remove step is `down --remove-orphans`, which removes the project's network too)")
+		}
+	}
+	b.WriteString(":\n\n")
+	fmt.Fprintf(b, "| N | step | fastest floor | fastest floor with the network | hostlet, Compose file (webhook) | %s | Compose file ÷ floor | ÷ floor with the network | Compose file ÷ up -d |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n", up)
 	for _, rr := range r.Ratios {
 		if rr.Shape != shapeSingle {
 			continue
-		}
-		fastest := "–"
-		if rr.FloorSeconds > 0 {
-			fastest = fmt.Sprintf("%.2f (×%d)", rr.FloorSeconds, rr.FloorParallelism)
 		}
 		fastestNet := "–"
 		if rr.NetFloorSeconds > 0 {
 			fastestNet = fmt.Sprintf("%.2f (×%d)", rr.NetFloorSeconds, rr.NetFloorParallelism)
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", rr.N, rr.Step, fastest, fastestNet,
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", rr.N, rr.Step, rr.fastestFloor(), fastestNet,
 			cells.format(key{shapeSingle, vHostletCompose, 0, rr.N, rr.Step}), cells.format(key{shapeSingle, vComposeUp, 0, rr.N, rr.Step}),
 			fmtRatio(rr.ComposeFileOverFloor), fmtRatio(rr.ComposeFileOverNetFloor), fmtRatio(rr.ComposeFileOverUp))
 	}
 	b.WriteString("\n")
 }
 
-// writeFloorCells writes a row's floor at each parallelism: a parallelism
-// that runs as an earlier one (more workers than pods) is "as" that one.
-func writeFloorCells(b *strings.Builder, pars []int, shape string, rr ratioRow, cells summaryCells) {
+// writeFloorCells writes a row's floor variant at each parallelism: a
+// parallelism that runs as an earlier one (more workers than pods) is
+// "as" that one.
+func writeFloorCells(b *strings.Builder, pars []int, shape, variant string, rr ratioRow, cells summaryCells) {
 	for ci, p := range pars {
 		w, as := min(p, rr.N), 0
 		for _, q := range pars[:ci] {
@@ -725,7 +795,7 @@ func writeFloorCells(b *strings.Builder, pars []int, shape string, rr ratioRow, 
 		if as > 0 {
 			fmt.Fprintf(b, " as %d |", as)
 		} else {
-			fmt.Fprintf(b, " %s |", cells.format(key{shape, vFloor, w, rr.N, rr.Step}))
+			fmt.Fprintf(b, " %s |", cells.format(key{shape, variant, w, rr.N, rr.Step}))
 		}
 	}
 }

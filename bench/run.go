@@ -402,7 +402,7 @@ func timed(ctx context.Context, op func(context.Context) error, wait func(contex
 func (e *env) block(ctx context.Context, b blockSpec, shape string, n, rep int) error {
 	logf("%s, %s pods, N=%d, rep %d/%d", b, shape, n, rep+1, e.o.reps)
 	switch b.variant {
-	case vFloor, vFloorNet:
+	case vFloor, vFloorNet, vFloorLateRm:
 		return e.floorBlock(ctx, b.variant, shape, n, b.workers, rep)
 	case vWebhook, vPoll, vHostletCompose:
 		return e.hostletBlock(ctx, b.variant, shape, n, rep)
@@ -428,6 +428,7 @@ func (e *env) floorBlock(ctx context.Context, variant, shape string, n, workers,
 	}
 	owner := fmt.Sprintf("%s-%s-%s-p%d-n%d-r%d", variant, e.runID, shape, workers, n, rep)
 	f := newFloor(dockerEngine{e.cli}, e.runID, e.image, e.pause, shape, e.o.grace, workers, ports, owner)
+	f.lateRemove = variant == vFloorLateRm
 	create, remove := func(ctx context.Context) error { return f.create(ctx, "v1") }, f.remove
 	if variant == vFloorNet {
 		f.network = "hbench-" + owner + "_default"
@@ -638,7 +639,13 @@ func (e *env) composeBlock(ctx context.Context, n, rep int) error {
 	// docker-compose is in the middle of an API call (a client going away
 	// mid-call can leave the engine with a stale network endpoint).
 	stopFile := clone + ".stop"
-	loop := fmt.Sprintf("while [ ! -e %q ]; do git pull -q && docker-compose -p %s up -d --remove-orphans; sleep 1; done", stopFile, e.project)
+	up := "docker-compose " + strings.Join(composeArgs(e.res.Machine.ComposeVersion, e.project, false), " ")
+	if composeV2(e.res.Machine.ComposeVersion) {
+		// Compose v2 refuses the remove step's file (no services).
+		up = fmt.Sprintf("if grep -q '^services: {}$' docker-compose.yml; then docker-compose %s; else %s; fi",
+			strings.Join(composeArgs(e.res.Machine.ComposeVersion, e.project, true), " "), up)
+	}
+	loop := fmt.Sprintf("while [ ! -e %q ]; do git pull -q && { %s; }; sleep 1; done", stopFile, up)
 	p, err := startProc("compose-loop", clone, filepath.Join(e.dir, fmt.Sprintf("compose-n%d-r%d.log", n, rep)), e.gitEnv, "bash", "-c", loop)
 	if err != nil {
 		return err
@@ -690,9 +697,32 @@ func (e *env) composeBlock(ctx context.Context, n, rep int) error {
 	return nil
 }
 
+// composeV2 reports whether version (`docker-compose version --short`)
+// is Compose v2 (2.x, the Go one; Debian's docker-compose from Debian 13
+// on), not Compose 1.29 (Debian 12's). Both name a project's network
+// P_default and label its containers and networks
+// com.docker.compose.project=P (the waits and the cleanup go by that
+// label, never by container names: 1.29's P_svc_1, v2's P-svc-1).
+func composeV2(version string) bool {
+	return version != "" && !strings.HasPrefix(version, "1.")
+}
+
+// composeArgs are docker-compose's arguments for one step of project:
+// `up -d --remove-orphans`; for a file without services (empty, the
+// remove step) with Compose v2, which refuses such a file ("no service
+// selected"), `down --remove-orphans`, which also removes the project's
+// network (as hostlet does with the project, and floor-net).
+func composeArgs(version, project string, empty bool) []string {
+	if empty && composeV2(version) {
+		return []string{"-p", project, "down", "--remove-orphans"}
+	}
+	return []string{"-p", project, "up", "-d", "--remove-orphans"}
+}
+
 // composeUpBlock times `docker-compose -p P up -d --remove-orphans` on the
 // Compose file of each step (the same services hostlet-compose reads),
-// from the call until the pods answer, or no container of P is left.
+// from the call until the pods answer, or no container of P is left
+// (with Compose v2 the remove step is `down`: composeArgs).
 func (e *env) composeUpBlock(ctx context.Context, n, rep int) error {
 	dir := filepath.Join(e.dir, "work", fmt.Sprintf("compose-up-n%d-r%d", n, rep))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -704,17 +734,21 @@ func (e *env) composeUpBlock(ctx context.Context, n, rep int) error {
 		return err
 	}
 	to := e.o.stepTimeout
-	up := func(files map[string]string) func(context.Context) error {
+	// up writes the step's file (ports nil: no services) and runs
+	// docker-compose on it.
+	up := func(ports []int, value string) func(context.Context) error {
+		files := composeFile(e.runID, e.image, e.o.grace, ports, value)
 		return func(ctx context.Context) error {
 			for name, content := range files {
 				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 					return err
 				}
 			}
-			cmd := exec.CommandContext(ctx, "docker-compose", "-p", project, "up", "-d", "--remove-orphans")
+			args := composeArgs(e.res.Machine.ComposeVersion, project, len(ports) == 0)
+			cmd := exec.CommandContext(ctx, "docker-compose", args...)
 			cmd.Dir = dir
 			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("docker-compose up: %w\n%s", err, out)
+				return fmt.Errorf("docker-compose %s: %w\n%s", strings.Join(args[2:], " "), err, out)
 			}
 			return nil
 		}
@@ -724,11 +758,11 @@ func (e *env) composeUpBlock(ctx context.Context, n, rep int) error {
 		op   func(context.Context) error
 		wait func(context.Context) (time.Time, error)
 	}{
-		{stepCreate, up(composeFile(e.runID, e.image, e.o.grace, ports, "v1")),
+		{stepCreate, up(ports, "v1"),
 			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v1", to) }},
-		{stepUpdate, up(composeFile(e.runID, e.image, e.o.grace, ports, "v2")),
+		{stepUpdate, up(ports, "v2"),
 			func(ctx context.Context) (time.Time, error) { return waitAnswer(ctx, ports, "v2", to) }},
-		{stepRemove, up(composeFile(e.runID, e.image, e.o.grace, nil, "")),
+		{stepRemove, up(nil, ""),
 			func(ctx context.Context) (time.Time, error) {
 				return waitNoContainers(ctx, e.cli, "com.docker.compose.project="+project, to)
 			}},

@@ -28,7 +28,9 @@
 # the packages; ENGINE_TESTFLAGS adds go test flags (e.g. -run X);
 # ENGINE_PARALLEL=1 runs the columns at once; ENGINE_COMMAND runs that
 # shell command against each engine instead of the tests (its output in
-# the column's log; e.g. the benchmarks of docs/performance.md).
+# the column's log; e.g. the benchmarks of docs/performance.md). The
+# Debian unstable columns have Debian's docker-compose (Compose v2, the
+# bench's compose-up peer on Docker 28).
 set -eu
 
 REPO=${HOSTLET_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -72,7 +74,7 @@ suite_of() {
 packages_of() {
 	case $(suite_of "$1") in
 	trixie) echo "$BASE_PKGS" ;;
-	sid) echo "$BASE_PKGS,podman,netavark,aardvark-dns,conmon,catatonit" ;;
+	sid) echo "$BASE_PKGS,podman,netavark,aardvark-dns,conmon,catatonit,docker-compose" ;;
 	esac
 }
 
