@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,8 @@ type hostletConfig struct {
 	dockerHost string
 	infraImage string
 	tokenFile  string
+	// concurrency is sync.concurrency (0: 4, hostlet's default).
+	concurrency int
 }
 
 func (c hostletConfig) yaml(listen string) string {
@@ -38,7 +41,7 @@ docker:
   infraImage: %q
 sync:
   interval: %s
-  concurrency: 4
+  concurrency: %d
   prune: true
   allowEmpty: true
 sources:
@@ -51,7 +54,7 @@ sources:
 log:
   level: info
   format: text
-`, c.stateDir, listen, c.tokenFile, c.instance, c.dockerHost, c.infraImage, c.syncInterval, c.gitURL, c.gitInterval)
+`, c.stateDir, listen, c.tokenFile, c.instance, c.dockerHost, c.infraImage, c.syncInterval, cmp.Or(c.concurrency, 4), c.gitURL, c.gitInterval)
 }
 
 // hostlet is a running `hostlet run` subprocess and its HTTP API.

@@ -110,6 +110,8 @@ type options struct {
 	floorPar    []int
 	idlePods    int
 	render      string
+	// concurrency is hostlet's sync.concurrency in the timed blocks.
+	concurrency int
 }
 
 // Variant names.
@@ -210,6 +212,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "JSON results file (default bench/results/<date>.json, -2, -3... if taken; none with -smoke)")
 	fs.BoolVar(&o.smoke, "smoke", false, "quick run for CI: N=2, one repetition, short idle and count windows, no quiet wait")
 	fs.StringVar(&o.hostletBin, "hostlet", "", "hostlet binary to run (default: build ./cmd/hostlet with CGO_ENABLED=0 into the run's temp dir)")
+	fs.IntVar(&o.concurrency, "concurrency", 4, "hostlet's sync.concurrency (pods applied at once) in the timed blocks")
 	fs.IntVar(&o.grace, "grace", 10, "terminationGracePeriodSeconds of the pods = the floor's stop timeout = compose stop_grace_period")
 	fs.DurationVar(&o.idle, "idle", 60*time.Second, "idle measurement window")
 	fs.DurationVar(&o.settle, "settle", 15*time.Second, "wait after the pods answer before the idle window")

@@ -201,7 +201,7 @@ func newResults(o *options, runID string) *results {
 	r.Config.Shapes = o.shapes
 	r.Config.FloorParallelism = o.floorPar
 	r.Config.IdlePods = o.idlePods
-	r.Config.Concurrency = 4
+	r.Config.Concurrency = o.concurrency
 	r.Config.GraceSeconds = o.grace
 	r.Config.IdleSeconds = o.idle.Seconds()
 	r.Config.CountSyncs = o.countSyncs
@@ -619,6 +619,9 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	pars := r.Config.FloorParallelism
 	b.WriteString(r.Machine.engineNote())
+	if c := r.Config.Concurrency; c != 0 && c != 4 {
+		fmt.Fprintf(&b, "hostlet's sync.concurrency: %d (not the default 4).\n\n", c)
+	}
 	lateRm := ""
 	if slices.Contains(r.Config.Variants, vFloorLateRm) {
 		lateRm = " and of floor-late-rm (\"late rm\": the old containers removed after the new ones started)"

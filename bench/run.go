@@ -568,7 +568,7 @@ func (e *env) blockConfig(variant, shape string, n, rep int) (string, hostletCon
 	cfg := hostletConfig{
 		instance: instance, stateDir: filepath.Join(e.dir, "state", instance),
 		gitURL: e.git.url(e.repos[variant].name), gitInterval: time.Second, syncInterval: 10 * time.Second,
-		infraImage: e.pause, tokenFile: e.tokFile,
+		infraImage: e.pause, tokenFile: e.tokFile, concurrency: e.o.concurrency,
 	}
 	if variant == vWebhook || variant == vHostletCompose {
 		cfg.gitInterval = time.Hour
