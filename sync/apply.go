@@ -303,6 +303,13 @@ type applier struct {
 	// looked up once a pass, not once a pod.
 	networks   map[string]bool
 	networksMu gosync.Mutex
+	// volumes are this instance's volumes as listed once a pass
+	// (listVolumes), for the pods whose volumes are pruned.
+	volumes   []string
+	volumesMu gosync.Mutex
+	// present are the images this pass found present (imagePresent).
+	present   map[string]bool
+	presentMu gosync.Mutex
 }
 
 // dropJoiners stops and removes the containers that joined the network
@@ -1162,14 +1169,37 @@ func (ap *podApplication) pruneOldVolumes(ctx context.Context) {
 // image makes ref usable under policy: pulled here when opts.Images is
 // nil, else asked of opts.Images, noting in res an image being pulled.
 func (a *applier) image(ctx context.Context, res *Result, ref, policy string) error {
-	if a.opts.Images == nil {
-		return a.rt.EnsureImage(ctx, ref, policy)
+	always := policy == hruntime.PullAlways
+	if !always && a.imagePresent(ref) {
+		return nil
 	}
-	pulling, err := a.opts.Images(ctx, ref, policy)
+	var pulling bool
+	var err error
+	if a.opts.Images == nil {
+		err = a.rt.EnsureImage(ctx, ref, policy)
+	} else {
+		pulling, err = a.opts.Images(ctx, ref, policy)
+	}
 	if pulling && !slices.Contains(res.Pulling, ref) {
 		res.Pulling = append(res.Pulling, ref)
 	}
+	if err == nil && !pulling && !always {
+		a.presentMu.Lock()
+		defer a.presentMu.Unlock()
+		if a.present == nil {
+			a.present = map[string]bool{}
+		}
+		a.present[ref] = true
+	}
 	return err
+}
+
+// imagePresent reports whether this pass found image ref present: the
+// pods of a pass that share an image look for it once, not once a pod.
+func (a *applier) imagePresent(ref string) bool {
+	a.presentMu.Lock()
+	defer a.presentMu.Unlock()
+	return a.present[ref]
 }
 
 // build makes the built image of container c usable: asked of
@@ -1236,7 +1266,7 @@ func (a *applier) removeNamed(ctx context.Context, name string) error {
 // pruneVolumes removes the pod's volumes whose names are not in keep (all
 // of them when keep is nil).
 func (a *applier) pruneVolumes(ctx context.Context, pod string, keep map[string]bool) error {
-	names, err := a.rt.ListVolumes(ctx)
+	names, err := a.listVolumes(ctx)
 	if err != nil {
 		return err
 	}
@@ -1250,6 +1280,26 @@ func (a *applier) pruneVolumes(ctx context.Context, pod string, keep map[string]
 		}
 	}
 	return nil
+}
+
+// listVolumes lists this instance's volumes once a pass (the first pod
+// that prunes asks; an error is not kept). A volume made later in the
+// pass is one a desired pod uses, which no prune removes.
+func (a *applier) listVolumes(ctx context.Context) ([]string, error) {
+	a.volumesMu.Lock()
+	defer a.volumesMu.Unlock()
+	if a.volumes != nil {
+		return a.volumes, nil
+	}
+	names, err := a.rt.ListVolumes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if names == nil {
+		names = []string{} // listed: none
+	}
+	a.volumes = names
+	return names, nil
 }
 
 // parseVolumeName splits hostlet_<pod>_<volume>_<sum>. Pod IDs and volume

@@ -51,6 +51,13 @@ func withAddress(m manifest.Manifest) manifest.Manifest {
 	return m
 }
 
+// pullAlways sets the imagePullPolicy of m's containers to Always.
+func pullAlways(m *manifest.Manifest) {
+	for i := range m.Containers {
+		m.Containers[i].ImagePullPolicy = manifest.PullAlways
+	}
+}
+
 // onNetwork is pod id of one container on network shop_default under
 // alias (internal: the network is).
 func onNetwork(id, alias string, internal bool) manifest.Manifest {
@@ -589,11 +596,14 @@ func TestApplyOrderTable(t *testing.T) {
 				"Stop(p/app)", "Remove(p/app)", "Stop(p/side)", "Remove(p/side)", "Stop(p/POD)",
 				"Create(p/POD)", "Start(p/POD)", "Create(p/app)", "Start(p/app)", "Create(p/side)", "Start(p/side)",
 				"Remove(p/POD)"}},
-		{name: "networks/a network pods share is made sure of once a pass; another setting of it once more",
+		{name: "networks/an image and a network pods share are looked for once a pass; another setting of the network once more",
 			after: pods(onNetwork("a", "web", false), onNetwork("b", "db", false), onNetwork("c", "cache", true)),
 			want: []string{"EnsureImage(example.org/app:1)", "EnsureNetwork(shop_default)", "Create(a/app)", "Start(a/app)",
-				"EnsureImage(example.org/app:1)", "Create(b/app)", "Start(b/app)",
-				"EnsureImage(example.org/app:1)", "EnsureNetwork(shop_default)", "Create(c/app)", "Start(c/app)"}},
+				"Create(b/app)", "Start(b/app)",
+				"EnsureNetwork(shop_default)", "Create(c/app)", "Start(c/app)"}},
+		{name: "images/an image pulled Always is asked for by every pod",
+			after: pods(edit(onePod("a"), pullAlways), edit(onePod("b"), pullAlways)),
+			want: []string{"EnsureImage(example.org/app:1)", "Create(a/app)", "Start(a/app)", "EnsureImage(example.org/app:1)", "Create(b/app)", "Start(b/app)"}},
 		{name: "recreate/a pod with a fixed address on a network: the old container is removed before its successor is created",
 			before: pods(withAddress(onePod("p"))), after: pods(withAddress(newImage)),
 			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Remove(p/app)", "EnsureNetwork(fixed)", "Create(p/app)", "Start(p/app)"}},
