@@ -603,7 +603,7 @@ func TestApplyOrderTable(t *testing.T) {
 				"EnsureNetwork(shop_default)", "Create(c/app)", "Start(c/app)"}},
 		{name: "images/an image pulled Always is asked for by every pod",
 			after: pods(edit(onePod("a"), pullAlways), edit(onePod("b"), pullAlways)),
-			want: []string{"EnsureImage(example.org/app:1)", "Create(a/app)", "Start(a/app)", "EnsureImage(example.org/app:1)", "Create(b/app)", "Start(b/app)"}},
+			want:  []string{"EnsureImage(example.org/app:1)", "Create(a/app)", "Start(a/app)", "EnsureImage(example.org/app:1)", "Create(b/app)", "Start(b/app)"}},
 		{name: "recreate/a pod with a fixed address on a network: the old container is removed before its successor is created",
 			before: pods(withAddress(onePod("p"))), after: pods(withAddress(newImage)),
 			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Remove(p/app)", "EnsureNetwork(fixed)", "Create(p/app)", "Start(p/app)"}},
