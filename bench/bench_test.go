@@ -312,3 +312,27 @@ func TestDefaultOutNeverOverwrites(t *testing.T) {
 		t.Errorf("names %v, want %v", got, want)
 	}
 }
+
+// The idle share is read from /proc/stat's cpu line (idle and iowait of
+// all the time counted); a line that is not there is an error.
+func TestIdleShare(t *testing.T) {
+	a, err := parseCPUTimes("cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 1 2 3 4 5\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := parseCPUTimes("cpu  200 0 200 1400 200 0 0 0 0 0\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idleShare(a, b); math.Abs(got-0.8) > 1e-9 {
+		t.Errorf("idle share %v, want 0.8", got)
+	}
+	if got := idleShare(b, b); got != 1 {
+		t.Errorf("idle share with no time passed %v, want 1", got)
+	}
+	for _, bad := range []string{"", "intr 1 2 3\n", "cpu 1 2 x 4 5\n"} {
+		if _, err := parseCPUTimes(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -116,7 +116,8 @@ func (e *env) waitQuiet(ctx context.Context) error {
 }
 
 // timedBlocks runs every timed block: per N and shape, each repetition's
-// blocks in a rotated order, 2 s apart.
+// blocks in a rotated order, each once the machine has settled (settle:
+// its CPUs 85% idle for 2 s, at most 60 s) after the one before.
 func (e *env) timedBlocks(ctx context.Context) error {
 	o := e.o
 	for _, n := range o.ns {
@@ -124,11 +125,15 @@ func (e *env) timedBlocks(ctx context.Context) error {
 			blocks := blocksOf(o, shape, n)
 			for rep := range o.reps {
 				for _, b := range rotate(blocks, rep) {
+					waited, err := settle(ctx, 0.85, time.Minute)
+					if err != nil {
+						return err
+					}
+					if waited > 3*time.Second {
+						logf("waited %.0fs for the engine to settle", waited.Seconds())
+					}
 					if err := e.block(ctx, b, shape, n, rep); err != nil {
 						return fmt.Errorf("%s, %s pods, N=%d, rep %d: %w", b, shape, n, rep+1, err)
-					}
-					if err := sleepCtx(ctx, 2*time.Second); err != nil {
-						return err
 					}
 				}
 			}
