@@ -49,6 +49,21 @@ func TestNormalizePath(t *testing.T) {
 	}
 }
 
+// Each pair of repetitions runs one order and its reverse, each pair from
+// another block.
+func TestBlockOrder(t *testing.T) {
+	vs := []string{"a", "b", "c"}
+	want := [][]string{{"a", "b", "c"}, {"c", "b", "a"}, {"b", "c", "a"}, {"a", "c", "b"}}
+	for rep, w := range want {
+		if got := blockOrder(vs, rep); !slices.Equal(got, w) {
+			t.Errorf("repetition %d: %v, want %v", rep, got, w)
+		}
+	}
+	if !slices.Equal(vs, []string{"a", "b", "c"}) {
+		t.Errorf("the blocks were reordered in place: %v", vs)
+	}
+}
+
 func TestRotate(t *testing.T) {
 	vs := []string{"a", "b", "c"}
 	if got := rotate(vs, 1); !slices.Equal(got, []string{"b", "c", "a"}) {

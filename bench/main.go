@@ -47,7 +47,7 @@
 // them for that shape, N and step (and of floor-late-rm's, when it ran),
 // so it is a ratio to what the engine can do on this machine, not to one
 // arbitrary setting. Every repetition runs the floor at every
-// parallelism, each as a block of its own in the rotated order of the
+// parallelism, each as a block of its own in the order (blockOrder) of the
 // repetition, rather than calibrating once and then
 // timing one parallelism: which one is fastest differs by step and N and
 // is decided by noise when two are close, and a calibration that picks

@@ -116,7 +116,7 @@ func (e *env) waitQuiet(ctx context.Context) error {
 }
 
 // timedBlocks runs every timed block: per N and shape, each repetition's
-// blocks in a rotated order, each once the machine has settled (settle:
+// blocks in its order (blockOrder), each once the machine has settled (settle:
 // its CPUs 85% idle for 2 s, at most 60 s) after the one before.
 func (e *env) timedBlocks(ctx context.Context) error {
 	o := e.o
@@ -124,7 +124,7 @@ func (e *env) timedBlocks(ctx context.Context) error {
 		for _, shape := range o.shapes {
 			blocks := blocksOf(o, shape, n)
 			for rep := range o.reps {
-				for _, b := range rotate(blocks, rep) {
+				for _, b := range blockOrder(blocks, rep) {
 					waited, err := settle(ctx, 0.85, time.Minute)
 					if err != nil {
 						return err
@@ -217,6 +217,20 @@ func blocksOf(o *options, shape string, n int) []blockSpec {
 		default:
 			out = append(out, blockSpec{variant: v})
 		}
+	}
+	return out
+}
+
+// blockOrder is the order of the blocks in repetition rep: the engine
+// slows down over a run (Docker 28 here: the floor's create at N = 50
+// from 4 s to 6–8 s within 10 minutes), so each pair of repetitions runs
+// one order and then its reverse, and every variant's mean place, and so
+// its median of two, is the same; each pair starts at another block
+// (rotate).
+func blockOrder[T any](vs []T, rep int) []T {
+	out := rotate(vs, rep/2)
+	if rep%2 == 1 {
+		slices.Reverse(out)
 	}
 	return out
 }
