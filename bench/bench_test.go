@@ -351,3 +351,25 @@ func TestIdleShare(t *testing.T) {
 		}
 	}
 }
+
+// The proxy times each call by method and path (streams left out), and
+// a take forgets what it returned; the table puts the longest in all
+// first.
+func TestCallTimes(t *testing.T) {
+	p := &countingProxy{times: map[string]*callTimes{}}
+	p.took("POST /containers/{id}/stop", 300*time.Millisecond)
+	p.took("POST /containers/{id}/stop", 100*time.Millisecond)
+	p.took("DELETE /containers/{id}", 500*time.Millisecond)
+	got := p.takeTimes()
+	if stop := got["POST /containers/{id}/stop"]; stop.N != 2 || math.Abs(stop.Total-0.4) > 1e-9 || math.Abs(stop.Max-0.3) > 1e-9 {
+		t.Errorf("stop %+v", stop)
+	}
+	if again := p.takeTimes(); len(again) != 0 {
+		t.Errorf("a second take returned %v", again)
+	}
+	table := callTable(got)
+	want := "| DELETE /containers/{id} | 1 | 0.50 | 500.0 | 500.0 |\n| POST /containers/{id}/stop | 2 | 0.40 | 200.0 | 300.0 |\n"
+	if !strings.HasSuffix(table, want) {
+		t.Errorf("table:\n%s\nwant it to end with:\n%s", table, want)
+	}
+}

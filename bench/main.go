@@ -112,6 +112,8 @@ type options struct {
 	render      string
 	// concurrency is hostlet's sync.concurrency in the timed blocks.
 	concurrency int
+	// profileCalls times hostlet's Engine API calls at a proxy.
+	profileCalls bool
 }
 
 // Variant names.
@@ -226,6 +228,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.quietMax, "quiet-max", 60*time.Minute, "give up waiting for quiet after this long (and run anyway)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp dir (logs, repos) after the run")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "only remove what earlier (killed) bench runs left on the engine, then exit")
+	fs.BoolVar(&o.profileCalls, "profile-calls", false, "run hostlet's blocks behind a proxy that times every Engine API call, and print and record each step's calls (the proxy adds a hop: such a run's timed figures are not comparable)")
 	fs.BoolVar(&o.profile, "profile", false, "with a binary built with the pprof tag (make build TAGS=grpcnotrace,nethttpomithttp2,pprof): save CPU and heap profiles of the N=max webhook block and the idle window into the temp dir")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +27,9 @@ type countingProxy struct {
 	mu     sync.Mutex
 	counts map[string]int
 	total  int
+	// times are the requests' durations by method and path, streams
+	// (events) left out: what the engine took to answer each call.
+	times map[string]*callTimes
 	// seen is signalled (without blocking) on every request.
 	seen chan struct{}
 }
@@ -44,7 +51,7 @@ func startCountingProxy(sock, upstream string) (*countingProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &countingProxy{ln: ln, counts: map[string]int{}, seen: make(chan struct{}, 1)}
+	p := &countingProxy{ln: ln, counts: map[string]int{}, times: map[string]*callTimes{}, seen: make(chan struct{}, 1)}
 	target := &url.URL{Scheme: "http", Host: "docker"}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
@@ -61,15 +68,20 @@ func startCountingProxy(sock, upstream string) (*countingProxy, error) {
 	p.srv = &http.Server{
 		ReadHeaderTimeout: 10 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key := r.Method + " " + normalizePath(r.URL.Path)
 			p.mu.Lock()
-			p.counts[r.Method+" "+normalizePath(r.URL.Path)]++
+			p.counts[key]++
 			p.total++
 			p.mu.Unlock()
 			select {
 			case p.seen <- struct{}{}:
 			default:
 			}
+			start := time.Now()
 			rp.ServeHTTP(w, r)
+			if !strings.HasSuffix(key, "/events") {
+				p.took(key, time.Since(start))
+			}
 		}),
 	}
 	go func() { _ = p.srv.Serve(ln) }()
@@ -85,6 +97,53 @@ func (p *countingProxy) snapshot() (map[string]int, int) {
 		m[k] = v
 	}
 	return m, p.total
+}
+
+// callTimes are the durations of one kind of call.
+type callTimes struct {
+	N     int     `json:"n"`
+	Total float64 `json:"totalSeconds"`
+	Max   float64 `json:"maxSeconds"`
+}
+
+func (p *countingProxy) took(key string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.times[key]
+	if t == nil {
+		t = &callTimes{}
+		p.times[key] = t
+	}
+	t.N++
+	t.Total += d.Seconds()
+	t.Max = max(t.Max, d.Seconds())
+}
+
+// takeTimes returns the call durations since the last take, and forgets
+// them.
+func (p *countingProxy) takeTimes() map[string]callTimes {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]callTimes, len(p.times))
+	for k, t := range p.times {
+		out[k] = *t
+	}
+	clear(p.times)
+	return out
+}
+
+// callTable renders call durations, the longest in all first.
+func callTable(times map[string]callTimes) string {
+	keys := slices.SortedFunc(maps.Keys(times), func(a, b string) int {
+		return cmp.Or(cmp.Compare(times[b].Total, times[a].Total), cmp.Compare(a, b))
+	})
+	var b strings.Builder
+	b.WriteString("| call | calls | seconds in all | mean ms | max ms |\n|---|---:|---:|---:|---:|\n")
+	for _, k := range keys {
+		t := times[k]
+		fmt.Fprintf(&b, "| %s | %d | %.2f | %.1f | %.1f |\n", k, t.N, t.Total, 1000*t.Total/float64(t.N), 1000*t.Max)
+	}
+	return b.String()
 }
 
 // waitRequest waits for the next request through the proxy (drained first).

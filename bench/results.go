@@ -52,15 +52,18 @@ type results struct {
 		Quiet        *bool      `json:"quiet,omitempty"`
 		QuietSamples []float64  `json:"quietSamples,omitempty"`
 	} `json:"loadavg"`
-	Runs      []runRecord    `json:"runs"`
-	Processes []procRecord   `json:"hostletProcesses"`
-	Summary   []summaryRow   `json:"summary"`
-	Ratios    []ratioRow     `json:"ratios"`
-	Hostlet   hostletTotals  `json:"hostletWholeRun"`
-	Idle      []idleRecord   `json:"idle"`
-	APICalls  *apiCalls      `json:"apiCallsPerNoopSync,omitempty"`
-	Checks    []check        `json:"checks"`
-	Targets   []targetResult `json:"targets"`
+	Runs      []runRecord   `json:"runs"`
+	Processes []procRecord  `json:"hostletProcesses"`
+	Summary   []summaryRow  `json:"summary"`
+	Ratios    []ratioRow    `json:"ratios"`
+	Hostlet   hostletTotals `json:"hostletWholeRun"`
+	Idle      []idleRecord  `json:"idle"`
+	APICalls  *apiCalls     `json:"apiCallsPerNoopSync,omitempty"`
+	// CallProfiles are hostlet's Engine API calls by step, timed at a
+	// proxy (-profile-calls).
+	CallProfiles []callProfile  `json:"callProfiles,omitempty"`
+	Checks       []check        `json:"checks"`
+	Targets      []targetResult `json:"targets"`
 	// Error is why the run stopped early (partial results only).
 	Error string `json:"error,omitempty"`
 }
@@ -191,6 +194,17 @@ type targetResult struct {
 	Target string `json:"target"`
 	Value  string `json:"value"`
 	Met    bool   `json:"met"`
+}
+
+// callProfile is what one step of a hostlet block asked of the engine:
+// every call from the step's push to the next step's, by method and path.
+type callProfile struct {
+	Variant string               `json:"variant"`
+	Shape   string               `json:"shape"`
+	N       int                  `json:"n"`
+	Rep     int                  `json:"rep"`
+	Step    string               `json:"step"`
+	Calls   map[string]callTimes `json:"calls"`
 }
 
 func newResults(o *options, runID string) *results {

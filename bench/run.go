@@ -35,6 +35,9 @@ type env struct {
 	project string
 	repos   map[string]*repo
 	res     *results
+	// calls is the timing proxy the hostlet block running now talks to
+	// the engine through (-profile-calls); nil without it.
+	calls *countingProxy
 }
 
 func newRunID() string {
@@ -528,6 +531,15 @@ func (e *env) hostletBlock(ctx context.Context, variant, shape string, n, rep in
 		}
 		pprof = fmt.Sprintf("127.0.0.1:%d", pp[0])
 	}
+	if e.o.profileCalls {
+		sock := filepath.Join(e.dir, "calls-"+instance+".sock")
+		proxy, err := startCountingProxy(sock, dockerSocket(e.cli.DaemonHost()))
+		if err != nil {
+			return err
+		}
+		e.calls, cfg.dockerHost = proxy, "unix://"+sock
+		defer func() { proxy.close(); e.calls = nil }()
+	}
 	h, err := startHostlet(e.bin, e.dir, instance, cfg, e.token, pprof)
 	if err != nil {
 		return err
@@ -625,7 +637,10 @@ func (e *env) hostletSteps(ctx context.Context, h *hostlet, r *repo, variant, sh
 				return waitNoContainers(ctx, e.cli, "io.hostlet.instance="+instance, to)
 			}},
 	}
-	for _, s := range steps {
+	for i, s := range steps {
+		if i > 0 {
+			e.noteCalls(variant, shape, n, rep, steps[i-1].name)
+		}
 		if err := r.commit(ctx, fmt.Sprintf("%s %s N=%d", s.name, shape, n), s.files); err != nil {
 			return err
 		}
@@ -643,7 +658,19 @@ func (e *env) hostletSteps(ctx context.Context, h *hostlet, r *repo, variant, sh
 			}
 		}
 	}
+	e.noteCalls(variant, shape, n, rep, steps[len(steps)-1].name)
 	return nil
+}
+
+// noteCalls records and prints the engine calls of the block's step
+// (-profile-calls): those since the step before it ended.
+func (e *env) noteCalls(variant, shape string, n, rep int, step string) {
+	if e.calls == nil {
+		return
+	}
+	calls := e.calls.takeTimes()
+	e.res.CallProfiles = append(e.res.CallProfiles, callProfile{Variant: variant, Shape: shape, N: n, Rep: rep, Step: step, Calls: calls})
+	logf("%s %s N=%d %s: engine calls (timed at the proxy)\n%s", variant, shape, n, step, callTable(calls))
 }
 
 func (e *env) composeBlock(ctx context.Context, n, rep int) error {
