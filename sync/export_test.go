@@ -19,3 +19,10 @@ func (s *Syncer) HandleEvent(ctx context.Context, e hruntime.Event) bool {
 func (s *Syncer) OnUnhealthy(ctx context.Context, pod, slot, id string) {
 	s.onUnhealthy(ctx, pod, slot, id, "probe failed", 0)
 }
+
+// DrainEvents is drainEvents, and MaxDrainedEvents its bound.
+func (s *Syncer) DrainEvents(ctx context.Context, evs <-chan hruntime.Event) (<-chan hruntime.Event, bool) {
+	return s.drainEvents(ctx, evs)
+}
+
+const MaxDrainedEvents = maxDrainedEvents

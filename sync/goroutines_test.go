@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -264,4 +265,52 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "")
+}
+
+// The events a pass leaves queued (a stop, die, destroy, create and start
+// for each container it replaced) are handled together and ask for one
+// sync, not one each; the drain never waits for more, stops at its bound
+// (a steady stream cannot hold off the sync), and says when the stream
+// ended.
+func TestQueuedEventsAskForOneSync(t *testing.T) {
+	s := quietSyncer(t, synctest.NewFake())
+	ctx := t.Context()
+	ev := func(action string) hruntime.Event {
+		return hruntime.Event{Action: action, ContainerID: "c", Labels: map[string]string{hruntime.LabelPod: "p", hruntime.LabelContainer: "app"}}
+	}
+	tests := []struct {
+		name       string
+		queued     []hruntime.Event
+		close      bool
+		want       bool
+		left       int
+		closedSeen bool
+	}{
+		{name: "a pass's burst asks for a sync", queued: slices.Repeat([]hruntime.Event{ev("stop"), ev("die"), ev("destroy"), ev("create"), ev("start")}, 40), want: true},
+		{name: "events that ask for none", queued: []hruntime.Event{ev("create"), ev("attach"), {Action: "die", Labels: map[string]string{}}}},
+		{name: "nothing queued"},
+		{name: "the stream ended", queued: []hruntime.Event{ev("die")}, close: true, want: true, closedSeen: true},
+		{name: "more than the bound: the rest wait for the next drain", queued: slices.Repeat([]hruntime.Event{ev("create")}, hsync.MaxDrainedEvents+5), left: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := make(chan hruntime.Event, len(tt.queued))
+			for _, e := range tt.queued {
+				ch <- e
+			}
+			if tt.close {
+				close(ch)
+			}
+			out, want := s.DrainEvents(ctx, ch)
+			if want != tt.want {
+				t.Errorf("sync asked: %v, want %v", want, tt.want)
+			}
+			if (out == nil) != tt.closedSeen {
+				t.Errorf("queue returned %v, want nil only once the stream ended", out)
+			}
+			if !tt.close && len(ch) != tt.left {
+				t.Errorf("%d events left queued, want %d", len(ch), tt.left)
+			}
+		})
+	}
 }

@@ -368,7 +368,10 @@ func (s *Syncer) Run(ctx context.Context) error {
 				evs = nil
 				continue
 			}
-			if !s.handleEvent(ctx, e) {
+			want := s.handleEvent(ctx, e)
+			var more bool
+			evs, more = s.drainEvents(ctx, evs)
+			if !want && !more {
 				continue
 			}
 		}
@@ -388,6 +391,31 @@ func (s *Syncer) Run(ctx context.Context) error {
 		due.Stop()
 		due.Reset(next)
 	}
+}
+
+// maxDrainedEvents bounds the events drainEvents takes at once (the
+// pump's queue holds as many), so a steady stream cannot hold off a sync.
+const maxDrainedEvents = 1000
+
+// drainEvents handles the events already queued on evs, without waiting
+// for more, and reports whether one of them asks for a sync: a sync
+// follows the burst a pass leaves (a stop, die, destroy, create and start
+// for each container it replaced), not each of its events. evs is nil
+// once closed.
+func (s *Syncer) drainEvents(ctx context.Context, evs <-chan hruntime.Event) (<-chan hruntime.Event, bool) {
+	want := false
+	for range maxDrainedEvents {
+		select {
+		case e, ok := <-evs:
+			if !ok {
+				return nil, want
+			}
+			want = s.handleEvent(ctx, e) || want
+		default:
+			return evs, want
+		}
+	}
+	return evs, want
 }
 
 // SyncOnce lists the engine's containers once, plans, applies and updates
