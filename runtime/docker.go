@@ -703,6 +703,19 @@ func (d *Docker) Stop(ctx context.Context, id string, timeout time.Duration) err
 	return nil
 }
 
+// NoRestart sets container id's restart policy to "no": a container kept
+// stopped for a while (a recreate removes it once its successor has
+// started) is not started again by the engine when the engine restarts,
+// which starts every container of policy "always", stopped by hand or
+// not.
+func (d *Docker) NoRestart(ctx context.Context, id string) error {
+	_, err := d.cli.ContainerUpdate(ctx, id, container.UpdateConfig{RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled}})
+	if err != nil {
+		return fmt.Errorf("set the restart policy of container %s to no: %w", id, translate(err))
+	}
+	return nil
+}
+
 // Restart stops (with timeout) and starts a container; the engine counts it
 // in neither RestartCount nor the restart policy.
 func (d *Docker) Restart(ctx context.Context, id string, timeout time.Duration) error {

@@ -628,6 +628,35 @@ func TestRestartPolicyOnFailure(t *testing.T) {
 	})
 }
 
+// A stopped container's restart policy can be set to none (a recreate
+// keeps the container it replaced, stopped, until the new one started:
+// an engine restart must not start it again).
+func TestNoRestartClearsTheRestartPolicy(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	s := spec(t, d, "pod", "kept")
+	s.RestartPolicy = hruntime.RestartAlways
+	id := mustRun(t, ctx, d, s)
+	t.Cleanup(func() { _ = d.Remove(context.Background(), id) })
+	if err := d.Stop(ctx, id, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.NoRestart(ctx, id); err != nil {
+		t.Fatalf("NoRestart of a stopped container: %v", err)
+	}
+	raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := raw.HostConfig.RestartPolicy; p.Name != "no" && p.Name != "" {
+		t.Errorf("restart policy %+v after NoRestart, want none", p)
+	}
+	if err := d.NoRestart(ctx, "no-such-container"); !hruntime.IsNotFound(err) {
+		t.Errorf("NoRestart of a missing container: %v, want not found", err)
+	}
+}
+
 // A network's bridge options reach the engine, or, on Podman, whose
 // Docker-compatible API answers most of them with a warning only, are
 // refused naming the option rather than dropped.

@@ -30,6 +30,9 @@ type Engine interface {
 	Start(ctx context.Context, id string) error
 	Stop(ctx context.Context, id string, timeout time.Duration) error
 	Remove(ctx context.Context, id string) error
+	// NoRestart sets a container's restart policy to none (one kept
+	// stopped until its successor has started).
+	NoRestart(ctx context.Context, id string) error
 }
 
 // ImageEnsurer makes an image present per a pull policy.
@@ -766,8 +769,9 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 	return nil
 }
 
-// replace takes down the container ch replaces or removes: stopped and
-// kept for removeLate when lateRemoval allows, else stopped and removed.
+// replace takes down the container ch replaces or removes: stopped, its
+// restart policy set to none and kept for removeLate when lateRemoval
+// allows, else stopped and removed.
 func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	if ch.Current == nil || !ap.lateRemoval(ch) {
 		return ap.stopRemove(ctx, ch.Current, ap.grace)
@@ -779,6 +783,13 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 		if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil && !hruntime.IsNotFound(err) {
 			return err
 		}
+	}
+	// Until it is removed, an engine restart must not start it again
+	// beside its successor; where its policy cannot be changed it goes
+	// now.
+	if err := ap.rt.NoRestart(ctx, ch.Current.ID); err != nil {
+		ap.log.Debug("replaced container removed before its successor starts", "pod", ap.m.ID, "container", ch.Container, "error", err)
+		return ap.rt.Remove(ctx, ch.Current.ID)
 	}
 	ap.late = append(ap.late, *ch.Current)
 	return nil
@@ -1350,6 +1361,17 @@ func (a *applier) removeLate(ctx context.Context) {
 }
 
 func (ap *podApplication) removeLate(ctx context.Context) {
+	// The pod's Begin ended with its apply: a hold taken since holds (its
+	// stopped containers stay, for the pass after its release).
+	if ap.opts.Begin != nil {
+		if !ap.opts.Begin(ap.m.ID) {
+			ap.log.Info("pod held since its apply; the containers it replaced stay stopped", "pod", ap.m.ID)
+			return
+		}
+		if ap.opts.End != nil {
+			defer ap.opts.End(ap.m.ID)
+		}
+	}
 	for _, c := range ap.late {
 		if err := ap.rt.Remove(ctx, c.ID); err != nil {
 			ap.log.Warn("replaced container not removed yet; the next sync removes it", "pod", ap.m.ID, "container", c.Slot(), "id", c.ID, "error", err)

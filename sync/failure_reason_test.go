@@ -75,6 +75,13 @@ func (f *faultyEngine) Stop(ctx context.Context, id string, timeout time.Duratio
 	return f.Fake.Stop(ctx, id, timeout)
 }
 
+func (f *faultyEngine) NoRestart(ctx context.Context, id string) error {
+	if err := f.fault("NoRestart", f.slotOf(ctx, id)); err != nil {
+		return err
+	}
+	return f.Fake.NoRestart(ctx, id)
+}
+
 func (f *faultyEngine) Remove(ctx context.Context, id string) error {
 	if err := f.fault("Remove", f.slotOf(ctx, id)); err != nil {
 		return err

@@ -64,3 +64,33 @@ func TestRunningContainerIsTheSlotsWhenCreatedInTheSameSecond(t *testing.T) {
 		}
 	}
 }
+
+// A container kept stopped until its successor has started gets the
+// restart policy none first (an engine restart would start a container
+// of policy always beside its successor); an engine that cannot set it
+// has the container removed before the successor is created, as before.
+func TestReplacedContainerKeptOnlyWithoutRestartPolicy(t *testing.T) {
+	newImage := edit(onePod("p"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	for _, refuse := range []bool{false, true} {
+		fake := converge(t, nil, pods(onePod("p")))
+		before := listed(t, fake)
+		rt := &faultyEngine{Fake: fake}
+		if refuse {
+			rt.method, rt.target, rt.err = "NoRestart", "p/app", errRefused
+		}
+		plan := hsync.MakePlan(pods(newImage), before, hsync.PlanOptions{Prune: true})
+		for _, r := range hsync.Apply(t.Context(), rt, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+			if r.Err != nil {
+				t.Fatalf("refused %v: pod %s: %v", refuse, r.ID, r.Err)
+			}
+		}
+		want := []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "NoRestart(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"}
+		if refuse {
+			// The refused call reaches no engine: it is not recorded.
+			want = []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Remove(p/app)", "Create(p/app)", "Start(p/app)"}
+		}
+		if got := renderCalls(fake.Calls(), before, listed(t, fake)); !slices.Equal(got, want) {
+			t.Errorf("refused %v: calls %q, want %q", refuse, got, want)
+		}
+	}
+}

@@ -250,11 +250,18 @@ func sortContainers(cs []hruntime.Container) {
 		if cs[a].Slot() != cs[b].Slot() {
 			return cs[a].Slot() < cs[b].Slot()
 		}
-		if !cs[a].Created.Equal(cs[b].Created) {
-			return cs[a].Created.After(cs[b].Created)
-		}
-		return cs[a].Running() && !cs[b].Running()
+		return slotsOver(cs[a], cs[b])
 	})
+}
+
+// slotsOver reports whether a, not b, is their slot's container: the
+// newer; of two created in the same second (the engine lists whole
+// seconds), the running one.
+func slotsOver(a, b hruntime.Container) bool {
+	if !a.Created.Equal(b.Created) {
+		return a.Created.After(b.Created)
+	}
+	return a.Running() && !b.Running()
 }
 
 // planPod plans one desired pod against its listed containers: the infra
@@ -423,14 +430,17 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 func networkHolder(cs []hruntime.Container) *hruntime.Container {
 	var holder *hruntime.Container
 	for i := range cs {
-		if cs[i].Slot() == hruntime.InfraName {
-			return &cs[i]
+		if cs[i].Slot() == hruntime.InfraName && (holder == nil || slotsOver(cs[i], *holder)) {
+			holder = &cs[i]
 		}
+	}
+	if holder != nil {
+		return holder
 	}
 	for i := range cs {
 		c := &cs[i]
 		switch {
-		case holder == nil || holder.Slot() == c.Slot() && c.Created.After(holder.Created):
+		case holder == nil || holder.Slot() == c.Slot() && slotsOver(*c, *holder):
 			holder = c
 		case holder.Slot() != c.Slot():
 			return nil

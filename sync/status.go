@@ -378,19 +378,16 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 	return st
 }
 
-// latestBySlot puts the latest created container of each slot of a
-// pod's containers cs in slots and returns the spec hash of its infra
+// latestBySlot puts each slot's container (slotsOver: the latest created)
+// of a pod's containers cs in slots and returns the spec hash of its infra
 // container ("" for none).
 func latestBySlot(slots map[string]hruntime.Container, cs []hruntime.Container) (infraHash string) {
 	for _, c := range cs {
-		if c.Slot() == hruntime.InfraName {
-			infraHash = c.Hash()
-		}
-		if prev, dup := slots[c.Slot()]; !dup || c.Created.After(prev.Created) {
+		if prev, dup := slots[c.Slot()]; !dup || slotsOver(c, prev) {
 			slots[c.Slot()] = c
 		}
 	}
-	return infraHash
+	return slots[hruntime.InfraName].Hash()
 }
 
 // randomlyPublished are the host ports the engine picked for the ports

@@ -817,7 +817,12 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired
 	infraStart := map[string]time.Time{}
 	appStart := map[string]time.Time{} // the earliest start of a running app container, by pod
 	started := map[string]time.Time{}  // by container ID, of the running ones
-	for _, c := range actual {
+	// Each slot's own container last (slotsOver), so its start is the
+	// slot's, not that of an older one a recreate left stopped.
+	ordered := slices.Clone(actual)
+	sortContainers(ordered)
+	slices.Reverse(ordered)
+	for _, c := range ordered {
 		d, err := s.rt.Inspect(ctx, c.ID)
 		if err != nil {
 			s.log.Warn("inspect adopted container", "pod", c.Pod(), "container", c.Slot(), "error", err)

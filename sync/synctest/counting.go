@@ -83,6 +83,12 @@ func (c *Counting) Stop(ctx context.Context, id string, timeout time.Duration) e
 	return c.FullRuntime.Stop(ctx, id, timeout)
 }
 
+// NoRestart counts and forwards.
+func (c *Counting) NoRestart(ctx context.Context, id string) error {
+	c.count("NoRestart")
+	return c.FullRuntime.NoRestart(ctx, id)
+}
+
 // Remove counts and forwards.
 func (c *Counting) Remove(ctx context.Context, id string) error {
 	c.count("Remove")

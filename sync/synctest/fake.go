@@ -354,6 +354,20 @@ func (f *Fake) Stop(_ context.Context, id string, _ time.Duration) error {
 	return nil
 }
 
+// NoRestart implements hsync.Engine: the container's restart policy
+// becomes none.
+func (f *Fake) NoRestart(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("NoRestart", id)
+	fc, ok := f.lookup(id)
+	if !ok {
+		return fmt.Errorf("update container %s: %w", id, hruntime.ErrNotFound)
+	}
+	fc.spec.RestartPolicy = hruntime.RestartNo
+	return nil
+}
+
 // Remove implements hsync.Engine. A missing container is not an error.
 func (f *Fake) Remove(_ context.Context, id string) error {
 	f.mu.Lock()
