@@ -797,10 +797,11 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 
 // lateRemoval reports whether the container ch recreates may stay,
 // stopped, until its successor has started: not when the successor takes
-// its name (the same spec, created anew), nor when the pod asks for a
-// fixed address on a network (the engine could still hold it).
+// its name (the same spec, created anew), when the pod asks for a fixed
+// address on a network (the engine could still hold it), nor when its
+// containers share a namespace or choose a name (sharesANamespace).
 func (ap *podApplication) lateRemoval(ch Change) bool {
-	if ch.Action != ActionRecreate {
+	if ch.Action != ActionRecreate || ap.sharesANamespace() {
 		return false
 	}
 	for _, n := range ap.m.Networks {
@@ -809,6 +810,19 @@ func (ap *podApplication) lateRemoval(ch Change) bool {
 		}
 	}
 	return strings.TrimPrefix(ch.Current.Name, "/") != ap.successorName(ch.Container)
+}
+
+// sharesANamespace reports whether the pod's containers join another's
+// network namespace (an infra container's, or another pod's) or one of
+// them chooses its name: their old containers go first, as before the
+// reorder (an engine refuses to remove a namespace's holder while a
+// stopped container still joins it, and a kill between the steps left
+// pods that no sync could repair on Podman and Docker 29).
+func (ap *podApplication) sharesANamespace() bool {
+	if ap.pod.NeedsInfra() || ap.m.NetworkOf != "" {
+		return true
+	}
+	return slices.ContainsFunc(ap.m.Containers, func(c manifest.Container) bool { return c.ContainerName != "" })
 }
 
 // successorName is the name hostlet gives the container it creates for
