@@ -825,12 +825,10 @@ func (ap *podApplication) sharesANamespace() bool {
 	return slices.ContainsFunc(ap.m.Containers, func(c manifest.Container) bool { return c.ContainerName != "" })
 }
 
-// successorName is the name hostlet gives the container it creates for
-// slot (the infra container's, or an app container's).
+// successorName is the name hostlet gives the app container it creates
+// for slot (a pod with an infra container never gets here:
+// sharesANamespace).
 func (ap *podApplication) successorName(slot string) string {
-	if slot == hruntime.InfraName {
-		return hruntime.ContainerName(ap.opts.Instance, ap.m.ID, slot, manifest.InfraHash(ap.m))
-	}
 	for i, c := range ap.m.Containers {
 		if c.Name == slot {
 			return hruntime.ContainerName(ap.opts.Instance, ap.m.ID, slot, manifest.ContainerHash(ap.m, i))
