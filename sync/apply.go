@@ -769,8 +769,8 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 	return nil
 }
 
-// replace takes down the container ch replaces or removes: stopped, its
-// restart policy set to none and kept for removeLate when lateRemoval
+// replace takes down the container ch replaces or removes: its restart
+// policy set to none, stopped and kept for removeLate when lateRemoval
 // allows, else stopped and removed.
 func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	if ch.Current == nil || !ap.lateRemoval(ch) {
@@ -779,17 +779,18 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	if err := ap.dropJoiners(ctx, ch.Current.ID); err != nil {
 		return err
 	}
+	// Until it is removed, an engine restart must not start it again
+	// beside its successor, so its policy goes before it stops (an engine
+	// restarted between the two would otherwise start it); where the
+	// policy cannot be changed it goes now.
+	if err := ap.rt.NoRestart(ctx, ch.Current.ID); err != nil {
+		ap.log.Debug("replaced container removed before its successor starts", "pod", ap.m.ID, "container", ch.Container, "error", err)
+		return ap.stopRemove(ctx, ch.Current, ap.grace)
+	}
 	if ch.Current.Running() {
 		if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil && !hruntime.IsNotFound(err) {
 			return err
 		}
-	}
-	// Until it is removed, an engine restart must not start it again
-	// beside its successor; where its policy cannot be changed it goes
-	// now.
-	if err := ap.rt.NoRestart(ctx, ch.Current.ID); err != nil {
-		ap.log.Debug("replaced container removed before its successor starts", "pod", ap.m.ID, "container", ch.Container, "error", err)
-		return ap.rt.Remove(ctx, ch.Current.ID)
 	}
 	ap.late = append(ap.late, *ch.Current)
 	return nil

@@ -66,9 +66,10 @@ func TestRunningContainerIsTheSlotsWhenCreatedInTheSameSecond(t *testing.T) {
 }
 
 // A container kept stopped until its successor has started gets the
-// restart policy none first (an engine restart would start a container
-// of policy always beside its successor); an engine that cannot set it
-// has the container removed before the successor is created, as before.
+// restart policy none before it stops (an engine restart, even between
+// the two calls, would start a container of policy always beside its
+// successor); an engine that cannot set it has the container removed
+// before the successor is created, as before.
 func TestReplacedContainerKeptOnlyWithoutRestartPolicy(t *testing.T) {
 	newImage := edit(onePod("p"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
 	for _, refuse := range []bool{false, true} {
@@ -84,7 +85,7 @@ func TestReplacedContainerKeptOnlyWithoutRestartPolicy(t *testing.T) {
 				t.Fatalf("refused %v: pod %s: %v", refuse, r.ID, r.Err)
 			}
 		}
-		want := []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "NoRestart(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"}
+		want := []string{"EnsureImage(example.org/app:2)", "NoRestart(p/app)", "Stop(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"}
 		if refuse {
 			// The refused call reaches no engine: it is not recorded.
 			want = []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Remove(p/app)", "Create(p/app)", "Start(p/app)"}
