@@ -15,8 +15,8 @@ import (
 // Events streams this instance's container events until ctx ends, then
 // closes the channel. Only events of containers proven hostlet's (see
 // Proven) are delivered; the others are counted (UnprovenEvents) and
-// dropped. When the engine's stream breaks, the error is logged
-// and Events subscribes again with backoff (doubling from 100 ms up to 5 s),
+// dropped. When the engine's stream breaks, the error is logged, an
+// EventStreamBroke event is sent, and Events subscribes again with backoff (doubling from 100 ms up to 5 s),
 // asking the engine to replay what happened since the last event received
 // (the engine keeps a short buffer of recent events), so a reconnect loses
 // nothing the engine still remembers. A consumer that stops reading blocks
@@ -53,6 +53,11 @@ func (d *Docker) watchEvents(ctx context.Context, out chan<- Event) {
 			backoff = minBackoff
 		}
 		d.log.Warn("docker event stream broke; reconnecting", "error", err, "retry_in", backoff)
+		select {
+		case out <- Event{Action: EventStreamBroke, Time: d.clock.Now()}:
+		case <-ctx.Done():
+			return
+		}
 		if !clock.Sleep(ctx, d.clock, backoff) {
 			return
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,15 +130,27 @@ func TestEventsReconnect(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	ch := d.Events(ctx)
-	for want := 1; want <= 3; want++ {
+	var got []string
+	for len(got) < 5 {
 		select {
 		case ev := <-ch:
+			if ev.Action == EventStreamBroke {
+				got = append(got, "broke")
+				continue
+			}
+			want := len(got)/2 + 1
 			if ev.ContainerID != fmt.Sprintf("c%d", want) || ev.ExitCode != want || ev.Action != "die" {
 				t.Fatalf("event %d = %+v", want, ev)
 			}
+			got = append(got, ev.ContainerID)
 		case <-time.After(10 * time.Second):
-			t.Fatalf("event %d not delivered (reconnect broken?)", want)
+			t.Fatalf("events so far %q: the next not delivered (reconnect broken?)", got)
 		}
+	}
+	// Each break of the stream is told, so the syncer can tell the
+	// engine's outage from its containers' crashes.
+	if want := []string{"c1", "broke", "c2", "broke", "c3"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
 	}
 	f.mu.Lock()
 	since := append([]string(nil), f.eventSince...)
@@ -175,7 +188,7 @@ func TestEventsReconnectWaitsOnTheClock(t *testing.T) {
 	}
 	for want := 1; want <= 2; want++ {
 		select {
-		case ev := <-ch:
+		case ev := <-containerEvents(ch):
 			if ev.ContainerID != fmt.Sprintf("c%d", want) {
 				t.Fatalf("event %d = %+v", want, ev)
 			}
@@ -194,13 +207,28 @@ func TestEventsReconnectWaitsOnTheClock(t *testing.T) {
 		clk.Advance(100 * time.Millisecond) // the first backoff, as the stream delivered
 	}
 	select {
-	case ev := <-ch:
+	case ev := <-containerEvents(ch):
 		if ev.ContainerID != "c3" {
 			t.Fatalf("event 3 = %+v", ev)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("event 3 not delivered after the clock moved")
 	}
+}
+
+// containerEvents passes on the next container event of ch, passing
+// over the breaks of the stream.
+func containerEvents(ch <-chan Event) <-chan Event {
+	out := make(chan Event, 1)
+	go func() {
+		for ev := range ch {
+			if ev.Action != EventStreamBroke {
+				out <- ev
+				return
+			}
+		}
+	}()
+	return out
 }
 
 func TestPullSharedAndStreamError(t *testing.T) {

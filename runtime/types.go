@@ -252,9 +252,16 @@ type Ulimit struct {
 	Soft, Hard int64
 }
 
+// EventStreamBroke is the Action of the event Events sends when the
+// engine's event stream breaks (and again on each refused reconnect),
+// with the time of the break: the engine may be down or restarting, and
+// then the exits and restarts around it are the engine's doing.
+const EventStreamBroke = "hostlet-stream-broke"
+
 // Event is a container event from the engine.
 type Event struct {
 	// Action is Docker's action: "die", "start", "oom", "destroy", ...
+	// or EventStreamBroke (no container, no labels).
 	Action      string
 	ContainerID string
 	Labels      map[string]string

@@ -167,9 +167,12 @@ type slotRuns struct {
 	// start event, or adopted): its next start is a restart.
 	startedID string
 	// exitID and exitCode are the container and code of the slot's last
-	// die event, for the restart's reason.
+	// die event, for the restart's reason; exitTime tells an exit the
+	// engine's outage caused (engineStoppedLocked).
 	exitID   string
 	exitCode int
+	// exitTime is when that die event said it exited (zero: unknown).
+	exitTime time.Time
 }
 
 // knownStarted records that container id of slot has started.

@@ -215,6 +215,9 @@ type podBook struct {
 	// failures counts the pods' failed applies by reason since start.
 	failures map[string]uint64
 	restarts *restartStore
+	// outage is the engine's latest outage: the exits and restarts it
+	// caused are no crashes (engineStoppedLocked).
+	outage engineOutage
 }
 
 // loopState is when the loop syncs and how its syncs went.
@@ -797,11 +800,12 @@ func (s *Syncer) joinedSince(ctx context.Context, actual []hruntime.Container, p
 }
 
 // countRestartLocked counts hostlet's restart of a container; of one
-// that had exited on its own, a crash. Its start event, marked as
+// that had exited on its own (not stopped by the engine going down), a
+// crash. Its start event, marked as
 // hostlet's own (markOwnStart), is not counted again.
 func (s *Syncer) countRestartLocked(ps *podState, pod string, ch Change, now time.Time) {
 	s.pods.restarts.add(pod, ch.Container, 1)
-	if c := ch.Current; c != nil && c.State == hruntime.StateExited {
+	if c := ch.Current; c != nil && c.State == hruntime.StateExited && !s.engineStoppedLocked(ps, ch.Container, c.ID, ps.started[ch.Container], now) {
 		ps.crash(ch.Container, time.Time{}, now)
 	}
 }
@@ -1123,6 +1127,12 @@ func (s *Syncer) backingOff(id string) bool {
 // handleEvent updates restart counts and recovery marks from an engine
 // event and reports whether a sync should follow.
 func (s *Syncer) handleEvent(ctx context.Context, e hruntime.Event) bool {
+	if e.Action == hruntime.EventStreamBroke {
+		s.mu.Lock()
+		s.pods.outage.broke(e.Time)
+		s.mu.Unlock()
+		return false
+	}
 	pod, slot := e.Labels[hruntime.LabelPod], e.Labels[hruntime.LabelContainer]
 	if pod == "" || slot == "" {
 		// Not a pod's container (hruntime.Docker delivers no such
@@ -1186,7 +1196,7 @@ func (s *Syncer) handleDie(pod, slot string, e hruntime.Event) {
 	defer s.mu.Unlock()
 	ps := s.podStateLocked(pod)
 	r := ps.runs[slot]
-	r.exitID, r.exitCode = e.ContainerID, e.ExitCode
+	r.exitID, r.exitCode, r.exitTime = e.ContainerID, e.ExitCode, e.Time
 	ps.runs[slot] = r
 }
 
@@ -1198,13 +1208,20 @@ func (s *Syncer) handleDie(pod, slot string, e hruntime.Event) {
 func (s *Syncer) handleStart(pod, slot string, e hruntime.Event, own bool) {
 	s.mu.Lock()
 	ps := s.podStateLocked(pod)
+	lastStart := ps.started[slot]
 	if !e.Time.IsZero() {
 		ps.started[slot] = e.Time
 	}
 	restart := ps.engineStart(slot, e.ContainerID) && !own && s.restartsByPolicyLocked(pod, ps, slot, e.ContainerID)
+	byEngine := restart && s.engineStoppedLocked(ps, slot, e.ContainerID, lastStart, e.Time)
 	reason := ps.exitReason(slot, e.ContainerID)
-	if restart {
+	if byEngine {
+		reason = "the engine restarted"
+	}
+	if restart && !byEngine {
 		ps.crash(slot, e.Time, s.opts.Clock.Now())
+	}
+	if restart {
 		s.pods.restarts.engineRestart(pod, slot, e.ContainerID)
 	}
 	s.mu.Unlock()

@@ -219,7 +219,12 @@ func (s *Syncer) observeLocked(p Pod, hash string, good *manifest.Manifest, cs [
 	// Every container of the desired version there (a release, a revert
 	// to what runs): applied, whatever the old version was.
 	o.Applied = o.Applied || touched || created
-	if o.Applied && o.Failure == "" && ps.failReason != "" && ps.pulling == "" && ps.failReason != ReasonUnavailable {
+	// A failed apply fails the update, unless the engine was away or is
+	// just back (an engine restarting refuses starts for a while: Docker
+	// 20.10's "failed to update store for object type
+	// *libnetwork.endpoint"): that is no fault of the new version, and
+	// the apply is tried again.
+	if o.Applied && o.Failure == "" && ps.failReason != "" && ps.pulling == "" && ps.failReason != ReasonUnavailable && !s.pods.outage.covers(now) {
 		o.Failure = ps.failMessage
 	}
 	ready, notReady = run.merge(&o, ready, notReady)

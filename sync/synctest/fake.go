@@ -61,6 +61,8 @@ type Fake struct {
 	execCodes map[string]int
 	// broken holds the containers whose start always fails (BreakStart).
 	broken map[string]bool
+	// startErr, when set, fails every start (FailStarts).
+	startErr error
 	// podmanDependents: a container others joined (NetworkMode
 	// container:<id>) cannot be removed (RefuseRemovingJoined).
 	podmanDependents bool
@@ -206,6 +208,14 @@ func (f *Fake) Reset() {
 	f.calls = nil
 }
 
+// FailStarts makes every Start fail with err, as an engine just
+// restarted can; a nil err makes starts succeed again.
+func (f *Fake) FailStarts(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.startErr = err
+}
+
 // FailPull makes EnsureImage of ref fail with err (wrapped to match
 // hruntime.ErrImagePull); a nil err makes it succeed again.
 func (f *Fake) FailPull(ref string, err error) {
@@ -320,6 +330,9 @@ func (f *Fake) Start(_ context.Context, id string) error {
 	}
 	if f.broken[fc.c.ID] {
 		return fmt.Errorf("start container %s: failed to create task for container: task %s: already exists: %w", id, fc.c.ID, hruntime.ErrStaleTask)
+	}
+	if f.startErr != nil {
+		return fmt.Errorf("start container %s: %w", id, f.startErr)
 	}
 	if fc.c.State != hruntime.StateRunning {
 		f.run(fc)

@@ -1,0 +1,60 @@
+package sync
+
+import "time"
+
+// The engine stops every container when it shuts down (Docker without
+// live-restore) and starts those of policy always again when it comes
+// back: exits and restarts that are the engine's, not the containers'.
+// An outage is seen from the engine's event stream breaking (the
+// runtime's EventStreamBroke, sent again on each failed reconnect).
+const (
+	// outageBefore: the engine closes its API before it stops the
+	// containers, but a die event can still race the stream's end.
+	outageBefore = 10 * time.Second
+	// outageAfter covers the engine coming back after its last refused
+	// reconnect (the runtime retries at most 5 s apart) and starting
+	// the containers of policy always as it restores them.
+	outageAfter = 30 * time.Second
+	// outageGap parts two outages: breaks further apart are two.
+	outageGap = time.Minute
+)
+
+// engineOutage is the latest time the engine's event stream was broken:
+// from its first break to its last (zero when none was seen).
+type engineOutage struct {
+	from, last time.Time
+}
+
+// broke records a break of the event stream at t.
+func (o *engineOutage) broke(t time.Time) {
+	if o.from.IsZero() || t.Sub(o.last) > outageGap || t.Before(o.from) {
+		o.from = t
+	}
+	if t.After(o.last) {
+		o.last = t
+	}
+}
+
+// covers reports whether t falls within the outage, margins included.
+func (o engineOutage) covers(t time.Time) bool {
+	return !o.from.IsZero() && !t.IsZero() &&
+		!t.Before(o.from.Add(-outageBefore)) && !t.After(o.last.Add(outageAfter))
+}
+
+// engineStoppedLocked reports whether container id of slot last stopped
+// because the engine went down: its die event's time falls within the
+// outage, or, when no die event of it came (the engine went down with
+// its stream), the outage came after the container's last start
+// (lastStart, zero when unknown) and the restart, at, came less than a
+// crash-loop window after it. Such a restart is counted, but it is no
+// crash. The caller holds mu.
+func (s *Syncer) engineStoppedLocked(ps *podState, slot, id string, lastStart, at time.Time) bool {
+	o := s.pods.outage
+	if o.from.IsZero() {
+		return false
+	}
+	if r := ps.runs[slot]; r.exitID == id && !r.exitTime.IsZero() {
+		return o.covers(r.exitTime)
+	}
+	return (lastStart.IsZero() || o.last.After(lastStart)) && !at.After(o.last.Add(crashLoopWindow))
+}
