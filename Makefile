@@ -23,7 +23,8 @@ all: build
 
 # bin/hostlet-compose renders Compose projects for hostlet
 # (docs/compose.md), bin/hostlet-notify sends its chat notifications (docs/updates.md,
-# "Notifications") and bin/hostlet-sops decrypts SOPS files
+# "Notifications"), bin/hostlet-images is `hostlet images`
+# (docs/image-updates.md) and bin/hostlet-sops decrypts SOPS files
 # (docs/secrets.md; a module of its own, as it links sops's cloud
 # clients); hostlet finds them beside itself. BIN=DIR writes them
 # elsewhere.
@@ -32,6 +33,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/hostlet ./cmd/hostlet
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/hostlet-compose ./cmd/hostlet-compose
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/hostlet-notify ./cmd/hostlet-notify
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/hostlet-images ./cmd/hostlet-images
 	cd cmd/hostlet-sops && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(abspath $(BIN))/hostlet-sops .
 
 # The .deb and .rpm packages (docs/install.md) in $(DIST): the binaries,

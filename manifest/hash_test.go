@@ -198,6 +198,11 @@ containers:
 			text: strings.Replace(baseYAML, "protocol: UDP", "protocol: udp", 1),
 		},
 		{
+			// The updater's policy: adding one recreates nothing.
+			name: "an image policy",
+			text: strings.Replace(baseYAML, "    image: example.org/shop/web:1.4.2\n", "    image: example.org/shop/web:1.4.2\n    imagePolicy: {semver: \"~1.4\", pin: digest}\n", 1),
+		},
+		{
 			name: "protocol TCP in any case",
 			text: strings.Replace(baseYAML, "hostIP: 127.0.0.1}", "hostIP: 127.0.0.1, protocol: tcp}", 1),
 		},

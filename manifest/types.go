@@ -213,6 +213,9 @@ type Container struct {
 	// (linux/amd64), which must be the engine's; empty: the engine's.
 	Platform        string `json:"platform,omitempty"`
 	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
+	// ImagePolicy lets `hostlet images` move Image to newer tags; no
+	// part of any hash (see ImagePolicy).
+	ImagePolicy *ImagePolicy `json:"imagePolicy,omitempty"`
 	// Command replaces the image's ENTRYPOINT (and drops its CMD), as in
 	// Kubernetes; Args replaces the CMD, after Command or the image's
 	// ENTRYPOINT.

@@ -2,7 +2,8 @@
 # Makes sure what hostlet's quickstart and tests need is here: git and a
 # running Docker engine, and with --test also Chromium (the fleet page is
 # tested in a real headless browser), tzdata (time zones), age and
-# ssh-keygen (keys for the secrets' tests) and the sops CLI (go install).
+# ssh-keygen (keys for the secrets' tests), the sops CLI (go install),
+# and docker-registry (the image updater's registries).
 # On Debian as root it installs what
 # is missing (docker.io, git, chromium) and starts dockerd; elsewhere it
 # says exactly what is missing and how to get it. Idempotent.
@@ -23,6 +24,8 @@ if [ "${1:-}" = --test ]; then
   # The secrets' tests make age keys and SSH keys, and encrypt with sops.
   command -v age-keygen >/dev/null 2>&1 || missing+=(age)
   command -v ssh-keygen >/dev/null 2>&1 || missing+=(openssh-client)
+  # The image updater's tests run a real registry (distribution 2.8).
+  command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -121,6 +121,7 @@ want='/etc/hostlet
 /etc/hostlet/manifests
 /usr/bin/hostlet
 /usr/bin/hostlet-compose
+/usr/bin/hostlet-images
 /usr/bin/hostlet-notify
 /usr/bin/hostlet-sops
 /usr/lib/systemd/system/hostlet.service'

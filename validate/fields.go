@@ -17,6 +17,7 @@ import (
 	"github.com/distribution/reference"
 	"github.com/hashicorp/go-multierror"
 
+	"github.com/hostlet/hostlet/imagepolicy"
 	"github.com/hostlet/hostlet/manifest"
 )
 
@@ -480,6 +481,7 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 		c.add(f+".image", "%q is not a valid image reference: %s", ct.Image, c.hide.kind(ct.Image, msg))
 	}
 	c.enum(f+".imagePullPolicy", ct.ImagePullPolicy, pullEnum)
+	c.imagePolicy(f+".imagePolicy", ct.ImagePolicy)
 	if ct.WorkingDir != "" && !path.IsAbs(ct.WorkingDir) {
 		c.add(f+".workingDir", "%q is not an absolute path", ct.WorkingDir)
 	}
@@ -1263,4 +1265,16 @@ func contains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// imagePolicy checks the policy `hostlet images` reads: a constraint and
+// filter that compile, a known pin.
+func (c *checker) imagePolicy(f string, p *manifest.ImagePolicy) {
+	if p == nil {
+		return
+	}
+	_, err := imagepolicy.Compile(*p)
+	for _, e := range imagepolicy.FieldErrors(err) {
+		c.add(f+"."+e.Field, "%s", e.Msg)
+	}
 }

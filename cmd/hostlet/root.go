@@ -40,6 +40,7 @@ func newRootCommand() *cobra.Command {
 		newSyncCommand(g),
 		newPublishCommand(g),
 		newFleetCommand(g),
+		newImagesCommand(),
 	)
 	return root
 }

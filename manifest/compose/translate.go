@@ -1,6 +1,8 @@
 package compose
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -439,7 +441,7 @@ var serviceKeys = map[string]string{
 	"containers[0].memory": "mem_limit", "containers[0].cpu": "cpu_shares", "containers[0].cpuLimit": "cpus", "containers[0].pidsLimit": "pids_limit",
 	"containers[0].healthcheck": "healthcheck", "containers[0].user": "user", "containers[0].groupAdd": "group_add", "containers[0].runtime": "runtime", "containers[0].readOnly": "read_only",
 	"containers[0].init": "init", "containers[0].stopSignal": "stop_signal", "containers[0].shmSize": "shm_size", "containers[0].tty": "tty", "containers[0].stdinOpen": "stdin_open",
-	"containers[0].containerName": "container_name", "containers[0].platform": "platform", "containers[0].imagePullPolicy": "pull_policy", "containers[0].volumeMounts": "volumes",
+	"containers[0].containerName": "container_name", "containers[0].platform": "platform", "containers[0].imagePullPolicy": "pull_policy", "containers[0].imagePolicy": ImagePolicyKey, "containers[0].volumeMounts": "volumes",
 	"containers[0].privileged": "privileged", "containers[0].capAdd": "cap_add", "containers[0].capDrop": "cap_drop",
 	"containers[0].devices": "devices", "containers[0].securityOpt": "security_opt", "containers[0].ulimits": "ulimits",
 	"containers[0].sysctls": "sysctls", "containers[0].logging": "logging",
@@ -482,6 +484,7 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 		c.add("image", "required")
 	}
 	ct.ImagePullPolicy = c.pullPolicy(s.PullPolicy)
+	ct.ImagePolicy = c.imagePolicy(s.Extensions[ImagePolicyKey])
 	ct.Env = c.environment(s)
 	ct.Ports = c.ports(s)
 	ct.Memory = c.memory(s)
@@ -515,6 +518,31 @@ func (c *serviceConv) manifest(s types.ServiceConfig) manifest.Manifest {
 	}
 	m.Containers = []manifest.Container{ct}
 	return m
+}
+
+// ImagePolicyKey is a service's key for the policy of `hostlet images`
+// (an x- key: docker compose passes over it).
+const ImagePolicyKey = "x-hostlet-image-policy"
+
+// imagePolicy reads the service's x-hostlet-image-policy, strictly: a
+// key it does not know is an error, as in a native manifest.
+func (c *serviceConv) imagePolicy(v any) *manifest.ImagePolicy {
+	if v == nil {
+		return nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		c.add(ImagePolicyKey, "%v", err)
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p manifest.ImagePolicy
+	if err := dec.Decode(&p); err != nil {
+		c.add(ImagePolicyKey, "not a policy (semver, filter, allowPrerelease, pin): %v", err)
+		return nil
+	}
+	return &p
 }
 
 func (c *serviceConv) pullPolicy(p string) string {

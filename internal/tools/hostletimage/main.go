@@ -1,8 +1,9 @@
 // Command hostletimage builds hostlet's own image (`make image`) from the
-// four binaries `make build` writes and the host's CA bundle, with no
+// five binaries `make build` writes and the host's CA bundle, with no
 // registry and no `docker build` (internal/imagetar, as the test images
 // are made), and loads it into the local engine: /usr/bin/hostlet (the
-// entrypoint), /usr/bin/hostlet-compose, /usr/bin/hostlet-notify and
+// entrypoint), /usr/bin/hostlet-compose, /usr/bin/hostlet-notify,
+// /usr/bin/hostlet-images (for CI jobs that run `hostlet images`) and
 // /usr/bin/hostlet-sops beside it, /etc/ssl/certs/ca-certificates.crt for
 // git and HTTP sources over TLS.
 // docs/install.md gives the `docker run` line.
@@ -27,7 +28,7 @@ const caBundle = "/etc/ssl/certs/ca-certificates.crt"
 
 func main() {
 	tag := flag.String("tag", "hostlet:dev", "image reference to load hostlet's image as")
-	bin := flag.String("bin", "bin", "folder holding hostlet, hostlet-compose, hostlet-notify and hostlet-sops")
+	bin := flag.String("bin", "bin", "folder holding hostlet, hostlet-compose, hostlet-notify, hostlet-images and hostlet-sops")
 	ca := flag.String("ca", caBundle, "CA bundle to put at "+caBundle)
 	flag.Parse()
 	if err := run(context.Background(), *tag, *bin, *ca); err != nil {
@@ -59,7 +60,7 @@ type imageLoader interface {
 // bundle ca, and loads it through rt.
 func load(ctx context.Context, rt imageLoader, tag, bin, ca string) error {
 	files := make([]imagetar.File, 0, 5)
-	for _, name := range []string{"hostlet", "hostlet-compose", "hostlet-notify", "hostlet-sops"} {
+	for _, name := range []string{"hostlet", "hostlet-compose", "hostlet-notify", "hostlet-images", "hostlet-sops"} {
 		f, err := imagetar.FromDisk(filepath.Join(bin, name), "/usr/bin/"+name, 0o755)
 		if err != nil {
 			return err

@@ -36,6 +36,7 @@ func TestImageRunsHostletAndItsHelpers(t *testing.T) {
 		{"hostlet", "-s -w -X main.version=" + version},
 		{"hostlet-compose", "-s -w"},
 		{"hostlet-notify", "-s -w"},
+		{"hostlet-images", "-s -w"},
 		{"hostlet-sops", "-s -w"},
 	} {
 		// From the command's folder: hostlet-sops is a module of its own.

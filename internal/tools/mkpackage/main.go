@@ -37,7 +37,7 @@ func main() {
 	flag.StringVar(&o.version, "version", "dev", "hostlet's version (git describe --tags --always --dirty)")
 	flag.StringVar(&o.date, "date", "", "the commit's time as YYYYMMDDHHMMSS in UTC (package version of an untagged tree; file times)")
 	flag.StringVar(&o.pkgVersion, "pkgversion", "", "the packages' version (default: derived from -version and -date)")
-	flag.StringVar(&o.bin, "bin", "bin", "folder holding hostlet, hostlet-compose, hostlet-notify and hostlet-sops")
+	flag.StringVar(&o.bin, "bin", "bin", "folder holding hostlet, hostlet-compose, hostlet-notify, hostlet-images and hostlet-sops")
 	flag.StringVar(&o.packaging, "packaging", "packaging", "folder holding hostlet.service, hostlet.yaml and scripts/")
 	flag.StringVar(&o.out, "out", "dist", "folder the packages are written to")
 	flag.StringVar(&o.arch, "arch", goruntime.GOARCH, "GOARCH of the binaries")

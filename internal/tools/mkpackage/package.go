@@ -20,6 +20,7 @@ func packageInfo(o options, format, version string, mtime time.Time) *nfpm.Info 
 		file(filepath.Join(o.bin, "hostlet"), "/usr/bin/hostlet", 0o755),
 		file(filepath.Join(o.bin, "hostlet-compose"), "/usr/bin/hostlet-compose", 0o755),
 		file(filepath.Join(o.bin, "hostlet-notify"), "/usr/bin/hostlet-notify", 0o755),
+		file(filepath.Join(o.bin, "hostlet-images"), "/usr/bin/hostlet-images", 0o755),
 		file(filepath.Join(o.bin, "hostlet-sops"), "/usr/bin/hostlet-sops", 0o755),
 		file(filepath.Join(o.packaging, "hostlet.service"), "/usr/lib/systemd/system/hostlet.service", 0o644),
 		{

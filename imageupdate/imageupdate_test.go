@@ -1,0 +1,128 @@
+package imageupdate_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hostlet/hostlet/imageupdate"
+	"github.com/hostlet/hostlet/registry"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fakeRegistry answers from a map; it counts listings.
+type fakeRegistry struct {
+	tags     map[string][]string
+	listings map[string]int
+}
+
+func (f *fakeRegistry) Tags(_ context.Context, repo string) (registry.Listing, error) {
+	f.listings[repo]++
+	tags, ok := f.tags[repo]
+	if !ok {
+		return registry.Listing{}, fmt.Errorf("%s: NAME_UNKNOWN", repo)
+	}
+	return registry.Listing{Tags: tags}, nil
+}
+
+func (f *fakeRegistry) Digest(_ context.Context, ref string) (string, error) {
+	return "sha256:" + strings.Repeat(fmt.Sprintf("%x", len(ref)%16), 64), nil
+}
+
+func copyTree(t *testing.T, from string) string {
+	t.Helper()
+	to := t.TempDir()
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
+// The files after an update, compared with testdata/golden: only the
+// tags move; comments, quoting, key order, precision and suffixes stay.
+func TestUpdateKeepsTheFilesAsWritten(t *testing.T) {
+	dir := copyTree(t, "testdata/src")
+	reg := &fakeRegistry{listings: map[string]int{}, tags: map[string][]string{
+		"registry.test/shop/web":  {"1.4.2", "1.4.3", "1.5.0", "2.0.0", "2.0.0-rc.1", "1.4.3-alpine", "latest"},
+		"registry.test/shop/side": {"1.4", "1.5", "1.5.0", "2.0"},
+	}}
+	targets, problems, err := imageupdate.Scan("apps", dir)
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("scan: %v %v", err, problems)
+	}
+	us := imageupdate.Decide(t.Context(), reg, targets, nil)
+	var got []string
+	for _, u := range us {
+		got = append(got, fmt.Sprintf("%s %s/%s %s -> %s %s", u.Target.File, u.Target.Pod, u.Target.Container, u.From, u.To, u.Err))
+	}
+	want := []string{
+		"apps/web.yaml web/app 1.4.2 -> 1.4.3 ",
+		"apps/web.yaml web/side 1.4 -> 1.5 ",
+		"apps/web.yaml web/alpine 1.4.2-alpine -> 1.4.3-alpine ",
+		"apps/web.yaml pinned/app 1.4.2 -> 1.5.0 ",
+		"blog/compose.yaml blog-web/web 1.4.2 ->  ",
+		"blog/compose.yaml blog-admin/admin 1.4.2 ->  ",
+		"shop/compose.yaml shop-web/web 1.4.2 -> 1.4.3 ",
+		"shop/compose.yaml shop-worker/worker 1.4.2 -> 1.4.3 ",
+		"shop/compose.yaml shop-cache/cache 1.4 -> 1.5 ",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("decisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// One listing per repository, however many images use it.
+	for repo, n := range reg.listings {
+		if n != 1 {
+			t.Errorf("%s listed %d times, want once", repo, n)
+		}
+	}
+	// BLOG_TAG: web may go to 1.4.3 and admin to 1.5.0; the variable
+	// moves neither.
+	if s := us[4].Skipped; len(s) == 0 || !strings.Contains(s[0].Reason, "BLOG_TAG also sets the tag of") {
+		t.Errorf("blog web skipped %+v, want the shared variable named", s)
+	}
+	files, err := imageupdate.Edits(dir, us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := imageupdate.Write(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	compareTree(t, dir, "testdata/golden")
+}
+
+func compareTree(t *testing.T, dir, golden string) {
+	t.Helper()
+	if *update {
+		if err := os.RemoveAll(golden); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.CopyFS(golden, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	err := fs.WalkDir(os.DirFS(golden), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		want, _ := os.ReadFile(filepath.Join(golden, p))
+		got, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil {
+			return err
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s:\n%s\nwant:\n%s", p, got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

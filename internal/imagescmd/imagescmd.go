@@ -1,0 +1,247 @@
+// Package imagescmd is `hostlet images`: check and update, run by the
+// hostlet-images helper so that the registry client (go-containerregistry,
+// the Docker CLI's config and credential helpers) stays out of the agent's
+// binary and memory.
+package imagescmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hostlet/hostlet/imageupdate"
+	"github.com/hostlet/hostlet/internal/textout"
+	"github.com/hostlet/hostlet/registry"
+)
+
+// NewCommand is `hostlet images` and its subcommands. Its RunE errors
+// are *ExitError when the exit status is not 1.
+func NewCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:           "hostlet images",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Short:         "Image updates by policy: check the registries, edit the sources",
+		Long: `Images with a policy (imagePolicy on a native container, x-hostlet-image-policy on a
+Compose service) move to the newest tag the policy allows. Registries are read with
+the Docker config's credentials ($DOCKER_CONFIG), one tag listing per repository per run.
+Hosts never run this: CI does, or the machine that publishes (docs/image-updates.md).`,
+	}
+	cmd.AddCommand(newImagesCheckCommand(), newImagesUpdateCommand())
+	return cmd
+}
+
+// imagesFlags are what check and update share.
+type imagesFlags struct {
+	sources []string
+	output  string
+	maxTags int
+}
+
+func (f *imagesFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.sources, "source", nil, "read source NAME from folder DIR (NAME=DIR, repeatable; required)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().IntVar(&f.maxTags, "max-tags", registry.DefaultMaxTags, "read at most this many tags of a repository")
+}
+
+func newImagesCheckCommand() *cobra.Command {
+	var f imagesFlags
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Show, for every image with a policy, its tag and the newest one allowed",
+		Long: `For every image with a policy in the given sources: the tag it has, the newest tag its
+policy allows, and why newer tags were passed over. Nothing is changed.
+
+Exit status: 0 nothing due, 2 updates due, 1 errors (after the report is printed).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			run, err := decideImages(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			return run.report(cmd.OutOrStdout(), f.output)
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newImagesUpdateCommand() *cobra.Command {
+	var f imagesFlags
+	cmd := &cobra.Command{
+		Use:   "update",
+		Short: "Move every image with a policy to the newest tag allowed, editing the sources in place",
+		Long: `As check, then edit the files of the sources in place: only the tags (or the .env
+lines of the variables holding them) change; comments, quoting, key order, tag
+precision and suffixes stay as written.
+
+Exit status: 0 nothing due, 2 files edited, 1 errors (nothing is edited then).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			run, err := decideImages(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if !run.failed() {
+				for _, name := range slices.Sorted(maps.Keys(run.dirs)) {
+					files, err := imageupdate.Edits(run.dirs[name], run.bySource[name])
+					if err != nil {
+						return fmt.Errorf("source %s: %w", name, err)
+					}
+					if err := imageupdate.Write(run.dirs[name], files); err != nil {
+						return fmt.Errorf("source %s: %w", name, err)
+					}
+				}
+			}
+			return run.report(cmd.OutOrStdout(), f.output)
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+// imagesRun is what one run of check or update decided.
+type imagesRun struct {
+	dirs     map[string]string
+	bySource map[string][]imageupdate.Update
+	updates  []imageupdate.Update
+	problems []imageupdate.Problem
+}
+
+func decideImages(ctx context.Context, f imagesFlags) (*imagesRun, error) {
+	if err := checkOutputFormat(f.output); err != nil {
+		return nil, err
+	}
+	dirs, err := parseSourceFlags(f.sources)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("--source NAME=DIR: give at least one source")
+	}
+	reg, err := registry.New(registry.Options{MaxTags: f.maxTags})
+	if err != nil {
+		return nil, err
+	}
+	run := &imagesRun{dirs: dirs, bySource: map[string][]imageupdate.Update{}}
+	for _, name := range slices.Sorted(maps.Keys(dirs)) {
+		targets, problems, err := imageupdate.Scan(name, dirs[name])
+		if err != nil {
+			return nil, err
+		}
+		for i := range problems {
+			problems[i].File = name + ":" + problems[i].File
+		}
+		run.problems = append(run.problems, problems...)
+		us := imageupdate.Decide(ctx, reg, targets, nil)
+		run.bySource[name] = us
+		run.updates = append(run.updates, us...)
+	}
+	return run, nil
+}
+
+func (r *imagesRun) failed() bool {
+	return len(r.problems) > 0 || slices.ContainsFunc(r.updates, func(u imageupdate.Update) bool { return u.Err != "" })
+}
+
+// imagesReport is the JSON output of images check and update.
+type imagesReport struct {
+	Images   []imageupdate.Update  `json:"images"`
+	Problems []imageupdate.Problem `json:"problems"`
+}
+
+// report prints the run and returns its exit status.
+func (r *imagesRun) report(out io.Writer, output string) error {
+	if output == "json" {
+		if err := writeJSON(out, imagesReport{Images: r.updates, Problems: append([]imageupdate.Problem{}, r.problems...)}); err != nil {
+			return err
+		}
+	} else {
+		writeImagesText(out, r)
+	}
+	switch {
+	case r.failed():
+		return &ExitError{Code: 1}
+	case slices.ContainsFunc(r.updates, imageupdate.Update.Due):
+		return &ExitError{Code: 2}
+	}
+	return nil
+}
+
+func writeImagesText(out io.Writer, r *imagesRun) {
+	for _, u := range r.updates {
+		t := u.Target
+		head := fmt.Sprintf("%s:%s %s/%s %s", t.Source, t.File, t.Pod, t.Container, u.Repository)
+		switch {
+		case u.Err != "":
+			fmt.Fprintf(out, "%s: error: %s\n", textout.Text(head), textout.Text(u.Err))
+		case u.To != "":
+			to := u.To
+			if u.Digest != "" {
+				to += "@" + u.Digest
+			}
+			fmt.Fprintf(out, "%s: %s -> %s\n", textout.Text(head), textout.Text(u.From), textout.Text(to))
+		default:
+			fmt.Fprintf(out, "%s: %s, nothing newer allowed\n", textout.Text(head), textout.Text(u.From))
+		}
+		for _, s := range u.Skipped {
+			fmt.Fprintf(out, "    skipped %s: %s\n", textout.Text(s.Tag), textout.Text(s.Reason))
+		}
+		if u.SkippedMore > 0 {
+			fmt.Fprintf(out, "    and %d more tags skipped\n", u.SkippedMore)
+		}
+		if u.Capped {
+			fmt.Fprintf(out, "    the repository has more tags than --max-tags: only the first were read\n")
+		}
+	}
+	for _, p := range r.problems {
+		fmt.Fprintf(out, "error: %s\n", textout.Text(p.Error()))
+	}
+	if len(r.updates) == 0 && len(r.problems) == 0 {
+		fmt.Fprintln(out, "no image has a policy")
+	}
+}
+
+// ExitError is an exit status other than 1 or a failure already
+// reported.
+type ExitError struct {
+	Code int
+}
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
+
+// parseSourceFlags reads --source NAME=DIR flags.
+func parseSourceFlags(flags []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		name, dir, ok := strings.Cut(f, "=")
+		if !ok || name == "" || dir == "" {
+			return nil, fmt.Errorf("--source %q: want NAME=DIR", f)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--source %q: source %s given twice", f, name)
+		}
+		out[name] = dir
+	}
+	return out, nil
+}
+
+func checkOutputFormat(o string) error {
+	if o != "text" && o != "json" {
+		return fmt.Errorf("-o %q: want text or json", o)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,105 @@
+package imagescmd_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hostlet/hostlet/internal/imagescmd"
+	"github.com/hostlet/hostlet/internal/testkit/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit/registrytest"
+)
+
+func TestMain(m *testing.M) { dockertest.Main(m) }
+
+// run runs `hostlet images ARGS` and returns its output and exit status.
+func run(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := imagescmd.NewCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(t.Context())
+	var ee *imagescmd.ExitError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), ee.Code
+	}
+	return out.String() + err.Error(), 1
+}
+
+// check and update against a real registry the engine pushed to: check
+// says what is due (exit 2) and changes nothing; update edits the files
+// (a native manifest and a Compose project's .env); a second check finds
+// nothing due (exit 0); an unreachable registry fails only its images.
+func TestCheckThenUpdateAgainstARealRegistry(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Push(t, dockertest.Client(t), "shop/web", []string{"1.4.2", "1.4.3", "1.5.0", "2.0.0", "2.0.0-rc.1", "1.4.3-alpine", "latest"}, nil)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	dir := t.TempDir()
+	native := "version: v1beta1\nid: web\ncontainers:\n  - name: app\n    image: " + reg.Addr + "/shop/web:1.4.2  # the shop\n    imagePolicy: {semver: \"~1.4\"}\n"
+	compose := "services:\n  api:\n    image: " + reg.Addr + "/shop/web:${API_TAG}\n    x-hostlet-image-policy: {semver: \"^1\", pin: digest}\n"
+	gone := "version: v1beta1\nid: gone\ncontainers:\n  - {name: app, image: \"127.0.0.1:1/shop/gone:1.0.0\", imagePolicy: {semver: \"^1\"}}\n"
+	write(t, dir, "web.yaml", native)
+	write(t, dir, "shop/compose.yaml", compose)
+	write(t, dir, "shop/.env", "API_TAG=1.4.2\n")
+
+	out, code := run(t, "check", "--source", "apps="+dir)
+	if code != 2 || !strings.Contains(out, "1.4.2 -> 1.4.3") || !strings.Contains(out, "skipped 1.5.0: outside ~1.4") {
+		t.Fatalf("check: exit %d\n%s\nwant exit 2, 1.4.2 -> 1.4.3 and the skipped 1.5.0", code, out)
+	}
+	if got := read(t, dir, "web.yaml"); got != native {
+		t.Fatalf("check changed web.yaml:\n%s", got)
+	}
+
+	out, code = run(t, "update", "--source", "apps="+dir, "-o", "json")
+	var rep struct {
+		Images []struct{ From, To, Digest string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 2 || len(rep.Images) != 2 {
+		t.Fatalf("update: exit %d, %v\n%s", code, err, out)
+	}
+	if want := strings.Replace(native, "web:1.4.2  #", "web:1.4.3  #", 1); read(t, dir, "web.yaml") != want {
+		t.Errorf("web.yaml after the update:\n%s\nwant:\n%s", read(t, dir, "web.yaml"), want)
+	}
+	digest := rep.Images[0].Digest + rep.Images[1].Digest // the compose service's: the other pins no digest
+	if got, want := read(t, dir, "shop/.env"), "API_TAG=1.5.0@"+digest+"\n"; digest == "" || got != want {
+		t.Errorf(".env after the update: %q, want %q (pinned: the variable holds the tag and its digest)", got, want)
+	}
+
+	if out, code = run(t, "check", "--source", "apps="+dir); code != 0 {
+		t.Errorf("check after the update: exit %d\n%s\nwant 0", code, out)
+	}
+	write(t, dir, "gone.yaml", gone)
+	out, code = run(t, "check", "--source", "apps="+dir)
+	if code != 1 || !strings.Contains(out, "gone/app") || !strings.Contains(out, "web/app "+reg.Addr+"/shop/web: 1.4.3, nothing newer allowed") {
+		t.Errorf("check with an unreachable registry: exit %d\n%s\nwant exit 1, gone/app failed, web/app read", code, out)
+	}
+}
+
+func write(t *testing.T, dir, name, text string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

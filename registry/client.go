@@ -1,0 +1,211 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxTags       = 5000
+	DefaultBudget        = 500
+	DefaultRetries       = 5
+	DefaultMaxRetryAfter = time.Minute
+	defaultPageSize      = 1000
+)
+
+// Options tune a Client; zero values take the defaults.
+type Options struct {
+	// MaxTags caps a repository's listing (DefaultMaxTags); a listing
+	// cut there says so (Listing.Capped).
+	MaxTags int
+	// Budget is the most requests to one registry in a run.
+	Budget int
+	// Retries is how many 429 answers one request waits out.
+	Retries int
+	// MaxRetryAfter: a 429 asking to wait longer fails the request.
+	MaxRetryAfter time.Duration
+	// Keychain finds credentials (authn.DefaultKeychain: the Docker
+	// config at $DOCKER_CONFIG and its credential helpers).
+	Keychain authn.Keychain
+	// Transport is the HTTP transport under the client's own.
+	Transport http.RoundTripper
+	// MinBackoff is the first wait after a 429 without Retry-After.
+	MinBackoff time.Duration
+	// PageSize is how many tags one listing request asks for (1000).
+	PageSize int
+}
+
+// Listing is a repository's tags as far as the cap.
+type Listing struct {
+	Tags []string
+	// Capped: the repository has more tags than MaxTags; the rest were
+	// not read.
+	Capped bool
+}
+
+// Client reads registries for one run, caching every answer.
+type Client struct {
+	opts      Options
+	transport *politeTransport
+	puller    *remote.Puller
+
+	mu       sync.Mutex
+	listings map[string]*listingCall
+	digests  map[string]*digestCall
+}
+
+type listingCall struct {
+	done    chan struct{}
+	listing Listing
+	err     error
+}
+
+type digestCall struct {
+	done   chan struct{}
+	digest string
+	err    error
+}
+
+// New makes a Client.
+func New(opts Options) (*Client, error) {
+	opts.MaxTags = cmpOr(opts.MaxTags, DefaultMaxTags)
+	opts.Budget = cmpOr(opts.Budget, DefaultBudget)
+	opts.Retries = cmpOr(opts.Retries, DefaultRetries)
+	opts.MaxRetryAfter = cmpOr(opts.MaxRetryAfter, DefaultMaxRetryAfter)
+	opts.MinBackoff = cmpOr(opts.MinBackoff, time.Second)
+	opts.PageSize = cmpOr(opts.PageSize, defaultPageSize)
+	if opts.Keychain == nil {
+		opts.Keychain = authn.DefaultKeychain
+	}
+	if opts.Transport == nil {
+		opts.Transport = remote.DefaultTransport
+	}
+	t := &politeTransport{base: opts.Transport, budget: opts.Budget, retries: opts.Retries, maxWait: opts.MaxRetryAfter,
+		minWait: opts.MinBackoff, sleep: sleepCtx, requests: map[string]int{}, waited: map[string]int{}}
+	// 429 is this package's to wait out (with Retry-After); the
+	// library's own retries keep the 5xx answers.
+	p, err := remote.NewPuller(remote.WithTransport(t), remote.WithAuthFromKeychain(opts.Keychain), remote.WithPageSize(opts.PageSize),
+		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway,
+			http.StatusServiceUnavailable, http.StatusGatewayTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("registry client: %w", err)
+	}
+	return &Client{opts: opts, transport: t, puller: p, listings: map[string]*listingCall{}, digests: map[string]*digestCall{}}, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Tags lists repository repo (registry.example.org/shop/web), once per
+// Client: later calls, concurrent ones too, get the first answer.
+func (c *Client) Tags(ctx context.Context, repo string) (Listing, error) {
+	c.mu.Lock()
+	call, ok := c.listings[repo]
+	if !ok {
+		call = &listingCall{done: make(chan struct{})}
+		c.listings[repo] = call
+	}
+	c.mu.Unlock()
+	if !ok {
+		call.listing, call.err = c.list(ctx, repo)
+		close(call.done)
+	}
+	select {
+	case <-call.done:
+		return call.listing, call.err
+	case <-ctx.Done():
+		return Listing{}, ctx.Err()
+	}
+}
+
+func (c *Client) list(ctx context.Context, repo string) (Listing, error) {
+	r, err := name.NewRepository(repo)
+	if err != nil {
+		return Listing{}, fmt.Errorf("repository %q: %w", repo, err)
+	}
+	lister, err := c.puller.Lister(ctx, r)
+	if err != nil {
+		return Listing{}, fmt.Errorf("list the tags of %s: %w", repo, err)
+	}
+	var out Listing
+	for lister.HasNext() {
+		page, err := lister.Next(ctx)
+		if err != nil {
+			return Listing{}, fmt.Errorf("list the tags of %s: %w", repo, err)
+		}
+		for _, t := range page.Tags {
+			if len(out.Tags) == c.opts.MaxTags {
+				out.Capped = true
+				return out, nil
+			}
+			out.Tags = append(out.Tags, t)
+		}
+		if len(out.Tags) == c.opts.MaxTags && lister.HasNext() {
+			out.Capped = true
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// Digest is the digest ref (name:tag) names now, by a HEAD request, once
+// per Client.
+func (c *Client) Digest(ctx context.Context, ref string) (string, error) {
+	c.mu.Lock()
+	call, ok := c.digests[ref]
+	if !ok {
+		call = &digestCall{done: make(chan struct{})}
+		c.digests[ref] = call
+	}
+	c.mu.Unlock()
+	if !ok {
+		call.digest, call.err = c.head(ctx, ref)
+		close(call.done)
+	}
+	select {
+	case <-call.done:
+		return call.digest, call.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (c *Client) head(ctx context.Context, ref string) (string, error) {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return "", fmt.Errorf("reference %q: %w", ref, err)
+	}
+	d, err := c.puller.Head(ctx, r)
+	if err != nil {
+		return "", fmt.Errorf("the digest of %s: %w", ref, err)
+	}
+	return d.Digest.String(), nil
+}
+
+// Requests reports how many requests the run made to each registry host
+// and how many 429 answers it waited out.
+func (c *Client) Requests() (requests, waited map[string]int) {
+	c.transport.mu.Lock()
+	defer c.transport.mu.Unlock()
+	requests, waited = map[string]int{}, map[string]int{}
+	for h, n := range c.transport.requests {
+		requests[h] = n
+	}
+	for h, n := range c.transport.waited {
+		waited[h] = n
+	}
+	return requests, waited
+}
