@@ -160,3 +160,13 @@ func (o *onceRegistry) Tags(ctx context.Context, repo string) (registry.Listing,
 	}
 	return l.listing, l.err
 }
+
+// CurrentVetoed says why the tag a target has now must not be kept as it
+// is (a host rolled it back), "" when nothing says so: check shows it,
+// as the tag a repository still names while the hosts run the one before.
+func CurrentVetoed(u Update, veto Veto) string {
+	if veto == nil || u.From == "" {
+		return ""
+	}
+	return veto(u.Target, u.From)
+}

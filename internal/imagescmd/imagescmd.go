@@ -39,15 +39,19 @@ Hosts never run this: CI does, or the machine that publishes (docs/image-updates
 
 // imagesFlags are what check and update share.
 type imagesFlags struct {
-	sources []string
-	output  string
-	maxTags int
+	sources           []string
+	output            string
+	maxTags           int
+	statusURLs        []string
+	includeRolledBack bool
 }
 
 func (f *imagesFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.sources, "source", nil, "read source NAME from folder DIR (NAME=DIR, repeatable; required)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&f.maxTags, "max-tags", registry.DefaultMaxTags, "read at most this many tags of a repository")
+	cmd.Flags().StringArrayVar(&f.statusURLs, "status-url", nil, "a host's API (http://HOST:PORT, repeatable): tags it rolled back and pods held there are skipped")
+	cmd.Flags().BoolVar(&f.includeRolledBack, "include-rolled-back", false, "choose tags a host rolled back all the same (holds still count)")
 }
 
 func newImagesCheckCommand() *cobra.Command {
@@ -112,6 +116,7 @@ type imagesRun struct {
 	bySource map[string][]imageupdate.Update
 	updates  []imageupdate.Update
 	problems []imageupdate.Problem
+	veto     imageupdate.Veto
 }
 
 func decideImages(ctx context.Context, f imagesFlags) (*imagesRun, error) {
@@ -129,7 +134,12 @@ func decideImages(ctx context.Context, f imagesFlags) (*imagesRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &imagesRun{dirs: dirs, bySource: map[string][]imageupdate.Update{}}
+	states, err := hostStates(ctx, f.statusURLs)
+	if err != nil {
+		return nil, err
+	}
+	veto := imageupdate.VetoFrom(states, f.includeRolledBack)
+	run := &imagesRun{dirs: dirs, bySource: map[string][]imageupdate.Update{}, veto: veto}
 	for _, name := range slices.Sorted(maps.Keys(dirs)) {
 		targets, problems, err := imageupdate.Scan(name, dirs[name])
 		if err != nil {
@@ -139,7 +149,7 @@ func decideImages(ctx context.Context, f imagesFlags) (*imagesRun, error) {
 			problems[i].File = name + ":" + problems[i].File
 		}
 		run.problems = append(run.problems, problems...)
-		us := imageupdate.Decide(ctx, reg, targets, nil)
+		us := imageupdate.Decide(ctx, reg, targets, veto)
 		run.bySource[name] = us
 		run.updates = append(run.updates, us...)
 	}
@@ -189,6 +199,9 @@ func writeImagesText(out io.Writer, r *imagesRun) {
 			fmt.Fprintf(out, "%s: %s -> %s\n", textout.Text(head), textout.Text(u.From), textout.Text(to))
 		default:
 			fmt.Fprintf(out, "%s: %s, nothing newer allowed\n", textout.Text(head), textout.Text(u.From))
+		}
+		if why := imageupdate.CurrentVetoed(u, r.veto); why != "" {
+			fmt.Fprintf(out, "    the current %s: %s\n", textout.Text(u.From), textout.Text(why))
 		}
 		for _, s := range u.Skipped {
 			fmt.Fprintf(out, "    skipped %s: %s\n", textout.Text(s.Tag), textout.Text(s.Reason))

@@ -1,0 +1,89 @@
+package imagescmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/imageupdate"
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/sync/rollouts"
+)
+
+// statusTimeout bounds reading one host's status.
+const statusTimeout = 15 * time.Second
+
+// hostStates reads the status of each host API URL given and keeps what
+// the updater must not go against: rolled-back versions and holds.
+func hostStates(ctx context.Context, urls []string) ([]imageupdate.HostState, error) {
+	var out []imageupdate.HostState
+	for _, u := range urls {
+		doc, err := readStatus(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, statesOf(doc)...)
+	}
+	return out, nil
+}
+
+func readStatus(ctx context.Context, base string) (api.Document, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	u := strings.TrimSuffix(base, "/") + "/status"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return api.Document{}, fmt.Errorf("--status-url %q: %w", base, err)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		return api.Document{}, fmt.Errorf("read %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return api.Document{}, fmt.Errorf("read %s: %s", u, resp.Status)
+	}
+	data, err := manifest.ReadLimited(resp.Body, 64<<20)
+	if err != nil {
+		return api.Document{}, fmt.Errorf("read %s: %w", u, err)
+	}
+	var doc api.Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return api.Document{}, fmt.Errorf("read %s: not a status document: %w", u, err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<10))
+	return doc, nil
+}
+
+// statesOf keeps the rolled-back and held pods of a host's status: for
+// a rolled-back pod, the status shows the desired version, the one held
+// back.
+func statesOf(doc api.Document) []imageupdate.HostState {
+	var out []imageupdate.HostState
+	for _, p := range doc.Pods {
+		r := p.Rollout
+		if r == nil {
+			continue
+		}
+		s := imageupdate.HostState{Host: doc.Hostname, Pod: p.ID, Revision: r.Revision, Reason: r.Reason}
+		switch {
+		case r.State == rollouts.RolloutRolledBack:
+			s.Images = map[string]string{}
+			for _, c := range p.Containers {
+				s.Images[c.Name] = c.Image
+			}
+		case r.State == rollouts.RolloutHeld && r.Hold != nil:
+			s.HeldBy, s.Reason = r.Hold.By, r.Hold.Reason
+		default:
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
