@@ -247,6 +247,10 @@ func TestRolloutOnFake(t *testing.T) {
 				if st.LastAction == nil || !strings.HasPrefix(st.LastAction.Reason, "rollback to the last ready version; image example.org/app:2 -> 1") {
 					t.Errorf("restored pod's last action %+v, want the rollback as its reason", st.LastAction)
 				}
+				// The images held back, for `hostlet images` not to move to them again.
+				if got := st.Rollout.Images; len(got) != 1 || got["app"] != "example.org/app:2" {
+					t.Errorf("rollout images %v, want app: example.org/app:2 (the version held back)", got)
+				}
 				creates = e.creates()
 			}},
 		{name: "not retried for minutes of syncs", do: func() {

@@ -78,6 +78,8 @@ Exit status: 0 nothing due, 2 updates due, 1 errors (after the report is printed
 
 func newImagesUpdateCommand() *cobra.Command {
 	var f imagesFlags
+	var commit bool
+	var co imageupdate.CommitOptions
 	cmd := &cobra.Command{
 		Use:   "update",
 		Short: "Move every image with a policy to the newest tag allowed, editing the sources in place",
@@ -93,21 +95,46 @@ Exit status: 0 nothing due, 2 files edited, 1 errors (nothing is edited then).`,
 				return err
 			}
 			if !run.failed() {
-				for _, name := range slices.Sorted(maps.Keys(run.dirs)) {
-					files, err := imageupdate.Edits(run.dirs[name], run.bySource[name])
-					if err != nil {
-						return fmt.Errorf("source %s: %w", name, err)
-					}
-					if err := imageupdate.Write(run.dirs[name], files); err != nil {
-						return fmt.Errorf("source %s: %w", name, err)
-					}
+				co.Push = commit
+				if err := run.apply(cmd.Context(), commit, co); err != nil {
+					return err
 				}
 			}
 			return run.report(cmd.OutOrStdout(), f.output)
 		},
 	}
 	f.add(cmd)
+	cmd.Flags().BoolVar(&commit, "commit", false, "commit the edits (one commit per repository listing every move) and push them")
+	cmd.Flags().StringVar(&co.Branch, "branch", "", "push to this branch (default: the one checked out)")
+	cmd.Flags().StringVar(&co.SignKey, "sign-key", "", "sign the commit with this armored OpenPGP private key (no passphrase)")
+	cmd.Flags().StringVar(&co.Message, "message-template", "", "the commit message, a Go text/template over .Updates")
 	return cmd
+}
+
+// apply edits every source's files and, with commit, commits and pushes
+// them, source by source.
+func (r *imagesRun) apply(ctx context.Context, commit bool, co imageupdate.CommitOptions) error {
+	for _, name := range slices.Sorted(maps.Keys(r.dirs)) {
+		files, err := imageupdate.Edits(r.dirs[name], r.bySource[name])
+		if err != nil {
+			return fmt.Errorf("source %s: %w", name, err)
+		}
+		if len(files) == 0 {
+			continue
+		}
+		if err := imageupdate.Write(r.dirs[name], files); err != nil {
+			return fmt.Errorf("source %s: %w", name, err)
+		}
+		if !commit {
+			continue
+		}
+		hash, err := imageupdate.Commit(ctx, r.dirs[name], slices.Collect(maps.Keys(files)), r.bySource[name], co)
+		if err != nil {
+			return fmt.Errorf("source %s: %w", name, err)
+		}
+		r.commits = append(r.commits, name+" "+hash)
+	}
+	return nil
 }
 
 // imagesRun is what one run of check or update decided.
@@ -117,6 +144,8 @@ type imagesRun struct {
 	updates  []imageupdate.Update
 	problems []imageupdate.Problem
 	veto     imageupdate.Veto
+	// commits are "source hash" of the commits made.
+	commits []string
 }
 
 func decideImages(ctx context.Context, f imagesFlags) (*imagesRun, error) {
@@ -164,12 +193,13 @@ func (r *imagesRun) failed() bool {
 type imagesReport struct {
 	Images   []imageupdate.Update  `json:"images"`
 	Problems []imageupdate.Problem `json:"problems"`
+	Commits  []string              `json:"commits,omitempty"`
 }
 
 // report prints the run and returns its exit status.
 func (r *imagesRun) report(out io.Writer, output string) error {
 	if output == "json" {
-		if err := writeJSON(out, imagesReport{Images: r.updates, Problems: append([]imageupdate.Problem{}, r.problems...)}); err != nil {
+		if err := writeJSON(out, imagesReport{Images: r.updates, Problems: append([]imageupdate.Problem{}, r.problems...), Commits: r.commits}); err != nil {
 			return err
 		}
 	} else {
@@ -218,6 +248,9 @@ func writeImagesText(out io.Writer, r *imagesRun) {
 	}
 	if len(r.updates) == 0 && len(r.problems) == 0 {
 		fmt.Fprintln(out, "no image has a policy")
+	}
+	for _, c := range r.commits {
+		fmt.Fprintf(out, "committed and pushed: %s\n", c)
 	}
 }
 

@@ -61,9 +61,8 @@ func readStatus(ctx context.Context, base string) (api.Document, error) {
 	return doc, nil
 }
 
-// statesOf keeps the rolled-back and held pods of a host's status: for
-// a rolled-back pod, the status shows the desired version, the one held
-// back.
+// statesOf keeps the rolled-back and held pods of a host's status (a
+// rolled-back pod's rollout names the images of the version held back).
 func statesOf(doc api.Document) []imageupdate.HostState {
 	var out []imageupdate.HostState
 	for _, p := range doc.Pods {
@@ -74,10 +73,7 @@ func statesOf(doc api.Document) []imageupdate.HostState {
 		s := imageupdate.HostState{Host: doc.Hostname, Pod: p.ID, Revision: r.Revision, Reason: r.Reason}
 		switch {
 		case r.State == rollouts.RolloutRolledBack:
-			s.Images = map[string]string{}
-			for _, c := range p.Containers {
-				s.Images[c.Name] = c.Image
-			}
+			s.Images = r.Images
 		case r.State == rollouts.RolloutHeld && r.Hold != nil:
 			s.HeldBy, s.Reason = r.Hold.By, r.Hold.Reason
 		default:

@@ -106,7 +106,7 @@ func (s *Store) stepLocked(seen Seen, p podspec.Pod) (Note, bool) {
 		good = &r.Good.Manifest
 	}
 	out := r.step(seen.Observe(p, hash, good))
-	if out != OutcomeNone || r.Rollout != before {
+	if out != OutcomeNone || !r.Rollout.same(before) {
 		s.file.Changed()
 	}
 	if out == OutcomeHeld || r.Bad != badBefore {

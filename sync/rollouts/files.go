@@ -225,7 +225,7 @@ func ReadRollouts(stateDir string) (map[string]Rollout, error) {
 		return out, errors.Join(append(errs, fmt.Errorf("%s: %w", filepath.Join(stateDir, HoldsFile), err))...)
 	}
 	for id, bad := range saved.HeldBack {
-		out[id] = Rollout{State: RolloutRolledBack, Revision: bad.Revision, Hash: bad.Hash, PreviousHash: out[id].PreviousHash, Since: bad.At, Reason: bad.Reason}
+		out[id] = Rollout{State: RolloutRolledBack, Revision: bad.Revision, Hash: bad.Hash, PreviousHash: out[id].PreviousHash, Since: bad.At, Reason: bad.Reason, Images: bad.Images}
 	}
 	for id, h := range saved.Pods {
 		ro := out[id]

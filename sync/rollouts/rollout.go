@@ -9,6 +9,7 @@ package rollouts
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/hostlet/hostlet/manifest"
@@ -44,6 +45,10 @@ type Rollout struct {
 	Reason       string    `json:"reason,omitempty"`
 	// Hold says who holds the pod, why and since when (state Held).
 	Hold *Hold `json:"hold,omitempty"`
+	// Images are, for RolledBack, the images of the version held back,
+	// by container: `hostlet images` does not move a repository to them
+	// again.
+	Images map[string]string `json:"images,omitempty"`
 }
 
 // Hold is an operator's hold on a pod: hostlet neither recreates,
@@ -76,6 +81,8 @@ type badVersion struct {
 	Revision string    `json:"revision"`
 	Reason   string    `json:"reason"`
 	At       time.Time `json:"at"`
+	// Images are its containers' images (Rollout.Images).
+	Images map[string]string `json:"images,omitempty"`
 }
 
 // podRollout is what the syncer keeps of one pod's updates; the exported
@@ -167,7 +174,7 @@ func (r *podRollout) step(o Observation) Outcome {
 	}
 	if r.Bad != nil && r.Bad.Hash == o.Hash {
 		// Held back: the last good version runs instead.
-		r.Rollout = Rollout{State: RolloutRolledBack, Revision: r.Bad.Revision, Hash: r.Bad.Hash, Since: r.Bad.At, Reason: r.Bad.Reason}
+		r.Rollout = Rollout{State: RolloutRolledBack, Revision: r.Bad.Revision, Hash: r.Bad.Hash, Since: r.Bad.At, Reason: r.Bad.Reason, Images: r.Bad.Images}
 		if r.Good != nil {
 			r.Rollout.PreviousHash = r.Good.Hash
 		}
@@ -244,8 +251,8 @@ func (r *podRollout) fail(o Observation, why string) Outcome {
 		r.Failed, r.Rollout.Reason = true, why+" (no earlier ready version to roll back to)"
 		return OutcomeFailed
 	}
-	r.Bad = &badVersion{Hash: o.Hash, Revision: o.Revision, Reason: why, At: o.Now}
-	r.Rollout = Rollout{State: RolloutRolledBack, Revision: o.Revision, Hash: o.Hash, PreviousHash: r.Good.Hash, Since: o.Now, Reason: why}
+	r.Bad = &badVersion{Hash: o.Hash, Revision: o.Revision, Reason: why, At: o.Now, Images: imagesOf(o.Pod.Manifest)}
+	r.Rollout = Rollout{State: RolloutRolledBack, Revision: o.Revision, Hash: o.Hash, PreviousHash: r.Good.Hash, Since: o.Now, Reason: why, Images: r.Bad.Images}
 	r.Applied, r.readySince = time.Time{}, time.Time{}
 	return OutcomeRolledBack
 }
@@ -277,4 +284,20 @@ func Settings(m manifest.Manifest) (minReady, deadline time.Duration, policy str
 		policy = manifest.RollbackAuto
 	}
 	return minReady, deadline, policy
+}
+
+// imagesOf are m's containers' images, by container.
+func imagesOf(m manifest.Manifest) map[string]string {
+	out := make(map[string]string, len(m.Containers))
+	for _, c := range m.Containers {
+		out[c.Name] = c.Image
+	}
+	return out
+}
+
+// same reports whether r and o say the same (Images compared by content).
+func (r Rollout) same(o Rollout) bool {
+	return r.State == o.State && r.Revision == o.Revision && r.Hash == o.Hash && r.PreviousHash == o.PreviousHash &&
+		r.Since.Equal(o.Since) && r.Since.Location() == o.Since.Location() && r.Reason == o.Reason && r.Hold == o.Hold &&
+		maps.Equal(r.Images, o.Images)
 }

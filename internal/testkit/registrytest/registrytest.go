@@ -133,28 +133,38 @@ func (r *Registry) DockerConfig(t testing.TB) string {
 // key (two tags of one image). It returns the digest of each tag.
 func (r *Registry) Push(t testing.TB, cli *client.Client, repo string, tags []string, files map[string]string) map[string]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
 	digests := map[string]string{}
 	for _, tag := range tags {
-		ref := r.Addr + "/" + repo + ":" + tag
 		content := tag
 		if c, ok := files[tag]; ok {
 			content = c
 		}
-		var archive bytes.Buffer
-		if err := imagetar.Write(&archive, ref, []imagetar.File{{Path: "/version", Mode: 0o644, Data: []byte(content)}}, []string{"/version"}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := hruntime.LoadArchive(ctx, cli, &archive); err != nil {
-			t.Fatalf("registrytest: load %s: %v", ref, err)
-		}
-		digests[tag] = r.pushLoaded(ctx, t, cli, ref)
-		if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true}); err != nil {
-			t.Errorf("registrytest: remove %s: %v", ref, err)
-		}
+		digests[tag] = r.PushImage(t, cli, repo+":"+tag, []imagetar.File{{Path: "/version", Mode: 0o644, Data: []byte(content)}},
+			imagetar.Config{Entrypoint: []string{"/version"}})
 	}
 	return digests
+}
+
+// PushImage builds an image of files and cfg, pushes it as r.Addr/ref
+// (repo:tag) through the Engine API, removes it from the engine and
+// returns its digest.
+func (r *Registry) PushImage(t testing.TB, cli *client.Client, ref string, files []imagetar.File, cfg imagetar.Config) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	ref = r.Addr + "/" + ref
+	var archive bytes.Buffer
+	if err := imagetar.WriteConfig(&archive, ref, files, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := hruntime.LoadArchive(ctx, cli, &archive); err != nil {
+		t.Fatalf("registrytest: load %s: %v", ref, err)
+	}
+	digest := r.pushLoaded(ctx, t, cli, ref)
+	if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true}); err != nil {
+		t.Errorf("registrytest: remove %s: %v", ref, err)
+	}
+	return digest
 }
 
 // pushLoaded pushes ref and returns the digest the push reported.
