@@ -206,3 +206,22 @@ func replaceFile(root *os.Root, file string, data []byte) error {
 	}
 	return nil
 }
+
+// Read reads files (paths in the source at dir): what Write replaces, to
+// put back.
+func Read(dir string, files []string) (map[string][]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	out := map[string][]byte{}
+	for _, f := range files {
+		data, err := readFile(root, f)
+		if err != nil {
+			return nil, err
+		}
+		out[f] = data
+	}
+	return out, nil
+}

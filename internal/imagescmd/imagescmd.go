@@ -44,6 +44,7 @@ type imagesFlags struct {
 	maxTags           int
 	statusURLs        []string
 	includeRolledBack bool
+	configs           []string
 }
 
 func (f *imagesFlags) add(cmd *cobra.Command) {
@@ -52,6 +53,7 @@ func (f *imagesFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.maxTags, "max-tags", registry.DefaultMaxTags, "read at most this many tags of a repository")
 	cmd.Flags().StringArrayVar(&f.statusURLs, "status-url", nil, "a host's API (http://HOST:PORT, repeatable): tags it rolled back and pods held there are skipped")
 	cmd.Flags().BoolVar(&f.includeRolledBack, "include-rolled-back", false, "choose tags a host rolled back all the same (holds still count)")
+	cmd.Flags().StringArrayVar(&f.configs, "config", nil, "a host's config (repeatable): update edits nothing unless each host's sources, read from --source folders, still validate")
 }
 
 func newImagesCheckCommand() *cobra.Command {
@@ -96,7 +98,7 @@ Exit status: 0 nothing due, 2 files edited, 1 errors (nothing is edited then).`,
 			}
 			if !run.failed() {
 				co.Push = commit
-				if err := run.apply(cmd.Context(), commit, co); err != nil {
+				if err := run.apply(cmd.Context(), f.configs, commit, co); err != nil {
 					return err
 				}
 			}
@@ -111,9 +113,12 @@ Exit status: 0 nothing due, 2 files edited, 1 errors (nothing is edited then).`,
 	return cmd
 }
 
-// apply edits every source's files and, with commit, commits and pushes
-// them, source by source.
-func (r *imagesRun) apply(ctx context.Context, commit bool, co imageupdate.CommitOptions) error {
+// apply edits every source's files, checks that every host given still
+// validates (else puts the files back and fails), then, with commit,
+// commits and pushes them, source by source.
+func (r *imagesRun) apply(ctx context.Context, configs []string, commit bool, co imageupdate.CommitOptions) error {
+	edited := map[string]map[string][]byte{}
+	originals := map[string]map[string][]byte{}
 	for _, name := range slices.Sorted(maps.Keys(r.dirs)) {
 		files, err := imageupdate.Edits(r.dirs[name], r.bySource[name])
 		if err != nil {
@@ -122,13 +127,27 @@ func (r *imagesRun) apply(ctx context.Context, commit bool, co imageupdate.Commi
 		if len(files) == 0 {
 			continue
 		}
+		if originals[name], err = imageupdate.Read(r.dirs[name], slices.Collect(maps.Keys(files))); err != nil {
+			return fmt.Errorf("source %s: %w", name, err)
+		}
 		if err := imageupdate.Write(r.dirs[name], files); err != nil {
 			return fmt.Errorf("source %s: %w", name, err)
 		}
-		if !commit {
-			continue
+		edited[name] = files
+	}
+	if err := validateHosts(ctx, configs, r.dirs); err != nil {
+		for name, files := range originals {
+			if werr := imageupdate.Write(r.dirs[name], files); werr != nil {
+				err = fmt.Errorf("%w; and putting source %s's files back failed: %v", err, name, werr)
+			}
 		}
-		hash, err := imageupdate.Commit(ctx, r.dirs[name], slices.Collect(maps.Keys(files)), r.bySource[name], co)
+		return fmt.Errorf("nothing updated: %w", err)
+	}
+	if !commit {
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(edited)) {
+		hash, err := imageupdate.Commit(ctx, r.dirs[name], slices.Collect(maps.Keys(edited[name])), r.bySource[name], co)
 		if err != nil {
 			return fmt.Errorf("source %s: %w", name, err)
 		}

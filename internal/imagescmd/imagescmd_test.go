@@ -103,3 +103,30 @@ func read(t *testing.T, dir, name string) string {
 	}
 	return string(data)
 }
+
+// With --config, update edits nothing unless every host's sources still
+// validate: the error names the file and field, and the files are put
+// back as they were.
+func TestUpdateRefusesATreeThatDoesNotValidate(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Push(t, dockertest.Client(t), "shop/web", []string{"1.4.2", "1.4.3"}, nil)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	dir := t.TempDir()
+	native := "version: v1beta1\nid: web\ncontainers:\n  - name: app\n    image: " + reg.Addr + "/shop/web:1.4.2\n    imagePolicy: {semver: \"~1.4\"}\n"
+	write(t, dir, "web.yaml", native)
+	cfgFile := filepath.Join(t.TempDir(), "host.yaml")
+	write(t, filepath.Dir(cfgFile), "host.yaml", "hostname: web-1\ninstance: images-test\nsources:\n  - {name: apps, type: file, path: /nonexistent}\n")
+
+	if out, code := run(t, "update", "--source", "apps="+dir, "--config", cfgFile); code != 2 || read(t, dir, "web.yaml") == native {
+		t.Fatalf("update of a valid tree: exit %d\n%s", code, out)
+	}
+	write(t, dir, "web.yaml", native)
+	write(t, dir, "broken.yaml", "version: v1beta1\nid: broken\ncontainers:\n  - name: app\n")
+	out, code := run(t, "update", "--source", "apps="+dir, "--config", cfgFile)
+	if code != 1 || !strings.Contains(out, "host web-1") || !strings.Contains(out, "broken.yaml") || !strings.Contains(out, "containers[0].image") {
+		t.Errorf("update of an invalid tree: exit %d\n%s\nwant exit 1 naming the host, file and field", code, out)
+	}
+	if got := read(t, dir, "web.yaml"); got != native {
+		t.Errorf("web.yaml after a refused update:\n%s\nwant it as it was", got)
+	}
+}
