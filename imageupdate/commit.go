@@ -47,6 +47,9 @@ type CommitOptions struct {
 // repository with one message listing every due update, and pushes it
 // when asked. It returns the commit's hash.
 func Commit(ctx context.Context, dir string, files []string, us []Update, opts CommitOptions) (string, error) {
+	if err := opts.Check(); err != nil {
+		return "", err
+	}
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
 	if err != nil {
 		return "", fmt.Errorf("the source %s is not in a git repository: %w", dir, err)
@@ -84,6 +87,24 @@ func Commit(ctx context.Context, dir string, files []string, us []Update, opts C
 		}
 	}
 	return hash.String(), nil
+}
+
+// Check refuses options that would fail only after the files are edited:
+// a bad branch name, a message template that does not parse, a sign key
+// that cannot be used.
+func (o CommitOptions) Check() error {
+	if o.Branch != "" && !branchName.MatchString(o.Branch) {
+		return fmt.Errorf("--branch %q: not a branch name", o.Branch)
+	}
+	if _, err := commitMessage(o.Message, nil); err != nil {
+		return err
+	}
+	if o.SignKey != "" {
+		if _, err := readSignKey(o.SignKey); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // inRepo is dir's path inside the work tree at root ("." for the root).
@@ -169,9 +190,6 @@ var branchName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$`)
 // push pushes HEAD to branch (the checked-out one when "") of origin
 // with the git command, so that the machine's credential helpers apply.
 func push(ctx context.Context, root string, repo *git.Repository, branch string) error {
-	if branch != "" && !branchName.MatchString(branch) {
-		return fmt.Errorf("--branch %q: not a branch name", branch)
-	}
 	if branch == "" {
 		head, err := repo.Head()
 		if err != nil || !head.Name().IsBranch() {

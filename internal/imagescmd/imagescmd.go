@@ -92,6 +92,9 @@ precision and suffixes stay as written.
 Exit status: 0 nothing due, 2 files edited, 1 errors (nothing is edited then).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := co.Check(); err != nil {
+				return err
+			}
 			run, err := decideImages(cmd.Context(), f)
 			if err != nil {
 				return err

@@ -17,7 +17,7 @@ import (
 func TestMain(m *testing.M) { dockertest.Main(m) }
 
 // run runs `hostlet images ARGS` and returns its output and exit status.
-func run(t *testing.T, args ...string) (string, int) {
+func run(t testing.TB, args ...string) (string, int) {
 	t.Helper()
 	cmd := imagescmd.NewCommand()
 	var out bytes.Buffer
@@ -84,7 +84,7 @@ func TestCheckThenUpdateAgainstARealRegistry(t *testing.T) {
 	}
 }
 
-func write(t *testing.T, dir, name, text string) {
+func write(t testing.TB, dir, name, text string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -1,0 +1,89 @@
+package imageupdate_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hostlet/hostlet/imageupdate"
+	"github.com/hostlet/hostlet/internal/testkit/gittest"
+)
+
+// One commit, signed with the key given, listing every move, pushed to
+// the branch asked for; a bad branch name or a key with a passphrase is
+// refused before anything is pushed.
+func TestCommitSignsListsAndPushes(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.Change("first", map[string]string{"apps/web.yaml": "image: r/web:1.4.2\n"})
+	key := gittest.NewKey(t, "CI", "ci@example.org")
+	keyFile := filepath.Join(t.TempDir(), "key.asc")
+	writeArmoredPrivate(t, keyFile, key)
+
+	repo.Write("apps/web.yaml", "image: r/web:1.4.3\n")
+	us := []imageupdate.Update{{Target: imageupdate.Target{File: "web.yaml", Pod: "web", Container: "app"}, Repository: "r/web", From: "1.4.2", To: "1.4.3"}}
+	dir := filepath.Join(repo.Work, "apps")
+	t.Setenv("HOME", t.TempDir())
+	if _, err := imageupdate.Commit(t.Context(), dir, []string{"web.yaml"}, us, imageupdate.CommitOptions{Branch: "x:refs/heads/main", Push: true}); err == nil {
+		t.Error("a refspec as the branch: no error")
+	}
+	hash, err := imageupdate.Commit(t.Context(), dir, []string{"web.yaml"}, us, imageupdate.CommitOptions{SignKey: keyFile, Branch: "hostlet/image-updates", Push: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := git.PlainOpen(repo.Bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := bare.Reference(plumbing.NewBranchReferenceName("hostlet/image-updates"), true)
+	if err != nil || ref.Hash().String() != hash {
+		t.Fatalf("branch hostlet/image-updates in the bare repository: %v, %v; want %s", ref, err, hash)
+	}
+	c, err := bare.CommitObject(ref.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "web.yaml web/app: r/web 1.4.2 -> 1.4.3"; !strings.Contains(c.Message, want) {
+		t.Errorf("message %q, want a line %q", c.Message, want)
+	}
+	if _, err := c.Verify(string(gittest.ArmoredPublicKeys(t, key))); err != nil {
+		t.Errorf("the commit's signature does not verify: %v", err)
+	}
+	if main := strings.TrimSpace(gitOut(t, repo.Bare, "rev-parse", "main")); main == hash {
+		t.Error("main moved: only the branch asked for is pushed")
+	}
+}
+
+func writeArmoredPrivate(t *testing.T, file string, key *openpgp.Entity) {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := armor.Encode(&b, openpgp.PrivateKeyType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := key.SerializePrivate(w, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
