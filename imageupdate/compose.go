@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/compose-spec/compose-go/v2/loader"
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/hostlet/hostlet/manifest"
@@ -33,10 +34,12 @@ func scanCompose(root *os.Root, source, file string, data []byte) ([]Target, err
 	dir := path.Dir(file)
 	project := scalar(lookup(m, "name"))
 	if project == "" {
+		// The folder's name, as hostlet names a project (compose.Load).
 		project = path.Base(dir)
 		if dir == "." {
 			project = source
 		}
+		project = loader.NormalizeProjectName(project)
 	}
 	env, envErr := readDotEnv(root, relJoin(dir, ".env"))
 	var out []Target
