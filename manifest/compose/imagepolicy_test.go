@@ -24,9 +24,9 @@ func TestServiceImagePolicy(t *testing.T) {
 		{name: "filter with prereleases", policy: `{filter: '(?P<version>\d+)-alpine', allowPrerelease: true}`,
 			want: &manifest.ImagePolicy{Filter: `(?P<version>\d+)-alpine`, AllowPrerelease: true}},
 		{name: "an unknown key", policy: `{semver: "^1", schedule: daily}`,
-			wantErrs: []string{`apps:shop/compose.yaml: pod "shop-web": services.web.x-hostlet-image-policy: not a policy (semver, filter, allowPrerelease, pin): json: unknown field "schedule"`}},
+			wantErrs: []string{`apps:shop/compose.yaml: services.web.x-hostlet-image-policy: not a policy (semver, filter, allowPrerelease, pin): json: unknown field "schedule"`}},
 		{name: "not a mapping", policy: `"~1.4"`,
-			wantErrs: []string{`apps:shop/compose.yaml: pod "shop-web": services.web.x-hostlet-image-policy: not a policy (semver, filter, allowPrerelease, pin): json: cannot unmarshal string into Go value of type manifest.ImagePolicy`}},
+			wantErrs: []string{`apps:shop/compose.yaml: services.web.x-hostlet-image-policy: not a policy (semver, filter, allowPrerelease, pin): json: cannot unmarshal string into Go value of type manifest.ImagePolicy`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := "services:\n  web:\n    image: registry.example.org/shop/web:1.4.2\n"
