@@ -18,6 +18,7 @@ const (
 	DefaultBudget        = 500
 	DefaultRetries       = 5
 	DefaultMaxRetryAfter = time.Minute
+	DefaultTimeout       = 3 * time.Minute
 	defaultPageSize      = 1000
 )
 
@@ -41,6 +42,10 @@ type Options struct {
 	MinBackoff time.Duration
 	// PageSize is how many tags one listing request asks for (1000).
 	PageSize int
+	// Timeout bounds one repository's listing, or one digest, waits for
+	// 429 answers included (DefaultTimeout): a registry that stops
+	// answering fails only its images.
+	Timeout time.Duration
 }
 
 // Listing is a repository's tags as far as the cap.
@@ -82,6 +87,7 @@ func New(opts Options) (*Client, error) {
 	opts.MaxRetryAfter = cmpOr(opts.MaxRetryAfter, DefaultMaxRetryAfter)
 	opts.MinBackoff = cmpOr(opts.MinBackoff, time.Second)
 	opts.PageSize = cmpOr(opts.PageSize, defaultPageSize)
+	opts.Timeout = cmpOr(opts.Timeout, DefaultTimeout)
 	if opts.Keychain == nil {
 		opts.Keychain = authn.DefaultKeychain
 	}
@@ -132,6 +138,8 @@ func (c *Client) Tags(ctx context.Context, repo string) (Listing, error) {
 }
 
 func (c *Client) list(ctx context.Context, repo string) (Listing, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
 	r, err := name.NewRepository(repo)
 	if err != nil {
 		return Listing{}, fmt.Errorf("repository %q: %w", repo, err)
@@ -184,6 +192,8 @@ func (c *Client) Digest(ctx context.Context, ref string) (string, error) {
 }
 
 func (c *Client) head(ctx context.Context, ref string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		return "", fmt.Errorf("reference %q: %w", ref, err)

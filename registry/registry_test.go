@@ -216,6 +216,12 @@ func TestHostileRegistryAnswersAreBounded(t *testing.T) {
 		w.Header().Set("Link", fmt.Sprintf(`</v2/shop/web/tags/list?n=1&last=%d>; rel="next"`, n))
 		fmt.Fprintf(w, `{"name":"shop/web","tags":["1.0.%d"]}`, n)
 	}))
+	silent := registrytest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/" {
+			return
+		}
+		<-r.Context().Done() // never answers
+	}))
 	for _, tc := range []struct {
 		name, addr, wantErr string
 		wantTags            int
@@ -223,11 +229,12 @@ func TestHostileRegistryAnswersAreBounded(t *testing.T) {
 		{name: "an answer over 8 MiB", addr: huge, wantErr: "larger than"},
 		{name: "a next page on another host", addr: elsewhere, wantErr: "does not match"},
 		{name: "an endless listing", addr: endless, wantTags: 50},
+		{name: "a registry that never answers", addr: silent, wantErr: "context deadline exceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
-			l, err := newClient(t, registry.Options{MaxTags: 50}).Tags(ctx, tc.addr+"/shop/web")
+			l, err := newClient(t, registry.Options{MaxTags: 50, Timeout: time.Second}).Tags(ctx, tc.addr+"/shop/web")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("tags: %v, want an error with %q", err, tc.wantErr)
