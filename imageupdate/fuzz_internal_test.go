@@ -2,6 +2,8 @@ package imageupdate
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,43 @@ func FuzzScalarSpan(f *testing.F) {
 		}
 		if text[start:end] != value {
 			t.Fatalf("span %q, want %q", text[start:end], value)
+		}
+	})
+}
+
+// FuzzScan: any manifest, Compose file and .env either scan or give a
+// problem, and every target found can be edited or is refused, never
+// written outside its scalar.
+func FuzzScan(f *testing.F) {
+	f.Add("version: v1beta1\nid: web\ncontainers:\n  - {name: app, image: \"r/web:1.4.2\", imagePolicy: {semver: \"~1.4\"}}\n",
+		"services:\n  web:\n    image: r/web:${TAG:-1.4}\n    x-hostlet-image-policy: {semver: ^1}\n", "TAG=1.4\n")
+	f.Fuzz(func(t *testing.T, native, composeFile, env string) {
+		dir := t.TempDir()
+		for name, data := range map[string]string{"web.yaml": native, "p/compose.yaml": composeFile, "p/.env": env} {
+			p := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		targets, _, err := Scan("s", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var us []Update
+		for _, tg := range targets {
+			us = append(us, Update{Target: tg, From: "1", To: "2.0.0"})
+		}
+		files, err := Edits(dir, us)
+		if err != nil {
+			return
+		}
+		for name, data := range files {
+			if len(data) > len(native)+len(composeFile)+len(env)+64*len(us) {
+				t.Fatalf("%s grew to %d bytes", name, len(data))
+			}
 		}
 	})
 }
