@@ -53,7 +53,7 @@ func (f *imagesFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.maxTags, "max-tags", registry.DefaultMaxTags, "read at most this many tags of a repository")
 	cmd.Flags().StringArrayVar(&f.statusURLs, "status-url", nil, "a host's API (http://HOST:PORT, repeatable): tags it rolled back and pods held there are skipped")
 	cmd.Flags().BoolVar(&f.includeRolledBack, "include-rolled-back", false, "choose tags a host rolled back all the same (holds still count)")
-	cmd.Flags().StringArrayVar(&f.configs, "config", nil, "a host's config (repeatable): update edits nothing unless each host's sources, read from --source folders, still validate")
+	cmd.Flags().StringArrayVar(&f.configs, "config", nil, "a host's config (repeatable): its rollbacks and holds are read from its etcd status when it has etcd.endpoints, and update edits nothing unless each host's sources, read from --source folders, still validate")
 }
 
 func newImagesCheckCommand() *cobra.Command {
@@ -185,7 +185,7 @@ func decideImages(ctx context.Context, f imagesFlags) (*imagesRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	states, err := hostStates(ctx, f.statusURLs)
+	states, err := hostStates(ctx, f.statusURLs, f.configs)
 	if err != nil {
 		return nil, err
 	}

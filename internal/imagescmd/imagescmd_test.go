@@ -8,8 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/imagescmd"
+	"github.com/hostlet/hostlet/internal/reporter"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
+	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/internal/testkit/dockertest"
 	"github.com/hostlet/hostlet/internal/testkit/registrytest"
 )
@@ -128,5 +135,38 @@ func TestUpdateRefusesATreeThatDoesNotValidate(t *testing.T) {
 	}
 	if got := read(t, dir, "web.yaml"); got != native {
 		t.Errorf("web.yaml after a refused update:\n%s\nwant it as it was", got)
+	}
+}
+
+// A host config with etcd endpoints: the rollbacks its host reports in
+// etcd are skipped as those of --status-url are.
+func TestRollbacksReadFromTheHostsStatusInEtcd(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Push(t, dockertest.Client(t), "shop/web", []string{"1.4.2", "1.4.3"}, nil)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	srv := etcdtest.Start(t)
+	doc := api.Document{Hostname: "web-2", Pods: []hsync.PodStatus{{ID: "web", Rollout: &hsync.Rollout{
+		State: hsync.RolloutRolledBack, Revision: "0123456789abcdef", Reason: "container app keeps crashing",
+		Images: map[string]string{"app": reg.Addr + "/shop/web:1.4.3"}}}}}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	statusKey, _, _ := reporter.Keys("/fleet", "web-2")
+	if _, err := cli.Put(t.Context(), statusKey, string(data)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, dir, "web.yaml", "version: v1beta1\nid: web\ncontainers:\n  - name: app\n    image: "+reg.Addr+"/shop/web:1.4.2\n    imagePolicy: {semver: \"~1.4\"}\n")
+	cfgDir := t.TempDir()
+	write(t, cfgDir, "web-2.yaml", "hostname: web-2\ninstance: images-test\netcd: {endpoints: ["+srv.Endpoint+"], prefix: /fleet}\nsources:\n  - {name: apps, type: file, path: /nonexistent}\n")
+	out, code := run(t, "check", "--source", "apps="+dir, "--config", filepath.Join(cfgDir, "web-2.yaml"))
+	if code != 0 || !strings.Contains(out, "skipped 1.4.3: rolled back on web-2 at 0123456789ab: container app keeps crashing") {
+		t.Errorf("check: exit %d\n%s\nwant exit 0 and 1.4.3 skipped for web-2's rollback", code, out)
 	}
 }

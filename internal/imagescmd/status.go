@@ -11,17 +11,37 @@ import (
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/imageupdate"
+	"github.com/hostlet/hostlet/internal/config"
+	"github.com/hostlet/hostlet/internal/redact"
+	"github.com/hostlet/hostlet/internal/reporter"
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/sources"
 	"github.com/hostlet/hostlet/sync/rollouts"
 )
 
 // statusTimeout bounds reading one host's status.
 const statusTimeout = 15 * time.Second
 
-// hostStates reads the status of each host API URL given and keeps what
-// the updater must not go against: rolled-back versions and holds.
-func hostStates(ctx context.Context, urls []string) ([]imageupdate.HostState, error) {
+// hostStates reads the status of each host API URL given, and of each
+// host config given that names etcd endpoints (the status its host
+// reports there), and keeps what the updater must not go against:
+// rolled-back versions and holds.
+func hostStates(ctx context.Context, urls, configs []string) ([]imageupdate.HostState, error) {
 	var out []imageupdate.HostState
+	for _, file := range configs {
+		cfg, err := config.Load(file)
+		if err != nil {
+			return nil, fmt.Errorf("--config %s: %w", file, err)
+		}
+		if len(cfg.Etcd.Endpoints) == 0 {
+			continue
+		}
+		doc, err := statusFromEtcd(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("--config %s: %w", file, err)
+		}
+		out = append(out, statesOf(doc)...)
+	}
 	for _, u := range urls {
 		doc, err := readStatus(ctx, u)
 		if err != nil {
@@ -82,4 +102,29 @@ func statesOf(doc api.Document) []imageupdate.HostState {
 		out = append(out, s)
 	}
 	return out
+}
+
+// statusFromEtcd reads the status document cfg's host reports in etcd
+// (none yet: an empty one).
+func statusFromEtcd(ctx context.Context, cfg *config.Config) (api.Document, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	cli, err := sources.DialEtcd(cfg.Etcd.Endpoints)
+	if err != nil {
+		return api.Document{}, redact.Error(err, cfg.Etcd.Endpoints...)
+	}
+	defer cli.Close()
+	statusKey, _, _ := reporter.Keys(cfg.Etcd.Prefix, cfg.Hostname)
+	resp, err := cli.Get(ctx, statusKey)
+	if err != nil {
+		return api.Document{}, redact.Error(fmt.Errorf("read the status of %s from etcd: %w", cfg.Hostname, err), cfg.Etcd.Endpoints...)
+	}
+	var doc api.Document
+	if len(resp.Kvs) == 0 {
+		return doc, nil
+	}
+	if err := json.Unmarshal(resp.Kvs[0].Value, &doc); err != nil {
+		return api.Document{}, fmt.Errorf("the status of %s in etcd: %w", cfg.Hostname, err)
+	}
+	return doc, nil
 }
