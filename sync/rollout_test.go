@@ -690,3 +690,30 @@ func TestRollbackNotAllowedAnyMore(t *testing.T) {
 	e.sync(time.Second)
 	e.want("not restored", "web", hsync.RolloutRolledBack, "the last ready version is not allowed on this host any more, so the new version stays", "example.org/app:2")
 }
+
+// A version rolled back stays known after the manifest changes (a
+// revert): the status lists it under rolledBackBefore, across a restart,
+// so that `hostlet images` does not propose it again.
+func TestRolledBackVersionsAreRememberedPastARevert(t *testing.T) {
+	e := newRolloutEnv(t, nil)
+	e.set(e.pod("web", "r1", "example.org/app:1", "Auto", ""))
+	e.sync(0)
+	e.complete("web", "example.org/app:1")
+	e.set(e.pod("web", "r2", "example.org/app:2", "Auto", ""))
+	e.sync(time.Second)
+	e.crash("web", 3)
+	e.sync(time.Second)
+	e.want("crash loop", "web", hsync.RolloutRolledBack, "keeps crashing", "example.org/app:2")
+	e.set(e.pod("web", "r3", "example.org/app:1", "Auto", ""))
+	e.sync(time.Second)
+	for _, restarted := range []bool{false, true} {
+		if restarted {
+			e.start()
+			e.sync(time.Second)
+		}
+		r := e.status("web").Rollout
+		if r == nil || len(r.RolledBackBefore) != 1 || r.RolledBackBefore[0].Revision != "r2" || r.RolledBackBefore[0].Images["app"] != "example.org/app:2" {
+			t.Fatalf("restarted %v: rollout %+v, want r2 (example.org/app:2) rolled back before", restarted, r)
+		}
+	}
+}

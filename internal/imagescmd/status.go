@@ -82,13 +82,17 @@ func readStatus(ctx context.Context, base string) (api.Document, error) {
 }
 
 // statesOf keeps the rolled-back and held pods of a host's status (a
-// rolled-back pod's rollout names the images of the version held back).
+// rolled-back pod's rollout names the images of the version held back,
+// and every rollout those of the pod's earlier rollbacks).
 func statesOf(doc api.Document) []imageupdate.HostState {
 	var out []imageupdate.HostState
 	for _, p := range doc.Pods {
 		r := p.Rollout
 		if r == nil {
 			continue
+		}
+		for _, b := range r.RolledBackBefore {
+			out = append(out, imageupdate.HostState{Host: doc.Hostname, Pod: p.ID, Images: b.Images, Revision: b.Revision, Reason: b.Reason})
 		}
 		s := imageupdate.HostState{Host: doc.Hostname, Pod: p.ID, Revision: r.Revision, Reason: r.Reason}
 		switch {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/seal"
@@ -44,6 +45,8 @@ type savedRollouts struct {
 type savedHolds struct {
 	Pods     map[string]*Hold       `json:"pods"`
 	HeldBack map[string]*badVersion `json:"heldBack,omitempty"`
+	// RolledBackBefore are the pods' earlier rollbacks (podRollout.Past).
+	RolledBackBefore map[string][]*badVersion `json:"rolledBackBefore,omitempty"`
 }
 
 // loadFiles reads the rollouts and holds saved in stateDir into s; sealer
@@ -67,6 +70,9 @@ func (s *Store) loadFiles(stateDir string, clk clock.Clock, sealer *seal.Sealer)
 		}
 		for id, bad := range saved.HeldBack {
 			s.get(id).Bad = bad
+		}
+		for id, past := range saved.RolledBackBefore {
+			s.get(id).Past = past
 		}
 		return err
 	}, func() {})
@@ -134,7 +140,23 @@ func decodeHolds(b []byte, log *slog.Logger) (savedHolds, error) {
 			delete(saved.HeldBack, id)
 			continue
 		}
-		bad.Reason, bad.Revision = textcap.Truncate(bad.Reason, 4<<10), textcap.Truncate(bad.Revision, 256)
+		cleanBad(bad)
+	}
+	for id, past := range saved.RolledBackBefore {
+		past = slices.DeleteFunc(past, func(b *badVersion) bool { return b == nil })
+		if len(past) == 0 || len(id) > 253 || !podIDRE.MatchString(id) || n >= MaxHolds {
+			skip("earlier rollbacks", id)
+			delete(saved.RolledBackBefore, id)
+			continue
+		}
+		n++
+		if len(past) > MaxRolledBackBefore {
+			past = past[len(past)-MaxRolledBackBefore:]
+		}
+		for _, b := range past {
+			cleanBad(b)
+		}
+		saved.RolledBackBefore[id] = past
 	}
 	return saved, nil
 }
@@ -158,8 +180,11 @@ func (s *Store) snapshotLocked() snapshot {
 		snap.rollouts = s.file.Snapshot(saved)
 	}
 	if s.holds.Pending() {
-		saved := savedHolds{Pods: map[string]*Hold{}, HeldBack: map[string]*badVersion{}}
+		saved := savedHolds{Pods: map[string]*Hold{}, HeldBack: map[string]*badVersion{}, RolledBackBefore: map[string][]*badVersion{}}
 		for id, r := range s.pods {
+			if len(r.Past) > 0 {
+				saved.RolledBackBefore[id] = r.Past
+			}
 			if r.Hold != nil {
 				saved.Pods[id] = r.Hold
 			}
@@ -252,4 +277,20 @@ func readSealedRollouts(stateDir string, b []byte, out map[string]Rollout) error
 		out[id] = r.Rollout
 	}
 	return nil
+}
+
+// maxImagesKept bounds the images a saved held-back version names.
+const maxImagesKept = 64
+
+// cleanBad cuts a saved held-back version's texts and images to size.
+func cleanBad(b *badVersion) {
+	b.Reason, b.Revision = textcap.Truncate(b.Reason, 4<<10), textcap.Truncate(b.Revision, 256)
+	if len(b.Images) > maxImagesKept {
+		b.Images = nil
+	}
+	for k, v := range b.Images {
+		if len(k) > 253 || len(v) > 512 {
+			delete(b.Images, k)
+		}
+	}
 }

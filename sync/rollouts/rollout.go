@@ -49,6 +49,32 @@ type Rollout struct {
 	// by container: `hostlet images` does not move a repository to them
 	// again.
 	Images map[string]string `json:"images,omitempty"`
+	// RolledBackBefore are the pod's versions rolled back earlier and no
+	// longer held back (its manifest changed since), newest last, at most
+	// MaxRolledBackBefore: `hostlet images` does not propose them again
+	// either. Set by Store.Shown only.
+	RolledBackBefore []PastRollback `json:"rolledBackBefore,omitempty"`
+}
+
+// PastRollback is a version of a pod rolled back earlier.
+type PastRollback struct {
+	Revision string            `json:"revision"`
+	Reason   string            `json:"reason"`
+	At       time.Time         `json:"at"`
+	Images   map[string]string `json:"images,omitempty"`
+}
+
+// MaxRolledBackBefore bounds the earlier rollbacks kept for each pod.
+const MaxRolledBackBefore = 5
+
+// remember adds bad to the earlier rollbacks past, keeping the newest
+// MaxRolledBackBefore.
+func remember(past []*badVersion, bad *badVersion) []*badVersion {
+	past = append(past, bad)
+	if n := len(past); n > MaxRolledBackBefore {
+		past = past[n-MaxRolledBackBefore:]
+	}
+	return past
 }
 
 // Hold is an operator's hold on a pod: hostlet neither recreates,
@@ -101,6 +127,9 @@ type podRollout struct {
 	Bad *badVersion `json:"-"`
 	// Hold is saved apart (HoldsFile).
 	Hold *Hold `json:"-"`
+	// Past are the versions rolled back earlier (Rollout.RolledBackBefore),
+	// saved apart (HoldsFile).
+	Past []*badVersion `json:"-"`
 	// Failed: the version of Rollout.Hash failed and stays (rollback
 	// Never, or nothing to return to); said once.
 	Failed bool `json:"failed,omitempty"`
@@ -179,6 +208,11 @@ func (r *podRollout) step(o Observation) Outcome {
 			r.Rollout.PreviousHash = r.Good.Hash
 		}
 		return OutcomeNone
+	}
+	if r.Bad != nil {
+		// The manifest changed: the version is no longer held back,
+		// but `hostlet images` must still not propose it again.
+		r.Past = remember(r.Past, r.Bad)
 	}
 	r.Bad = nil
 	started := OutcomeNone

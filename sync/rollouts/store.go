@@ -192,6 +192,9 @@ func (s *Store) Shown(id string) *Rollout {
 		h := *shown.Hold
 		shown.Hold = &h
 	}
+	for _, b := range ro.Past {
+		shown.RolledBackBefore = append(shown.RolledBackBefore, PastRollback{Revision: b.Revision, Reason: b.Reason, At: b.At, Images: b.Images})
+	}
 	return &shown
 }
 
