@@ -15,10 +15,10 @@ import (
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/imagescmd"
 	"github.com/hostlet/hostlet/internal/reporter"
-	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
-	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/internal/testkit/dockertest"
+	"github.com/hostlet/hostlet/internal/testkit/etcdtest"
 	"github.com/hostlet/hostlet/internal/testkit/registrytest"
+	hsync "github.com/hostlet/hostlet/sync"
 )
 
 func TestMain(m *testing.M) { dockertest.Main(m) }
