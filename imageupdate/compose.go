@@ -42,6 +42,7 @@ func scanCompose(root *os.Root, source, file string, data []byte) ([]Target, err
 		project = loader.NormalizeProjectName(project)
 	}
 	env, envErr := readDotEnv(root, relJoin(dir, ".env"))
+	unpolicied := imagesWithoutPolicy(services)
 	var out []Target
 	var problems []string
 	for i := 0; i+1 < len(services.Content); i += 2 {
@@ -59,6 +60,9 @@ func scanCompose(root *os.Root, source, file string, data []byte) ([]Target, err
 		if err := resolveTagVariable(&t, env, envErr, relJoin(dir, ".env")); err != nil {
 			problems = append(problems, fmt.Sprintf("services.%s.image: %v", name, err))
 			continue
+		}
+		if t.Var != "" {
+			t.VarWithoutPolicy = unpolicied[t.Var]
 		}
 		out = append(out, t)
 	}
@@ -155,4 +159,24 @@ func parseAssignment(line string) (assignment, bool) {
 	}
 	a.value = line[a.start:a.end]
 	return a, true
+}
+
+// variableRef is a variable an image names: $VAR or ${VAR...}.
+var variableRef = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
+
+// imagesWithoutPolicy maps each variable to the services whose image
+// names it and that have no policy: moving the variable would move them.
+func imagesWithoutPolicy(services *yaml.Node) map[string][]string {
+	out := map[string][]string{}
+	for i := 0; i+1 < len(services.Content); i += 2 {
+		name, svc := services.Content[i].Value, services.Content[i+1]
+		img := lookup(svc, "image")
+		if img == nil || img.Kind != yaml.ScalarNode || lookup(svc, compose.ImagePolicyKey) != nil {
+			continue
+		}
+		for _, m := range variableRef.FindAllStringSubmatch(img.Value, -1) {
+			out[m[1]] = append(out[m[1]], name)
+		}
+	}
+	return out
 }

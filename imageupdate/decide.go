@@ -110,12 +110,13 @@ func agreeOnVariables(us []Update) {
 		}
 	}
 	for _, idx := range byVar {
-		if len(idx) < 2 {
+		if held := us[idx[0]].Target.VarWithoutPolicy; len(held) > 0 {
+			holdBack(us, idx, fmt.Sprintf("%s also sets the image of %s, which has no policy", us[idx[0]].Target.Var, strings.Join(held, ", ")))
 			continue
 		}
-		to, agree := us[idx[0]].To, true
+		to, digest, agree := us[idx[0]].To, us[idx[0]].Digest, true
 		for _, i := range idx {
-			agree = agree && us[i].Err == "" && us[i].To == to
+			agree = agree && us[i].Err == "" && us[i].To == to && us[i].Digest == digest
 		}
 		if agree {
 			continue
@@ -124,12 +125,17 @@ func agreeOnVariables(us []Update) {
 		for _, i := range idx {
 			names = append(names, fmt.Sprintf("%s (%s)", us[i].Target.Pod+"/"+us[i].Target.Container, orNone(us[i].To)))
 		}
-		for _, i := range idx {
-			if us[i].To != "" {
-				us[i].Skipped = append([]imagepolicy.Skip{{Tag: us[i].To, Reason: fmt.Sprintf("%s also sets the tag of %s: it moves only when all move to one tag",
-					us[i].Target.Var, strings.Join(names, ", "))}}, us[i].Skipped...)
-				us[i].To, us[i].Digest = "", ""
-			}
+		holdBack(us, idx, fmt.Sprintf("%s also sets the tag of %s: it moves only when all move to one tag (and one digest)",
+			us[idx[0]].Target.Var, strings.Join(names, ", ")))
+	}
+}
+
+// holdBack keeps the updates idx of us where they are, saying why.
+func holdBack(us []Update, idx []int, why string) {
+	for _, i := range idx {
+		if us[i].To != "" {
+			us[i].Skipped = append([]imagepolicy.Skip{{Tag: us[i].To, Reason: why}}, us[i].Skipped...)
+			us[i].To, us[i].Digest = "", ""
 		}
 	}
 }

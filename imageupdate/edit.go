@@ -48,8 +48,10 @@ func Edits(dir string, us []Update) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s/%s: %w", u.Target.File, u.Target.Pod, u.Target.Container, err)
 		}
-		if !slices.Contains(byFile[file], e) {
+		if i := slices.IndexFunc(byFile[file], func(o edit) bool { return o.start < e.end && e.start < o.end }); i < 0 {
 			byFile[file] = append(byFile[file], e)
+		} else if byFile[file][i] != e {
+			return nil, fmt.Errorf("%s: two updates would write %q and %q at one place", file, byFile[file][i].text, e.text)
 		}
 	}
 	out := map[string][]byte{}

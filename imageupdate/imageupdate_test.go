@@ -126,3 +126,67 @@ func compareTree(t *testing.T, dir, golden string) {
 		t.Fatal(err)
 	}
 }
+
+// A .env variable moves only when every image naming it has a policy
+// and all of them move to one tag and one digest; otherwise nothing is
+// edited and each says why.
+func TestSharedVariableMovesOnlyTogether(t *testing.T) {
+	for _, tc := range []struct {
+		name, compose, why string
+	}{
+		{name: "a service without a policy", why: "WEB_TAG also sets the image of migrate, which has no policy", compose: `
+services:
+  web:
+    image: registry.test/shop/web:${WEB_TAG}
+    x-hostlet-image-policy: {semver: "~1.4"}
+  migrate:
+    image: registry.test/shop/migrations:${WEB_TAG}
+`},
+		{name: "two repositories pinned by digest", why: "it moves only when all move to one tag (and one digest)", compose: `
+services:
+  web:
+    image: registry.test/shop/web:${WEB_TAG}
+    x-hostlet-image-policy: {semver: "~1.4", pin: digest}
+  worker:
+    image: registry.test/shop/worker-long-name:${WEB_TAG}
+    x-hostlet-image-policy: {semver: "~1.4", pin: digest}
+`},
+		{name: "one pinned, one not", why: "it moves only when all move to one tag (and one digest)", compose: `
+services:
+  web:
+    image: registry.test/shop/web:${WEB_TAG}
+    x-hostlet-image-policy: {semver: "~1.4", pin: digest}
+  worker:
+    image: registry.test/shop/web:${WEB_TAG}
+    x-hostlet-image-policy: {semver: "~1.4"}
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, "shop"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, text := range map[string]string{"shop/compose.yaml": tc.compose, "shop/.env": "WEB_TAG=1.4.2\n"} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reg := &fakeRegistry{listings: map[string]int{}, tags: map[string][]string{
+				"registry.test/shop/web": {"1.4.2", "1.4.3"}, "registry.test/shop/worker-long-name": {"1.4.2", "1.4.3"},
+			}}
+			targets, problems, err := imageupdate.Scan("apps", dir)
+			if err != nil || len(problems) > 0 {
+				t.Fatalf("scan: %v %v", err, problems)
+			}
+			us := imageupdate.Decide(t.Context(), reg, targets, nil)
+			for _, u := range us {
+				if u.Due() || len(u.Skipped) == 0 || !strings.Contains(u.Skipped[0].Reason, tc.why) {
+					t.Errorf("%s: to %q, skipped %+v; want held back: %s", u.Target.Container, u.To, u.Skipped, tc.why)
+				}
+			}
+			if files, err := imageupdate.Edits(dir, us); err != nil || len(files) != 0 {
+				t.Errorf("edits %v, %v; want none", files, err)
+			}
+		})
+	}
+}

@@ -45,6 +45,10 @@ type Target struct {
 	// expression's default in File).
 	Var   string   `json:"var,omitempty"`
 	VarAt *VarSite `json:"-"`
+	// VarWithoutPolicy are the services of the project whose image names
+	// Var too and that have no policy: Var does not move while there are
+	// any.
+	VarWithoutPolicy []string `json:"-"`
 }
 
 // VarSite is where a variable's value is written.
