@@ -16,7 +16,8 @@ import (
 // closes the channel. Only events of containers proven hostlet's (see
 // Proven) are delivered; the others are counted (UnprovenEvents) and
 // dropped. When the engine's stream breaks, the error is logged, an
-// EventStreamBroke event is sent, and Events subscribes again with backoff (doubling from 100 ms up to 5 s),
+// EventStreamBroke event is sent when the engine refused the subscription
+// (it is away), and Events subscribes again with backoff (doubling from 100 ms up to 5 s),
 // asking the engine to replay what happened since the last event received
 // (the engine keeps a short buffer of recent events), so a reconnect loses
 // nothing the engine still remembers. A consumer that stops reading blocks
@@ -53,10 +54,15 @@ func (d *Docker) watchEvents(ctx context.Context, out chan<- Event) {
 			backoff = minBackoff
 		}
 		d.log.Warn("docker event stream broke; reconnecting", "error", err, "retry_in", backoff)
-		select {
-		case out <- Event{Action: EventStreamBroke, Time: d.clock.Now()}:
-		case <-ctx.Done():
-			return
+		// A subscription the engine refused at once (nothing delivered
+		// within a second): the engine is away, not merely a stream
+		// that closed and reconnects.
+		if !delivered && d.clock.Since(started) < refusedWithin && errors.Is(err, ErrUnavailable) {
+			select {
+			case out <- Event{Action: EventStreamBroke, Time: d.clock.Now()}:
+			case <-ctx.Done():
+				return
+			}
 		}
 		if !clock.Sleep(ctx, d.clock, backoff) {
 			return
@@ -108,6 +114,10 @@ func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Ti
 		}
 	}
 }
+
+// refusedWithin: a subscription that fails this soon, having delivered
+// nothing, was refused (EventStreamBroke).
+const refusedWithin = time.Second
 
 // eventCursor is where a reconnect resumes the engine's events: just
 // after the latest event seen (the engine's since is inclusive).

@@ -131,14 +131,14 @@ func TestEventsReconnect(t *testing.T) {
 	defer cancel()
 	ch := d.Events(ctx)
 	var got []string
-	for len(got) < 5 {
+	for len(got) < 3 {
 		select {
 		case ev := <-ch:
 			if ev.Action == EventStreamBroke {
 				got = append(got, "broke")
 				continue
 			}
-			want := len(got)/2 + 1
+			want := len(got) + 1
 			if ev.ContainerID != fmt.Sprintf("c%d", want) || ev.ExitCode != want || ev.Action != "die" {
 				t.Fatalf("event %d = %+v", want, ev)
 			}
@@ -147,9 +147,8 @@ func TestEventsReconnect(t *testing.T) {
 			t.Fatalf("events so far %q: the next not delivered (reconnect broken?)", got)
 		}
 	}
-	// Each break of the stream is told, so the syncer can tell the
-	// engine's outage from its containers' crashes.
-	if want := []string{"c1", "broke", "c2", "broke", "c3"}; !slices.Equal(got, want) {
+	// A stream that closes and subscribes again at once is no outage.
+	if want := []string{"c1", "c2", "c3"}; !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 	f.mu.Lock()
@@ -213,6 +212,41 @@ func TestEventsReconnectWaitsOnTheClock(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("event 3 not delivered after the clock moved")
+	}
+}
+
+// An engine that refuses the subscription (gone: its socket closed) is
+// told with EventStreamBroke, each time it refuses, so the syncer can
+// tell its outage from its containers' crashes.
+func TestEventsTellAnEngineThatRefuses(t *testing.T) {
+	f, d := newFakeEngine(t)
+	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	WithClock(clk)(d)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ch := d.Events(ctx)
+	if ev := <-containerEvents(ch); ev.ContainerID != "c1" {
+		t.Fatalf("event 1 = %+v", ev)
+	}
+	// The stream broke after its event; the engine goes away before the
+	// reconnect.
+	f.srv.Listener.Close()
+	f.srv.CloseClientConnections()
+	for i := range 2 {
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := clk.WaitForTimers(wctx, 1); err != nil {
+			t.Fatalf("no backoff timer %d: %v", i, err)
+		}
+		wcancel()
+		clk.Advance(5 * time.Second)
+		select {
+		case ev := <-ch:
+			if ev.Action != EventStreamBroke || ev.ContainerID != "" {
+				t.Fatalf("refusal %d: event %+v, want %s", i, ev, EventStreamBroke)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("refusal %d: no %s event", i, EventStreamBroke)
+		}
 	}
 }
 

@@ -252,10 +252,11 @@ type Ulimit struct {
 	Soft, Hard int64
 }
 
-// EventStreamBroke is the Action of the event Events sends when the
-// engine's event stream breaks (and again on each refused reconnect),
-// with the time of the break: the engine may be down or restarting, and
-// then the exits and restarts around it are the engine's doing.
+// EventStreamBroke is the Action of the event Events sends each time the
+// engine refuses to (re)subscribe to its events (it cannot be reached),
+// with the time: the engine is down or restarting, and the exits and
+// restarts around it are its doing. A stream that closes and subscribes
+// again at once sends none.
 const EventStreamBroke = "hostlet-stream-broke"
 
 // Event is a container event from the engine.

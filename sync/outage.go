@@ -17,10 +17,15 @@ const (
 	outageAfter = 30 * time.Second
 	// outageGap parts two outages: breaks further apart are two.
 	outageGap = time.Minute
+	// maxOutage bounds what one outage excuses: an engine refusing its
+	// subscriptions on and off for longer does not hide a crash loop
+	// (its restarts count again past it).
+	maxOutage = 2 * time.Minute
 )
 
-// engineOutage is the latest time the engine's event stream was broken:
-// from its first break to its last (zero when none was seen).
+// engineOutage is the latest time the engine refused its event stream:
+// from its first refusal to its last (zero when none was seen), excusing
+// at most maxOutage of it.
 type engineOutage struct {
 	from, last time.Time
 }
@@ -28,7 +33,9 @@ type engineOutage struct {
 // broke records a break of the event stream at t.
 func (o *engineOutage) broke(t time.Time) {
 	if o.from.IsZero() || t.Sub(o.last) > outageGap || t.Before(o.from) {
-		o.from = t
+		// A new outage (or the clock went back: start over).
+		o.from, o.last = t, t
+		return
 	}
 	if t.After(o.last) {
 		o.last = t
@@ -37,17 +44,20 @@ func (o *engineOutage) broke(t time.Time) {
 
 // covers reports whether t falls within the outage, margins included.
 func (o engineOutage) covers(t time.Time) bool {
+	end := o.last
+	if cap := o.from.Add(maxOutage); end.After(cap) {
+		end = cap
+	}
 	return !o.from.IsZero() && !t.IsZero() &&
-		!t.Before(o.from.Add(-outageBefore)) && !t.After(o.last.Add(outageAfter))
+		!t.Before(o.from.Add(-outageBefore)) && !t.After(end.Add(outageAfter))
 }
 
 // engineStoppedLocked reports whether container id of slot last stopped
 // because the engine went down: its die event's time falls within the
 // outage, or, when no die event of it came (the engine went down with
 // its stream), the outage came after the container's last start
-// (lastStart, zero when unknown) and the restart, at, came less than a
-// crash-loop window after it. Such a restart is counted, but it is no
-// crash. The caller holds mu.
+// (lastStart, zero when unknown) and the restart, at, falls within it.
+// Such a restart is counted, but it is no crash. The caller holds mu.
 func (s *Syncer) engineStoppedLocked(ps *podState, slot, id string, lastStart, at time.Time) bool {
 	o := s.pods.outage
 	if o.from.IsZero() {
@@ -56,5 +66,5 @@ func (s *Syncer) engineStoppedLocked(ps *podState, slot, id string, lastStart, a
 	if r := ps.runs[slot]; r.exitID == id && !r.exitTime.IsZero() {
 		return o.covers(r.exitTime)
 	}
-	return (lastStart.IsZero() || o.last.After(lastStart)) && !at.After(o.last.Add(crashLoopWindow))
+	return (lastStart.IsZero() || o.last.After(lastStart)) && o.covers(at)
 }

@@ -40,3 +40,26 @@ func TestEngineOutageCoversItsBreaksAndMargins(t *testing.T) {
 		t.Error("a later outage: margins wrong, or the zero time covered")
 	}
 }
+
+// An engine refusing its stream on and off excuses at most maxOutage:
+// restarts past it count as crashes again; a clock gone back starts a
+// new outage rather than stretching the old one.
+func TestEngineOutageIsBounded(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
+	var o engineOutage
+	for d := time.Duration(0); d <= time.Hour; d += 20 * time.Second {
+		o.broke(t0.Add(d))
+	}
+	if o.covers(t0.Add(maxOutage + outageAfter + time.Second)) {
+		t.Errorf("an hour of refusals 20 s apart covers %s after the first", maxOutage+outageAfter+time.Second)
+	}
+	if !o.covers(t0.Add(maxOutage)) {
+		t.Errorf("does not cover %s after the first refusal", maxOutage)
+	}
+	o = engineOutage{}
+	o.broke(t0.Add(time.Hour)) // a clock an hour ahead
+	o.broke(t0)                // corrected
+	if o.covers(t0.Add(10 * time.Minute)) {
+		t.Error("after the clock went back, the outage still reaches the old clock's time")
+	}
+}
