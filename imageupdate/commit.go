@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -19,8 +20,6 @@ import (
 	git "github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/hostlet/hostlet/internal/textcap"
 )
 
 // DefaultMessage is the commit message template: .Updates are the due
@@ -107,6 +106,37 @@ func (o CommitOptions) Check() error {
 	return nil
 }
 
+// Prepare checks, before any file is edited, what Commit will need: the
+// source at dir in a git repository whose index holds nothing staged (it
+// would go into the commit), and a message the template makes from us.
+func Prepare(dir string, us []Update, opts CommitOptions) error {
+	if err := opts.Check(); err != nil {
+		return err
+	}
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return fmt.Errorf("the source %s is not in a git repository: %w", dir, err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return err
+	}
+	if _, err := inRepo(wt.Filesystem.Root(), dir); err != nil {
+		return err
+	}
+	st, err := wt.Status()
+	if err != nil {
+		return fmt.Errorf("git status: %w", err)
+	}
+	for _, f := range slices.Sorted(maps.Keys(st)) {
+		if s := st[f].Staging; s != git.Unmodified && s != git.Untracked {
+			return fmt.Errorf("the index of %s has changes staged (%s): they would go into the commit; commit or reset them first", wt.Filesystem.Root(), f)
+		}
+	}
+	_, err = commitMessage(opts.Message, us)
+	return err
+}
+
 // inRepo is dir's path inside the work tree at root ("." for the root).
 func inRepo(root, dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
@@ -190,18 +220,36 @@ var branchName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$`)
 // push pushes HEAD to branch (the checked-out one when "") of origin
 // with the git command, so that the machine's credential helpers apply.
 func push(ctx context.Context, root string, repo *git.Repository, branch string) error {
-	if branch == "" {
-		head, err := repo.Head()
-		if err != nil || !head.Name().IsBranch() {
-			return errors.New("git push: no branch checked out; give --branch")
-		}
-		branch = head.Name().Short()
+	current := ""
+	if head, err := repo.Head(); err == nil && head.Name().IsBranch() {
+		current = head.Name().Short()
+	}
+	args := []string{"-C", root, "push", "--quiet", "origin"}
+	switch {
+	case branch == "" && current == "":
+		return errors.New("git push: no branch checked out; give --branch")
+	case branch == "":
+		branch = current
+	case branch != current:
+		// The updater's own branch (a pull request's head): made anew
+		// from the checked-out branch each run, so it is replaced.
+		args = append(args, "--force")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "push", "--quiet", "origin", "HEAD:refs/heads/"+branch)
+	cmd := exec.CommandContext(ctx, "git", append(args, "HEAD:refs/heads/"+branch)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("git push origin HEAD:%s: %w: %s", branch, err, textcap.Excerpt(strings.TrimSpace(string(out))))
+		return fmt.Errorf("git push origin HEAD:%s: %w: %s", branch, err, lastLines(string(out)))
 	}
 	return nil
+}
+
+// lastLines is the end of a command's output (where git says why), at
+// most 1 KiB, on one line.
+func lastLines(out string) string {
+	out = strings.TrimSpace(out)
+	if len(out) > 1<<10 {
+		out = "..." + out[len(out)-1<<10:]
+	}
+	return strings.Join(strings.Fields(out), " ")
 }

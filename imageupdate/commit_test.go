@@ -87,3 +87,29 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// The updater's branch is replaced each run (the pull request not merged
+// yet, a newer tag): the second night's push goes through.
+func TestCommitReplacesItsOwnBranch(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.Change("first", map[string]string{"web.yaml": "image: r/web:1.4.2\n"})
+	t.Setenv("HOME", t.TempDir())
+	opts := imageupdate.CommitOptions{Branch: "hostlet/image-updates", Push: true}
+	var hashes []string
+	for _, tag := range []string{"1.4.3", "1.4.4"} {
+		clone := filepath.Join(t.TempDir(), "clone")
+		gitOut(t, filepath.Dir(clone), "clone", "--quiet", repo.Bare, clone)
+		if err := os.WriteFile(filepath.Join(clone, "web.yaml"), []byte("image: r/web:"+tag+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		us := []imageupdate.Update{{Target: imageupdate.Target{File: "web.yaml", Pod: "web", Container: "app"}, Repository: "r/web", From: "1.4.2", To: tag}}
+		hash, err := imageupdate.Commit(t.Context(), clone, []string{"web.yaml"}, us, opts)
+		if err != nil {
+			t.Fatalf("night with %s: %v", tag, err)
+		}
+		hashes = append(hashes, hash)
+	}
+	if got := strings.TrimSpace(gitOut(t, repo.Bare, "rev-parse", "hostlet/image-updates")); got != hashes[1] {
+		t.Errorf("the branch is at %s, want the second night's %s", got, hashes[1])
+	}
+}

@@ -125,18 +125,25 @@ func (r *imagesRun) apply(ctx context.Context, configs []string, commit bool, co
 	for _, name := range slices.Sorted(maps.Keys(r.dirs)) {
 		files, err := imageupdate.Edits(r.dirs[name], r.bySource[name])
 		if err != nil {
-			return fmt.Errorf("source %s: %w", name, err)
+			return fmt.Errorf("source %s: nothing updated: %w", name, err)
 		}
 		if len(files) == 0 {
 			continue
 		}
-		if originals[name], err = imageupdate.Read(r.dirs[name], slices.Collect(maps.Keys(files))); err != nil {
-			return fmt.Errorf("source %s: %w", name, err)
+		if commit {
+			if err := imageupdate.Prepare(r.dirs[name], r.bySource[name], co); err != nil {
+				return fmt.Errorf("source %s: nothing updated: %w", name, err)
+			}
 		}
-		if err := imageupdate.Write(r.dirs[name], files); err != nil {
-			return fmt.Errorf("source %s: %w", name, err)
+		if originals[name], err = imageupdate.Read(r.dirs[name], slices.Collect(maps.Keys(files))); err != nil {
+			return fmt.Errorf("source %s: nothing updated: %w", name, err)
 		}
 		edited[name] = files
+	}
+	for _, name := range slices.Sorted(maps.Keys(edited)) {
+		if err := imageupdate.Write(r.dirs[name], edited[name]); err != nil {
+			return fmt.Errorf("source %s: %w", name, err)
+		}
 	}
 	if err := validateHosts(ctx, configs, r.dirs); err != nil {
 		for name, files := range originals {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,5 +169,38 @@ func TestRollbacksReadFromTheHostsStatusInEtcd(t *testing.T) {
 	out, code := run(t, "check", "--source", "apps="+dir, "--config", filepath.Join(cfgDir, "web-2.yaml"))
 	if code != 0 || !strings.Contains(out, "skipped 1.4.3: rolled back on web-2 at 0123456789ab: container app keeps crashing") {
 		t.Errorf("check: exit %d\n%s\nwant exit 0 and 1.4.3 skipped for web-2's rollback", code, out)
+	}
+}
+
+// --commit refuses, before editing anything, a source outside a git
+// repository and a message template that fails on the real updates.
+func TestCommitProblemsAreFoundBeforeAnyEdit(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Push(t, dockertest.Client(t), "shop/web", []string{"1.4.2", "1.4.3"}, nil)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	native := "version: v1beta1\nid: web\ncontainers:\n  - name: app\n    image: " + reg.Addr + "/shop/web:1.4.2\n    imagePolicy: {semver: \"~1.4\"}\n"
+	for _, tc := range []struct {
+		name, want string
+		args       []string
+	}{
+		{name: "not a repository", want: "not in a git repository"},
+		{name: "a template that fails", want: "--message-template", args: []string{"--message-template", "{{range .Updates}}{{.Nope}}{{end}}"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "web.yaml", native)
+			if tc.args != nil {
+				if out, err := exec.Command("git", "init", "--quiet", dir).CombinedOutput(); err != nil {
+					t.Fatalf("git init: %v\n%s", err, out)
+				}
+			}
+			out, code := run(t, append([]string{"update", "--source", "apps=" + dir, "--commit"}, tc.args...)...)
+			if code != 1 || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d\n%s\nwant exit 1 and %q", code, out, tc.want)
+			}
+			if got := read(t, dir, "web.yaml"); got != native {
+				t.Errorf("web.yaml edited although the commit could not be made:\n%s", got)
+			}
+		})
 	}
 }
