@@ -3,6 +3,7 @@ package imagepolicy_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,6 +59,16 @@ func TestChooseTheNewestAllowedTag(t *testing.T) {
 			skipped: []string{"1.4.4: rolled back on web-2"}},
 		{name: "every newer tag vetoed", policy: manifest.ImagePolicy{Semver: "~1.4"}, current: "1.4.2",
 			tags: []string{"1.4.3"}, veto: vetoTag("1.4.3", "held"), skipped: []string{"1.4.3: held"}},
+		{name: "prerelease numbers with leading zeros", policy: manifest.ImagePolicy{Semver: "*", AllowPrerelease: true}, current: "1.0.0-beta01",
+			tags: []string{"1.0.0-beta02", "1.0.0-beta03"}, want: "1.0.0-beta03"},
+		{name: "rc.5 never goes back to rc01", policy: manifest.ImagePolicy{Semver: "*", AllowPrerelease: true}, current: "2.0.0-rc.5",
+			tags: []string{"2.0.0-rc01", "2.0.0-rc.4"}, want: ""},
+		{name: "preview is a prerelease", policy: manifest.ImagePolicy{Semver: "^2.0.0-0", AllowPrerelease: true}, current: "2.0.0-preview1",
+			tags: []string{"2.0.0-preview2", "2.0.0"}, want: "2.0.0"},
+		{name: "a word that starts as a prerelease is a variant", policy: manifest.ImagePolicy{Semver: "*", AllowPrerelease: true}, current: "1.0.0-pretty",
+			tags: []string{"1.0.1-pretty", "1.0.1"}, want: "1.0.1-pretty", skipped: nil},
+		{name: "leading zeros are no version", policy: manifest.ImagePolicy{Semver: "*"}, current: "1.4.0",
+			tags: []string{"01.5.0", "1.5.0"}, want: "1.5.0"},
 		{name: "tags that are no versions are passed over quietly", policy: manifest.ImagePolicy{Semver: "*"}, current: "1.0",
 			tags: []string{"latest", "main", "sha-0123abcd", "1.1", ""}, want: "1.1"},
 	} {
@@ -127,7 +138,7 @@ func TestSkippedTagsAreBounded(t *testing.T) {
 	}
 	var tags []string
 	for i := range 100 {
-		tags = append(tags, "2."+strings.Repeat("1", 1)+"."+itoa(i))
+		tags = append(tags, "2.1."+strconv.Itoa(i))
 	}
 	d, err := c.Choose("1.0.0", tags, nil)
 	if err != nil {
@@ -136,8 +147,4 @@ func TestSkippedTagsAreBounded(t *testing.T) {
 	if len(d.Skipped) != imagepolicy.MaxSkipsShown || d.SkippedMore != 100-imagepolicy.MaxSkipsShown {
 		t.Errorf("%d skipped shown, %d more; want %d and %d", len(d.Skipped), d.SkippedMore, imagepolicy.MaxSkipsShown, 100-imagepolicy.MaxSkipsShown)
 	}
-}
-
-func itoa(i int) string {
-	return string(rune('0'+i/10)) + string(rune('0'+i%10))
 }

@@ -19,7 +19,7 @@ var versionText = regexp.MustCompile(`^(v?)([0-9]{1,9}(?:\.[0-9]{1,9}){0,3})(-[0
 
 // preRelease is the start of a suffix that marks a prerelease (rc.1,
 // beta2, alpha-3); any other suffix (-alpine, -bookworm) is a variant.
-var preRelease = regexp.MustCompile(`^-((?i:alpha|beta|rc|pre|preview|dev|canary|next)(?:[.-]?[0-9]+)*)`)
+var preRelease = regexp.MustCompile(`^-((?i:alpha|beta|rc|preview|pre|dev|canary|next)(?:[.-]?[0-9]+)*)`)
 
 // version is a tag read as a version, with its shape: precision (how
 // many numbers), a leading v, and a variant suffix.
@@ -67,17 +67,24 @@ func readVersion(text string) (version, bool) {
 	v := version{prefix: m[1]}
 	for p := range strings.SplitSeq(m[2], ".") {
 		n, err := strconv.ParseUint(p, 10, 64)
-		if err != nil {
+		if err != nil || len(p) > 1 && p[0] == '0' {
+			// 01.5.0 is no version: it would order as 1.5.0.
 			return version{}, false
 		}
 		v.nums = append(v.nums, n)
 	}
 	suffix := m[3]
-	if pm := preRelease.FindStringSubmatch(suffix); pm != nil {
+	if pm := preRelease.FindStringSubmatch(suffix); pm != nil && !startsWithLetter(suffix[len(pm[0]):]) {
 		v.pre, suffix = pm[1], suffix[len(pm[0]):]
 	}
 	v.variant = suffix
 	return v, true
+}
+
+// startsWithLetter: a prerelease word runs on (-prerelease-x is one, but
+// -pretty is a variant).
+func startsWithLetter(s string) bool {
+	return s != "" && (s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z')
 }
 
 // sameShape reports whether w is written as v is: the same precision,
@@ -120,7 +127,12 @@ func compare(a, b version) int {
 	case b.pre == "":
 		return -1
 	}
-	return a.semver().Compare(b.semver())
+	as, aok := a.semverPre()
+	bs, bok := b.semverPre()
+	if !aok || !bok {
+		return strings.Compare(a.pre, b.pre)
+	}
+	return as.Compare(bs)
 }
 
 func part(nums []uint64, i int) uint64 {
@@ -133,13 +145,22 @@ func part(nums []uint64, i int) uint64 {
 // semver is v as a semantic version (its first three numbers and its
 // prerelease) for a constraint.
 func (v version) semver() *semver.Version {
-	sv := semver.New(part(v.nums, 0), part(v.nums, 1), part(v.nums, 2), "", "")
-	if v.pre != "" {
-		if p, err := sv.SetPrerelease(semverPre(v.pre)); err == nil {
-			return &p
-		}
-	}
+	sv, _ := v.semverPre()
 	return sv
+}
+
+// semverPre is semver, and whether its prerelease could be written as
+// semver's (else it is left out).
+func (v version) semverPre() (*semver.Version, bool) {
+	sv := semver.New(part(v.nums, 0), part(v.nums, 1), part(v.nums, 2), "", "")
+	if v.pre == "" {
+		return sv, true
+	}
+	p, err := sv.SetPrerelease(semverPre(v.pre))
+	if err != nil {
+		return sv, false
+	}
+	return &p, true
 }
 
 // semverPre writes a prerelease as semver accepts it: beta2 and beta-2
@@ -150,7 +171,14 @@ func semverPre(pre string) string {
 		return pre
 	}
 	word := strings.TrimRight(pre[:i], ".-")
-	return word + "." + strings.TrimLeft(strings.ReplaceAll(pre[i:], "-", "."), ".")
+	ids := strings.Split(strings.TrimLeft(strings.ReplaceAll(pre[i:], "-", "."), "."), ".")
+	for j, id := range ids {
+		// beta01 as beta.1: semver refuses leading zeros.
+		if t := strings.TrimLeft(id, "0"); t != id {
+			ids[j] = cmp.Or(t, "0")
+		}
+	}
+	return word + "." + strings.Join(ids, ".")
 }
 
 // newestFirst sorts versions newest first; of equal versions, those

@@ -32,7 +32,8 @@ func scanCompose(root *os.Root, source, file string, data []byte) ([]Target, err
 		return nil, nil
 	}
 	dir := path.Dir(file)
-	project := scalar(lookup(m, "name"))
+	env, envErr := readDotEnv(root, relJoin(dir, ".env"))
+	project := loader.NormalizeProjectName(interpolate(scalar(lookup(m, "name")), env))
 	if project == "" {
 		// The folder's name, as hostlet names a project (compose.Load).
 		project = path.Base(dir)
@@ -41,7 +42,6 @@ func scanCompose(root *os.Root, source, file string, data []byte) ([]Target, err
 		}
 		project = loader.NormalizeProjectName(project)
 	}
-	env, envErr := readDotEnv(root, relJoin(dir, ".env"))
 	unpolicied := imagesWithoutPolicy(services)
 	var out []Target
 	var problems []string
@@ -180,3 +180,24 @@ func imagesWithoutPolicy(services *yaml.Node) map[string][]string {
 	}
 	return out
 }
+
+// interpolate reads the variables of s from env (or their defaults), as
+// Compose does for simple expressions: ${VAR}, ${VAR:-def}, ${VAR-def},
+// $VAR; an unset one without a default reads empty.
+func interpolate(s string, env map[string]string) string {
+	return simpleVariable.ReplaceAllStringFunc(s, func(ref string) string {
+		m := simpleVariable.FindStringSubmatch(ref)
+		name, op, def := m[1], m[2], m[3]
+		if name == "" {
+			name = m[4]
+		}
+		v, ok := env[name]
+		switch {
+		case op == ":-" && v == "", op == "-" && !ok:
+			return def
+		}
+		return v
+	})
+}
+
+var simpleVariable = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)

@@ -28,10 +28,18 @@ func Edits(dir string, us []Update) (map[string][]byte, error) {
 	}
 	defer root.Close()
 	byFile := map[string][]edit{}
+	// wants are, for a YAML file, the image scalars edited and their new
+	// values, to verify the edit by.
+	wants := map[string]map[position]string{}
 	contents := map[string][]byte{}
 	read := func(file string) ([]byte, error) {
 		if data, ok := contents[file]; ok {
 			return data, nil
+		}
+		if fi, err := root.Lstat(file); err != nil {
+			return nil, err
+		} else if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file (a link?): the updater edits no file through a link", file)
 		}
 		data, err := readFile(root, file)
 		if err != nil {
@@ -50,6 +58,12 @@ func Edits(dir string, us []Update) (map[string][]byte, error) {
 		}
 		if i := slices.IndexFunc(byFile[file], func(o edit) bool { return o.start < e.end && e.start < o.end }); i < 0 {
 			byFile[file] = append(byFile[file], e)
+			if file == u.Target.File {
+				if wants[file] == nil {
+					wants[file] = map[position]string{}
+				}
+				wants[file][position{u.Target.Line, u.Target.Column}] = e.text
+			}
 		} else if byFile[file][i] != e {
 			return nil, fmt.Errorf("%s: two updates would write %q and %q at one place", file, byFile[file][i].text, e.text)
 		}
@@ -57,6 +71,11 @@ func Edits(dir string, us []Update) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for file, es := range byFile {
 		out[file] = apply(contents[file], es)
+		if w := wants[file]; w != nil {
+			if err := verifyYAML(contents[file], out[file], w); err != nil {
+				return nil, fmt.Errorf("%s: not edited: %w", file, err)
+			}
+		}
 	}
 	return out, nil
 }
@@ -186,12 +205,16 @@ func Write(dir string, files map[string][]byte) error {
 }
 
 func replaceFile(root *os.Root, file string, data []byte) error {
-	fi, err := root.Stat(file)
+	fi, err := root.Lstat(file)
 	if err != nil {
 		return err
 	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("not a regular file (a link?): edit the file it points to")
+	}
 	tmp := path.Join(path.Dir(file), ".hostlet-images-"+path.Base(file))
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())
+	_ = root.Remove(tmp) // one a killed run left
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
 	if err != nil {
 		return err
 	}

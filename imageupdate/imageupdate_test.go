@@ -190,3 +190,87 @@ services:
 		})
 	}
 }
+
+// A .env that is a link (shared by projects) is not replaced by a plain
+// file: the update is refused, naming it.
+func TestLinkedFilesAreNotEdited(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"common.env": "WEB_TAG=1.4.2\n", "shop/compose.yaml": "services:\n  web:\n    image: registry.test/shop/web:${WEB_TAG}\n    x-hostlet-image-policy: {semver: \"~1.4\"}\n"} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../common.env", filepath.Join(dir, "shop/.env")); err != nil {
+		t.Fatal(err)
+	}
+	reg := &fakeRegistry{listings: map[string]int{}, tags: map[string][]string{"registry.test/shop/web": {"1.4.2", "1.4.3"}}}
+	targets, _, err := imageupdate.Scan("apps", dir)
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("scan: %v %+v", err, targets)
+	}
+	us := imageupdate.Decide(t.Context(), reg, targets, nil)
+	if _, err := imageupdate.Edits(dir, us); err == nil || !strings.Contains(err.Error(), "link") {
+		t.Errorf("edits through a link: %v, want refused", err)
+	}
+}
+
+// A Compose project's pods are named as hostlet names them, a project
+// name with a variable or odd characters included, so holds and
+// rollbacks find them.
+func TestComposePodsAreNamedAsHostletNamesThem(t *testing.T) {
+	for _, tc := range []struct{ dir, name, env, want string }{
+		{dir: "shop", want: "shop-web"},
+		{dir: "My.Shop", want: "myshop-web"},
+		{dir: "shop", name: "name: ${PROJECT:-Blog}\n", want: "blog-web"},
+		{dir: "shop", name: "name: ${PROJECT}\n", env: "PROJECT=store\n", want: "store-web"},
+	} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, tc.dir, "compose.yaml")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		text := tc.name + "services:\n  web:\n    image: registry.test/shop/web:1.4.2\n    x-hostlet-image-policy: {semver: \"~1.4\"}\n"
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if tc.env != "" {
+			if err := os.WriteFile(filepath.Join(dir, tc.dir, ".env"), []byte(tc.env), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		targets, problems, err := imageupdate.Scan("apps", dir)
+		if err != nil || len(problems) > 0 || len(targets) != 1 || targets[0].Pod != tc.want {
+			t.Errorf("%s %q: targets %+v, problems %v, %v; want pod %s", tc.dir, tc.name, targets, problems, err, tc.want)
+		}
+	}
+}
+
+// A line break the parser counts and the editor may not (U+2028 in a
+// string above) never moves another container's image: the edit lands
+// on the image meant, or the file is refused.
+func TestAnEditNeverLandsOnAnotherImage(t *testing.T) {
+	dir := t.TempDir()
+	text := "version: v1beta1\nid: web\nlabels: {note: \"x\u2028y\"}\ncontainers:\n" +
+		"  - {name: app, image: \"registry.test/shop/web:1.4.2\", imagePolicy: {semver: \"~1.4\"}}\n" +
+		"  - {name: sid, image: \"registry.test/shop/web:1.4.2\"}\n"
+	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := &fakeRegistry{listings: map[string]int{}, tags: map[string][]string{"registry.test/shop/web": {"1.4.2", "1.4.3"}}}
+	targets, _, err := imageupdate.Scan("apps", dir)
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("scan: %v %+v", err, targets)
+	}
+	files, err := imageupdate.Edits(dir, imageupdate.Decide(t.Context(), reg, targets, nil))
+	if err != nil {
+		return // refused: fine
+	}
+	got := string(files["web.yaml"])
+	if want := strings.Replace(text, "shop/web:1.4.2\", imagePolicy", "shop/web:1.4.3\", imagePolicy", 1); got != want {
+		t.Errorf("edited:\n%q\nwant:\n%q", got, want)
+	}
+}

@@ -89,7 +89,9 @@ func retryAfter(h string, now time.Time, fallback time.Duration) time.Duration {
 		return fallback
 	}
 	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
+		// Clamped before the multiplication, which would overflow: a
+		// day is beyond any bound a run takes.
+		return time.Duration(min(s, 86400)) * time.Second
 	}
 	if t, err := http.ParseTime(h); err == nil {
 		return max(t.Sub(now), 0)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/hostlet/hostlet/internal/imagescmd"
+	"github.com/hostlet/hostlet/internal/textout"
 )
 
 func main() {
@@ -27,7 +28,7 @@ func main() {
 	case errors.As(err, &ee):
 		os.Exit(ee.Code)
 	default:
-		fmt.Fprintln(os.Stderr, "hostlet images:", err)
+		fmt.Fprintln(os.Stderr, "hostlet images:", textout.Text(err.Error()))
 		os.Exit(1)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -45,12 +46,14 @@ type imagesFlags struct {
 	statusURLs        []string
 	includeRolledBack bool
 	configs           []string
+	timeout           time.Duration
 }
 
 func (f *imagesFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.sources, "source", nil, "read source NAME from folder DIR (NAME=DIR, repeatable; required)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&f.maxTags, "max-tags", registry.DefaultMaxTags, "read at most this many tags of a repository")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 30*time.Minute, "give up reading registries and hosts after this long")
 	cmd.Flags().StringArrayVar(&f.statusURLs, "status-url", nil, "a host's API (http://HOST:PORT, repeatable): tags it rolled back and pods held there are skipped")
 	cmd.Flags().BoolVar(&f.includeRolledBack, "include-rolled-back", false, "choose tags a host rolled back all the same (holds still count)")
 	cmd.Flags().StringArrayVar(&f.configs, "config", nil, "a host's config (repeatable): its rollbacks and holds are read from its etcd status when it has etcd.endpoints, and update edits nothing unless each host's sources, read from --source folders, still validate")
@@ -178,6 +181,11 @@ type imagesRun struct {
 }
 
 func decideImages(ctx context.Context, f imagesFlags) (*imagesRun, error) {
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
 	if err := checkOutputFormat(f.output); err != nil {
 		return nil, err
 	}
