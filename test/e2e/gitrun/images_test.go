@@ -1,3 +1,10 @@
+//go:build !enginematrix
+
+// The image updater's end-to-end test runs on the host's engine (make
+// test), not in the engine matrix (scripts/test-engines.sh): it needs
+// Debian's docker-registry beside the engine, and Podman pulls from a
+// plain-HTTP registry only when configured to.
+
 package gitrun_test
 
 import (
