@@ -62,21 +62,46 @@ type Client struct {
 	transport *politeTransport
 	puller    *remote.Puller
 
-	mu       sync.Mutex
-	listings map[string]*listingCall
-	digests  map[string]*digestCall
+	listings onceCalls[Listing]
+	digests  onceCalls[string]
 }
 
-type listingCall struct {
-	done    chan struct{}
-	listing Listing
-	err     error
+// onceCalls runs a call once per key and gives every caller its answer.
+type onceCalls[T any] struct {
+	mu    sync.Mutex
+	calls map[string]*onceCall[T]
 }
 
-type digestCall struct {
-	done   chan struct{}
-	digest string
-	err    error
+type onceCall[T any] struct {
+	done  chan struct{}
+	value T
+	err   error
+}
+
+// do returns fn's answer for key, calling fn only the first time; a
+// caller whose ctx ends stops waiting.
+func (o *onceCalls[T]) do(ctx context.Context, key string, fn func() (T, error)) (T, error) {
+	o.mu.Lock()
+	if o.calls == nil {
+		o.calls = map[string]*onceCall[T]{}
+	}
+	call, ok := o.calls[key]
+	if !ok {
+		call = &onceCall[T]{done: make(chan struct{})}
+		o.calls[key] = call
+	}
+	o.mu.Unlock()
+	if !ok {
+		call.value, call.err = fn()
+		close(call.done)
+	}
+	select {
+	case <-call.done:
+		return call.value, call.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }
 
 // New makes a Client.
@@ -104,7 +129,7 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry client: %w", err)
 	}
-	return &Client{opts: opts, transport: t, puller: p, listings: map[string]*listingCall{}, digests: map[string]*digestCall{}}, nil
+	return &Client{opts: opts, transport: t, puller: p}, nil
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -118,23 +143,7 @@ func cmpOr[T comparable](v, def T) T {
 // Tags lists repository repo (registry.example.org/shop/web), once per
 // Client: later calls, concurrent ones too, get the first answer.
 func (c *Client) Tags(ctx context.Context, repo string) (Listing, error) {
-	c.mu.Lock()
-	call, ok := c.listings[repo]
-	if !ok {
-		call = &listingCall{done: make(chan struct{})}
-		c.listings[repo] = call
-	}
-	c.mu.Unlock()
-	if !ok {
-		call.listing, call.err = c.list(ctx, repo)
-		close(call.done)
-	}
-	select {
-	case <-call.done:
-		return call.listing, call.err
-	case <-ctx.Done():
-		return Listing{}, ctx.Err()
-	}
+	return c.listings.do(ctx, repo, func() (Listing, error) { return c.list(ctx, repo) })
 }
 
 func (c *Client) list(ctx context.Context, repo string) (Listing, error) {
@@ -172,23 +181,7 @@ func (c *Client) list(ctx context.Context, repo string) (Listing, error) {
 // Digest is the digest ref (name:tag) names now, by a HEAD request, once
 // per Client.
 func (c *Client) Digest(ctx context.Context, ref string) (string, error) {
-	c.mu.Lock()
-	call, ok := c.digests[ref]
-	if !ok {
-		call = &digestCall{done: make(chan struct{})}
-		c.digests[ref] = call
-	}
-	c.mu.Unlock()
-	if !ok {
-		call.digest, call.err = c.head(ctx, ref)
-		close(call.done)
-	}
-	select {
-	case <-call.done:
-		return call.digest, call.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+	return c.digests.do(ctx, ref, func() (string, error) { return c.head(ctx, ref) })
 }
 
 func (c *Client) head(ctx context.Context, ref string) (string, error) {

@@ -6,29 +6,16 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/hostlet/hostlet/internal/imagescmd"
-	"github.com/hostlet/hostlet/internal/textout"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	cmd := imagescmd.NewCommand()
-	cmd.SetArgs(os.Args[1:])
-	err := cmd.ExecuteContext(ctx)
+	code := imagescmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	var ee *imagescmd.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		os.Exit(ee.Code)
-	default:
-		fmt.Fprintln(os.Stderr, "hostlet images:", textout.Text(err.Error()))
-		os.Exit(1)
-	}
+	os.Exit(code)
 }

@@ -51,7 +51,7 @@ plan is printed). Changes that are all held back or held are no changes.`,
 			if err := checkOutputFormat(output); err != nil {
 				return err
 			}
-			overrides, err := parseSourceFlags(sourceFlags)
+			overrides, err := hostplan.ParseSourceFlags(sourceFlags)
 			if err != nil {
 				return err
 			}

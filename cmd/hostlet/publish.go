@@ -129,7 +129,7 @@ func (f *publishFlags) resolve(g *globalFlags, o *publishOptions) error {
 		return err
 	}
 	var err error
-	if o.overrides, err = parseSourceFlags(f.sources); err != nil {
+	if o.overrides, err = hostplan.ParseSourceFlags(f.sources); err != nil {
 		return err
 	}
 	if o.maxUnavailable, err = release.ParseMaxUnavailable(f.maxUnavail); err != nil {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -88,22 +87,6 @@ func newVersionCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// parseSourceFlags parses repeated --source NAME=DIR flags.
-func parseSourceFlags(flags []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, f := range flags {
-		name, dir, ok := strings.Cut(f, "=")
-		if !ok || name == "" || dir == "" {
-			return nil, fmt.Errorf("--source %q: want NAME=DIR", f)
-		}
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("--source %q: source %s given twice", f, name)
-		}
-		out[name] = dir
-	}
-	return out, nil
 }
 
 func checkOutputFormat(o string) error {

@@ -39,7 +39,7 @@ Exit status: 0 valid, 1 invalid or unreadable.`,
 			if err := checkOutputFormat(output); err != nil {
 				return err
 			}
-			overrides, err := parseSourceFlags(sourceFlags)
+			overrides, err := hostplan.ParseSourceFlags(sourceFlags)
 			if err != nil {
 				return err
 			}

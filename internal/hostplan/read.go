@@ -129,3 +129,20 @@ func hasSource(cfg *config.Config, name string) bool {
 	}
 	return false
 }
+
+// ParseSourceFlags reads repeated --source NAME=DIR flags (validate,
+// diff, publish, images): each name once, both parts given.
+func ParseSourceFlags(flags []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		name, dir, ok := strings.Cut(f, "=")
+		if !ok || name == "" || dir == "" {
+			return nil, fmt.Errorf("--source %q: want NAME=DIR", f)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--source %q: source %s given twice", f, name)
+		}
+		out[name] = dir
+	}
+	return out, nil
+}

@@ -6,17 +6,18 @@ package imagescmd
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hostlet/hostlet/imageupdate"
+	"github.com/hostlet/hostlet/internal/hostplan"
 	"github.com/hostlet/hostlet/internal/textout"
 	"github.com/hostlet/hostlet/registry"
 )
@@ -189,7 +190,7 @@ func decideImages(ctx context.Context, f imagesFlags) (*imagesRun, error) {
 	if err := checkOutputFormat(f.output); err != nil {
 		return nil, err
 	}
-	dirs, err := parseSourceFlags(f.sources)
+	dirs, err := hostplan.ParseSourceFlags(f.sources)
 	if err != nil {
 		return nil, err
 	}
@@ -291,6 +292,26 @@ func writeImagesText(out io.Writer, r *imagesRun) {
 	}
 }
 
+// Run runs `hostlet images ARGS` with its output to stdout and stderr
+// and returns its exit status (its error printed, escapes kept off the
+// terminal).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := NewCommand()
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	err := cmd.ExecuteContext(ctx)
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code
+	}
+	fmt.Fprintln(stderr, "hostlet images:", textout.Text(err.Error()))
+	return 1
+}
+
 // ExitError is an exit status other than 1 or a failure already
 // reported.
 type ExitError struct {
@@ -298,22 +319,6 @@ type ExitError struct {
 }
 
 func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
-
-// parseSourceFlags reads --source NAME=DIR flags.
-func parseSourceFlags(flags []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, f := range flags {
-		name, dir, ok := strings.Cut(f, "=")
-		if !ok || name == "" || dir == "" {
-			return nil, fmt.Errorf("--source %q: want NAME=DIR", f)
-		}
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("--source %q: source %s given twice", f, name)
-		}
-		out[name] = dir
-	}
-	return out, nil
-}
 
 func checkOutputFormat(o string) error {
 	if o != "text" && o != "json" {

@@ -3,7 +3,6 @@ package imagescmd_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,20 +26,9 @@ func TestMain(m *testing.M) { dockertest.Main(m) }
 // run runs `hostlet images ARGS` and returns its output and exit status.
 func run(t testing.TB, args ...string) (string, int) {
 	t.Helper()
-	cmd := imagescmd.NewCommand()
 	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(t.Context())
-	var ee *imagescmd.ExitError
-	switch {
-	case err == nil:
-		return out.String(), 0
-	case errors.As(err, &ee):
-		return out.String(), ee.Code
-	}
-	return out.String() + err.Error(), 1
+	code := imagescmd.Run(t.Context(), args, &out, &out)
+	return out.String(), code
 }
 
 // check and update against a real registry the engine pushed to: check

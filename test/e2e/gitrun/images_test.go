@@ -10,7 +10,6 @@ package gitrun_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -116,20 +115,9 @@ func TestImagesUpdateEndToEnd(t *testing.T) {
 // images runs `hostlet images ARGS`.
 func images(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cmd := imagescmd.NewCommand()
 	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(t.Context())
-	var ee *imagescmd.ExitError
-	switch {
-	case err == nil:
-		return out.String(), 0
-	case errors.As(err, &ee):
-		return out.String(), ee.Code
-	}
-	return out.String() + err.Error(), 1
+	code := imagescmd.Run(t.Context(), args, &out, &out)
+	return out.String(), code
 }
 
 // waitImage waits until pod runs image (its app container, running) and,
