@@ -6,8 +6,8 @@ package imagescmd
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
