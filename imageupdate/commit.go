@@ -40,6 +40,11 @@ type CommitOptions struct {
 	// Push: push the commit to the remote origin (git push, so the
 	// credentials the machine's git has are used).
 	Push bool
+	// ReplaceBranch lets the push replace Branch (the updater's own, a
+	// pull request's head, made anew each run) with a lease on what the
+	// remote had just before; refused for the checked-out branch, a
+	// detached HEAD, main and master.
+	ReplaceBranch bool
 }
 
 // Commit commits the files (paths in the source at dir) in dir's
@@ -81,7 +86,7 @@ func Commit(ctx context.Context, dir string, files []string, us []Update, opts C
 		return "", fmt.Errorf("git commit: %w", err)
 	}
 	if opts.Push {
-		if err := push(ctx, wt.Filesystem.Root(), repo, opts.Branch); err != nil {
+		if err := push(ctx, wt.Filesystem.Root(), repo, opts); err != nil {
 			return hash.String(), err
 		}
 	}
@@ -94,6 +99,9 @@ func Commit(ctx context.Context, dir string, files []string, us []Update, opts C
 func (o CommitOptions) Check() error {
 	if o.Branch != "" && !branchName.MatchString(o.Branch) {
 		return fmt.Errorf("--branch %q: not a branch name", o.Branch)
+	}
+	if o.ReplaceBranch && (o.Branch == "" || o.Branch == "main" || o.Branch == "master") {
+		return fmt.Errorf("--replace-branch needs --branch naming the updater's own branch (not main or master)")
 	}
 	if _, err := commitMessage(o.Message, nil); err != nil {
 		return err
@@ -217,9 +225,11 @@ func readSignKey(file string) (*openpgp.Entity, error) {
 // branchName is a branch name --branch takes: no option, no refspec.
 var branchName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$`)
 
-// push pushes HEAD to branch (the checked-out one when "") of origin
-// with the git command, so that the machine's credential helpers apply.
-func push(ctx context.Context, root string, repo *git.Repository, branch string) error {
+// push pushes HEAD to opts.Branch (the checked-out one when "") of
+// origin with the git command, so that the machine's credential helpers
+// apply; never forced, but with ReplaceBranch, which leases the branch.
+func push(ctx context.Context, root string, repo *git.Repository, opts CommitOptions) error {
+	branch := opts.Branch
 	current := ""
 	if head, err := repo.Head(); err == nil && head.Name().IsBranch() {
 		current = head.Name().Short()
@@ -230,13 +240,22 @@ func push(ctx context.Context, root string, repo *git.Repository, branch string)
 		return errors.New("git push: no branch checked out; give --branch")
 	case branch == "":
 		branch = current
-	case branch != current:
-		// The updater's own branch (a pull request's head): made anew
-		// from the checked-out branch each run, so it is replaced.
-		args = append(args, "--force")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	if opts.ReplaceBranch {
+		if current == "" || branch == current {
+			return fmt.Errorf("--replace-branch %s: only from a checked-out branch other than it", branch)
+		}
+		// Replaced only if it is still what the remote has now: a push
+		// of someone else's in between is not lost.
+		out, err := exec.CommandContext(ctx, "git", "-C", root, "ls-remote", "origin", "refs/heads/"+branch).Output()
+		if err != nil {
+			return fmt.Errorf("git ls-remote origin %s: %w", branch, err)
+		}
+		had, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+		args = append(args, "--force-with-lease=refs/heads/"+branch+":"+had)
+	}
 	cmd := exec.CommandContext(ctx, "git", append(args, "HEAD:refs/heads/"+branch)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("git push origin HEAD:%s: %w: %s", branch, err, lastLines(string(out)))

@@ -88,13 +88,15 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-// The updater's branch is replaced each run (the pull request not merged
-// yet, a newer tag): the second night's push goes through.
+// The updater's branch is replaced each run when asked (the pull request
+// not merged yet, a newer tag): the second night's push goes through.
+// Without --replace-branch, and from a detached HEAD or onto main, no
+// push is ever forced.
 func TestCommitReplacesItsOwnBranch(t *testing.T) {
 	repo := gittest.NewRepo(t)
 	repo.Change("first", map[string]string{"web.yaml": "image: r/web:1.4.2\n"})
 	t.Setenv("HOME", t.TempDir())
-	opts := imageupdate.CommitOptions{Branch: "hostlet/image-updates", Push: true}
+	opts := imageupdate.CommitOptions{Branch: "hostlet/image-updates", Push: true, ReplaceBranch: true}
 	var hashes []string
 	for _, tag := range []string{"1.4.3", "1.4.4"} {
 		clone := filepath.Join(t.TempDir(), "clone")
@@ -111,5 +113,45 @@ func TestCommitReplacesItsOwnBranch(t *testing.T) {
 	}
 	if got := strings.TrimSpace(gitOut(t, repo.Bare, "rev-parse", "hostlet/image-updates")); got != hashes[1] {
 		t.Errorf("the branch is at %s, want the second night's %s", got, hashes[1])
+	}
+}
+
+func TestCommitNeverForcesOtherwise(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.Change("first", map[string]string{"web.yaml": "image: r/web:1.4.2\n"})
+	t.Setenv("HOME", t.TempDir())
+	us := []imageupdate.Update{{Target: imageupdate.Target{File: "web.yaml", Pod: "web", Container: "app"}, Repository: "r/web", From: "1.4.2", To: "1.4.3"}}
+	clone := func(detach bool) string {
+		dir := filepath.Join(t.TempDir(), "clone")
+		gitOut(t, filepath.Dir(dir), "clone", "--quiet", repo.Bare, dir)
+		if detach {
+			gitOut(t, dir, "checkout", "--quiet", "--detach")
+		}
+		if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte("image: r/web:1.4.3\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	// Every clone is made before a colleague pushes to main: none may
+	// take main back.
+	cases := []struct {
+		name string
+		dir  string
+		opts imageupdate.CommitOptions
+	}{
+		{name: "onto main from a stale clone", dir: clone(false), opts: imageupdate.CommitOptions{Push: true}},
+		{name: "detached, --branch main", dir: clone(true), opts: imageupdate.CommitOptions{Push: true, Branch: "main"}},
+		{name: "detached, replacing main", dir: clone(true), opts: imageupdate.CommitOptions{Push: true, Branch: "main", ReplaceBranch: true}},
+		{name: "detached, replacing its branch", dir: clone(true), opts: imageupdate.CommitOptions{Push: true, Branch: "hostlet/x", ReplaceBranch: true}},
+	}
+	repo.Change("a colleague's commit", map[string]string{"other.yaml": "x: 1\n"})
+	main := strings.TrimSpace(gitOut(t, repo.Bare, "rev-parse", "main"))
+	for _, tc := range cases {
+		if _, err := imageupdate.Commit(t.Context(), tc.dir, []string{"web.yaml"}, us, tc.opts); err == nil {
+			t.Errorf("%s: pushed", tc.name)
+		}
+		if got := strings.TrimSpace(gitOut(t, repo.Bare, "rev-parse", "main")); got != main {
+			t.Fatalf("%s: main moved from %s to %s", tc.name, main, got)
+		}
 	}
 }

@@ -115,6 +115,7 @@ Exit status: 0 nothing due, 2 files edited, 1 errors (nothing is edited then).`,
 	f.add(cmd)
 	cmd.Flags().BoolVar(&commit, "commit", false, "commit the edits (one commit per repository listing every move) and push them")
 	cmd.Flags().StringVar(&co.Branch, "branch", "", "push to this branch (default: the one checked out)")
+	cmd.Flags().BoolVar(&co.ReplaceBranch, "replace-branch", false, "--branch is the updater's own (a pull request's head, made anew each run): replace it, with a lease on what the remote has")
 	cmd.Flags().StringVar(&co.SignKey, "sign-key", "", "sign the commit with this armored OpenPGP private key (no passphrase)")
 	cmd.Flags().StringVar(&co.Message, "message-template", "", "the commit message, a Go text/template over .Updates")
 	return cmd
