@@ -15,9 +15,9 @@ import (
 // Events streams this instance's container events until ctx ends, then
 // closes the channel. Only events of containers proven hostlet's (see
 // Proven) are delivered; the others are counted (UnprovenEvents) and
-// dropped. When the engine's stream breaks, the error is logged, an
-// EventStreamBroke event is sent when the engine refused the subscription
-// (it is away), and Events subscribes again with backoff (doubling from 100 ms up to 5 s),
+// dropped. When the engine's stream breaks, the error is logged, the
+// engine is pinged (EventStreamBroke sent each second it does not answer:
+// it is away, see awaitEngine), and Events subscribes again with backoff (doubling from 100 ms up to 5 s),
 // asking the engine to replay what happened since the last event received
 // (the engine keeps a short buffer of recent events), so a reconnect loses
 // nothing the engine still remembers. A consumer that stops reading blocks
@@ -54,15 +54,8 @@ func (d *Docker) watchEvents(ctx context.Context, out chan<- Event) {
 			backoff = minBackoff
 		}
 		d.log.Warn("docker event stream broke; reconnecting", "error", err, "retry_in", backoff)
-		// A subscription the engine refused at once (nothing delivered
-		// within a second): the engine is away, not merely a stream
-		// that closed and reconnects.
-		if !delivered && d.clock.Since(started) < refusedWithin && errors.Is(err, ErrUnavailable) {
-			select {
-			case out <- Event{Action: EventStreamBroke, Time: d.clock.Now()}:
-			case <-ctx.Done():
-				return
-			}
+		if !d.awaitEngine(ctx, out) {
+			return
 		}
 		if !clock.Sleep(ctx, d.clock, backoff) {
 			return
@@ -115,9 +108,37 @@ func (d *Docker) streamEvents(ctx context.Context, f filters.Args, since time.Ti
 	}
 }
 
-// refusedWithin: a subscription that fails this soon, having delivered
-// nothing, was refused (EventStreamBroke).
-const refusedWithin = time.Second
+// pingWithin: an engine that does not answer a ping this soon, after its
+// stream broke, is away (EventStreamBroke). A socket systemd holds
+// accepts the connection while the engine restarts and answers nothing.
+const pingWithin = time.Second
+
+// awaitEngine pings the engine after its stream broke. While it does not
+// answer, it sends EventStreamBroke, once a second: the engine is away,
+// and the exits and restarts around it are its doing. A stream that
+// closed while the engine answers is no outage. It reports false when ctx
+// ends.
+func (d *Docker) awaitEngine(ctx context.Context, out chan<- Event) bool {
+	for {
+		pctx, cancel := context.WithTimeout(ctx, pingWithin)
+		_, err := d.cli.Ping(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return false
+		}
+		if err == nil {
+			return true
+		}
+		select {
+		case out <- Event{Action: EventStreamBroke, Time: d.clock.Now()}:
+		case <-ctx.Done():
+			return false
+		}
+		if !clock.Sleep(ctx, d.clock, pingWithin) {
+			return false
+		}
+	}
+}
 
 // eventCursor is where a reconnect resumes the engine's events: just
 // after the latest event seen (the engine's since is inclusive).

@@ -43,6 +43,10 @@ type fakeEngine struct {
 	pullsGone   atomic.Int32
 	pullAuth    []string
 	releasePull chan struct{}
+	// hang: every request but /events waits, unanswered, until the
+	// client gives up (an engine restarting behind a socket systemd
+	// holds, its stream's end already on the way).
+	hang atomic.Bool
 }
 
 func newFakeEngine(t *testing.T) (*fakeEngine, *Docker) {
@@ -62,6 +66,10 @@ func newFakeEngine(t *testing.T) (*fakeEngine, *Docker) {
 
 func (f *fakeEngine) serve(w http.ResponseWriter, r *http.Request) {
 	path := apiPrefix.ReplaceAllString(r.URL.Path, "")
+	if f.hang.Load() && path != "/events" {
+		<-r.Context().Done()
+		return
+	}
 	w.Header().Set("Api-Version", "1.41")
 	switch {
 	case path == "/_ping":
@@ -248,6 +256,32 @@ func TestEventsTellAnEngineThatRefuses(t *testing.T) {
 			t.Fatalf("refusal %d: no %s event", i, EventStreamBroke)
 		}
 	}
+}
+
+// An engine restarting behind a socket that accepts and does not answer
+// (systemd's docker.socket) is away all the same: the ping after the
+// broken stream goes unanswered, and EventStreamBroke is sent.
+func TestEventsTellAnEngineThatDoesNotAnswer(t *testing.T) {
+	f, d := newFakeEngine(t)
+	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	WithClock(clk)(d)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	f.hang.Store(true)
+	ch := d.Events(ctx)
+	if ev := <-ch; ev.ContainerID != "c1" {
+		t.Fatalf("event 1 = %+v", ev)
+	}
+	select {
+	case ev := <-ch:
+		if ev.Action != EventStreamBroke {
+			t.Fatalf("event %+v, want %s", ev, EventStreamBroke)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no %s for an engine that does not answer", EventStreamBroke)
+	}
+	f.hang.Store(false)
+	cancel()
 }
 
 // containerEvents passes on the next container event of ch, passing

@@ -252,11 +252,11 @@ type Ulimit struct {
 	Soft, Hard int64
 }
 
-// EventStreamBroke is the Action of the event Events sends each time the
-// engine refuses to (re)subscribe to its events (it cannot be reached),
-// with the time: the engine is down or restarting, and the exits and
-// restarts around it are its doing. A stream that closes and subscribes
-// again at once sends none.
+// EventStreamBroke is the Action of the event Events sends, each second,
+// while the engine whose event stream broke does not answer a ping, with
+// the time: the engine is down or restarting, and the exits and restarts
+// around it are its doing. A stream that closes while the engine answers
+// sends none.
 const EventStreamBroke = "hostlet-stream-broke"
 
 // Event is a container event from the engine.

@@ -5,8 +5,8 @@ import "time"
 // The engine stops every container when it shuts down (Docker without
 // live-restore) and starts those of policy always again when it comes
 // back: exits and restarts that are the engine's, not the containers'.
-// An outage is seen from the engine's event stream breaking (the
-// runtime's EventStreamBroke, sent again on each failed reconnect).
+// An outage is seen from the runtime's EventStreamBroke: its event stream
+// broke and it does not answer a ping (sent each second until it does).
 const (
 	// outageBefore: the engine closes its API before it stops the
 	// containers, but a die event can still race the stream's end.
@@ -15,12 +15,14 @@ const (
 	// reconnect (the runtime retries at most 5 s apart) and starting
 	// the containers of policy always as it restores them.
 	outageAfter = 30 * time.Second
-	// outageGap parts two outages: breaks further apart are two.
-	outageGap = time.Minute
-	// maxOutage bounds what one outage excuses: an engine refusing its
-	// subscriptions on and off for longer does not hide a crash loop
-	// (its restarts count again past it).
-	maxOutage = 2 * time.Minute
+	// outageGap parts two outages: while the engine is away the runtime
+	// tells so every second, so signs further apart are two outages.
+	outageGap = 10 * time.Second
+	// maxOutage bounds what one outage excuses: an engine upgrade or a
+	// slow stop of many containers takes minutes, an engine away for
+	// longer does not hide a crash loop forever (its restarts count
+	// again past it).
+	maxOutage = 15 * time.Minute
 )
 
 // engineOutage is the latest time the engine refused its event stream:

@@ -41,20 +41,27 @@ func TestEngineOutageCoversItsBreaksAndMargins(t *testing.T) {
 	}
 }
 
-// An engine refusing its stream on and off excuses at most maxOutage:
-// restarts past it count as crashes again; a clock gone back starts a
-// new outage rather than stretching the old one.
+// An engine away for long excuses at most maxOutage: restarts past it
+// count as crashes again; signs of it more than outageGap apart are two
+// outages; a clock gone back starts a new outage rather than stretching
+// the old one.
 func TestEngineOutageIsBounded(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
 	var o engineOutage
-	for d := time.Duration(0); d <= time.Hour; d += 20 * time.Second {
+	for d := time.Duration(0); d <= time.Hour; d += time.Second {
 		o.broke(t0.Add(d))
 	}
 	if o.covers(t0.Add(maxOutage + outageAfter + time.Second)) {
-		t.Errorf("an hour of refusals 20 s apart covers %s after the first", maxOutage+outageAfter+time.Second)
+		t.Errorf("an hour away covers %s after its start", maxOutage+outageAfter+time.Second)
 	}
 	if !o.covers(t0.Add(maxOutage)) {
-		t.Errorf("does not cover %s after the first refusal", maxOutage)
+		t.Errorf("does not cover %s after its start", maxOutage)
+	}
+	o = engineOutage{}
+	o.broke(t0)
+	o.broke(t0.Add(outageGap + time.Second))
+	if o.covers(t0.Add(-outageBefore)) {
+		t.Error("signs more than outageGap apart make one outage")
 	}
 	o = engineOutage{}
 	o.broke(t0.Add(time.Hour)) // a clock an hour ahead
