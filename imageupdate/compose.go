@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"regexp"
@@ -43,6 +44,10 @@ func scanCompose(root *os.Root, source, file string, data []byte) ([]Target, err
 		project = loader.NormalizeProjectName(project)
 	}
 	unpolicied := imagesWithoutPolicy(services)
+	uses, err := variableUses(root, dir)
+	if err != nil {
+		return nil, err
+	}
 	var out []Target
 	var problems []string
 	for i := 0; i+1 < len(services.Content); i += 2 {
@@ -62,7 +67,7 @@ func scanCompose(root *os.Root, source, file string, data []byte) ([]Target, err
 			continue
 		}
 		if t.Var != "" {
-			t.VarWithoutPolicy = unpolicied[t.Var]
+			t.VarWithoutPolicy, t.VarUses = unpolicied[t.Var], uses[t.Var]
 		}
 		out = append(out, t)
 	}
@@ -201,3 +206,32 @@ func interpolate(s string, env map[string]string) string {
 }
 
 var simpleVariable = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+
+// variableUses counts, by variable, the places that name it in the
+// project's Compose files (the main file and its overrides, any
+// compose*.y*ml or docker-compose*.y*ml of the folder) and its .env:
+// moving a variable moves every one of them.
+func variableUses(root *os.Root, dir string) (map[string]int, error) {
+	entries, err := fs.ReadDir(root.FS(), dir)
+	if err != nil {
+		return nil, err
+	}
+	uses := map[string]int{}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !(name == ".env" || composeFileName.MatchString(name)) {
+			continue
+		}
+		data, err := readFile(root, relJoin(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range variableRef.FindAllSubmatch(data, -1) {
+			uses[string(m[1])]++
+		}
+	}
+	return uses, nil
+}
+
+// composeFileName is a Compose file or override of a project folder.
+var composeFileName = regexp.MustCompile(`^(docker-)?compose([.-][^/]*)?\.ya?ml$`)

@@ -114,6 +114,10 @@ func agreeOnVariables(us []Update) {
 			holdBack(us, idx, fmt.Sprintf("%s also sets the image of %s, which has no policy", us[idx[0]].Target.Var, strings.Join(held, ", ")))
 			continue
 		}
+		if more := us[idx[0]].Target.VarUses - len(idx); more > 0 {
+			holdBack(us, idx, fmt.Sprintf("%s is named in %d more places of the project than the images with a policy (an environment, an override file, .env): they would move too", us[idx[0]].Target.Var, more))
+			continue
+		}
 		to, digest, agree := us[idx[0]].To, us[idx[0]].Digest, true
 		for _, i := range idx {
 			agree = agree && us[i].Err == "" && us[i].To == to && us[i].Digest == digest

@@ -133,7 +133,21 @@ func compareTree(t *testing.T, dir, golden string) {
 func TestSharedVariableMovesOnlyTogether(t *testing.T) {
 	for _, tc := range []struct {
 		name, compose, why string
+		override            string
 	}{
+		{name: "named in an environment", why: "WEB_TAG is named in 1 more places", compose: `
+services:
+  web:
+    image: registry.test/shop/web:${WEB_TAG}
+    x-hostlet-image-policy: {semver: "~1.4"}
+    environment: {SCHEMA_FOR: "${WEB_TAG}"}
+`},
+		{name: "named in an override file", why: "WEB_TAG is named in 1 more places", compose: `
+services:
+  web:
+    image: registry.test/shop/web:${WEB_TAG}
+    x-hostlet-image-policy: {semver: "~1.4"}
+`, override: "services:\n  migrate:\n    image: registry.test/shop/migrations:${WEB_TAG}\n"},
 		{name: "a service without a policy", why: "WEB_TAG also sets the image of migrate, which has no policy", compose: `
 services:
   web:
@@ -166,7 +180,11 @@ services:
 			if err := os.MkdirAll(filepath.Join(dir, "shop"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			for name, text := range map[string]string{"shop/compose.yaml": tc.compose, "shop/.env": "WEB_TAG=1.4.2\n"} {
+			files := map[string]string{"shop/compose.yaml": tc.compose, "shop/.env": "WEB_TAG=1.4.2\n"}
+			if tc.override != "" {
+				files["shop/compose.override.yaml"] = tc.override
+			}
+			for name, text := range files {
 				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -49,6 +49,10 @@ type Target struct {
 	// Var too and that have no policy: Var does not move while there are
 	// any.
 	VarWithoutPolicy []string `json:"-"`
+	// VarUses counts the places of the project that name Var (Compose
+	// files and .env): more than the images with a policy that move
+	// together, and Var does not move.
+	VarUses int `json:"-"`
 }
 
 // VarSite is where a variable's value is written.

@@ -147,16 +147,11 @@ func (r *imagesRun) apply(ctx context.Context, configs []string, commit bool, co
 	}
 	for _, name := range slices.Sorted(maps.Keys(edited)) {
 		if err := imageupdate.Write(r.dirs[name], edited[name]); err != nil {
-			return fmt.Errorf("source %s: %w", name, err)
+			return putBack(r.dirs, originals, fmt.Errorf("source %s: nothing updated: %w", name, err))
 		}
 	}
 	if err := validateHosts(ctx, configs, r.dirs); err != nil {
-		for name, files := range originals {
-			if werr := imageupdate.Write(r.dirs[name], files); werr != nil {
-				err = fmt.Errorf("%w; and putting source %s's files back failed: %v", err, name, werr)
-			}
-		}
-		return fmt.Errorf("nothing updated: %w", err)
+		return putBack(r.dirs, originals, fmt.Errorf("nothing updated: %w", err))
 	}
 	if !commit {
 		return nil
@@ -169,6 +164,17 @@ func (r *imagesRun) apply(ctx context.Context, configs []string, commit bool, co
 		r.commits = append(r.commits, name+" "+hash)
 	}
 	return nil
+}
+
+// putBack writes every source's original files back and returns err,
+// with any failure to put one back.
+func putBack(dirs map[string]string, originals map[string]map[string][]byte, err error) error {
+	for _, name := range slices.Sorted(maps.Keys(originals)) {
+		if werr := imageupdate.Write(dirs[name], originals[name]); werr != nil {
+			err = fmt.Errorf("%w; and putting source %s's files back failed: %v", err, name, werr)
+		}
+	}
+	return err
 }
 
 // imagesRun is what one run of check or update decided.

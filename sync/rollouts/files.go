@@ -192,6 +192,12 @@ func (s *Store) snapshotLocked() snapshot {
 				saved.HeldBack[id] = r.Bad
 			}
 		}
+		// The earlier rollbacks are a convenience for `hostlet images`:
+		// they go before the file outgrows what loading accepts, and the
+		// holds and held-back versions with it.
+		if b, err := json.Marshal(saved); err == nil && len(b) > MaxHoldsFileBytes {
+			saved.RolledBackBefore = nil
+		}
 		snap.holds = s.holds.Snapshot(saved)
 	}
 	return snap

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/sync/podspec"
 )
@@ -70,7 +71,10 @@ const MaxRolledBackBefore = 5
 // remember adds bad to the earlier rollbacks past, keeping the newest
 // MaxRolledBackBefore.
 func remember(past []*badVersion, bad *badVersion) []*badVersion {
-	past = append(past, bad)
+	b := *bad
+	cleanBad(&b)
+	b.Reason = textcap.Truncate(b.Reason, 512)
+	past = append(past, &b)
 	if n := len(past); n > MaxRolledBackBefore {
 		past = past[n-MaxRolledBackBefore:]
 	}
