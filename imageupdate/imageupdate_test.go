@@ -133,7 +133,7 @@ func compareTree(t *testing.T, dir, golden string) {
 func TestSharedVariableMovesOnlyTogether(t *testing.T) {
 	for _, tc := range []struct {
 		name, compose, why string
-		override            string
+		override           string
 	}{
 		{name: "named in an environment", why: "WEB_TAG is named in 1 more places", compose: `
 services:
