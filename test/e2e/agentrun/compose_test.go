@@ -102,7 +102,9 @@ volumes:
 	testkit.WriteFile(t, filepath.Join(project, "compose.yaml"), composeFile(""))
 	testkit.WaitHTTP(t, 60*time.Second, "GET", apiURL, "", "MESSAGE=from-api-v2")
 	testkit.WaitHTTP(t, 10*time.Second, "GET", apiURL+"read?path=/data/note", "", "kept")
-	before = e.containers(t)
+	// The old api container goes once the new one has started (a
+	// recreate removes it late): wait for it to be gone.
+	before = e.waitSettled(t, 60*time.Second, 3)
 	if before[2].ID != web.ID {
 		t.Errorf("web was recreated (%s -> %s) by a change to api", web.ID, before[2].ID)
 	}

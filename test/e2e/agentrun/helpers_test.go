@@ -158,6 +158,24 @@ func (e *env) waitPods(t *testing.T, timeout time.Duration, want ...string) []bo
 	return bs
 }
 
+// waitSettled waits until the instance has exactly n containers, all
+// running (a recreate's old container removed), and returns them.
+func (e *env) waitSettled(t *testing.T, timeout time.Duration, n int) []box {
+	t.Helper()
+	var bs []box
+	testkit.WaitFor(t, timeout, func() (bool, string) {
+		bs = e.containers(t)
+		running := 0
+		for _, b := range bs {
+			if b.State == "running" {
+				running++
+			}
+		}
+		return len(bs) == n && running == n, fmt.Sprintf("%d containers, %d running, want %d running alone", len(bs), running, n)
+	})
+	return bs
+}
+
 // sourceStatus returns the status of source name.
 func sourceStatus(doc api.Document, name string) (ok bool, errText, revision string) {
 	for _, s := range doc.Sources {
