@@ -130,7 +130,7 @@ services:
 	if got := builds(t, a); got != 2 {
 		t.Errorf("builds after one context file changed: %d, want 2", got)
 	}
-	after := e.containers(t)
+	after := e.waitSettled(t, 60*time.Second, len(before)) // the recreate's old container gone
 	if after[0].ID != before[0].ID {
 		t.Errorf("api was recreated (%s -> %s) by a change to web's context", before[0].ID, after[0].ID)
 	}

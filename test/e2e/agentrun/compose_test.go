@@ -343,7 +343,7 @@ secrets:
 		}
 		return false, fmt.Sprintf("pods %+v", d.Pods)
 	})
-	after := e.containers(t)
+	after := e.waitSettled(t, 60*time.Second, len(before)) // the recreate's old container gone
 	if after[0].ID != before[0].ID {
 		t.Errorf("api was recreated (%s -> %s) by a file only web mounts", before[0].ID, after[0].ID)
 	}
