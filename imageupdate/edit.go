@@ -250,3 +250,21 @@ func Read(dir string, files []string) (map[string][]byte, error) {
 	}
 	return out, nil
 }
+
+// Diff is the lines the edits changed, source by source and file by file
+// ("--- source:file", then "-old" and "+new"): an edit changes bytes
+// within lines, never how many there are.
+func Diff(source string, originals, edited map[string][]byte) string {
+	var b strings.Builder
+	for _, file := range slices.Sorted(maps.Keys(edited)) {
+		old := strings.Split(string(originals[file]), "\n")
+		now := strings.Split(string(edited[file]), "\n")
+		fmt.Fprintf(&b, "--- %s:%s\n", source, file)
+		for i := range min(len(old), len(now)) {
+			if old[i] != now[i] {
+				fmt.Fprintf(&b, "@@ line %d\n-%s\n+%s\n", i+1, old[i], now[i])
+			}
+		}
+	}
+	return b.String()
+}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -144,6 +145,7 @@ func (r *imagesRun) apply(ctx context.Context, configs []string, commit bool, co
 			return fmt.Errorf("source %s: nothing updated: %w", name, err)
 		}
 		edited[name] = files
+		r.diff += imageupdate.Diff(name, originals[name], files)
 	}
 	for _, name := range slices.Sorted(maps.Keys(edited)) {
 		if err := imageupdate.Write(r.dirs[name], edited[name]); err != nil {
@@ -186,6 +188,8 @@ type imagesRun struct {
 	veto     imageupdate.Veto
 	// commits are "source hash" of the commits made.
 	commits []string
+	// diff is the edited lines, as a unified diff without context.
+	diff string
 }
 
 func decideImages(ctx context.Context, f imagesFlags) (*imagesRun, error) {
@@ -239,12 +243,14 @@ type imagesReport struct {
 	Images   []imageupdate.Update  `json:"images"`
 	Problems []imageupdate.Problem `json:"problems"`
 	Commits  []string              `json:"commits,omitempty"`
+	// Diff is what update changed, line by line.
+	Diff string `json:"diff,omitempty"`
 }
 
 // report prints the run and returns its exit status.
 func (r *imagesRun) report(out io.Writer, output string) error {
 	if output == "json" {
-		if err := writeJSON(out, imagesReport{Images: r.updates, Problems: append([]imageupdate.Problem{}, r.problems...), Commits: r.commits}); err != nil {
+		if err := writeJSON(out, imagesReport{Images: r.updates, Problems: append([]imageupdate.Problem{}, r.problems...), Commits: r.commits, Diff: r.diff}); err != nil {
 			return err
 		}
 	} else {
@@ -293,6 +299,11 @@ func writeImagesText(out io.Writer, r *imagesRun) {
 	}
 	if len(r.updates) == 0 && len(r.problems) == 0 {
 		fmt.Fprintln(out, "no image has a policy")
+	}
+	for _, line := range strings.SplitAfter(r.diff, "\n") {
+		if line != "" {
+			fmt.Fprintln(out, textout.Text(strings.TrimSuffix(line, "\n")))
+		}
 	}
 	for _, c := range r.commits {
 		fmt.Fprintf(out, "committed and pushed: %s\n", c)

@@ -62,6 +62,10 @@ func TestCheckThenUpdateAgainstARealRegistry(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 2 || len(rep.Images) != 2 {
 		t.Fatalf("update: exit %d, %v\n%s", code, err, out)
 	}
+	var diff struct{ Diff string }
+	if err := json.Unmarshal([]byte(out), &diff); err != nil || !strings.Contains(diff.Diff, "--- apps:web.yaml\n@@ line 5\n-    image: "+reg.Addr+"/shop/web:1.4.2  # the shop\n+    image: "+reg.Addr+"/shop/web:1.4.3  # the shop\n") {
+		t.Errorf("update's diff: %q, %v", diff.Diff, err)
+	}
 	if want := strings.Replace(native, "web:1.4.2  #", "web:1.4.3  #", 1); read(t, dir, "web.yaml") != want {
 		t.Errorf("web.yaml after the update:\n%s\nwant:\n%s", read(t, dir, "web.yaml"), want)
 	}
