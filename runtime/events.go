@@ -17,8 +17,8 @@ import (
 // Proven) are delivered; the others are counted (UnprovenEvents) and
 // dropped. When the engine's stream breaks, the error is logged, the
 // engine is pinged (EventStreamBroke sent each second it does not answer:
-// it is away, see awaitEngine), and Events subscribes again with backoff (doubling from 100 ms up to 5 s),
-// asking the engine to replay what happened since the last event received
+// it is away, see awaitEngine), and Events subscribes again with backoff
+// (doubling from 100 ms up to 5 s), asking the engine to replay what happened since the last event received
 // (the engine keeps a short buffer of recent events), so a reconnect loses
 // nothing the engine still remembers. A consumer that stops reading blocks
 // the stream (and the engine drops what a stalled subscriber does not

@@ -11,9 +11,9 @@ const (
 	// outageBefore: the engine closes its API before it stops the
 	// containers, but a die event can still race the stream's end.
 	outageBefore = 10 * time.Second
-	// outageAfter covers the engine coming back after its last refused
-	// reconnect (the runtime retries at most 5 s apart) and starting
-	// the containers of policy always as it restores them.
+	// outageAfter covers the engine coming back after its last
+	// unanswered ping (the runtime pings each second) and starting the
+	// containers of policy always as it restores them.
 	outageAfter = 30 * time.Second
 	// outageGap parts two outages: while the engine is away the runtime
 	// tells so every second, so signs further apart are two outages.
@@ -25,14 +25,14 @@ const (
 	maxOutage = 15 * time.Minute
 )
 
-// engineOutage is the latest time the engine refused its event stream:
-// from its first refusal to its last (zero when none was seen), excusing
-// at most maxOutage of it.
+// engineOutage is the engine's latest time away: from its first
+// EventStreamBroke to its last (zero when none was seen), excusing at
+// most maxOutage of it.
 type engineOutage struct {
 	from, last time.Time
 }
 
-// broke records a break of the event stream at t.
+// broke records an EventStreamBroke at t.
 func (o *engineOutage) broke(t time.Time) {
 	if o.from.IsZero() || t.Sub(o.last) > outageGap || t.Before(o.from) {
 		// A new outage (or the clock went back: start over).

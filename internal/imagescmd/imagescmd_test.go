@@ -196,3 +196,15 @@ func TestCommitProblemsAreFoundBeforeAnyEdit(t *testing.T) {
 		})
 	}
 }
+
+// A --status-url that answers badly is an error that names it without
+// the password it carries.
+func TestStatusURLErrorsHideItsPassword(t *testing.T) {
+	dir := t.TempDir()
+	for _, u := range []string{"http://ci:s3cret-pw@127.0.0.1:1", "ftp://host", "::"} {
+		out, code := run(t, "check", "--source", "apps="+dir, "--status-url", u)
+		if code != 1 || strings.Contains(out, "s3cret-pw") {
+			t.Errorf("--status-url %s: exit %d\n%s\nwant exit 1 and no password", u, code, out)
+		}
+	}
+}

@@ -3,9 +3,10 @@ package imagescmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -55,10 +56,15 @@ func hostStates(ctx context.Context, urls, configs []string) ([]imageupdate.Host
 func readStatus(ctx context.Context, base string) (api.Document, error) {
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
-	u := strings.TrimSuffix(base, "/") + "/status"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	parsed, err := url.Parse(strings.TrimSuffix(base, "/") + "/status")
+	if err != nil || parsed.Host == "" || parsed.Scheme != "http" && parsed.Scheme != "https" {
+		return api.Document{}, errors.New("--status-url: want http://HOST:PORT (or https)")
+	}
+	// Said without a password the URL may carry.
+	u := parsed.Redacted()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, parsed.String(), nil)
 	if err != nil {
-		return api.Document{}, fmt.Errorf("--status-url %q: %w", base, err)
+		return api.Document{}, fmt.Errorf("--status-url %s: %w", u, err)
 	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
@@ -77,7 +83,6 @@ func readStatus(ctx context.Context, base string) (api.Document, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return api.Document{}, fmt.Errorf("read %s: not a status document: %w", u, err)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<10))
 	return doc, nil
 }
 
