@@ -74,7 +74,7 @@ func ReadCommit(ctx context.Context, commit *object.Commit, paths []string, sour
 			break
 		}
 	}
-	snap, err := rd.Result()
+	snap, err := rd.Result(ctx)
 	return snap.Manifests, snap.Files, err
 }
 

@@ -134,10 +134,18 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 		if index+len(items) > MaxFileManifests {
 			return nil, tooManyInFile(origin)
 		}
+		items = expandKubeLists(items, &errs, origin, docNum)
+		if index+len(items) > MaxFileManifests {
+			return nil, tooManyInFile(origin)
+		}
 		for _, raw := range items {
 			o := origin
 			o.Index = index
 			index++
+			if k := kubeObjectOf(raw); k != nil {
+				out = append(out, Sourced{Origin: o, Kube: k})
+				continue
+			}
 			m, strict, err := decodeOne(raw, o)
 			if err != nil {
 				errs.add(err)
@@ -152,6 +160,30 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 		errs.add(&Error{Origin: origin, Detail: "no manifest found (the file is empty, or holds only comments or an empty list)"})
 	}
 	return out, errs.result()
+}
+
+// expandKubeLists replaces each Kubernetes "v1 List" of items by its
+// items (one level: a List in a List is an object the translation
+// refuses), adding an error for one whose items cannot be read.
+func expandKubeLists(items [][]byte, errs *fileErrors, origin Origin, docNum int) [][]byte {
+	var out [][]byte
+	for _, raw := range items {
+		k := kubeObjectOf(raw)
+		if k == nil {
+			out = append(out, raw)
+			continue
+		}
+		listed, ok, err := kubeListItems(k)
+		switch {
+		case !ok:
+			out = append(out, raw)
+		case err != nil:
+			errs.add(&Error{Origin: origin, Detail: fmt.Sprintf("document %d: %v", docNum, err)})
+		default:
+			out = append(out, listed...)
+		}
+	}
+	return out
 }
 
 // fileErrors collects the errors of one file, up to MaxFileErrors.

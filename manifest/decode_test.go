@@ -430,3 +430,48 @@ func TestDefaultPullPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeKeepsKubernetesObjectsForTheirTranslation: a document with
+// apiVersion and kind is a Kubernetes object, kept whole for the source's
+// translation (its List unpacked), beside hostlet manifests of the file.
+func TestDecodeKeepsKubernetesObjectsForTheirTranslation(t *testing.T) {
+	data := []byte(`version: v1beta1
+id: native
+containers: [{name: a, image: busybox}]
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: conf, namespace: shop}}
+- {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: single}
+`)
+	ms, err := manifest.Decode(data, manifest.Origin{Source: "s", File: "f.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		if m.Kube == nil {
+			got = append(got, fmt.Sprintf("%d manifest %s", m.Origin.Index, m.Manifest.ID))
+			continue
+		}
+		got = append(got, fmt.Sprintf("%d %s", m.Origin.Index, m.Kube))
+	}
+	want := []string{"0 manifest native", "1 ConfigMap shop/conf", "2 Deployment web", "3 Pod single"}
+	if !slices.Equal(got, want) {
+		t.Errorf("decoded %q, want %q", got, want)
+	}
+}
+
+// TestDecodeRefusesAListWhoseItemsAreNotAList: the error names the
+// document; nothing of it is kept.
+func TestDecodeRefusesAListWhoseItemsAreNotAList(t *testing.T) {
+	_, err := manifest.Decode([]byte("apiVersion: v1\nkind: List\nitems: {a: 1}\n"), manifest.Origin{Source: "s", File: "f.yaml"})
+	if err == nil || !strings.Contains(err.Error(), "s:f.yaml: document 1: a List's items") {
+		t.Errorf("err = %v, want one naming document 1 and the List's items", err)
+	}
+}

@@ -457,6 +457,11 @@ type Sourced struct {
 	// Both hold nothing but the manifest's own values and parts of them.
 	Hidden      []string `json:",omitempty"`
 	HiddenParts []string `json:",omitempty"`
+	// Kube is a Kubernetes object of the source, not translated yet:
+	// Manifest is then empty. Every reader of a source translates its
+	// objects together before the source's snapshot is done (package
+	// manifest/kube), so a snapshot never holds one.
+	Kube *KubeObject `json:",omitempty"`
 	// Notes are what a translation did that the author may not expect,
 	// none of them an error (a Compose environment name without a value
 	// left out, as Compose leaves it out): `hostlet validate` and `diff`

@@ -22,6 +22,9 @@ cd "$(dirname "$0")/.."
 fuzztime=${1:?usage: scripts/fuzz.sh FUZZTIME [REGEXP]}
 filter=${2:-}
 GO=${GO:-go}
+# FUZZMINIMIZETIME bounds the minimizing of each new interesting input
+# (and of a failing one): Go's default is 60s.
+minimize=${FUZZMINIMIZETIME:-60s}
 
 # seconds prints a Go duration made of h, m, s parts (10s, 1m30s) in whole
 # seconds; it fails on anything else.
@@ -114,7 +117,7 @@ while read -r dir tags target file; do
 	before=$(ls "$dir/testdata/fuzz/$target" 2>/dev/null)
 	t0=$SECONDS
 	(cd "$dir" && "$bin" -test.run '^$' -test.fuzz "^$target\$" -test.fuzztime "$fuzztime" \
-		-test.timeout "$timeout" -test.fuzzcachedir "$cache/fuzz/$pkg") >"$work/run.log" 2>&1
+		-test.fuzzminimizetime "$minimize" -test.timeout "$timeout" -test.fuzzcachedir "$cache/fuzz/$pkg") >"$work/run.log" 2>&1
 	rc=$?
 	# What the budget did: inputs tried, or only so many seeds run (a
 	# target with a large corpus may spend a short budget on them).

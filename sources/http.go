@@ -199,6 +199,9 @@ func (h *HTTP) fetch(ctx context.Context) (snap manifest.Snapshot, notModified b
 	if err != nil {
 		return snap, false, err
 	}
+	if ms, err = project.TranslateKube(ctx, h.compose, h.cfg.Name, ms); err != nil {
+		return snap, false, err
+	}
 	sum := sha256.Sum256(body)
 	snap.Revision = "sha256:" + hex.EncodeToString(sum[:])[:16]
 	h.etag = resp.Header.Get("ETag")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/config"
 	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/manifest/project"
 	"github.com/hostlet/hostlet/validate"
 )
 
@@ -38,6 +39,15 @@ type Push struct {
 	// waiting for a reader that is gone.
 	stopped  chan struct{}
 	stopOnce gosync.Once
+	// compose translates pushed Kubernetes objects (nil: refused).
+	compose *project.Renderer
+}
+
+// WithCompose sets the renderer whose helper translates pushed
+// Kubernetes objects.
+func (p *Push) WithCompose(r *project.Renderer) *Push {
+	p.compose = r
+	return p
 }
 
 // NewPush returns the push source for cfg.
@@ -99,7 +109,7 @@ func (p *Push) Handler(authorized func(*http.Request) bool) http.Handler {
 		if !ok {
 			return
 		}
-		ms, errs := p.check(body)
+		ms, errs := p.check(r.Context(), body)
 		if len(errs) > 0 {
 			writePush(w, http.StatusBadRequest, PushResponse{Errors: errs})
 			return
@@ -136,7 +146,7 @@ func readPush(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 
 // check decodes a push's body and validates it as a set of its own: the
 // manifests, and every error found in them.
-func (p *Push) check(body []byte) ([]manifest.Sourced, []*manifest.Error) {
+func (p *Push) check(ctx context.Context, body []byte) ([]manifest.Sourced, []*manifest.Error) {
 	var (
 		ms   []manifest.Sourced
 		errs []*manifest.Error
@@ -147,6 +157,9 @@ func (p *Push) check(body []byte) ([]manifest.Sourced, []*manifest.Error) {
 		var derr error
 		ms, derr = manifest.Decode(body, manifest.Origin{Source: p.cfg.Name})
 		errs = validate.Flatten(derr)
+		var kerr error
+		ms, kerr = project.TranslateKube(ctx, p.compose, p.cfg.Name, ms)
+		errs = append(errs, validate.Flatten(kerr)...)
 	}
 	checked := validate.Set([]manifest.Snapshot{{Name: p.cfg.Name, Manifests: ms}}, p.opts)
 	for _, rj := range checked.Rejected {

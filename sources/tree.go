@@ -67,7 +67,7 @@ func ReadTree(ctx context.Context, base string, paths []string, source string, r
 		// A folder's tree has no error that fails the whole read.
 		_ = rd.Read(ctx, root)
 	}
-	snap, err := rd.Result()
+	snap, err := rd.Result(ctx)
 	snap.Name = source
 	return snap, err
 }

@@ -1,9 +1,11 @@
 // Command hostlet-compose renders one Docker Compose project into hostlet
-// pods: it reads a project bundle (manifest/project.Bundle, JSON) on
-// stdin and writes the pods and errors (project.Response, JSON) on
-// stdout. It reads no file, no network and no environment of its own;
-// hostlet runs it for every project whose files or settings changed, so
-// that compose-go and its schema compiler stay out of the agent's memory.
+// pods, or translates the Kubernetes objects of one source: it reads a
+// bundle (manifest/project.Bundle, JSON) on stdin and writes the pods and
+// errors (project.Response, JSON) on stdout. It reads no file, no network
+// and no environment of its own; hostlet runs it for every project, and
+// every source's set of Kubernetes objects, whose files or settings
+// changed, so that compose-go, its schema compiler and the Kubernetes
+// types stay out of the agent's memory.
 //
 // Exit status: 0 with an answer (a project with errors included), 1 when
 // the input is not a bundle.
@@ -18,6 +20,7 @@ import (
 
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/compose"
+	"github.com/hostlet/hostlet/manifest/kube"
 	"github.com/hostlet/hostlet/manifest/project"
 )
 
@@ -39,6 +42,10 @@ func run(ctx context.Context, in io.Reader, out io.Writer) error {
 	var b project.Bundle
 	if err := json.Unmarshal(data, &b); err != nil {
 		return fmt.Errorf("the input is not a project bundle: %w", err)
+	}
+	if len(b.Kube) > 0 {
+		pods, errs := kube.Translate(b.Kube)
+		return json.NewEncoder(out).Encode(project.Response{Manifests: pods, Errors: errs})
 	}
 	return json.NewEncoder(out).Encode(compose.Render(ctx, b))
 }

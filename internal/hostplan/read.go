@@ -38,7 +38,7 @@ func ReadPath(ctx context.Context, path string, r *project.Renderer) Read {
 	if base == "" {
 		for i := range snap.Manifests {
 			snap.Manifests[i].Origin.File = ""
-			for _, e := range snap.Manifests[i].Errors {
+			for _, e := range slices.Concat(snap.Manifests[i].Errors, snap.Manifests[i].Notes) {
 				e.Origin.File = ""
 			}
 		}

@@ -13,7 +13,7 @@ import (
 // the key (or here, saying why the helper does not see it), or a render
 // of a bundle differing only by it is taken from the cache.
 var bundleKeyCovers = map[reflect.Type][]string{
-	reflect.TypeFor[Bundle]():  {"Options", "Body", "Files"},
+	reflect.TypeFor[Bundle]():  {"Options", "Body", "Files", "Kube"},
 	reflect.TypeFor[Options](): {"Source", "Dir", "Name", "File", "Host"},
 	reflect.TypeFor[Host]():    {"Env", "Profiles", "Home", "HomeIsGuess"},
 	reflect.TypeFor[File]():    {"Data", "Err", "Exec"},
@@ -88,6 +88,12 @@ func setNonZero(t *testing.T, v reflect.Value) {
 			v.SetBytes(append(slices.Clone(v.Bytes()), 'x'))
 		case reflect.String:
 			v.Set(reflect.Append(v, reflect.ValueOf("x")))
+		case reflect.Struct:
+			e := reflect.New(v.Type().Elem()).Elem()
+			if e.Type() == reflect.TypeFor[manifest.Sourced]() {
+				e.Set(reflect.ValueOf(manifest.Sourced{Kube: &manifest.KubeObject{APIVersion: "v1", Kind: "Pod", Raw: []byte(`{}`)}}))
+			}
+			v.Set(reflect.Append(v, e))
 		default:
 			t.Fatalf("no value to set a %s to", v.Type())
 		}

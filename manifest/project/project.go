@@ -119,6 +119,10 @@ type Bundle struct {
 	// beside it.
 	Body  []byte          `json:"body,omitempty"`
 	Files map[string]File `json:"files,omitempty"`
+	// Kube are the Kubernetes objects of a source (Options.Source), to
+	// translate into pods together (package manifest/kube): a bundle
+	// holds them or a project, never both.
+	Kube []manifest.Sourced `json:"kube,omitempty"`
 }
 
 // ReadFile reads a file of the bundle; one that is not there wraps

@@ -121,6 +121,13 @@ func bundleKey(b Bundle) ([32]byte, error) {
 	}
 	part(opts)
 	part(b.Body)
+	if len(b.Kube) > 0 {
+		kube, err := json.Marshal(b.Kube)
+		if err != nil {
+			return [32]byte{}, err
+		}
+		part(kube)
+	}
 	for _, name := range b.Names() {
 		f := b.Files[name]
 		exec := []byte{0}
@@ -236,9 +243,13 @@ func failure(b Bundle, err error) *manifest.Error {
 	if file == "." {
 		file = ""
 	}
+	what := "render the Compose project: "
+	if len(b.Kube) > 0 {
+		what, file = "translate the Kubernetes objects: ", ""
+	}
 	return &manifest.Error{
 		Origin: manifest.Origin{Source: b.Options.Source, File: file},
-		Detail: "render the Compose project: " + err.Error(),
+		Detail: what + err.Error(),
 		Err:    err,
 	}
 }

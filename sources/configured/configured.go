@@ -74,7 +74,7 @@ func New(c config.Source, d Deps) (sources.Source, error) {
 	case config.TypeEtcd:
 		return sources.NewEtcd(c, d.Etcd, log).WithClock(d.Clock).WithCompose(d.Compose), nil
 	case config.TypePush:
-		return sources.NewPush(c, d.Validate, log), nil
+		return sources.NewPush(c, d.Validate, log).WithCompose(d.Compose), nil
 	}
 	return nil, fmt.Errorf("source %s: type %s is not supported by this version yet", c.Name, c.Type)
 }

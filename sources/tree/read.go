@@ -132,12 +132,13 @@ func (r *Reader) pastBound(next string) bool {
 	return r.full
 }
 
-// Result returns what was read: the manifests, the files read and the
+// Result returns what was read (its Kubernetes objects translated into
+// pods with the renderer's helper): the manifests, the files read and the
 // revision ("sha256:" and 16 hex digits) of a snapshot, and the source's
 // errors, a *multierror.Error of *manifest.Error beside everything that
 // did decode (callers that need an atomic set treat any error as
 // failure).
-func (r *Reader) Result() (manifest.Snapshot, error) {
+func (r *Reader) Result(ctx context.Context) (manifest.Snapshot, error) {
 	if len(r.ms) > manifest.MaxSourceManifests && !errors.Is(r.errs.ErrorOrNil(), manifest.ErrTooManyManifests) {
 		name := r.last
 		if r.opts.BoundNamesNext {
@@ -145,7 +146,11 @@ func (r *Reader) Result() (manifest.Snapshot, error) {
 		}
 		r.Fail(manifest.TooManyInSource(manifest.Origin{Source: r.opts.Source, File: name}))
 	}
-	snap := manifest.Snapshot{Files: r.files, Manifests: r.ms, Revision: "sha256:" + hex.EncodeToString(r.hash.Sum(nil))[:16], Plain: r.plain}
+	ms, err := project.TranslateKube(ctx, r.opts.Renderer, r.opts.Source, r.ms)
+	if err != nil {
+		r.Fail(err)
+	}
+	snap := manifest.Snapshot{Files: r.files, Manifests: ms, Revision: "sha256:" + hex.EncodeToString(r.hash.Sum(nil))[:16], Plain: r.plain}
 	return snap, r.errs.ErrorOrNil()
 }
 

@@ -94,7 +94,7 @@ func TestReaderStopsPastTheBound(t *testing.T) {
 		if err := rd.Read(context.Background(), Root{FS: fsys, Entries: entries}); err != nil {
 			t.Fatal(err)
 		}
-		snap, err := rd.Result()
+		snap, err := rd.Result(context.Background())
 		if !rd.Full() || !errors.Is(err, manifest.ErrTooManyManifests) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("BoundNamesNext %v: full %v, error %v; want one containing %q", tt.next, rd.Full(), err, tt.want)
 		}
@@ -129,7 +129,7 @@ func TestReaderFatalErrorVoidsTheRead(t *testing.T) {
 	if err := rd.Read(context.Background(), Root{FS: fsys, Entries: entries}); err != nil {
 		t.Fatalf("Read: %v, want no fatal error", err)
 	}
-	snap, err := rd.Result()
+	snap, err := rd.Result(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "s:b.yaml: damaged") || len(snap.Manifests) != 2 || snap.Files != 2 {
 		t.Errorf("read %d files, %d manifests, error %v; want a and c read and b's error", snap.Files, len(snap.Manifests), err)
 	}
@@ -144,7 +144,7 @@ func TestReaderRevisionFollowsContent(t *testing.T) {
 		if err := rd.Read(context.Background(), Root{FS: fsys, Entries: []Entry{{Path: "a.yaml"}, {Path: "b.yaml"}}, Name: name}); err != nil {
 			t.Fatal(err)
 		}
-		snap, err := rd.Result()
+		snap, err := rd.Result(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,60 @@
+package kube
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// TestEveryTranslatedFieldHasAGoldenExample walks the objects of the
+// golden files: every field the tables translate is set in at least one
+// of them, so its translation is shown (and kept) by a golden file.
+func TestEveryTranslatedFieldHasAGoldenExample(t *testing.T) {
+	files, _ := filepath.Glob("testdata/translate/*.yaml")
+	seen := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, _ := manifest.Decode(data, manifest.Origin{File: f})
+		for _, m := range ms {
+			if m.Kube == nil {
+				continue
+			}
+			v, _ := decode(m.Origin, m.Kube)
+			if v == nil {
+				continue
+			}
+			for _, p := range walkFields(v, objectRules(m.Kube.Kind)).translated {
+				seen[m.Kube.Kind+" "+p] = true
+			}
+		}
+	}
+	covered := func(kind, pattern string) bool {
+		for p := range seen {
+			k, rest, _ := strings.Cut(p, " ")
+			if kind != "Pod" && k != kind {
+				continue
+			}
+			if kind == "Pod" {
+				rest = strings.TrimPrefix(rest, "spec.template.")
+			}
+			if rest == pattern || strings.HasPrefix(rest, pattern+".") || strings.HasPrefix(rest, pattern+"[]") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range allRules() {
+		if e.rule.do != translated && e.rule.do != translatedWhole {
+			continue
+		}
+		if !covered(e.kind, e.pattern) {
+			t.Errorf("%s %s is translated but set in no file of testdata/translate", e.kind, e.pattern)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package project
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/hostlet/hostlet/manifest"
+)
+
+// ErrNoTranslator is the error of Kubernetes objects read without a
+// renderer.
+var ErrNoTranslator = errors.New("kubernetes objects are not read here (no renderer)")
+
+// MaxKubeBytes bounds the Kubernetes objects of one source, as their
+// JSON, handed to the helper at once.
+const MaxKubeBytes = MaxBytes
+
+// TranslateKube translates the Kubernetes objects among ms, the
+// manifests of source, with r's helper (the one that renders Compose
+// projects: the Kubernetes types stay out of the agent's memory too):
+// each workload's pods take its place, the objects that are not
+// workloads leave, the other manifests stay as they are. The error, if
+// any, is a *multierror.Error of *manifest.Error: the source's problems
+// (a pod's own are its Errors); with one, the pods are returned beside
+// it.
+func TranslateKube(ctx context.Context, r *Renderer, source string, ms []manifest.Sourced) ([]manifest.Sourced, error) {
+	var objects []manifest.Sourced
+	size := 0
+	for _, m := range ms {
+		if m.Kube != nil {
+			objects = append(objects, m)
+			size += len(m.Kube.Raw)
+		}
+	}
+	origin := manifest.Origin{Source: source}
+	switch {
+	case len(objects) == 0:
+		return ms, nil
+	case r == nil:
+		// Said as a sentence of the file's errors.
+		detail := "Kubernetes objects are not read here (no renderer)"
+		return withoutKube(ms), &multierror.Error{Errors: []error{&manifest.Error{Origin: objects[0].Origin, Detail: detail, Err: ErrNoTranslator}}}
+	case size > MaxKubeBytes:
+		err := &manifest.Error{Origin: origin, Detail: fmt.Sprintf("the Kubernetes objects of the source hold more than %d bytes: %v", MaxKubeBytes, manifest.ErrTooLarge), Err: manifest.ErrTooLarge}
+		return withoutKube(ms), &multierror.Error{Errors: []error{err}}
+	}
+	pods, err := r.Render(ctx, Bundle{Options: Options{Source: source}, Kube: objects})
+	if len(ms)-len(objects)+len(pods) > manifest.MaxSourceManifests {
+		// Replicas count: 50 Deployments of 100 replicas are 5000 pods.
+		return withoutKube(ms), &multierror.Error{Errors: []error{manifest.TooManyInSource(origin)}}
+	}
+	return placePods(ms, pods), err
+}
+
+// placePods puts each object's pods where the object was among ms.
+func placePods(ms, pods []manifest.Sourced) []manifest.Sourced {
+	byOrigin := map[manifest.Origin][]manifest.Sourced{}
+	for _, p := range pods {
+		byOrigin[p.Origin] = append(byOrigin[p.Origin], p)
+	}
+	out := make([]manifest.Sourced, 0, len(ms)+len(pods))
+	for _, m := range ms {
+		if m.Kube == nil {
+			out = append(out, m)
+			continue
+		}
+		out = append(out, byOrigin[m.Origin]...)
+		delete(byOrigin, m.Origin)
+	}
+	return out
+}
+
+// withoutKube is ms without its Kubernetes objects.
+func withoutKube(ms []manifest.Sourced) []manifest.Sourced {
+	return slices.DeleteFunc(slices.Clone(ms), func(m manifest.Sourced) bool { return m.Kube != nil })
+}
