@@ -120,6 +120,7 @@ func DefaultPullPolicy(image string) string {
 // Clone returns a deep copy of m.
 func (m Manifest) Clone() Manifest {
 	out := m
+	out.NodeSelector = maps.Clone(m.NodeSelector)
 	if m.Labels != nil {
 		out.Labels = make(map[string]string, len(m.Labels))
 		for k, v := range m.Labels {

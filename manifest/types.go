@@ -102,6 +102,14 @@ type Manifest struct {
 	// and is recreated whenever the container holding that namespace is.
 	NetworkOf string `json:"networkOf,omitempty"`
 
+	// NodeSelector are host labels (the host config's labels:) a host
+	// must have, each key with its value, to run the pod: on a host
+	// without them the pod is not run (and one running is removed), and
+	// `hostlet diff` says why. Besides its own labels every host has
+	// kubernetes.io/hostname, kubernetes.io/os and kubernetes.io/arch.
+	// No part of any hash.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
 	// MinReadySeconds is how long a changed pod must be ready without a
 	// break for its update to count as done (0: 10). ProgressDeadlineSeconds
 	// bounds how long a changed pod may take to get there (0: 300).

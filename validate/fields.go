@@ -54,6 +54,12 @@ type Options struct {
 	// Policy is what a pod may take of the host (policy.privileged,
 	// capabilities, hostNetwork, devices).
 	Policy Policy
+	// HostLabels are the host's labels (the host config's labels:, with
+	// kubernetes.io/hostname, /os and /arch) that a pod's nodeSelector
+	// must match for Set to take it; a pod that does not match is not
+	// for this host (Result.Elsewhere). Nil: the host is not known (a
+	// validate without a host config) and every pod is taken.
+	HostLabels map[string]string
 	// Checker, when set, is what Set checks each manifest's fields with
 	// (a *Memo: a manifest is checked once, not at every merge); nil:
 	// Manifest, every time.
@@ -153,6 +159,34 @@ func (c *checker) podFields(m manifest.Manifest) {
 	for _, k := range sortedKeys(m.Labels) {
 		if strings.HasPrefix(k, ReservedLabelPrefix) {
 			c.add(fmt.Sprintf("labels[%q]", k), "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
+		}
+	}
+	c.nodeSelector(m.NodeSelector)
+}
+
+// MaxNodeSelector bounds a pod's nodeSelector.
+const MaxNodeSelector = 64
+
+// selectorKeyRE and selectorValueRE are Kubernetes' label syntax: an
+// optional DNS subdomain prefix and "/", a name of at most 63; a value
+// of at most 63, maybe empty.
+var (
+	selectorKeyRE   = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+	selectorValueRE = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`)
+)
+
+// nodeSelector checks a pod's nodeSelector: bounded, label syntax.
+func (c *checker) nodeSelector(sel map[string]string) {
+	if len(sel) > MaxNodeSelector {
+		c.add("nodeSelector", "%d labels are over the limit of %d", len(sel), MaxNodeSelector)
+		return
+	}
+	for _, k := range sortedKeys(sel) {
+		switch {
+		case len(k) > 317 || !selectorKeyRE.MatchString(k):
+			c.add("nodeSelector", "%q is not a label key ([prefix/]name: letters, digits, '-', '_' and '.', a name of at most 63)", k)
+		case !selectorValueRE.MatchString(sel[k]):
+			c.add(fmt.Sprintf("nodeSelector[%q]", k), "%q is not a label value (letters, digits, '-', '_' and '.', at most 63)", sel[k])
 		}
 	}
 }

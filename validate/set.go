@@ -34,6 +34,34 @@ type Result struct {
 	Accepted []manifest.Sourced
 	// Rejected manifests, in the same order.
 	Rejected []Rejection
+	// Elsewhere are the manifests whose nodeSelector this host's labels
+	// do not match (Options.HostLabels): not for this host, neither
+	// checked nor applied, a pod of theirs running here removed.
+	Elsewhere []Elsewhere
+}
+
+// Elsewhere is a manifest for other hosts, and why.
+type Elsewhere struct {
+	ID     string          `json:"id"`
+	Source string          `json:"source"`
+	Origin manifest.Origin `json:"origin"`
+	// Reason names the first label of its nodeSelector this host lacks.
+	Reason string `json:"reason"`
+}
+
+// Selects reports whether nodeSelector sel matches host labels host; when
+// not, why (the first label missing or different, by key).
+func Selects(sel, host map[string]string) (bool, string) {
+	for _, k := range sortedKeys(sel) {
+		got, ok := host[k]
+		switch {
+		case !ok:
+			return false, fmt.Sprintf("nodeSelector %s=%s: this host has no label %s", k, sel[k], k)
+		case got != sel[k]:
+			return false, fmt.Sprintf("nodeSelector %s=%s: this host has %s=%s", k, sel[k], k, got)
+		}
+	}
+	return true, ""
 }
 
 // Err returns every rejection reason as one error, or nil.
@@ -108,6 +136,12 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			// invalid: a later source must not take a pod over because the
 			// owner's manifest has a typo.
 			id := s.Manifest.ID
+			if opts.HostLabels != nil {
+				if ok, why := Selects(s.Manifest.NodeSelector, opts.HostLabels); !ok {
+					res.Elsewhere = append(res.Elsewhere, Elsewhere{ID: id, Source: s.Origin.Source, Origin: s.Origin, Reason: why})
+					continue
+				}
+			}
 			err := opts.check(s)
 			if first, dup := ids[id]; dup {
 				err = multierror.Append(err, manifest.Errorf(s.Origin, id, "id",

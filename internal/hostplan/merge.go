@@ -36,6 +36,8 @@ type Merged struct {
 	Stay map[string]bool
 	// Errors: why a source keeps its last good set, besides read errors.
 	Errors []string
+	// Elsewhere: the manifests for other hosts (their nodeSelector).
+	Elsewhere []validate.Elsewhere
 }
 
 // MergeLikeRun computes the desired side as the running hostlet would
@@ -76,6 +78,6 @@ func MergeLikeRun(reads []Read, actual []hruntime.Container, allowEmpty bool, vo
 		}
 		m.Pods = append(m.Pods, hsync.NewPod(e.Manifest, e.Origin.Source, e.Revision))
 	}
-	m.Rejected = res.Rejected
+	m.Rejected, m.Elsewhere = res.Rejected, res.Elsewhere
 	return m
 }

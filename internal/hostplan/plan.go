@@ -26,8 +26,12 @@ type Plan struct {
 	Planned  bool               `json:"planned"`
 	Pods     []PodPlan          `json:"pods"`
 	Rejected []RejectedManifest `json:"rejected"`
-	Summary  Summary            `json:"summary"`
-	Errors   []string           `json:"errors"`
+	// Elsewhere are the manifests this host does not run: their
+	// nodeSelector does not match its labels (a pod of theirs running
+	// here is removed).
+	Elsewhere []validate.Elsewhere `json:"elsewhere,omitempty"`
+	Summary   Summary              `json:"summary"`
+	Errors    []string             `json:"errors"`
 }
 
 // Changed reports whether the plan changes anything: a pod whose changes
@@ -189,6 +193,7 @@ func (p *Plan) plan(h host, actual []hruntime.Container, rollouts map[string]hsy
 	for _, rj := range m.Rejected {
 		p.Rejected = append(p.Rejected, RejectedManifest{ID: rj.ID, Source: rj.Source, File: rj.Origin.File, Reasons: rj.Reasons, Running: m.Stay[rj.ID]})
 	}
+	p.Elsewhere = m.Elsewhere
 	// Pods that stay as they run are out of the plan, counted unchanged.
 	kept := 0
 	actual = slices.DeleteFunc(actual, func(c hruntime.Container) bool {

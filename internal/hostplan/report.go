@@ -14,6 +14,9 @@ type Report struct {
 	Accepted []Accepted           `json:"accepted"`
 	Errors   []*manifest.Error    `json:"errors"`
 	Rejected []validate.Rejection `json:"rejected"`
+	// Elsewhere: the manifests for other hosts (their nodeSelector does
+	// not match this host's labels), when validated against a host config.
+	Elsewhere []validate.Elsewhere `json:"elsewhere,omitempty"`
 	// Notes are the accepted manifests' notes (manifest.Sourced.Notes):
 	// what a translation did that the author may not expect.
 	Notes []*manifest.Error `json:"notes,omitempty"`
@@ -61,6 +64,7 @@ func Validate(reads []Read, opts validate.Options) Report {
 		rep.Notes = append(rep.Notes, a.Notes...)
 	}
 	rep.Rejected = append(rep.Rejected, res.Rejected...)
+	rep.Elsewhere = res.Elsewhere
 	for _, rj := range res.Rejected {
 		rep.Errors = append(rep.Errors, rj.Errors...)
 	}

@@ -52,6 +52,9 @@ func Plan(w io.Writer, p hostplan.Plan, color bool) {
 		}
 		fmt.Fprintln(w, paint("31", line))
 	}
+	for _, e := range p.Elsewhere {
+		fmt.Fprintln(w, paint("2", fmt.Sprintf("%s: not for this host: %s: %s", e.Origin, e.ID, e.Reason)))
+	}
 	writeSummary(w, p.Summary)
 }
 

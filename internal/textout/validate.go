@@ -20,6 +20,11 @@ func Validate(w io.Writer, r hostplan.Report) error {
 			return err
 		}
 	}
+	for _, e := range r.Elsewhere {
+		if _, err := fmt.Fprintln(w, Text(fmt.Sprintf("%s: not for this host: %s: %s", e.Origin, e.ID, e.Reason))); err != nil {
+			return err
+		}
+	}
 	total := len(r.Accepted) + len(r.Rejected)
 	if r.Valid {
 		_, err := fmt.Fprintf(w, "OK: %d manifests in %d sources, all valid.\n", total, len(r.Sources))

@@ -73,7 +73,7 @@ var podRules = map[string]rule{
 	"spec.terminationGracePeriodSeconds": yes,
 	"spec.activeDeadlineSeconds":         refuse(notYet),
 	"spec.dnsPolicy":                     yes,
-	"spec.nodeSelector":                  refuse(notYet + " (nodeSelector); give the pod to the hosts it is for through their sources"),
+	"spec.nodeSelector":                  whole,
 	"spec.serviceAccountName":            refuse(noService),
 	"spec.serviceAccount":                refuse(noService),
 	"spec.automountServiceAccountToken":  yes,

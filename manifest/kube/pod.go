@@ -51,6 +51,7 @@ var podKeys = map[string]string{
 	"hostPID":                       "spec.hostPID",
 	"hostIPC":                       "spec.hostIPC",
 	"containers":                    "spec.containers",
+	"nodeSelector":                  "spec.nodeSelector",
 }
 
 // nameField names field of the pod by the object's field.
@@ -88,6 +89,7 @@ func (p *podTranslation) translate(t *corev1.PodTemplateSpec) manifest.Manifest 
 		HostPID:       spec.HostPID,
 		HostIPC:       spec.HostIPC,
 		Hostname:      spec.Hostname,
+		NodeSelector:  maps.Clone(spec.NodeSelector),
 	}
 	m.TerminationGracePeriodSeconds = defaultGracePeriod
 	if g := spec.TerminationGracePeriodSeconds; g != nil {

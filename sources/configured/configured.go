@@ -9,9 +9,11 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
+	goruntime "runtime"
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/clock"
@@ -145,5 +147,19 @@ func ValidateOptions(cfg *config.Config) validate.Options {
 		ExternalVolumes:  p.ExternalVolumes,
 		ExternalNetworks: p.ExternalNetworks,
 		Policy:           validate.Policy{Privileged: p.Privileged, Capabilities: p.Capabilities, HostNetwork: p.HostNetwork, Devices: p.Devices, LogDrivers: p.LogDrivers, Runtimes: p.Runtimes},
+		HostLabels:       HostLabels(cfg),
 	}
+}
+
+// HostLabels are the labels a pod's nodeSelector matches on cfg's host:
+// its labels, and those every Kubernetes node has (kubernetes.io/hostname,
+// kubernetes.io/os, kubernetes.io/arch) unless its labels set them.
+func HostLabels(cfg *config.Config) map[string]string {
+	out := map[string]string{
+		"kubernetes.io/hostname": cfg.Hostname,
+		"kubernetes.io/os":       goruntime.GOOS,
+		"kubernetes.io/arch":     goruntime.GOARCH,
+	}
+	maps.Copy(out, cfg.Labels)
+	return out
 }

@@ -36,6 +36,7 @@ func Compute(in Input) Result {
 	final, standIn, rejected := weighStandIns(in.Sources, good, initial, in.Options.Validate)
 	res.Rejected = dropWonStandIns(in.Sources, good, rejected, standIn, final.Accepted)
 	res.Accepted, res.Versions = entries(in.Sources, good, final.Accepted, standIn)
+	res.Elsewhere = final.Elsewhere
 	return res
 }
 

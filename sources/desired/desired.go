@@ -83,6 +83,9 @@ type Result struct {
 	Accepted []Entry
 	// Rejected: every manifest not applied, with the reasons, in order.
 	Rejected []validate.Rejection
+	// Elsewhere: the manifests whose nodeSelector this host does not
+	// match, not applied (validate.Result.Elsewhere).
+	Elsewhere []validate.Elsewhere
 	// Ready: every source has delivered; only then may pods be removed.
 	Ready bool
 	// Versions: the last accepted versions after this computation
