@@ -121,6 +121,11 @@ func DefaultPullPolicy(image string) string {
 func (m Manifest) Clone() Manifest {
 	out := m
 	out.NodeSelector = maps.Clone(m.NodeSelector)
+	if m.Object != nil {
+		o := *m.Object
+		o.Annotations = maps.Clone(o.Annotations)
+		out.Object = &o
+	}
 	if m.Labels != nil {
 		out.Labels = make(map[string]string, len(m.Labels))
 		for k, v := range m.Labels {

@@ -119,12 +119,26 @@ type Manifest struct {
 	ProgressDeadlineSeconds int64  `json:"progressDeadlineSeconds,omitempty"`
 	Rollback                string `json:"rollback,omitempty"`
 
+	// Object is the Kubernetes object the pod was translated from, nil
+	// for others. Set by hostlet's translation only; no part of any hash.
+	Object *ObjectRef `json:"object,omitempty"`
+
 	// Sealed are the SOPS-encrypted files of the source the manifest's
 	// encrypted values come from: env values that are or hold
 	// ENC[AES256_GCM,...] (or, on the host, tokens standing for them, see
 	// SecretTokenPrefix) and files items marked Sealed. Set by hostlet's
 	// readers only; no part of any hash.
 	Sealed []*Sealed `json:"sealed,omitempty"`
+}
+
+// ObjectRef names the Kubernetes object a pod was translated from, as the
+// status shows it: its kind, namespace and name (a Deployment's, for each
+// of its replicas) and its pod template's annotations.
+type ObjectRef struct {
+	Kind        string            `json:"kind"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Name        string            `json:"name"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // Dependency conditions.

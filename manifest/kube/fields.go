@@ -48,7 +48,7 @@ var metaRules = map[string]rule{
 	"name":                       yes,
 	"namespace":                  yes,
 	"labels":                     whole,
-	"annotations":                accept("annotations are read, not shown yet, and set nothing on the containers"),
+	"annotations":                whole,
 	"generateName":               refuse("a pod's name must be known: set metadata.name"),
 	"uid":                        accept(noCluster),
 	"resourceVersion":            accept(noCluster),

@@ -195,6 +195,7 @@ func (s *source) workload(o object) []manifest.Sourced {
 		}
 		m := p.translate(spec.template)
 		m.MinReadySeconds, m.ProgressDeadlineSeconds = spec.minReady, spec.deadline
+		m.Object = &manifest.ObjectRef{Kind: o.kube.Kind, Namespace: meta.Namespace, Name: meta.Name, Annotations: maps.Clone(spec.template.Annotations)}
 		podErrs := make([]*manifest.Error, 0, len(errs)+len(p.errs))
 		for _, e := range append(slices.Clone(errs), p.errs...) {
 			c := *e

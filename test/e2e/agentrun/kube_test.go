@@ -1,0 +1,155 @@
+package agentrun_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostlet/hostlet/api"
+	"github.com/hostlet/hostlet/internal/testkit"
+	"github.com/hostlet/hostlet/internal/testkit/composetest"
+)
+
+// kubeObjects are the Kubernetes objects of TestKubernetesManifests: a
+// ConfigMap mounted as files and read as env by a Pod publishing a host
+// port, a Secret as env, a Deployment of 3 replicas reading another
+// ConfigMap, and two Pods with a nodeSelector, one of them for other
+// hosts.
+func (e *env) kubeObjects(port int, conf string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: reader-conf}
+data:
+  app.conf: %q
+  greeting: hello
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: worker-conf}
+data: {mode: steady}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: reader-secret}
+stringData: {token: s3cret}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: reader, labels: {app: reader}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: %[2]s
+    imagePullPolicy: Never
+    ports: [{containerPort: 8080, hostPort: %[3]d, hostIP: 127.0.0.1}]
+    env:
+    - name: GREETING
+      valueFrom: {configMapKeyRef: {name: reader-conf, key: greeting}}
+    - name: TOKEN
+      valueFrom: {secretKeyRef: {name: reader-secret, key: token}}
+    - name: POD
+      valueFrom: {fieldRef: {fieldPath: metadata.name}}
+    volumeMounts:
+    - {name: conf, mountPath: /etc/reader}
+  volumes:
+  - name: conf
+    configMap: {name: reader-conf}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: workers}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: workers}}
+  template:
+    metadata: {labels: {app: workers}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: app
+        image: %[2]s
+        imagePullPolicy: Never
+        args: [pause]
+        command: [/demo]
+        envFrom:
+        - configMapRef: {name: worker-conf}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: here}
+spec:
+  nodeSelector: {role: web, kubernetes.io/hostname: test-host}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: app, image: %[2]s, imagePullPolicy: Never, command: [/demo, pause]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: elsewhere}
+spec:
+  nodeSelector: {role: db}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: app, image: %[2]s, imagePullPolicy: Never, command: [/demo, pause]}
+`, conf, e.image, port)
+}
+
+// TestKubernetesManifests runs Kubernetes objects from a file source on
+// the real engine: a ConfigMap reaches its pod as files and as env, a
+// Secret as env, the downward API the pod's name; a Deployment of 3
+// replicas runs 3 pods; a pod whose nodeSelector this host matches runs,
+// the other does not, and the status says which object each pod comes
+// from. Editing one ConfigMap key recreates the pod that uses it and no
+// other.
+func TestKubernetesManifests(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	port := testkit.FreePort(t)
+	testkit.WriteFile(t, filepath.Join(tree, "objects.yaml"), e.kubeObjects(port, "v1"))
+	cfg := e.config(t, fmt.Sprintf("labels: {role: web}\ncompose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+
+	before := e.waitPods(t, 60*time.Second, "here", "reader", "workers-1", "workers-2", "workers-3")
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 30*time.Second, "GET", url+"read?path=/etc/reader/app.conf", "", "v1")
+	for name, want := range map[string]string{"GREETING": "hello", "TOKEN": "s3cret", "POD": "reader"} {
+		testkit.WaitHTTP(t, 10*time.Second, "GET", url+"env?name="+name, "", want)
+	}
+	doc := a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+		for _, p := range d.Pods {
+			if p.ID == "workers-2" && p.Manifest != nil && p.Manifest.Object != nil {
+				o := p.Manifest.Object
+				return o.Kind == "Deployment" && o.Name == "workers", fmt.Sprintf("workers-2 from %+v", o)
+			}
+		}
+		return false, "no workers-2 with its object in /status"
+	})
+	for _, p := range doc.Pods {
+		if p.ID == "elsewhere" {
+			t.Errorf("pod elsewhere (nodeSelector role=db) is in the status of a role=web host: %+v", p)
+		}
+	}
+
+	// One key of reader-conf changes: reader is recreated, the workers
+	// (another ConfigMap) and here are left as they run.
+	testkit.WriteFile(t, filepath.Join(tree, "objects.yaml"), e.kubeObjects(port, "v2"))
+	testkit.WaitHTTP(t, 60*time.Second, "GET", url+"read?path=/etc/reader/app.conf", "", "v2")
+	after := e.waitSettled(t, 60*time.Second, 5)
+	for i, b := range after {
+		switch {
+		case b.Pod != before[i].Pod:
+			t.Fatalf("pods %v, want %v", runningPods(after), runningPods(before))
+		case b.Pod == "reader" && b.ID == before[i].ID:
+			t.Errorf("reader was not recreated by a change to its ConfigMap's key")
+		case b.Pod != "reader" && b.ID != before[i].ID:
+			t.Errorf("pod %s was recreated by a change to a ConfigMap it does not use", b.Pod)
+		}
+	}
+	if !slices.ContainsFunc(after, func(b box) bool { return b.Pod == "reader" && strings.HasPrefix(b.State, "running") }) {
+		t.Errorf("reader is not running after the change: %+v", after)
+	}
+}
