@@ -108,7 +108,10 @@ func (p *podTranslation) probe(field string, pr *corev1.Probe, readiness bool) *
 	case h.Exec != nil:
 		out.Type = manifest.ProbeExec
 		out.Exec = &manifest.Exec{Command: slices.Clone(h.Exec.Command)}
-	case h.GRPC == nil:
+	case h.GRPC != nil:
+		// Refused by the field walk; no probe to check beside it.
+		return nil
+	default:
 		p.errorf(field, "no handler: set one of exec, httpGet, tcpSocket")
 	}
 	return out

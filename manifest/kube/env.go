@@ -33,9 +33,9 @@ func (p *podTranslation) env(field string, c *corev1.Container) []manifest.EnvVa
 		var data map[string][]byte
 		switch {
 		case from.ConfigMapRef != nil:
-			data = p.lookup(f+".configMapRef", "ConfigMap", from.ConfigMapRef.Name, from.ConfigMapRef.Optional)
+			data = p.lookup(f+".configMapRef.name", "ConfigMap", from.ConfigMapRef.Name, from.ConfigMapRef.Optional)
 		case from.SecretRef != nil:
-			data = p.lookup(f+".secretRef", "Secret", from.SecretRef.Name, from.SecretRef.Optional)
+			data = p.lookup(f+".secretRef.name", "Secret", from.SecretRef.Name, from.SecretRef.Optional)
 		default:
 			p.errorf(f, "set configMapRef or secretRef")
 		}
@@ -77,7 +77,7 @@ func (p *podTranslation) valueFrom(field string, c *corev1.Container, from *core
 
 // key is the value of key of a ConfigMap or Secret.
 func (p *podTranslation) key(field, kind, name, key string, optional *bool) (string, bool) {
-	data := p.lookup(field, kind, name, optional)
+	data := p.lookup(field+".name", kind, name, optional)
 	if data == nil {
 		return "", false
 	}
@@ -89,19 +89,19 @@ func (p *podTranslation) key(field, kind, name, key string, optional *bool) (str
 }
 
 // lookup returns the data of a ConfigMap or Secret of the pod's
-// namespace in the source: nil when it is not there (an error unless
-// optional).
-func (p *podTranslation) lookup(field, kind, name string, optional *bool) map[string][]byte {
+// namespace in the source: nil when it is not there (an error of
+// nameField, the field naming it, unless optional).
+func (p *podTranslation) lookup(nameField, kind, name string, optional *bool) map[string][]byte {
 	o, ok := p.data[dataKey{kind, p.namespace, name}]
 	if !ok {
 		if !isTrue(optional) {
-			p.errorf(field+".name", "%s %q is not in namespace %s of this source", kind, name, p.namespace)
+			p.errorf(nameField, "%s %q is not in namespace %s of this source", kind, name, p.namespace)
 		}
 		return nil
 	}
 	data, err := p.shared.dataOf(o)
 	if err != nil {
-		p.errorf(field+".name", "%s %q: %v", kind, name, err)
+		p.errorf(nameField, "%s %q: %v", kind, name, err)
 		return nil
 	}
 	return data

@@ -35,9 +35,7 @@ func (p *podTranslation) podVolumes(m *manifest.Manifest, vs []corev1.Volume) ma
 		switch {
 		case v.HostPath != nil:
 			pv.kind, pv.hostPath, mv.HostPath = "hostPath", v.HostPath.Path, v.HostPath.Path
-			if t := v.HostPath.Type; t != nil && *t != "" && *t != corev1.HostPathDirectoryOrCreate {
-				p.note(f+".hostPath.type", "%s is not checked before the container starts: the engine fails a path that is not there", *t)
-			}
+			p.hostPathType(f+".hostPath.type", v.HostPath.Type)
 		case v.EmptyDir != nil:
 			if !p.emptyDir(f, v.EmptyDir, pv) {
 				out[v.Name] = pv
@@ -113,11 +111,11 @@ func (p *podTranslation) filesOf(f string, v *corev1.VolumeSource) *manifest.Fil
 	case v.ConfigMap != nil:
 		c := v.ConfigMap
 		sourceName = "configmap/" + c.Name
-		items = p.keyItems(f+".configMap", "ConfigMap", c.Name, c.Items, c.Optional, c.DefaultMode)
+		items = p.keyItems(f+".configMap", "name", "ConfigMap", c.Name, c.Items, c.Optional, c.DefaultMode)
 	case v.Secret != nil:
 		s := v.Secret
 		sourceName, secret = "secret/"+s.SecretName, true
-		items = p.keyItems(f+".secret", "Secret", s.SecretName, s.Items, s.Optional, s.DefaultMode)
+		items = p.keyItems(f+".secret", "secretName", "Secret", s.SecretName, s.Items, s.Optional, s.DefaultMode)
 	case v.DownwardAPI != nil:
 		sourceName = "downwardAPI"
 		items = p.downwardItems(f+".downwardAPI", v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
@@ -127,10 +125,10 @@ func (p *podTranslation) filesOf(f string, v *corev1.VolumeSource) *manifest.Fil
 			sf := fmt.Sprintf("%s.projected.sources[%d]", f, i)
 			switch {
 			case s.ConfigMap != nil:
-				items = append(items, p.keyItems(sf+".configMap", "ConfigMap", s.ConfigMap.Name, s.ConfigMap.Items, s.ConfigMap.Optional, v.Projected.DefaultMode)...)
+				items = append(items, p.keyItems(sf+".configMap", "name", "ConfigMap", s.ConfigMap.Name, s.ConfigMap.Items, s.ConfigMap.Optional, v.Projected.DefaultMode)...)
 			case s.Secret != nil:
 				secret = true
-				items = append(items, p.keyItems(sf+".secret", "Secret", s.Secret.Name, s.Secret.Items, s.Secret.Optional, v.Projected.DefaultMode)...)
+				items = append(items, p.keyItems(sf+".secret", "name", "Secret", s.Secret.Name, s.Secret.Items, s.Secret.Optional, v.Projected.DefaultMode)...)
 			case s.DownwardAPI != nil:
 				items = append(items, p.downwardItems(sf+".downwardAPI", s.DownwardAPI.Items, v.Projected.DefaultMode)...)
 			}
@@ -140,10 +138,10 @@ func (p *podTranslation) filesOf(f string, v *corev1.VolumeSource) *manifest.Fil
 	return manifest.NewFiles(sourceName, secret, items)
 }
 
-// keyItems are the files of a ConfigMap or Secret: every key at its name,
-// or the items asked for at their paths.
-func (p *podTranslation) keyItems(f, kind, name string, keys []corev1.KeyToPath, optional *bool, defaultMode *int32) []manifest.FileItem {
-	data := p.lookup(f, kind, name, optional)
+// keyItems are the files of a ConfigMap or Secret (named at f's field
+// nameKey): every key at its name, or the items asked for at their paths.
+func (p *podTranslation) keyItems(f, nameKey, kind, name string, keys []corev1.KeyToPath, optional *bool, defaultMode *int32) []manifest.FileItem {
+	data := p.lookup(f+"."+nameKey, kind, name, optional)
 	mode := modeOf(defaultMode)
 	var items []manifest.FileItem
 	if len(keys) == 0 {
@@ -273,7 +271,16 @@ func (p *podTranslation) memoryMount(c *manifest.Container, f string, vm corev1.
 		p.errorf(f+".subPath", "a subPath of an emptyDir with medium Memory: not supported by hostlet yet")
 	case vm.ReadOnly:
 		p.errorf(f+".readOnly", "a read-only emptyDir with medium Memory is always empty")
+	case path.Clean(vm.MountPath) == "/dev/shm":
+		// The usual way to give a container a larger /dev/shm.
+		c.ShmSize = pv.memory
+		if pv.memory == 0 {
+			p.note(f, "an emptyDir with medium Memory at /dev/shm without sizeLimit is the engine's /dev/shm of 64 MiB: set sizeLimit for more")
+		}
 	default:
+		// containers[i].tmpfs[j] is the object's volume mount.
+		container, _, _ := strings.Cut(strings.TrimPrefix(f, "spec."), ".volumeMounts")
+		p.nameField(fmt.Sprintf("%s.tmpfs[%d]", container, len(c.Tmpfs)), f)
 		c.Tmpfs = append(c.Tmpfs, manifest.Tmpfs{MountPath: vm.MountPath, SizeBytes: pv.memory, Exec: true})
 	}
 }
@@ -348,5 +355,18 @@ func (p *podTranslation) newVolumeName(m *manifest.Manifest, name string) string
 			continue
 		}
 		return n
+	}
+}
+
+// hostPathType notes what a hostPath volume's type does here: nothing is
+// created and no type is checked; the engine fails a path that is not
+// there.
+func (p *podTranslation) hostPathType(field string, t *corev1.HostPathType) {
+	switch {
+	case t == nil || *t == corev1.HostPathUnset:
+	case *t == corev1.HostPathDirectoryOrCreate || *t == corev1.HostPathFileOrCreate:
+		p.note(field, "%s: hostlet creates nothing on the host; the engine fails a path that is not there", *t)
+	default:
+		p.note(field, "%s is not checked: the engine mounts whatever is at the path, and fails one that is not there", *t)
 	}
 }
