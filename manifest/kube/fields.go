@@ -309,7 +309,7 @@ var workloadRules = map[string]map[string]rule{
 		"spec.template":                  yes,
 		"spec.strategy":                  yes,
 		"spec.strategy.type":             yes,
-		"spec.strategy.rollingUpdate":    accept("hostlet updates the replicas one by one, each health-gated: maxSurge and maxUnavailable are not read"),
+		"spec.strategy.rollingUpdate":    accept("each replica is a pod updated in place, health-gated and rolled back on its own: maxSurge and maxUnavailable are not read"),
 		"spec.minReadySeconds":           yes,
 		"spec.progressDeadlineSeconds":   yes,
 		"spec.revisionHistoryLimit":      accept("hostlet keeps the last ready version of each pod, for rollback"),
