@@ -63,7 +63,7 @@ func (m Manifest) WithDefaults() Manifest {
 				d.Permissions = "rwm"
 			}
 		}
-		for _, pr := range []*Probe{c.LivenessProbe, c.ReadinessProbe} {
+		for _, pr := range []*Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
 			if pr == nil {
 				continue
 			}
@@ -171,6 +171,7 @@ func (m Manifest) Clone() Manifest {
 		}
 		c.LivenessProbe = c.LivenessProbe.clone()
 		c.ReadinessProbe = c.ReadinessProbe.clone()
+		c.StartupProbe = c.StartupProbe.clone()
 		if c.Build != nil {
 			// Files is immutable and shared, as a volume's is.
 			b := *c.Build

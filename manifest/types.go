@@ -256,6 +256,11 @@ type Container struct {
 	// restart the container, they keep the pod from being ready (an
 	// update is done once the pod has been ready minReadySeconds).
 	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
+	// StartupProbe has the shape of LivenessProbe and runs first: until
+	// it passes, the liveness and readiness probes wait and the container
+	// is not ready; failing failureThreshold times in a row restarts the
+	// container, as a liveness probe does. It runs once per start.
+	StartupProbe *Probe `json:"startupProbe,omitempty"`
 	// User runs the container's process as user[:group] (a name or an
 	// id) instead of the image's; GroupAdd gives it supplementary groups
 	// (names of the image's /etc/group, or ids).

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 	gosync "sync"
 	"time"
 
@@ -54,6 +57,9 @@ type probeWorker struct {
 	key    string // probe settings and target; a change restarts the worker
 	cancel context.CancelFunc
 	done   chan struct{}
+	// passed is closed once a startup probe passes (nil for others);
+	// the container's liveness and readiness workers wait for it.
+	passed chan struct{}
 
 	mu      gosync.Mutex
 	healthy bool
@@ -63,8 +69,34 @@ func newProber(rt Execer, log *slog.Logger, f unhealthyFunc, clk clock.Clock) *p
 	return &prober{rt: rt, log: log, onUnhealthy: f, clock: clock.Or(clk), workers: map[string]*probeWorker{}}
 }
 
-// readySuffix keys a container's readiness probe worker.
-const readySuffix = "/ready"
+// readySuffix and startupSuffix key a container's readiness and startup
+// probe workers.
+const (
+	readySuffix   = "/ready"
+	startupSuffix = "/startup"
+)
+
+// started reports whether the container's startup probe has passed
+// since the container started. False while its worker is not running.
+func (p *prober) started(id string) bool {
+	p.mu.Lock()
+	w := p.workers[id+startupSuffix]
+	p.mu.Unlock()
+	return w != nil && w.hasPassed()
+}
+
+// hasPassed reports whether a startup worker's probe has passed.
+func (w *probeWorker) hasPassed() bool {
+	if w.passed == nil {
+		return false
+	}
+	select {
+	case <-w.passed:
+		return true
+	default:
+		return false
+	}
+}
 
 // ready reports whether the container's readiness probe passes: it has
 // passed since the container started and not failed failureThreshold
@@ -105,6 +137,20 @@ type probeTarget struct {
 	// readiness: the probe only says whether the container is ready; it
 	// never restarts it.
 	readiness bool
+	// startup: the probe runs until it first passes; the container's
+	// other probes wait for it (afterStartup).
+	startup bool
+}
+
+// probeKind names a target's probe in logs and events.
+func (t probeTarget) probeKind() string {
+	switch {
+	case t.startup:
+		return "startup"
+	case t.readiness:
+		return "readiness"
+	}
+	return "liveness"
 }
 
 // update makes the running workers match the probes of the desired pods'
@@ -126,7 +172,7 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 			}
 		}
 		for i, mc := range m.Containers {
-			if mc.LivenessProbe == nil && mc.ReadinessProbe == nil {
+			if mc.LivenessProbe == nil && mc.ReadinessProbe == nil && mc.StartupProbe == nil {
 				continue
 			}
 			hash := manifest.ContainerHash(m, i)
@@ -150,8 +196,13 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 					want[c.ID] = t
 				}
 				if mc.ReadinessProbe != nil {
-					t.probe, t.readiness = *mc.ReadinessProbe, true
-					want[c.ID+readySuffix] = t
+					r := t
+					r.probe, r.readiness = *mc.ReadinessProbe, true
+					want[c.ID+readySuffix] = r
+				}
+				if mc.StartupProbe != nil {
+					t.probe, t.startup = *mc.StartupProbe, true
+					want[c.ID+startupSuffix] = t
 				}
 			}
 		}
@@ -159,27 +210,89 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, w := range p.workers {
-		if t, ok := want[id]; !ok || targetKey(t) != w.key || w.ended() {
-			// Joined by stopAll.
-			w.cancel()
-			delete(p.workers, id)
+		// A startup worker that passed has ended for good: kept, not run
+		// again while its container runs.
+		if t, ok := want[id]; !ok || targetKey(t) != w.key || w.ended() && !w.hasPassed() {
+			p.stopLocked(id)
+			if cid, ok := strings.CutSuffix(id, startupSuffix); ok {
+				// Its container's other workers wait for the worker
+				// stopped: they start again with the next one.
+				p.stopLocked(cid)
+				p.stopLocked(cid + readySuffix)
+			}
+		}
+	}
+	// Startup workers first: the others of their container wait for them.
+	for _, id := range slices.Sorted(maps.Keys(want)) {
+		if t := want[id]; t.startup {
+			p.start(ctx, id, t, nil)
 		}
 	}
 	for id, t := range want {
-		if _, ok := p.workers[id]; ok {
+		if t.startup {
 			continue
 		}
-		wctx, cancel := context.WithCancel(ctx)
-		// A liveness probe holds a container healthy until it fails; a
-		// readiness probe holds it not ready until it passes.
-		w := &probeWorker{key: targetKey(t), cancel: cancel, done: make(chan struct{}), healthy: !t.readiness}
-		p.workers[id] = w
-		p.running.Add(1)
-		go func() {
-			defer p.running.Done()
-			p.run(wctx, w, t)
-		}()
+		var after chan struct{}
+		if sw := p.workers[t.id+startupSuffix]; sw != nil {
+			after = sw.passed
+		}
+		p.start(ctx, id, t, after)
 	}
+}
+
+// restarted is told that container id was started again: a startup
+// probe runs once per start, so a container with one has its workers
+// stopped, and the next update starts them anew, the startup probe
+// first. Others keep theirs (a liveness worker waits its initial delay
+// again by itself).
+func (p *prober) restarted(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.workers[id+startupSuffix]; !ok {
+		return
+	}
+	p.stopLocked(id + startupSuffix)
+	p.stopLocked(id)
+	p.stopLocked(id + readySuffix)
+}
+
+// stopLocked stops the worker of id, if any (stopAll joins it). The
+// caller holds p.mu.
+func (p *prober) stopLocked(id string) {
+	if w, ok := p.workers[id]; ok {
+		w.cancel()
+		delete(p.workers, id)
+	}
+}
+
+// start starts the worker of target t under id unless one runs; after,
+// when not nil, is closed once the container's startup probe passed: the
+// worker waits for it. The caller holds p.mu.
+func (p *prober) start(ctx context.Context, id string, t probeTarget, after chan struct{}) {
+	if _, ok := p.workers[id]; ok {
+		return
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	// A liveness probe holds a container healthy until it fails; a
+	// readiness probe holds it not ready until it passes.
+	w := &probeWorker{key: targetKey(t), cancel: cancel, done: make(chan struct{}), healthy: !t.readiness && !t.startup}
+	if t.startup {
+		w.passed = make(chan struct{})
+	}
+	p.workers[id] = w
+	p.running.Add(1)
+	go func() {
+		defer p.running.Done()
+		if after != nil {
+			select {
+			case <-after:
+			case <-wctx.Done():
+				close(w.done)
+				return
+			}
+		}
+		p.run(wctx, w, t)
+	}()
 }
 
 // ended reports whether the worker's goroutine has returned (its context
@@ -194,7 +307,7 @@ func (w *probeWorker) ended() bool {
 }
 
 func targetKey(t probeTarget) string {
-	return fmt.Sprintf("%s|%+v|%+v|%+v|%+v", t.ip, t.probe, t.probe.HTTPGet, t.probe.TCPSocket, t.probe.Exec)
+	return fmt.Sprintf("%s|%s|%+v|%+v|%+v|%+v", t.probeKind(), t.ip, t.probe, t.probe.HTTPGet, t.probe.TCPSocket, t.probe.Exec)
 }
 
 // stopAll stops every worker and waits until all of their goroutines,
@@ -231,7 +344,16 @@ func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 			failures = 0
 		} else {
 			failures++
-			p.log.Debug("probe failed", "pod", t.pod, "container", t.slot, "readiness", t.readiness, "failures", failures, "error", err)
+			p.log.Debug("probe failed", "pod", t.pod, "container", t.slot, "probe", t.probeKind(), "failures", failures, "error", err)
+		}
+		if t.startup && err == nil {
+			// Passed: the container's other probes start, and a rollout
+			// waiting for it may go on.
+			close(w.passed)
+			if p.onReady != nil {
+				p.onReady()
+			}
+			return
 		}
 		w.mu.Lock()
 		was := w.healthy
@@ -247,7 +369,7 @@ func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 				p.onReady()
 			}
 		} else if failures >= int(pr.FailureThreshold) {
-			p.onUnhealthy(ctx, t.pod, t.slot, t.id, err.Error(), t.grace)
+			p.onUnhealthy(ctx, t.pod, t.slot, t.id, t.probeKind()+" probe: "+err.Error(), t.grace)
 			failures = 0
 			// Give the restarted container its initial delay again.
 			if !clock.Sleep(ctx, p.clock, manifest.Seconds(pr.InitialDelaySeconds)) {

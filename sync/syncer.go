@@ -1376,11 +1376,15 @@ func (m stopMarker) Start(ctx context.Context, id string) error {
 	return err
 }
 
-// onUnhealthy restarts a container whose liveness probe failed
+// onUnhealthy restarts a container whose liveness or startup probe failed
 // failureThreshold times in a row.
 func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, grace time.Duration) {
-	s.events.Record(eventlog.Event{Type: eventlog.Unhealthy, Pod: pod, Container: slot, Reason: "LivenessProbeFailed", Message: why})
-	s.log.Warn("liveness probe failed; restarting", "pod", pod, "container", slot, "reason", why)
+	reason := "LivenessProbeFailed"
+	if strings.HasPrefix(why, "startup probe") {
+		reason = "StartupProbeFailed"
+	}
+	s.events.Record(eventlog.Event{Type: eventlog.Unhealthy, Pod: pod, Container: slot, Reason: reason, Message: why})
+	s.log.Warn("probe failed; restarting", "pod", pod, "container", slot, "reason", why)
 	s.syncs.mu.Lock()
 	defer s.syncs.mu.Unlock()
 	if ctx.Err() != nil {
@@ -1410,14 +1414,17 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 		s.Trigger()
 		return
 	}
+	// Started again: its startup probe runs again before the others.
+	s.work.prober.restarted(id)
+	kind, detail, _ := strings.Cut(why, ": ")
 	now := s.opts.Clock.Now()
 	s.mu.Lock()
 	s.pods.restarts.add(pod, slot, 1)
-	s.podStateLocked(pod).lastAction = &LastAction{Action: string(ActionRestart), Container: slot, Reason: "liveness probe failed: " + why, Time: now}
+	s.podStateLocked(pod).lastAction = &LastAction{Action: string(ActionRestart), Container: slot, Reason: kind + " failed: " + detail, Time: now}
 	snap := s.pods.restarts.snapshot()
 	s.mu.Unlock()
 	s.writeRestarts(snap)
-	s.events.Record(eventlog.Event{Time: now, Type: eventlog.Restart, Pod: pod, Container: slot, Reason: "liveness probe failed"})
+	s.events.Record(eventlog.Event{Time: now, Type: eventlog.Restart, Pod: pod, Container: slot, Reason: kind + " failed"})
 	s.Trigger()
 }
 

@@ -259,6 +259,8 @@ func (s *Syncer) notReadyLocked(mc manifest.Container, c hruntime.Container) str
 		return "container " + mc.Name + ": healthcheck starting"
 	case c.Health == hruntime.HealthUnhealthy:
 		return "container " + mc.Name + ": unhealthy"
+	case mc.StartupProbe != nil && !s.work.prober.started(c.ID):
+		return "container " + mc.Name + ": startup probe not passed yet"
 	case mc.ReadinessProbe != nil && !s.work.prober.ready(c.ID):
 		return "container " + mc.Name + ": readiness probe not passing"
 	case mc.LivenessProbe != nil && !s.work.prober.healthy(c.ID):

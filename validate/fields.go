@@ -542,6 +542,9 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 	if ct.ReadinessProbe != nil {
 		c.probe(f+".readinessProbe", ct.ReadinessProbe, ownPorts)
 	}
+	if ct.StartupProbe != nil {
+		c.probe(f+".startupProbe", ct.StartupProbe, ownPorts)
+	}
 }
 
 // env checks the names of container f's environment variables.

@@ -30,6 +30,7 @@ func (p *podTranslation) container(m *manifest.Manifest, field string, c *corev1
 	p.security(&out, field, c.SecurityContext, sec)
 	out.LivenessProbe = p.probe(field+".livenessProbe", c.LivenessProbe, false)
 	out.ReadinessProbe = p.probe(field+".readinessProbe", c.ReadinessProbe, true)
+	out.StartupProbe = p.probe(field+".startupProbe", c.StartupProbe, false)
 	p.mounts(m, &out, field, c.VolumeMounts)
 	return out
 }
@@ -89,13 +90,18 @@ func (p *podTranslation) probe(field string, pr *corev1.Probe, readiness bool) *
 		FailureThreshold:    int64(pr.FailureThreshold),
 	}
 	if pr.SuccessThreshold > 1 {
-		what := "a liveness probe's successThreshold must be 1, as in Kubernetes"
+		what := "a liveness or startup probe's successThreshold must be 1, as in Kubernetes"
 		if readiness {
 			what = "not supported by hostlet yet (1 is)"
 		}
 		p.errorf(field+".successThreshold", "%d: %s", pr.SuccessThreshold, what)
 	}
-	switch h := pr.ProbeHandler; {
+	h := pr.ProbeHandler
+	if n := countSet(h.HTTPGet != nil, h.TCPSocket != nil, h.Exec != nil, h.GRPC != nil); n > 1 {
+		p.errorf(field, "%d handlers: set one of exec, httpGet, tcpSocket", n)
+		return nil
+	}
+	switch {
 	case h.HTTPGet != nil:
 		if h.HTTPGet.Scheme != "" && h.HTTPGet.Scheme != corev1.URISchemeHTTP {
 			p.errorf(field+".httpGet.scheme", "%s: not supported by hostlet yet (HTTP is)", h.HTTPGet.Scheme)
@@ -171,4 +177,15 @@ func envMap(env []manifest.EnvVar) map[string]string {
 		out[e.Name] = e.Value
 	}
 	return out
+}
+
+// countSet counts the conditions that hold.
+func countSet(set ...bool) int {
+	n := 0
+	for _, b := range set {
+		if b {
+			n++
+		}
+	}
+	return n
 }

@@ -142,7 +142,7 @@ var containerRules = map[string]rule{
 	"volumeDevices":            refuse(singleHost + " (raw block volumes)"),
 	"livenessProbe":            yes,
 	"readinessProbe":           yes,
-	"startupProbe":             refuse(notYet + " (startupProbe); give the livenessProbe an initialDelaySeconds"),
+	"startupProbe":             yes,
 	"lifecycle":                refuse(notYet + " (lifecycle hooks)"),
 	"terminationMessagePath":   accept("the termination message is not read: the status shows the exit code and the last log lines"),
 	"terminationMessagePolicy": accept("the termination message is not read: the status shows the exit code and the last log lines"),
@@ -212,8 +212,8 @@ var containerRules = map[string]rule{
 	"securityContext.procMount":                refuse(notYet + " (procMount)"),
 }
 
-// probeRules are the rules of a probe ("livenessProbe." or
-// "readinessProbe." taken off).
+// probeRules are the rules of a probe ("livenessProbe.",
+// "readinessProbe." or "startupProbe." taken off).
 var probeRules = map[string]rule{
 	"exec":                          yes,
 	"exec.command":                  whole,

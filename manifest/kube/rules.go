@@ -30,7 +30,7 @@ func podTemplateRule(p string) (rule, bool) {
 
 // containerRule is the rule of a field of a container.
 func containerRule(p string) (rule, bool) {
-	for _, probe := range []string{"livenessProbe.", "readinessProbe."} {
+	for _, probe := range []string{"livenessProbe.", "readinessProbe.", "startupProbe."} {
 		if rest, ok := strings.CutPrefix(p, probe); ok {
 			r, ok := probeRules[rest]
 			return r, ok

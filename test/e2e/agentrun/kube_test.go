@@ -153,3 +153,69 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Errorf("reader is not running after the change: %+v", after)
 	}
 }
+
+// TestKubernetesStartupProbeHoldsLiveness: a liveness probe that fails
+// at once does not restart a container whose startup probe has not
+// passed; once it passes, the liveness probe runs and restarts it.
+func TestKubernetesStartupProbeHoldsLiveness(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	port := testkit.FreePort(t)
+	testkit.WriteFile(t, filepath.Join(tree, "slow.yaml"), fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: slow}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: %s
+    imagePullPolicy: Never
+    ports: [{containerPort: 8080, hostPort: %d, hostIP: 127.0.0.1}]
+    startupProbe:
+      httpGet: {path: "/read?path=/tmp/started", port: 8080}
+      periodSeconds: 1
+      failureThreshold: 600
+    livenessProbe:
+      httpGet: {path: "/read?path=/tmp/alive", port: 8080}
+      periodSeconds: 1
+      failureThreshold: 1
+`, e.image, port))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+	e.waitPods(t, 60*time.Second, "slow")
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 30*time.Second, "GET", url, "", "hello")
+
+	restarts := func(d api.Document) (int, bool) {
+		for _, p := range d.Pods {
+			if p.ID == "slow" && len(p.Containers) == 1 {
+				return p.Containers[0].Restarts, true
+			}
+		}
+		return 0, false
+	}
+	// The liveness probe (every second, failing at once) would have
+	// restarted the container within 2 s: 4 s after the start, none.
+	var started time.Time
+	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+		for _, p := range d.Pods {
+			if p.ID == "slow" && len(p.Containers) == 1 && started.IsZero() {
+				started, _ = time.Parse(time.RFC3339Nano, p.Containers[0].StartedAt)
+			}
+		}
+		n, ok := restarts(d)
+		if ok && n > 0 {
+			t.Fatalf("the container was restarted %d times before its startup probe passed", n)
+		}
+		return ok && !started.IsZero() && time.Since(started) > 4*time.Second, fmt.Sprintf("slow started at %v", started)
+	})
+	// The startup probe passes: the liveness probe runs, fails and
+	// restarts the container.
+	if code, body, err := testkit.HTTP("POST", url+"write?path=/tmp/started", "yes"); err != nil || code != 200 {
+		t.Fatalf("write /tmp/started: %d %q %v", code, body, err)
+	}
+	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
+		n, _ := restarts(d)
+		return n > 0, fmt.Sprintf("%d restarts after the startup probe passed", n)
+	})
+}
