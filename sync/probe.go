@@ -157,6 +157,43 @@ func (t probeTarget) probeKind() string {
 // running containers; the workers it starts run until ctx ends at the
 // latest. It makes no engine calls.
 func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Container) {
+	want := probeTargets(pods, actual)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, w := range p.workers {
+		// A startup worker that passed has ended for good: kept, not run
+		// again while its container runs.
+		if t, ok := want[id]; !ok || targetKey(t) != w.key || w.ended() && !w.hasPassed() {
+			p.stopLocked(id)
+			if cid, ok := strings.CutSuffix(id, startupSuffix); ok {
+				// Its container's other workers wait for the worker
+				// stopped: they start again with the next one.
+				p.stopLocked(cid)
+				p.stopLocked(cid + readySuffix)
+			}
+		}
+	}
+	// Startup workers first: the others of their container wait for them.
+	for _, id := range slices.Sorted(maps.Keys(want)) {
+		if t := want[id]; t.startup {
+			p.start(ctx, id, t, nil)
+		}
+	}
+	for id, t := range want {
+		if t.startup {
+			continue
+		}
+		var after chan struct{}
+		if sw := p.workers[t.id+startupSuffix]; sw != nil {
+			after = sw.passed
+		}
+		p.start(ctx, id, t, after)
+	}
+}
+
+// probeTargets are the probes of the desired pods' running containers,
+// by worker key.
+func probeTargets(pods []Pod, actual []hruntime.Container) map[string]probeTarget {
 	byPod := map[string][]hruntime.Container{}
 	for _, c := range actual {
 		byPod[c.Pod()] = append(byPod[c.Pod()], c)
@@ -207,37 +244,7 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 			}
 		}
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for id, w := range p.workers {
-		// A startup worker that passed has ended for good: kept, not run
-		// again while its container runs.
-		if t, ok := want[id]; !ok || targetKey(t) != w.key || w.ended() && !w.hasPassed() {
-			p.stopLocked(id)
-			if cid, ok := strings.CutSuffix(id, startupSuffix); ok {
-				// Its container's other workers wait for the worker
-				// stopped: they start again with the next one.
-				p.stopLocked(cid)
-				p.stopLocked(cid + readySuffix)
-			}
-		}
-	}
-	// Startup workers first: the others of their container wait for them.
-	for _, id := range slices.Sorted(maps.Keys(want)) {
-		if t := want[id]; t.startup {
-			p.start(ctx, id, t, nil)
-		}
-	}
-	for id, t := range want {
-		if t.startup {
-			continue
-		}
-		var after chan struct{}
-		if sw := p.workers[t.id+startupSuffix]; sw != nil {
-			after = sw.passed
-		}
-		p.start(ctx, id, t, after)
-	}
+	return want
 }
 
 // restarted is told that container id was started again: a startup
