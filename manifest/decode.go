@@ -153,6 +153,8 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 			}
 			forgetBuildInputs(&m)
 			forgetSealed(&m)
+			// Only a translation names a pod's Kubernetes object.
+			m.Object = nil
 			out = append(out, Sourced{Origin: o, Manifest: m, Errors: strict})
 		}
 	}

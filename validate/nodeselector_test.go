@@ -71,3 +71,46 @@ func TestNodeSelectorFieldsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// A pod for other hosts keeps its id here: a later source's pod of that
+// id is a duplicate, not the owner (a typo in a nodeSelector does not
+// hand a pod over).
+func TestPodForOtherHostsKeepsItsID(t *testing.T) {
+	mine := pod("db")
+	mine.NodeSelector = map[string]string{"kubernetes.io/hostname": "web01"}
+	theirs := pod("db")
+	srcs := []manifest.Snapshot{
+		{Name: "a", Manifests: []manifest.Sourced{{Manifest: mine}}},
+		{Name: "b", Manifests: []manifest.Sourced{{Manifest: theirs}}},
+	}
+	res := validate.Set(srcs, validate.Options{HostLabels: map[string]string{"kubernetes.io/hostname": "web1"}})
+	if len(res.Accepted) != 0 || len(res.Elsewhere) != 1 || len(res.Rejected) != 1 || !strings.Contains(res.Rejected[0].Reasons[0], "duplicate id") {
+		t.Errorf("accepted %d, elsewhere %v, rejected %v; want b's db rejected as a duplicate", len(res.Accepted), res.Elsewhere, res.Rejected)
+	}
+}
+
+// kubernetes.io/arch is the engine's architecture: matched where the
+// engine is known, and where it is not, the pod is not taken, saying why.
+func TestArchLabelIsTheEngines(t *testing.T) {
+	m := pod("arm")
+	m.NodeSelector = map[string]string{"kubernetes.io/arch": "arm64"}
+	srcs := []manifest.Snapshot{{Name: "a", Manifests: []manifest.Sourced{{Manifest: m}}}}
+	tests := []struct {
+		platform string
+		accepted int
+		why      string
+	}{
+		{"linux/arm64", 1, ""},
+		{"linux/arm64/v8", 1, ""},
+		{"linux/amd64", 0, "this host has kubernetes.io/arch=amd64"},
+		{"", 0, "this host's architecture is not known here"},
+	}
+	for _, tt := range tests {
+		opts := validate.Options{HostLabels: map[string]string{}}
+		opts.Policy.EnginePlatform = tt.platform
+		res := validate.Set(srcs, opts)
+		if len(res.Accepted) != tt.accepted || tt.why != "" && (len(res.Elsewhere) != 1 || !strings.Contains(res.Elsewhere[0].Reason, tt.why)) {
+			t.Errorf("engine %q: accepted %d, elsewhere %v; want %d, %q", tt.platform, len(res.Accepted), res.Elsewhere, tt.accepted, tt.why)
+		}
+	}
+}

@@ -49,12 +49,18 @@ type Elsewhere struct {
 	Reason string `json:"reason"`
 }
 
+// ArchLabel is the host label of the engine's architecture, known only
+// from the engine (Policy.EnginePlatform).
+const ArchLabel = "kubernetes.io/arch"
+
 // Selects reports whether nodeSelector sel matches host labels host; when
 // not, why (the first label missing or different, by key).
 func Selects(sel, host map[string]string) (bool, string) {
 	for _, k := range sortedKeys(sel) {
 		got, ok := host[k]
 		switch {
+		case !ok && k == ArchLabel:
+			return false, fmt.Sprintf("nodeSelector %s=%s: this host's architecture is not known here (it is read from its engine)", k, sel[k])
 		case !ok:
 			return false, fmt.Sprintf("nodeSelector %s=%s: this host has no label %s", k, sel[k], k)
 		case got != sel[k]:
@@ -62,6 +68,22 @@ func Selects(sel, host map[string]string) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// selects is Selects against the host's labels, its engine's
+// architecture among them when known; every pod is for a host not known
+// (HostLabels nil).
+func (o Options) selects(sel map[string]string) (bool, string) {
+	if o.HostLabels == nil || len(sel) == 0 {
+		return true, ""
+	}
+	host := o.HostLabels
+	if _, arch, ok := strings.Cut(o.Policy.EnginePlatform, "/"); ok && host[ArchLabel] == "" {
+		host = maps.Clone(host)
+		arch, _, _ = strings.Cut(arch, "/")
+		host[ArchLabel] = arch
+	}
+	return Selects(sel, host)
 }
 
 // Err returns every rejection reason as one error, or nil.
@@ -136,18 +158,20 @@ func Set(sources []manifest.Snapshot, opts Options) Result {
 			// invalid: a later source must not take a pod over because the
 			// owner's manifest has a typo.
 			id := s.Manifest.ID
-			if opts.HostLabels != nil {
-				if ok, why := Selects(s.Manifest.NodeSelector, opts.HostLabels); !ok {
-					res.Elsewhere = append(res.Elsewhere, Elsewhere{ID: id, Source: s.Origin.Source, Origin: s.Origin, Reason: why})
-					continue
-				}
+			first, dup := ids[id]
+			if !dup && id != "" {
+				ids[id] = s
+			}
+			// A pod for other hosts still owns its id here: a later source
+			// must not take it over because its nodeSelector has a typo.
+			if ok, why := opts.selects(s.Manifest.NodeSelector); !ok {
+				res.Elsewhere = append(res.Elsewhere, Elsewhere{ID: id, Source: s.Origin.Source, Origin: s.Origin, Reason: why})
+				continue
 			}
 			err := opts.check(s)
-			if first, dup := ids[id]; dup {
+			if dup {
 				err = multierror.Append(err, manifest.Errorf(s.Origin, id, "id",
 					"duplicate id: already declared by manifest %d of %s (the first source, file and manifest to declare an id wins)", first.Origin.Index+1, first.Origin))
-			} else if id != "" {
-				ids[id] = s
 			}
 			if err != nil {
 				res.Rejected = append(res.Rejected, rejection(s, err))

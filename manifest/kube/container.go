@@ -21,10 +21,11 @@ func (p *podTranslation) container(m *manifest.Manifest, field string, c *corev1
 	if c.Image == "" {
 		p.errorf(field+".image", "required")
 	}
-	out.Env = p.env(field, c)
+	var secret map[string]bool
+	out.Env, secret = p.env(field, c)
 	vars := envMap(out.Env)
-	out.Command = expandAll(c.Command, vars)
-	out.Args = expandAll(c.Args, vars)
+	out.Command = p.expandAll(field+".command", c.Command, vars, secret)
+	out.Args = p.expandAll(field+".args", c.Args, vars, secret)
 	p.ports(&out, field, c.Ports, m.HostNetwork)
 	p.resources(&out, field, c.Resources)
 	p.security(&out, field, c.SecurityContext, sec)
@@ -123,27 +124,86 @@ func (p *podTranslation) probe(field string, pr *corev1.Probe, readiness bool) *
 	return out
 }
 
-// expandAll expands $(VAR) references in each of args, as Kubernetes
-// does in command and args.
-func expandAll(args []string, vars map[string]string) []string {
+// MaxExpandedBytes bounds what $(VAR) references expand a value to, and
+// every value of one pod together: a few references to references would
+// otherwise grow a small manifest to gigabytes.
+const MaxExpandedBytes = 1 << 20
+
+// expandAll expands $(VAR) references in each of args (at field), as
+// Kubernetes does in command and args. A reference to a variable that
+// holds a Secret's value is an error: the command line is shown in the
+// status, where env values are not.
+func (p *podTranslation) expandAll(field string, args []string, vars map[string]string, secret map[string]bool) []string {
 	if args == nil {
 		return nil
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = expand(a, vars)
+		f := fmt.Sprintf("%s[%d]", field, i)
+		for _, name := range references(a, vars) {
+			if secret[name] {
+				p.errorf(f, "$(%s) holds a Secret's value, which the status would show on the command line: read it from the environment instead", name)
+				return nil
+			}
+		}
+		out[i] = p.expand(f, a, vars)
 	}
+	return out
+}
+
+// references are the names of vars that s references as $(NAME), read
+// as expand reads them ($$ an escaped $).
+func references(s string, vars map[string]string) []string {
+	var out []string
+	for i := 0; i < len(s)-1; i++ {
+		if s[i] != '$' {
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			i++
+		case '(':
+			if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
+				if name := s[i+2 : i+2+end]; hasKey(vars, name) {
+					out = append(out, name)
+				}
+				i += 2 + end
+			}
+		}
+	}
+	return out
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// expand is expand(s, vars) within the pod's budget: what references add
+// to all of the pod's values together is at most MaxExpandedBytes; past
+// it, an error of field.
+func (p *podTranslation) expand(field, s string, vars map[string]string) string {
+	out, ok := expand(s, vars, len(s)+MaxExpandedBytes-p.expanded)
+	if !ok {
+		p.errorf(field, "$(VAR) references expand it to more than %d bytes", MaxExpandedBytes)
+		return ""
+	}
+	p.expanded += max(0, len(out)-len(s))
 	return out
 }
 
 // expand replaces each $(NAME) of s whose NAME is in vars by its value
 // and $$ by $, as Kubernetes does; any other $(NAME) is left as it is.
-func expand(s string, vars map[string]string) string {
+// ok is false when the result would be longer than limit bytes.
+func expand(s string, vars map[string]string, limit int) (string, bool) {
 	if !strings.Contains(s, "$") {
-		return s
+		return s, true
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
+		if b.Len() > limit {
+			return "", false
+		}
 		if s[i] != '$' || i+1 == len(s) {
 			b.WriteByte(s[i])
 			continue
@@ -157,6 +217,9 @@ func expand(s string, vars map[string]string) string {
 			if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
 				name := s[i+2 : i+2+end]
 				if v, ok := vars[name]; ok {
+					if b.Len()+len(v) > limit {
+						return "", false
+					}
 					b.WriteString(v)
 				} else {
 					b.WriteString(s[i : i+3+end])
@@ -167,7 +230,7 @@ func expand(s string, vars map[string]string) string {
 		}
 		b.WriteByte('$')
 	}
-	return b.String()
+	return b.String(), b.Len() <= limit
 }
 
 // envMap is env as a map, the last value of a name winning.

@@ -3,11 +3,16 @@ package kube
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/hostlet/hostlet/manifest"
 )
+
+// indexes are the list indexes of a field path ([0]), made [] in its
+// pattern.
+var indexes = regexp.MustCompile(`\[\d+\]`)
 
 // TestEveryTranslatedFieldHasAGoldenExample walks the objects of the
 // golden files: every field the tables translate is set in at least one
@@ -29,8 +34,14 @@ func TestEveryTranslatedFieldHasAGoldenExample(t *testing.T) {
 			if v == nil {
 				continue
 			}
-			for _, p := range walkFields(v, objectRules(m.Kube.Kind)).translated {
+			w := walkFields(v, objectRules(m.Kube.Kind))
+			for _, p := range w.translated {
 				seen[m.Kube.Kind+" "+p] = true
+			}
+			// A translated struct whose fields set are all accepted (a
+			// Deployment's strategy) is shown by them.
+			for _, f := range w.accepted {
+				seen[m.Kube.Kind+" "+indexes.ReplaceAllString(f.path, "[]")] = true
 			}
 		}
 	}

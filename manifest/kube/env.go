@@ -17,16 +17,16 @@ import (
 // env translates a container's environment: envFrom first (each
 // ConfigMap or Secret's keys in order, prefixed), then env, a later value
 // of a name replacing an earlier one; $(NAME) in a value expands a name
-// defined before it, as in Kubernetes.
-func (p *podTranslation) env(field string, c *corev1.Container) []manifest.EnvVar {
-	var env []manifest.EnvVar
-	vars := map[string]string{}
-	set := func(name, value string) {
+// defined before it, as in Kubernetes. secret names the variables that
+// hold a Secret's value (or one expanded from it).
+func (p *podTranslation) env(field string, c *corev1.Container) (env []manifest.EnvVar, secret map[string]bool) {
+	vars, secret := map[string]string{}, map[string]bool{}
+	set := func(name, value string, fromSecret bool) {
 		if i := slices.IndexFunc(env, func(e manifest.EnvVar) bool { return e.Name == name }); i >= 0 {
 			env = slices.Delete(env, i, i+1)
 		}
 		env = append(env, manifest.EnvVar{Name: name, Value: value})
-		vars[name] = value
+		vars[name], secret[name] = value, fromSecret
 	}
 	for i, from := range c.EnvFrom {
 		f := fmt.Sprintf("%s.envFrom[%d]", field, i)
@@ -40,20 +40,21 @@ func (p *podTranslation) env(field string, c *corev1.Container) []manifest.EnvVa
 			p.errorf(f, "set configMapRef or secretRef")
 		}
 		for _, k := range slices.Sorted(maps.Keys(data)) {
-			set(from.Prefix+k, string(data[k]))
+			set(from.Prefix+k, string(data[k]), from.SecretRef != nil)
 		}
 	}
 	for i, e := range c.Env {
 		f := fmt.Sprintf("%s.env[%d]", field, i)
 		if e.ValueFrom == nil {
-			set(e.Name, expand(e.Value, vars))
+			tainted := slices.ContainsFunc(references(e.Value, vars), func(n string) bool { return secret[n] })
+			set(e.Name, p.expand(f+".value", e.Value, vars), tainted)
 			continue
 		}
 		if v, ok := p.valueFrom(f+".valueFrom", c, e.ValueFrom); ok {
-			set(e.Name, v)
+			set(e.Name, v, e.ValueFrom.SecretKeyRef != nil)
 		}
 	}
-	return env
+	return env, secret
 }
 
 // valueFrom is the value of an env var's valueFrom (ok false: none, an

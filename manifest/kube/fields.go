@@ -308,7 +308,7 @@ var workloadRules = map[string]map[string]rule{
 		"spec.selector.matchExpressions": refuse(notYet + " (matchExpressions); use matchLabels"),
 		"spec.template":                  yes,
 		"spec.strategy":                  yes,
-		"spec.strategy.type":             yes,
+		"spec.strategy.type":             accept("hostlet replaces each replica in place, as Recreate does, up to sync.concurrency pods at once, each health-gated: a RollingUpdate's availability is not kept"),
 		"spec.strategy.rollingUpdate":    accept("each replica is a pod updated in place, health-gated and rolled back on its own: maxSurge and maxUnavailable are not read"),
 		"spec.minReadySeconds":           yes,
 		"spec.progressDeadlineSeconds":   yes,

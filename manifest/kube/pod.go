@@ -34,6 +34,13 @@ type podTranslation struct {
 	keys map[string]string
 	// containers are the template's, for resourceFieldRef.
 	containers []corev1.Container
+	// expanded counts the bytes $(VAR) references added to the pod's
+	// values (MaxExpandedBytes bounds them).
+	expanded int
+	// subPaths counts the volumes subPath mounts made; taken are the
+	// pod's volume names (newVolumeName).
+	subPaths int
+	taken    map[string]bool
 }
 
 // podKeys are the object's names of the pod's own fields, below the pod

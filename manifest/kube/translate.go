@@ -26,6 +26,8 @@ type source struct {
 	// shared are what the pods of the source share rather than copy
 	// (each replica of a Deployment mounts the same files).
 	shared *shared
+	// volumes are the claims by the name of their Docker volume.
+	volumes map[string]dataKey
 }
 
 // Translate translates the Kubernetes objects of one source (ms, each
@@ -33,7 +35,7 @@ type source struct {
 // objects. Errors name the file, the object (a workload by its pod id)
 // and the field; a workload with an error gives no pod.
 func Translate(ms []manifest.Sourced) ([]manifest.Sourced, []*manifest.Error) {
-	s := &source{data: map[dataKey]object{}, shared: newShared()}
+	s := &source{data: map[dataKey]object{}, shared: newShared(), volumes: map[string]dataKey{}}
 	for _, m := range ms {
 		if m.Kube == nil {
 			continue
@@ -54,7 +56,7 @@ func Translate(ms []manifest.Sourced) ([]manifest.Sourced, []*manifest.Error) {
 		}
 		if size > MaxFilesBytes {
 			// Each pod carries its copy out of the helper.
-			s.errs = append(s.errs, &manifest.Error{Origin: o.origin, Detail: fmt.Sprintf("the files and env values of the pods of the source (replicas counted) hold more than %d bytes: %v", MaxFilesBytes, manifest.ErrTooLarge), Err: manifest.ErrTooLarge})
+			s.errs = append(s.errs, &manifest.Error{Origin: o.origin, Detail: fmt.Sprintf("the files, env, command lines, labels and annotations of the pods of the source (replicas counted) hold more than %d bytes: %v", MaxFilesBytes, manifest.ErrTooLarge), Err: manifest.ErrTooLarge})
 			return nil, s.errs
 		}
 		out = append(out, pods...)
@@ -63,8 +65,9 @@ func Translate(ms []manifest.Sourced) ([]manifest.Sourced, []*manifest.Error) {
 }
 
 // MaxFilesBytes bounds the bytes of the files (ConfigMaps, Secrets, the
-// downward API) the pods of one source mount and of their env values
-// together, a file or value counted once for each pod holding it.
+// downward API) the pods of one source mount, and of their env, command
+// lines, labels and annotations, together: a file or value counted once
+// for each pod holding it (replicas multiply them).
 const MaxFilesBytes = 4 * manifest.MaxSize
 
 // podBytes is the bytes of m's files volumes and env values.
@@ -77,7 +80,18 @@ func podBytes(m manifest.Manifest) int {
 	}
 	for _, c := range m.Containers {
 		for _, e := range c.Env {
-			n += len(e.Value)
+			n += len(e.Name) + len(e.Value)
+		}
+		for _, a := range slices.Concat(c.Command, c.Args) {
+			n += len(a)
+		}
+	}
+	for k, v := range m.Labels {
+		n += len(k) + len(v)
+	}
+	if m.Object != nil {
+		for k, v := range m.Object.Annotations {
+			n += len(k) + len(v)
 		}
 	}
 	return n
@@ -100,6 +114,16 @@ func (s *source) add(o object) {
 	if first, ok := s.data[key]; ok {
 		s.errs = append(s.errs, s.objectError(o, "metadata.name", "a second %s %q in namespace %s (the first: %s, document %d)", kind, meta.Name, key.namespace, first.origin, first.origin.Index+1))
 		return
+	}
+	if kind == "PersistentVolumeClaim" {
+		// Its Docker volume's name flattens the namespace: two claims
+		// must not share one volume.
+		vol := PodID(meta.Namespace, meta.Name, 0)
+		if first, ok := s.volumes[vol]; ok {
+			s.errs = append(s.errs, s.objectError(o, "metadata.name", "its Docker volume %s is also the one of PersistentVolumeClaim %s/%s (%s): rename one", vol, first.namespace, first.name, s.data[first].origin))
+			return
+		}
+		s.volumes[vol] = key
 	}
 	s.data[key] = o
 }
@@ -180,33 +204,54 @@ func (s *source) workload(o object) []manifest.Sourced {
 	errs := append(o.errs, s.checkObject(o)...)
 	meta := objectMeta(o.value)
 	spec, shapeErrs := s.shape(o, PodID(meta.Namespace, meta.Name, 0))
-	errs = append(errs, shapeErrs...)
+	if len(shapeErrs) > 0 {
+		// Which pods the object makes is not known (a replicas count out
+		// of range, a selector that does not match): its errors are the
+		// source's, which keeps its last good set, so the pods running
+		// keep running.
+		s.errs = append(s.errs, append(errs, shapeErrs...)...)
+		return nil
+	}
+	if spec.replicas == 0 {
+		// No pod to carry the errors: the source's.
+		_, errs = s.podOf(o, spec, 1, errs)
+		s.errs = append(s.errs, errs...)
+		return nil
+	}
 	var out []manifest.Sourced
 	for i := range spec.replicas {
 		replica := 0
 		if spec.numbered {
 			replica = i + 1
 		}
-		id := PodID(meta.Namespace, meta.Name, replica)
-		p := &podTranslation{object: o, data: s.data, shared: s.shared, origin: o.origin, id: id, namespace: namespaceOf(meta), prefix: spec.prefix}
-		p.name = meta.Name
-		if replica > 0 {
-			p.name = fmt.Sprintf("%s-%d", meta.Name, replica)
-		}
-		m := p.translate(spec.template)
-		m.MinReadySeconds, m.ProgressDeadlineSeconds = spec.minReady, spec.deadline
-		m.Object = &manifest.ObjectRef{Kind: o.kube.Kind, Namespace: meta.Namespace, Name: meta.Name, Annotations: maps.Clone(spec.template.Annotations)}
-		podErrs := make([]*manifest.Error, 0, len(errs)+len(p.errs))
-		for _, e := range append(slices.Clone(errs), p.errs...) {
-			c := *e
-			c.Pod = id
-			podErrs = append(podErrs, &c)
-		}
-		out = append(out, manifest.Sourced{Origin: o.origin, Manifest: m, Errors: podErrs,
-			Notes: append(notes(o.origin, id, o), p.notes...),
-			Keys:  p.keyMap()})
+		pod, podErrs := s.podOf(o, spec, replica, errs)
+		pod.Errors = podErrs
+		out = append(out, pod)
 	}
 	return out
+}
+
+// podOf translates replica (0: the only pod) of workload o, shaped by
+// spec; errs are the object's errors, returned with the pod's own, each
+// naming the pod.
+func (s *source) podOf(o object, spec shape, replica int, errs []*manifest.Error) (manifest.Sourced, []*manifest.Error) {
+	meta := objectMeta(o.value)
+	id := PodID(meta.Namespace, meta.Name, replica)
+	p := &podTranslation{object: o, data: s.data, shared: s.shared, origin: o.origin, id: id, namespace: namespaceOf(meta), prefix: spec.prefix}
+	p.name = meta.Name
+	if replica > 0 {
+		p.name = fmt.Sprintf("%s-%d", meta.Name, replica)
+	}
+	m := p.translate(spec.template)
+	m.MinReadySeconds, m.ProgressDeadlineSeconds = spec.minReady, spec.deadline
+	m.Object = &manifest.ObjectRef{Kind: o.kube.Kind, Namespace: meta.Namespace, Name: meta.Name, Annotations: maps.Clone(spec.template.Annotations)}
+	podErrs := make([]*manifest.Error, 0, len(errs)+len(p.errs))
+	for _, e := range append(slices.Clone(errs), p.errs...) {
+		c := *e
+		c.Pod = id
+		podErrs = append(podErrs, &c)
+	}
+	return manifest.Sourced{Origin: o.origin, Manifest: m, Notes: append(notes(o.origin, id, o), p.notes...), Keys: p.keyMap()}, podErrs
 }
 
 // shape is what a workload makes: how many pods (numbered or not), from
@@ -246,9 +291,15 @@ func (s *source) shape(o object, base string) (shape, []*manifest.Error) {
 		if t := w.Spec.Strategy.Type; t != "" && t != appsv1.RecreateDeploymentStrategyType && t != appsv1.RollingUpdateDeploymentStrategyType {
 			return fail("spec.strategy.type", "%q is not Recreate or RollingUpdate", t)
 		}
+		if r := w.Spec.Template.Spec.RestartPolicy; r != "" && r != corev1.RestartPolicyAlways {
+			return fail("spec.template.spec.restartPolicy", "%q: a Deployment's pods restart Always", r)
+		}
 		return sh, selects(o, base, w.Spec.Selector, w.Spec.Template.Labels)
 	case *appsv1.DaemonSet:
 		sh = shape{template: &w.Spec.Template, prefix: "spec.template.", replicas: 1, minReady: int64(w.Spec.MinReadySeconds)}
+		if r := w.Spec.Template.Spec.RestartPolicy; r != "" && r != corev1.RestartPolicyAlways {
+			return fail("spec.template.spec.restartPolicy", "%q: a DaemonSet's pods restart Always", r)
+		}
 		return sh, selects(o, base, w.Spec.Selector, w.Spec.Template.Labels)
 	case *batchv1.Job:
 		sh = shape{template: &w.Spec.Template, prefix: "spec.template.", replicas: 1}

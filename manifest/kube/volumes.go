@@ -30,6 +30,10 @@ func (p *podTranslation) podVolumes(m *manifest.Manifest, vs []corev1.Volume) ma
 	for i := range vs {
 		v := &vs[i]
 		f := fmt.Sprintf("spec.volumes[%d]", i)
+		if _, dup := out[v.Name]; dup {
+			p.errorf(f+".name", "a second volume %q", v.Name)
+			continue
+		}
 		pv := &podVolume{field: f, index: len(m.Volumes)}
 		mv := manifest.Volume{Name: v.Name}
 		switch {
@@ -227,6 +231,8 @@ func (p *podTranslation) checkItemPaths(f string, items []manifest.FileItem) {
 	seen := map[string]bool{}
 	for _, it := range items {
 		switch {
+		case strings.ContainsFunc(it.Path, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+			p.errorf(f, "%q holds a control character", it.Path)
 		case it.Path == "" || path.IsAbs(it.Path) || path.Clean(it.Path) != it.Path || it.Path == ".." || strings.HasPrefix(it.Path, "../"):
 			p.errorf(f, "%q is not a clean relative path inside the volume", it.Path)
 		case seen[it.Path]:
@@ -340,21 +346,29 @@ func subFiles(f *manifest.Files, sub string) *manifest.Files {
 }
 
 // newVolumeName is a volume name made from name that the pod does not
-// use yet.
+// use yet: name-sub<n>, n counting the pod's subPath volumes (a name
+// taken moves n on; each is tried once).
 func (p *podTranslation) newVolumeName(m *manifest.Manifest, name string) string {
 	base := name
-	if len(base) > 55 {
-		base = strings.TrimRight(base[:55], "-")
+	if len(base) > 50 {
+		base = strings.TrimRight(base[:50], "-")
 	}
-	for i := 1; ; i++ {
-		n := fmt.Sprintf("%s-sub%d", base, i)
-		if _, taken := p.volumes[n]; taken {
-			continue
+	if p.taken == nil {
+		p.taken = map[string]bool{}
+		for n := range p.volumes {
+			p.taken[n] = true
 		}
-		if slices.ContainsFunc(m.Volumes, func(v manifest.Volume) bool { return v.Name == n }) {
-			continue
+		for _, v := range m.Volumes {
+			p.taken[v.Name] = true
 		}
-		return n
+	}
+	for {
+		p.subPaths++
+		n := fmt.Sprintf("%s-sub%d", base, p.subPaths)
+		if !p.taken[n] {
+			p.taken[n] = true
+			return n
+		}
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	goruntime "runtime"
 
 	"github.com/hostlet/hostlet/gitsource"
 	"github.com/hostlet/hostlet/internal/clock"
@@ -152,13 +151,15 @@ func ValidateOptions(cfg *config.Config) validate.Options {
 }
 
 // HostLabels are the labels a pod's nodeSelector matches on cfg's host:
-// its labels, and those every Kubernetes node has (kubernetes.io/hostname,
-// kubernetes.io/os, kubernetes.io/arch) unless its labels set them.
+// its labels, and kubernetes.io/hostname and kubernetes.io/os (linux:
+// hostlet runs Linux containers), as every Kubernetes node has them;
+// kubernetes.io/arch is the engine's, known where the engine is
+// (validate.Options.Policy.EnginePlatform), not the machine's that
+// reads the config.
 func HostLabels(cfg *config.Config) map[string]string {
 	out := map[string]string{
 		"kubernetes.io/hostname": cfg.Hostname,
-		"kubernetes.io/os":       goruntime.GOOS,
-		"kubernetes.io/arch":     goruntime.GOARCH,
+		"kubernetes.io/os":       "linux",
 	}
 	maps.Copy(out, cfg.Labels)
 	return out

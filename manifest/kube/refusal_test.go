@@ -1,0 +1,100 @@
+package kube
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hostlet/hostlet/manifest"
+)
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: REPLICAS
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      RESTART
+      containers: [{name: c, image: busybox}]
+`
+
+// An object that cannot say which pods it makes fails its source (which
+// keeps its last good set, its pods running): no pod carries the error
+// under an id that would remove the replicas running. Other errors are
+// the pod's, or the source's where there is no pod.
+func TestTranslationErrorsLandWhereNothingRunningIsLost(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+		pods             []string
+	}{
+		{"replicas over the bound", strings.NewReplacer("REPLICAS", "101", "RESTART", "").Replace(deployment),
+			`s:f.yaml: pod "web": spec.replicas: 101 is not in 0..100`, nil},
+		{"a Deployment that does not restart Always", strings.NewReplacer("REPLICAS", "2", "RESTART", "restartPolicy: Never").Replace(deployment),
+			`spec.template.spec.restartPolicy: "Never": a Deployment's pods restart Always`, nil},
+		{"no replicas, a refused field", strings.NewReplacer("REPLICAS", "0", "RESTART", "nodeName: n1").Replace(deployment),
+			`pod "web-1": spec.template.spec.nodeName: not supported on a single host`, nil},
+		{"a pod's own error", strings.NewReplacer("REPLICAS", "2", "RESTART", "nodeName: n1").Replace(deployment),
+			`pod "web-2": spec.template.spec.nodeName: not supported on a single host`, []string{"web-1", "web-2"}},
+		{"two volumes of one name", `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes: [{name: v, emptyDir: {medium: Memory}}, {name: v, emptyDir: {}}]
+  containers: [{name: c, image: busybox}]
+`, `spec.volumes[1].name: a second volume "v"`, []string{"p"}},
+		{"two claims of one Docker volume", `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: b-c, namespace: a}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: a-b-c}
+`, `PersistentVolumeClaim a-b-c: metadata.name: its Docker volume a-b-c is also the one of PersistentVolumeClaim a/b-c`, nil},
+		{"a SOPS-encrypted value", `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: busybox, env: [{name: PW, value: "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}]}]
+`, `holds SOPS-encrypted values (ENC[...]): encrypted Kubernetes objects are not supported by hostlet yet`, nil},
+		{"a control character in an item path", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: conf}
+data: {k: v}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes: [{name: v, configMap: {name: conf, items: [{key: k, path: "a\u0000b"}]}}]
+  containers: [{name: c, image: busybox, volumeMounts: [{name: v, mountPath: /v}]}]
+`, `holds a control character`, []string{"p"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ms, err := manifest.Decode([]byte(tt.text), manifest.Origin{Source: "s", File: "f.yaml"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pods, errs := Translate(ms)
+			var ids, texts []string
+			for _, p := range pods {
+				ids = append(ids, p.Manifest.ID)
+				for _, e := range p.Errors {
+					texts = append(texts, e.Error())
+				}
+			}
+			for _, e := range errs {
+				texts = append(texts, e.Error())
+			}
+			if !slices.Equal(ids, tt.pods) {
+				t.Errorf("pods %q, want %q", ids, tt.pods)
+			}
+			if !slices.ContainsFunc(texts, func(e string) bool { return strings.Contains(e, tt.want) }) {
+				t.Errorf("errors %q, want one holding %q", texts, tt.want)
+			}
+		})
+	}
+}
