@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -172,6 +173,7 @@ func (m Manifest) Clone() Manifest {
 		c.LivenessProbe = c.LivenessProbe.clone()
 		c.ReadinessProbe = c.ReadinessProbe.clone()
 		c.StartupProbe = c.StartupProbe.clone()
+		c.Lifecycle = c.Lifecycle.clone()
 		if c.Build != nil {
 			// Files is immutable and shared, as a volume's is.
 			b := *c.Build
@@ -213,4 +215,28 @@ func (m *Manifest) Volume(name string) (Volume, bool) {
 		}
 	}
 	return Volume{}, false
+}
+
+// clone is a deep copy of l (nil for nil).
+func (l *Lifecycle) clone() *Lifecycle {
+	if l == nil {
+		return nil
+	}
+	return &Lifecycle{PostStart: l.PostStart.clone(), PreStop: l.PreStop.clone()}
+}
+
+// clone is a deep copy of h (nil for nil).
+func (h *Hook) clone() *Hook {
+	if h == nil {
+		return nil
+	}
+	out := &Hook{SleepSeconds: h.SleepSeconds}
+	if h.Exec != nil {
+		out.Exec = &Exec{Command: slices.Clone(h.Exec.Command)}
+	}
+	if h.HTTPGet != nil {
+		g := *h.HTTPGet
+		out.HTTPGet = &g
+	}
+	return out
 }

@@ -256,6 +256,11 @@ type Container struct {
 	// restart the container, they keep the pod from being ready (an
 	// update is done once the pod has been ready minReadySeconds).
 	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
+	// Lifecycle are the container's hooks: PostStart runs once it has
+	// started (a failure stops it and fails the apply), PreStop before
+	// hostlet stops it (within the pod's grace period, the stop signal
+	// coming after it, at least 2 s before the end). No part of any hash.
+	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
 	// StartupProbe has the shape of LivenessProbe and runs first: until
 	// it passes, the liveness and readiness probes wait and the container
 	// is not ready; failing failureThreshold times in a row restarts the
@@ -425,6 +430,23 @@ type HTTPGet struct {
 	Path string `json:"path,omitempty"`
 	Port string `json:"port"`
 	Host string `json:"host,omitempty"`
+}
+
+// Lifecycle are a container's hooks.
+type Lifecycle struct {
+	PostStart *Hook `json:"postStart,omitempty"`
+	PreStop   *Hook `json:"preStop,omitempty"`
+}
+
+// Hook is one action of a lifecycle hook: a command run in the container
+// (exit 0 succeeds), or, for preStop, an HTTP GET on the pod's address (a
+// 2xx or 3xx answer succeeds) or a pause.
+type Hook struct {
+	Exec    *Exec    `json:"exec,omitempty"`
+	HTTPGet *HTTPGet `json:"httpGet,omitempty"`
+	// SleepSeconds waits so long instead (a preStop's pause for a load
+	// balancer to let go of the pod), within the grace period.
+	SleepSeconds int64 `json:"sleepSeconds,omitempty"`
 }
 
 // TCPSocket probes by opening a TCP connection.

@@ -76,6 +76,9 @@ type Runtime interface {
 
 // ApplyOptions configure Apply.
 type ApplyOptions struct {
+	// Exec runs lifecycle hooks' commands in containers; nil: the
+	// runtime, when it can (else a command hook fails, saying so).
+	Exec       Execer
 	Instance   string
 	InfraImage string
 	// InfraCommand overrides the infra image's entrypoint; nil keeps it.
@@ -215,7 +218,11 @@ func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *s
 			others = append(others, pp)
 		}
 	}
-	a := &applier{rt: rt, opts: opts, log: log, plan: plan, inPass: map[string]bool{}}
+	a := &applier{rt: rt, opts: opts, log: log, plan: plan, inPass: map[string]bool{}, ips: podIPs(plan)}
+	a.ex = opts.Exec
+	if a.ex == nil {
+		a.ex, _ = rt.(Execer)
+	}
 	for _, pp := range slices.Concat(removes, others) {
 		a.inPass[pp.ID] = true
 	}
@@ -284,6 +291,11 @@ type applier struct {
 	opts ApplyOptions
 	log  *slog.Logger
 	plan Plan
+	// ex runs lifecycle hooks' commands (nil: an engine without exec);
+	// ips are the addresses of pods with an infra container (podIPs),
+	// for preStop hooks' httpGet.
+	ex  Execer
+	ips map[string]string
 	// claims maps each container name the desired pods choose to the pod
 	// choosing it: made on first use (a sync that names nothing makes
 	// none).
@@ -345,7 +357,7 @@ func (a *applier) dropJoiners(ctx context.Context, holder string) error {
 
 func (a *applier) stopRemoveJoiner(ctx context.Context, j hruntime.Container) error {
 	if j.Running() {
-		if err := a.rt.Stop(ctx, j.ID, DefaultStopTimeout); err != nil && !hruntime.IsNotFound(err) {
+		if err := a.stop(ctx, &j, DefaultStopTimeout); err != nil && !hruntime.IsNotFound(err) {
 			return fmt.Errorf("container %s of pod %s, which joined its network: %w", j.Slot(), j.Pod(), err)
 		}
 	}
@@ -449,11 +461,40 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 		return err
 	}
 	if c.Running() {
-		if err := a.rt.Stop(ctx, c.ID, timeout); err != nil && !hruntime.IsNotFound(err) {
+		if err := a.stop(ctx, c, timeout); err != nil && !hruntime.IsNotFound(err) {
 			return err
 		}
 	}
 	return a.rt.Remove(ctx, c.ID)
+}
+
+// stop stops running container c within grace, its preStop hook (if it
+// has one) first.
+func (a *applier) stop(ctx context.Context, c *hruntime.Container, grace time.Duration) error {
+	ip := c.IP
+	if ip == "" {
+		ip = a.ips[c.Pod()]
+	}
+	return a.rt.Stop(ctx, c.ID, preStop(ctx, a.ex, c, ip, grace, a.log))
+}
+
+// postStart runs app container i's postStart hook, if any, in container
+// id (just started): one that fails stops it again, and the apply fails.
+func (ap *podApplication) postStart(ctx context.Context, i int, id string) error {
+	l := ap.m.Containers[i].Lifecycle
+	if l == nil || l.PostStart == nil {
+		return nil
+	}
+	hctx, cancel := context.WithTimeout(ctx, MaxPostStartTime)
+	defer cancel()
+	err := runHook(hctx, ap.ex, id, "", *l.PostStart)
+	if err == nil {
+		return nil
+	}
+	if serr := ap.rt.Stop(ctx, id, ap.grace); serr != nil && !hruntime.IsNotFound(serr) {
+		ap.log.Warn("stop a container whose postStart hook failed", "pod", ap.m.ID, "container", ap.m.Containers[i].Name, "error", serr)
+	}
+	return inStep(errStepStart, fmt.Errorf("container %s: postStart hook failed: %w", ap.m.Containers[i].Name, err))
 }
 
 // applyPod brings one desired pod in line with its plan: pull what is
@@ -788,7 +829,7 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 		return ap.stopRemove(ctx, ch.Current, ap.grace)
 	}
 	if ch.Current.Running() {
-		if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil && !hruntime.IsNotFound(err) {
+		if err := ap.stop(ctx, ch.Current, ap.grace); err != nil && !hruntime.IsNotFound(err) {
 			return err
 		}
 	}
@@ -1050,12 +1091,17 @@ func (ap *podApplication) createApp(ctx context.Context, i int, what string, rep
 		return inStep(errStepFiles, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
 	if name := ap.m.Containers[i].ContainerName; name != "" {
-		return ap.createNamed(ctx, spec, name, replaced, what)
+		id, err := ap.createNamed(ctx, spec, name, replaced, what)
+		if err != nil {
+			return err
+		}
+		return ap.postStart(ctx, i, id)
 	}
-	if _, err := ap.createStart(ctx, spec); err != nil {
+	id, err := ap.createStart(ctx, spec)
+	if err != nil {
 		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
-	return nil
+	return ap.postStart(ctx, i, id)
 }
 
 // ensureDataFolder makes the data folder rel and returns its host path.
@@ -1087,10 +1133,10 @@ func (ap *podApplication) chosenName(slot string) string {
 // the new one renamed but not started (started). A name held by a
 // container that is not replaced is a conflict naming it, before
 // anything is stopped; one hostlet did not make is never removed.
-func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.ContainerSpec, name string, replaced *hruntime.Container, what string) error {
+func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.ContainerSpec, name string, replaced *hruntime.Container, what string) (string, error) {
 	holder, err := ap.rt.NameHolder(ctx, name)
 	if err != nil {
-		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
+		return "", inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
 	if holder.ID != "" && (replaced == nil || holder.ID != replaced.ID) && holder.Proven && ap.claimOf(name) == ap.m.ID {
 		// Another of hostlet's containers keeps a name no other pod wants
@@ -1098,7 +1144,7 @@ func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.Contain
 		// name, and its pod's next apply recreates it as it wants.
 		own := hruntime.ContainerName(ap.opts.Instance, holder.Labels[hruntime.LabelPod], holder.Labels[hruntime.LabelContainer], holder.Labels[hruntime.LabelHash])
 		if err := ap.rt.Rename(ctx, holder.ID, own); err != nil {
-			return inStep(errStepCreate, fmt.Errorf("%s: give container %.12s its own name back to free %q: %w", what, holder.ID, name, err))
+			return "", inStep(errStepCreate, fmt.Errorf("%s: give container %.12s its own name back to free %q: %w", what, holder.ID, name, err))
 		}
 		holder = hruntime.Holder{}
 	}
@@ -1107,7 +1153,7 @@ func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.Contain
 		if holder.Proven {
 			whose = "another of this hostlet's containers (freed when its pod is removed or renamed)"
 		}
-		return inStep(errStepCreate, fmt.Errorf("%s: container name %q is held by container %.12s (image %s), %s: %w",
+		return "", inStep(errStepCreate, fmt.Errorf("%s: container name %q is held by container %.12s (image %s), %s: %w",
 			what, name, holder.ID, holder.Image, whose, hruntime.ErrConflict))
 	}
 	var id string
@@ -1120,25 +1166,25 @@ func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.Contain
 		// The same spec under hostlet's own name, now given a name: it
 		// holds the temporary name, so it goes first, stopped gracefully.
 		if err := ap.stopRemove(ctx, replaced, ap.grace); err != nil {
-			return inStep(errStepRemove, fmt.Errorf("%s: the container it replaces: %w", what, err))
+			return "", inStep(errStepRemove, fmt.Errorf("%s: the container it replaces: %w", what, err))
 		}
 		replaced = nil
 	}
 	if id == "" {
 		if id, err = ap.create(ctx, spec); err != nil {
-			return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
+			return "", inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 		}
 	}
 	if err := ap.stopRemove(ctx, replaced, ap.grace); err != nil {
-		return inStep(errStepRemove, fmt.Errorf("%s: the container it replaces: %w", what, err))
+		return "", inStep(errStepRemove, fmt.Errorf("%s: the container it replaces: %w", what, err))
 	}
 	if err := ap.rt.Rename(ctx, id, name); err != nil {
-		return inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
+		return "", inStep(errStepCreate, fmt.Errorf("%s: %w", what, err))
 	}
 	if err := ap.rt.Start(ctx, id); err != nil {
-		return inStep(errStepCreate, fmt.Errorf("%s: %w: %w", what, errStart, err))
+		return "", inStep(errStepCreate, fmt.Errorf("%s: %w: %w", what, errStart, err))
 	}
-	return nil
+	return id, nil
 }
 
 // restartApp restarts app container i (stopped, or to rejoin the pod's
@@ -1147,13 +1193,13 @@ func (ap *podApplication) createNamed(ctx context.Context, spec hruntime.Contain
 func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Change, error) {
 	name := ap.m.Containers[i].Name
 	if ch.Current.Running() {
-		if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil {
+		if err := ap.stop(ctx, ch.Current, ap.grace); err != nil {
 			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
 		}
 	}
 	startErr := ap.rt.Start(ctx, ch.Current.ID)
 	if startErr == nil {
-		return ch, nil
+		return ch, ap.postStart(ctx, i, ch.Current.ID)
 	}
 	if !hruntime.IsStaleTask(startErr) && !hruntime.IsNotFound(startErr) {
 		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, startErr))

@@ -420,22 +420,7 @@ func (p *prober) check(ctx context.Context, t probeTarget, timeout time.Duration
 		if err != nil {
 			return err
 		}
-		url := "http://" + addr + pr.HTTPGet.Path
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		client := podClient(addr)
-		defer client.CloseIdleConnections()
-		resp, err := client.Do(req)
-		if err != nil {
-			return fmt.Errorf("http GET %s: %w", url, err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode < 200 || resp.StatusCode >= 400 {
-			return fmt.Errorf("http GET %s: status %d", url, resp.StatusCode)
-		}
-		return nil
+		return httpGet(ctx, addr, pr.HTTPGet.Path)
 	}
 	return fmt.Errorf("unknown probe type %q", pr.Type)
 }

@@ -604,6 +604,7 @@ func (s *Syncer) applyOptions(skip func(id string) bool, sweepNetworks bool) App
 		Secrets:       s.opts.Secrets,
 		SecretFiles:   s.secretFileWriter(),
 		DataFolders:   s.data,
+		Exec:          s.rt,
 	}
 }
 

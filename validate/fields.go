@@ -545,6 +545,48 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 	if ct.StartupProbe != nil {
 		c.probe(f+".startupProbe", ct.StartupProbe, ownPorts)
 	}
+	if l := ct.Lifecycle; l != nil {
+		c.hook(f+".lifecycle.postStart", l.PostStart, ownPorts, false)
+		c.hook(f+".lifecycle.preStop", l.PreStop, ownPorts, true)
+	}
+}
+
+// hook checks a lifecycle hook (nil: none): exec, or for preStop httpGet
+// (as a probe's) or sleepSeconds, one of them.
+func (c *checker) hook(f string, h *manifest.Hook, portNames map[string]bool, httpOK bool) {
+	actions := 0
+	if h != nil {
+		for _, set := range []bool{h.Exec != nil, h.HTTPGet != nil, h.SleepSeconds != 0} {
+			if set {
+				actions++
+			}
+		}
+	}
+	switch {
+	case h == nil:
+	case actions > 1:
+		c.add(f, "set one of exec, httpGet, sleepSeconds")
+	case h.SleepSeconds != 0 && !httpOK:
+		c.add(f+".sleepSeconds", "not supported by hostlet yet in postStart (exec is)")
+	case h.SleepSeconds != 0:
+		c.seconds(f+".sleepSeconds", h.SleepSeconds)
+	case h.Exec != nil:
+		if len(h.Exec.Command) == 0 {
+			c.add(f+".exec.command", "required")
+		}
+	case h.HTTPGet != nil && !httpOK:
+		c.add(f+".httpGet", "not supported by hostlet yet in postStart (exec is)")
+	case h.HTTPGet != nil:
+		c.probePort(f+".httpGet.port", h.HTTPGet.Port, portNames)
+		if h.HTTPGet.Path != "" && !strings.HasPrefix(h.HTTPGet.Path, "/") {
+			c.add(f+".httpGet.path", "%q must start with /", h.HTTPGet.Path)
+		}
+		if h.HTTPGet.Host != "" {
+			c.probeHost(f+".httpGet.host", h.HTTPGet.Host)
+		}
+	default:
+		c.add(f, "set one of exec, httpGet, sleepSeconds")
+	}
 }
 
 // env checks the names of container f's environment variables.

@@ -33,7 +33,53 @@ func (p *podTranslation) container(m *manifest.Manifest, field string, c *corev1
 	out.ReadinessProbe = p.probe(field+".readinessProbe", c.ReadinessProbe, true)
 	out.StartupProbe = p.probe(field+".startupProbe", c.StartupProbe, false)
 	p.mounts(m, &out, field, c.VolumeMounts)
+	out.Lifecycle, out.StopSignal = p.lifecycle(field+".lifecycle", c.Lifecycle)
 	return out
+}
+
+// lifecycle translates a container's hooks and stop signal.
+func (p *podTranslation) lifecycle(field string, l *corev1.Lifecycle) (*manifest.Lifecycle, string) {
+	if l == nil {
+		return nil, ""
+	}
+	out := &manifest.Lifecycle{PostStart: p.hook(field+".postStart", l.PostStart, false), PreStop: p.hook(field+".preStop", l.PreStop, true)}
+	if out.PostStart == nil && out.PreStop == nil {
+		out = nil
+	}
+	signal := ""
+	if l.StopSignal != nil {
+		signal = string(*l.StopSignal)
+	}
+	return out, signal
+}
+
+// hook translates one lifecycle handler (preStop: httpGet and sleep too).
+func (p *podTranslation) hook(field string, h *corev1.LifecycleHandler, preStop bool) *manifest.Hook {
+	if h == nil {
+		return nil
+	}
+	if n := countSet(h.Exec != nil, h.HTTPGet != nil, h.TCPSocket != nil, h.Sleep != nil); n != 1 {
+		p.errorf(field, "%d actions: set one of exec, httpGet, sleep", n)
+		return nil
+	}
+	switch {
+	case h.Exec != nil:
+		return &manifest.Hook{Exec: &manifest.Exec{Command: slices.Clone(h.Exec.Command)}}
+	case !preStop && (h.HTTPGet != nil || h.Sleep != nil):
+		p.errorf(field, "not supported by hostlet yet in postStart (exec is)")
+	case h.HTTPGet != nil:
+		if h.HTTPGet.Scheme != "" && h.HTTPGet.Scheme != corev1.URISchemeHTTP {
+			p.errorf(field+".httpGet.scheme", "%s: not supported by hostlet yet (HTTP is)", h.HTTPGet.Scheme)
+		}
+		return &manifest.Hook{HTTPGet: &manifest.HTTPGet{Path: h.HTTPGet.Path, Port: h.HTTPGet.Port.String(), Host: h.HTTPGet.Host}}
+	case h.Sleep != nil:
+		if h.Sleep.Seconds <= 0 {
+			p.errorf(field+".sleep.seconds", "%d: a pause of at least 1 second", h.Sleep.Seconds)
+			return nil
+		}
+		return &manifest.Hook{SleepSeconds: h.Sleep.Seconds}
+	}
+	return nil
 }
 
 // ports translates a container's ports: a containerPort alone is not

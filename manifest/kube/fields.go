@@ -143,7 +143,10 @@ var containerRules = map[string]rule{
 	"livenessProbe":            yes,
 	"readinessProbe":           yes,
 	"startupProbe":             yes,
-	"lifecycle":                refuse(notYet + " (lifecycle hooks)"),
+	"lifecycle":                yes,
+	"lifecycle.stopSignal":     yes,
+	"lifecycle.postStart":      yes,
+	"lifecycle.preStop":        yes,
 	"terminationMessagePath":   accept("the termination message is not read: the status shows the exit code and the last log lines"),
 	"terminationMessagePolicy": accept("the termination message is not read: the status shows the exit code and the last log lines"),
 	"imagePullPolicy":          yes,
@@ -233,6 +236,32 @@ var probeRules = map[string]rule{
 	"successThreshold":              yes,
 	"failureThreshold":              yes,
 	"terminationGracePeriodSeconds": refuse(notYet + " (a probe's own grace period); set the pod's terminationGracePeriodSeconds"),
+}
+
+// hookRules are the rules of a preStop hook ("lifecycle.preStop." taken
+// off).
+var hookRules = map[string]rule{
+	"exec":                yes,
+	"exec.command":        whole,
+	"httpGet":             yes,
+	"httpGet.path":        yes,
+	"httpGet.port":        yes,
+	"httpGet.host":        yes,
+	"httpGet.scheme":      yes,
+	"httpGet.httpHeaders": refuse(notYet + " (hook headers)"),
+	"tcpSocket":           refuse("deprecated in Kubernetes, and not run by hostlet: use exec or httpGet"),
+	"sleep":               yes,
+	"sleep.seconds":       yes,
+}
+
+// postStartRules are the rules of a postStart hook ("lifecycle.postStart."
+// taken off): a command only, so far.
+var postStartRules = map[string]rule{
+	"exec":         yes,
+	"exec.command": whole,
+	"httpGet":      refuse(notYet + " (httpGet in postStart); use exec"),
+	"tcpSocket":    refuse("deprecated in Kubernetes, and not run by hostlet: use exec"),
+	"sleep":        refuse(notYet + " (sleep in postStart); use exec"),
 }
 
 // volumeRules are the rules of a pod volume ("spec.volumes[]." taken

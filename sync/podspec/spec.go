@@ -34,6 +34,13 @@ const LabelNetworkOf = "io.hostlet.network-of"
 // EnvHasher.FilesName): the copies are kept while it exists.
 const LabelFiles = "io.hostlet.files"
 
+// LabelPreStop carries the container's preStop hook and its pod's grace
+// period (PreStop as JSON, a named port made its number), run before
+// hostlet stops it:
+// read from the container, so a pod removed, its manifest gone, still
+// runs it. Empty: none.
+const LabelPreStop = "io.hostlet.prestop"
+
 // LabelSpec carries a summary of the container's spec, env values replaced
 // by keyed hashes (EnvHasher), so a plan can say which field changed from
 // one list call. Containers made before the hashes were keyed carry
@@ -102,7 +109,7 @@ func BaseLabels(instance string, p Pod, slot, hash string) map[string]string {
 
 // containerLabels are the labels of a container of a pod: BaseLabels, and
 // every other label hostlet reads back from a container (LabelNetworks,
-// LabelFiles, LabelSpec) set, empty until the spec sets it. (The chosen
+// LabelFiles, LabelSpec, LabelPreStop) set, empty until the spec sets it. (The chosen
 // name is not among them: the runtime's list drops a name label its
 // owner key did not sign, so an image's never shows through.) The engine
 // gives a container the labels of its image under those it is created
@@ -113,7 +120,7 @@ func BaseLabels(instance string, p Pod, slot, hash string) map[string]string {
 // same; no label is part of the spec hash.
 func containerLabels(instance string, p Pod, slot, hash string) map[string]string {
 	l := BaseLabels(instance, p, slot, hash)
-	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec} {
+	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec, LabelPreStop} {
 		l[k] = ""
 	}
 	return l
@@ -194,6 +201,7 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 	hash := manifest.ContainerHash(m, i)
 	labels := containerLabels(instance, p, c.Name, hash)
 	labels[LabelSpec] = Summarize(m, i, env).Label()
+	labels[LabelPreStop] = preStopLabel(c, m.TerminationGracePeriodSeconds)
 	if c.ContainerName != "" {
 		// Created under the name hostlet gives it, then renamed (see
 		// sync's apply): the runtime signs the chosen name.
@@ -1032,4 +1040,35 @@ func TmpfsOptions(t manifest.Tmpfs) string {
 		opts = append(opts, "noexec")
 	}
 	return strings.Join(opts, ",")
+}
+
+// PreStop is what LabelPreStop holds: the hook, and the pod's grace
+// period, which bounds it (a pod removed has no manifest to tell it).
+type PreStop struct {
+	Hook         manifest.Hook `json:"hook"`
+	GraceSeconds int64         `json:"graceSeconds"`
+}
+
+// preStopLabel is LabelPreStop's value for container c of a pod of grace
+// period grace: its preStop hook, an httpGet's named port made its
+// number; "" without one.
+func preStopLabel(c manifest.Container, grace int64) string {
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+		return ""
+	}
+	h := *c.Lifecycle.PreStop
+	if g := h.HTTPGet; g != nil {
+		resolved := *g
+		for _, p := range c.Ports {
+			if p.Name != "" && p.Name == g.Port {
+				resolved.Port = strconv.Itoa(p.ContainerPort)
+			}
+		}
+		h.HTTPGet = &resolved
+	}
+	b, err := json.Marshal(PreStop{Hook: h, GraceSeconds: grace})
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

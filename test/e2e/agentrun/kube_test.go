@@ -1,12 +1,18 @@
 package agentrun_test
 
 import (
+	"context"
 	"fmt"
+	stdnet "net"
+	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/testkit"
@@ -217,5 +223,99 @@ spec:
 	a.WaitStatus(t, 30*time.Second, func(d api.Document) (bool, string) {
 		n, _ := restarts(d)
 		return n > 0, fmt.Sprintf("%d restarts after the startup probe passed", n)
+	})
+}
+
+// hookServer listens on the engine's default bridge (where a container
+// reaches the host) and records the paths asked for.
+func hookServer(t *testing.T, e *env) (url string, asked <-chan string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	nw, err := e.docker.NetworkInspect(ctx, "bridge", network.InspectOptions{})
+	if err != nil || len(nw.IPAM.Config) == 0 || nw.IPAM.Config[0].Gateway == "" {
+		t.Fatalf("the default bridge's gateway: %v %+v", err, nw.IPAM)
+	}
+	ln, err := stdnet.Listen("tcp", stdnet.JoinHostPort(nw.IPAM.Config[0].Gateway, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan string, 16)
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case ch <- r.URL.Path:
+		default:
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String(), ch
+}
+
+// TestKubernetesLifecycleHooks: a pod's preStop hook runs before hostlet
+// stops it, seen from outside (the hook makes the container call a server
+// of the test, which only a running container can); a postStart hook that
+// fails fails its pod, saying so.
+func TestKubernetesLifecycleHooks(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	port := testkit.FreePort(t)
+	hooks, asked := hookServer(t, e)
+	testkit.WriteFile(t, filepath.Join(tree, "hooked.yaml"), fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: hooked}
+spec:
+  terminationGracePeriodSeconds: 10
+  containers:
+  - name: app
+    image: %[1]s
+    imagePullPolicy: Never
+    ports: [{name: http, containerPort: 8080, hostPort: %[2]d, hostIP: 127.0.0.1}]
+    lifecycle:
+      postStart:
+        exec: {command: [/demo, probe-ok]}
+      preStop:
+        httpGet: {path: "/fetch?url=%[3]s/prestop", port: http}
+`, e.image, port, hooks))
+	testkit.WriteFile(t, filepath.Join(tree, "failing.yaml"), fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: failing}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: %s
+    imagePullPolicy: Never
+    command: [/demo, pause]
+    lifecycle:
+      postStart:
+        exec: {command: [/demo, probe-fail]}
+`, e.image))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+	testkit.WaitHTTP(t, 60*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", port), "", "hello")
+	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+		for _, p := range d.Pods {
+			if p.ID == "failing" {
+				return strings.Contains(p.Message, "postStart hook failed: exec /demo exited with 1"), fmt.Sprintf("failing: %s %s", p.Phase, p.Message)
+			}
+		}
+		return false, "no pod failing in the status"
+	})
+
+	// The pod leaves its source: hostlet stops it, its preStop hook first.
+	if err := os.Remove(filepath.Join(tree, "hooked.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case path := <-asked:
+		if path != "/prestop" {
+			t.Errorf("the hook asked for %s, want /prestop", path)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the preStop hook never reached the test's server")
+	}
+	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
+		return !slices.Contains(runningPods(e.containers(t)), "hooked"), "pod hooked still runs"
 	})
 }
