@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -226,9 +227,11 @@ spec:
 	})
 }
 
-// hookServer listens on the engine's default bridge (where a container
-// reaches the host) and records the paths asked for.
-func hookServer(t *testing.T, e *env) (url string, asked <-chan string) {
+// hookServer is a server of the test on the engine's default bridge
+// (where a container reaches the host), recording the paths asked for:
+// its URL now, and start, which listens once a container runs (Podman
+// makes the bridge's interface only for its first container).
+func hookServer(t *testing.T, e *env) (url string, start func(), asked <-chan string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -236,20 +239,24 @@ func hookServer(t *testing.T, e *env) (url string, asked <-chan string) {
 	if err != nil || len(nw.IPAM.Config) == 0 || nw.IPAM.Config[0].Gateway == "" {
 		t.Fatalf("the default bridge's gateway: %v %+v", err, nw.IPAM)
 	}
-	ln, err := stdnet.Listen("tcp", stdnet.JoinHostPort(nw.IPAM.Config[0].Gateway, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := stdnet.JoinHostPort(nw.IPAM.Config[0].Gateway, strconv.Itoa(testkit.FreePort(t)))
 	ch := make(chan string, 16)
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case ch <- r.URL.Path:
-		default:
+	start = func() {
+		t.Helper()
+		ln, err := stdnet.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
 		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String(), ch
+		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case ch <- r.URL.Path:
+			default:
+			}
+		})}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+	}
+	return "http://" + addr, start, ch
 }
 
 // TestKubernetesLifecycleHooks: a pod's preStop hook runs before hostlet
@@ -260,7 +267,7 @@ func TestKubernetesLifecycleHooks(t *testing.T) {
 	e := newEnv(t)
 	tree := filepath.Join(e.dir, "tree")
 	port := testkit.FreePort(t)
-	hooks, asked := hookServer(t, e)
+	hooks, startHooks, asked := hookServer(t, e)
 	testkit.WriteFile(t, filepath.Join(tree, "hooked.yaml"), fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata: {name: hooked}
@@ -294,6 +301,7 @@ spec:
 	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
 	a := e.start(t, cfg)
 	testkit.WaitHTTP(t, 60*time.Second, "GET", fmt.Sprintf("http://127.0.0.1:%d/", port), "", "hello")
+	startHooks()
 	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
 		for _, p := range d.Pods {
 			if p.ID == "failing" {
