@@ -134,19 +134,19 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 		if index+len(items) > MaxFileManifests {
 			return nil, tooManyInFile(origin)
 		}
-		items = expandKubeLists(items, &errs, origin, docNum)
-		if index+len(items) > MaxFileManifests {
+		decoded := expandKubeLists(items, &errs, origin, docNum)
+		if index+len(decoded) > MaxFileManifests {
 			return nil, tooManyInFile(origin)
 		}
-		for _, raw := range items {
+		for _, it := range decoded {
 			o := origin
 			o.Index = index
 			index++
-			if k := kubeObjectOf(raw); k != nil {
-				out = append(out, Sourced{Origin: o, Kube: k})
+			if it.kube != nil {
+				out = append(out, Sourced{Origin: o, Kube: it.kube})
 				continue
 			}
-			m, strict, err := decodeOne(raw, o)
+			m, strict, err := decodeOne(it.raw, o)
 			if err != nil {
 				errs.add(err)
 				continue
@@ -164,25 +164,31 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 	return out, errs.result()
 }
 
-// expandKubeLists replaces each Kubernetes "v1 List" of items by its
-// items (one level: a List in a List is an object the translation
-// refuses), adding an error for one whose items cannot be read.
-func expandKubeLists(items [][]byte, errs *fileErrors, origin Origin, docNum int) [][]byte {
-	var out [][]byte
-	for _, raw := range items {
+// item is one document item: a hostlet manifest's JSON, or a Kubernetes
+// object (read once, here).
+type item struct {
+	raw  []byte
+	kube *KubeObject
+}
+
+// expandKubeLists reads which items are Kubernetes objects and replaces
+// each "v1 List" of them by its items (one level: a List in a List is an
+// object the translation refuses), adding an error for one whose items
+// cannot be read.
+func expandKubeLists(raws [][]byte, errs *fileErrors, origin Origin, docNum int) []item {
+	var out []item
+	for _, raw := range raws {
 		k := kubeObjectOf(raw)
-		if k == nil {
-			out = append(out, raw)
-			continue
-		}
 		listed, ok, err := kubeListItems(k)
 		switch {
 		case !ok:
-			out = append(out, raw)
+			out = append(out, item{raw: raw, kube: k})
 		case err != nil:
 			errs.add(&Error{Origin: origin, Detail: fmt.Sprintf("document %d: %v", docNum, err)})
 		default:
-			out = append(out, listed...)
+			for _, l := range listed {
+				out = append(out, item{raw: l, kube: kubeObjectOf(l)})
+			}
 		}
 	}
 	return out

@@ -39,7 +39,6 @@ type kubeHead struct {
 	APIVersion any `json:"apiVersion"`
 	Kind       any `json:"kind"`
 	Metadata   any `json:"metadata"`
-	Items      []json.RawMessage
 }
 
 // kubeObjectOf returns raw as a Kubernetes object when it has both
@@ -63,9 +62,9 @@ func kubeObjectOf(raw []byte) *KubeObject {
 }
 
 // kubeListItems returns the items of a "v1 List" object (ok), or an
-// error when they are not a list of mappings.
+// error when they are not a list of mappings; o may be nil (no object).
 func kubeListItems(o *KubeObject) (items [][]byte, ok bool, err error) {
-	if o.APIVersion != "v1" || o.Kind != "List" {
+	if o == nil || o.APIVersion != "v1" || o.Kind != "List" {
 		return nil, false, nil
 	}
 	var list struct {

@@ -2,30 +2,24 @@ package sources_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/composetest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
 	"github.com/hostlet/hostlet/sources"
 )
 
-// writeTree writes files (path: content) under a new folder.
+// writeKubeTree writes files (path: content) under a new folder.
 func writeKubeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteFile(t, filepath.Join(dir, name), content)
 	}
 	return dir
 }

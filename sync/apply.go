@@ -218,7 +218,7 @@ func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *s
 			others = append(others, pp)
 		}
 	}
-	a := &applier{rt: rt, opts: opts, log: log, plan: plan, inPass: map[string]bool{}, ips: podIPs(plan)}
+	a := &applier{rt: rt, opts: opts, log: log, plan: plan, inPass: map[string]bool{}}
 	a.ex = opts.Exec
 	if a.ex == nil {
 		a.ex, _ = rt.(Execer)
@@ -291,11 +291,8 @@ type applier struct {
 	opts ApplyOptions
 	log  *slog.Logger
 	plan Plan
-	// ex runs lifecycle hooks' commands (nil: an engine without exec);
-	// ips are the addresses of pods with an infra container (podIPs),
-	// for preStop hooks' httpGet.
-	ex  Execer
-	ips map[string]string
+	// ex runs lifecycle hooks' commands (nil: an engine without exec).
+	ex Execer
 	// claims maps each container name the desired pods choose to the pod
 	// choosing it: made on first use (a sync that names nothing makes
 	// none).
@@ -472,8 +469,9 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 // has one) first.
 func (a *applier) stop(ctx context.Context, c *hruntime.Container, grace time.Duration) error {
 	ip := c.IP
-	if ip == "" {
-		ip = a.ips[c.Pod()]
+	if ip == "" && c.Labels[podspec.LabelPreStop] != "" {
+		// Its pod's infra container holds the address.
+		ip = infraIP(a.plan, c.Pod())
 	}
 	return a.rt.Stop(ctx, c.ID, preStop(ctx, a.ex, c, ip, grace, a.log))
 }

@@ -107,16 +107,18 @@ func httpGet(ctx context.Context, addr, path string) error {
 	return nil
 }
 
-// podIPs are the addresses of the plan's pods whose containers share an
-// infra container's network namespace (its address is theirs), by pod.
-func podIPs(plan Plan) map[string]string {
-	out := map[string]string{}
+// infraIP is the address of pod's running infra container in plan's
+// listing ("" when it has none): its app containers' address.
+func infraIP(plan Plan, pod string) string {
 	for _, pp := range plan.Pods {
+		if pp.ID != pod {
+			continue
+		}
 		for _, c := range pp.Current {
-			if c.Slot() == hruntime.InfraName && c.Running() && c.IP != "" {
-				out[pp.ID] = c.IP
+			if c.Slot() == hruntime.InfraName && c.Running() {
+				return c.IP
 			}
 		}
 	}
-	return out
+	return ""
 }

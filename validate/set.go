@@ -53,6 +53,12 @@ type Elsewhere struct {
 // from the engine (Policy.EnginePlatform).
 const ArchLabel = "kubernetes.io/arch"
 
+// String is the line validate and diff print: "source:file: not for this
+// host: ID: why".
+func (e Elsewhere) String() string {
+	return fmt.Sprintf("%s: not for this host: %s: %s", e.Origin, e.ID, e.Reason)
+}
+
 // Selects reports whether nodeSelector sel matches host labels host; when
 // not, why (the first label missing or different, by key).
 func Selects(sel, host map[string]string) (bool, string) {

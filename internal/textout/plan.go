@@ -53,7 +53,7 @@ func Plan(w io.Writer, p hostplan.Plan, color bool) {
 		fmt.Fprintln(w, paint("31", line))
 	}
 	for _, e := range p.Elsewhere {
-		fmt.Fprintln(w, paint("2", fmt.Sprintf("%s: not for this host: %s: %s", e.Origin, e.ID, e.Reason)))
+		fmt.Fprintln(w, paint("2", e.String()))
 	}
 	writeSummary(w, p.Summary)
 }

@@ -21,7 +21,7 @@ func Validate(w io.Writer, r hostplan.Report) error {
 		}
 	}
 	for _, e := range r.Elsewhere {
-		if _, err := fmt.Fprintln(w, Text(fmt.Sprintf("%s: not for this host: %s: %s", e.Origin, e.ID, e.Reason))); err != nil {
+		if _, err := fmt.Fprintln(w, Text(e.String())); err != nil {
 			return err
 		}
 	}
