@@ -292,3 +292,27 @@ func TestAnEditNeverLandsOnAnotherImage(t *testing.T) {
 		t.Errorf("edited:\n%q\nwant:\n%q", got, want)
 	}
 }
+
+// An init container's imagePolicy moves its tag as an app container's
+// does.
+func TestInitContainerImagesAreUpdated(t *testing.T) {
+	dir := t.TempDir()
+	text := "version: v1beta1\nid: web\ninitContainers:\n" +
+		"  - {name: migrate, image: \"registry.test/shop/migrate:2.0.1\", imagePolicy: {semver: \"~2.0\"}}\n" +
+		"containers:\n  - {name: app, image: \"registry.test/shop/web:1.4.2\"}\n"
+	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := &fakeRegistry{listings: map[string]int{}, tags: map[string][]string{"registry.test/shop/migrate": {"2.0.1", "2.0.2"}}}
+	targets, _, err := imageupdate.Scan("apps", dir)
+	if err != nil || len(targets) != 1 || targets[0].Container != "migrate" {
+		t.Fatalf("scan: %v %+v", err, targets)
+	}
+	files, err := imageupdate.Edits(dir, imageupdate.Decide(t.Context(), reg, targets, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(files["web.yaml"]), strings.Replace(text, "migrate:2.0.1", "migrate:2.0.2", 1); got != want {
+		t.Errorf("edited:\n%q\nwant:\n%q", got, want)
+	}
+}

@@ -148,8 +148,8 @@ func scanFile(root *os.Root, source, p string) ([]Target, error) {
 	}
 }
 
-// nativeTargets are the containers with an imagePolicy of one native
-// manifest document.
+// nativeTargets are the containers (init containers too) with an
+// imagePolicy of one native manifest document.
 func nativeTargets(source, file string, doc *yaml.Node) []Target {
 	m := mapping(doc)
 	if m == nil || lookup(m, "containers") == nil {
@@ -157,24 +157,26 @@ func nativeTargets(source, file string, doc *yaml.Node) []Target {
 	}
 	id := scalar(lookup(m, "id"))
 	var out []Target
-	cs := lookup(m, "containers")
-	if cs.Kind != yaml.SequenceNode {
-		return nil
-	}
-	for _, c := range cs.Content {
-		if c.Kind != yaml.MappingNode {
+	for _, key := range []string{"containers", "initContainers"} {
+		cs := lookup(m, key)
+		if cs == nil || cs.Kind != yaml.SequenceNode {
 			continue
 		}
-		pol, img := lookup(c, "imagePolicy"), lookup(c, "image")
-		if pol == nil || img == nil || img.Kind != yaml.ScalarNode {
-			continue
+		for _, c := range cs.Content {
+			if c.Kind != yaml.MappingNode {
+				continue
+			}
+			pol, img := lookup(c, "imagePolicy"), lookup(c, "image")
+			if pol == nil || img == nil || img.Kind != yaml.ScalarNode {
+				continue
+			}
+			var p manifest.ImagePolicy
+			if err := pol.Decode(&p); err != nil {
+				continue
+			}
+			out = append(out, Target{Source: source, File: file, Pod: id, Container: scalar(lookup(c, "name")),
+				Image: img.Value, Resolved: img.Value, Policy: p, Line: img.Line, Column: img.Column})
 		}
-		var p manifest.ImagePolicy
-		if err := pol.Decode(&p); err != nil {
-			continue
-		}
-		out = append(out, Target{Source: source, File: file, Pod: id, Container: scalar(lookup(c, "name")),
-			Image: img.Value, Resolved: img.Value, Policy: p, Line: img.Line, Column: img.Column})
 	}
 	return out
 }

@@ -33,56 +33,64 @@ func (m Manifest) WithDefaults() Manifest {
 		out.Rollback = RollbackAuto
 	}
 	for i := range out.Containers {
-		c := &out.Containers[i]
-		if c.ImagePullPolicy == "" {
-			c.ImagePullPolicy = DefaultPullPolicy(c.Image)
-		}
-		for j := range c.Ports {
-			p := &c.Ports[j]
-			p.Protocol = strings.ToUpper(p.Protocol)
-			if p.Protocol == "" {
-				p.Protocol = "TCP"
-			}
-			if out.HostNetwork && p.HostPort == 0 {
-				p.HostPort = p.ContainerPort
-			}
-		}
-		for _, caps := range [][]string{c.CapAdd, c.CapDrop} {
-			for j, name := range caps {
-				caps[j] = CapabilityName(name)
-			}
-		}
-		for j, o := range c.SecurityOpt {
-			c.SecurityOpt[j] = SecurityOpt(o)
-		}
-		for j := range c.Devices {
-			d := &c.Devices[j]
-			if d.ContainerPath == "" {
-				d.ContainerPath = d.HostPath
-			}
-			if d.Permissions == "" {
-				d.Permissions = "rwm"
-			}
-		}
-		for _, pr := range []*Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
-			if pr == nil {
-				continue
-			}
-			if pr.PeriodSeconds == 0 {
-				pr.PeriodSeconds = DefaultProbePeriodSeconds
-			}
-			if pr.TimeoutSeconds == 0 {
-				pr.TimeoutSeconds = DefaultProbeTimeoutSeconds
-			}
-			if pr.FailureThreshold == 0 {
-				pr.FailureThreshold = DefaultProbeFailureThreshold
-			}
-			if pr.HTTPGet != nil && pr.HTTPGet.Path == "" {
-				pr.HTTPGet.Path = "/"
-			}
-		}
+		containerDefaults(&out.Containers[i], out.HostNetwork)
+	}
+	for i := range out.InitContainers {
+		containerDefaults(&out.InitContainers[i], out.HostNetwork)
 	}
 	return out
+}
+
+// containerDefaults writes out c's defaults (see WithDefaults); on the
+// host's network (hostNetwork) a port's host port is its container port.
+func containerDefaults(c *Container, hostNetwork bool) {
+	if c.ImagePullPolicy == "" {
+		c.ImagePullPolicy = DefaultPullPolicy(c.Image)
+	}
+	for j := range c.Ports {
+		p := &c.Ports[j]
+		p.Protocol = strings.ToUpper(p.Protocol)
+		if p.Protocol == "" {
+			p.Protocol = "TCP"
+		}
+		if hostNetwork && p.HostPort == 0 {
+			p.HostPort = p.ContainerPort
+		}
+	}
+	for _, caps := range [][]string{c.CapAdd, c.CapDrop} {
+		for j, name := range caps {
+			caps[j] = CapabilityName(name)
+		}
+	}
+	for j, o := range c.SecurityOpt {
+		c.SecurityOpt[j] = SecurityOpt(o)
+	}
+	for j := range c.Devices {
+		d := &c.Devices[j]
+		if d.ContainerPath == "" {
+			d.ContainerPath = d.HostPath
+		}
+		if d.Permissions == "" {
+			d.Permissions = "rwm"
+		}
+	}
+	for _, pr := range []*Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		if pr == nil {
+			continue
+		}
+		if pr.PeriodSeconds == 0 {
+			pr.PeriodSeconds = DefaultProbePeriodSeconds
+		}
+		if pr.TimeoutSeconds == 0 {
+			pr.TimeoutSeconds = DefaultProbeTimeoutSeconds
+		}
+		if pr.FailureThreshold == 0 {
+			pr.FailureThreshold = DefaultProbeFailureThreshold
+		}
+		if pr.HTTPGet != nil && pr.HTTPGet.Path == "" {
+			pr.HTTPGet.Path = "/"
+		}
+	}
 }
 
 // CapabilityName is a capability's name as hostlet writes it: upper case,
@@ -146,8 +154,17 @@ func (m Manifest) Clone() Manifest {
 			out.Networks[i] = n
 		}
 	}
-	out.Containers = make([]Container, len(m.Containers))
-	for i, c := range m.Containers {
+	out.Containers = cloneContainers(m.Containers)
+	if m.InitContainers != nil {
+		out.InitContainers = cloneContainers(m.InitContainers)
+	}
+	return out
+}
+
+// cloneContainers returns a deep copy of cs.
+func cloneContainers(cs []Container) []Container {
+	out := make([]Container, len(cs))
+	for i, c := range cs {
 		c.Command = append([]string(nil), c.Command...)
 		c.Args = append([]string(nil), c.Args...)
 		c.Env = append([]EnvVar(nil), c.Env...)
@@ -181,7 +198,7 @@ func (m Manifest) Clone() Manifest {
 			b.ExtraHosts = append([]string(nil), b.ExtraHosts...)
 			c.Build = &b
 		}
-		out.Containers[i] = c
+		out[i] = c
 	}
 	return out
 }

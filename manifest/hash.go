@@ -70,6 +70,10 @@ type hashedContainer struct {
 	Logging     *Logging          `json:"logging,omitempty"`
 	HostPID     bool              `json:"hostPID,omitempty"`
 	HostIPC     bool              `json:"hostIPC,omitempty"`
+	// InitContainers are the pod's init containers, "name=hash" in
+	// order: a changed one runs them all again before every app
+	// container is created anew. Left out when there are none.
+	InitContainers []string `json:"initContainers,omitempty"`
 }
 
 type hashedMount struct {
@@ -155,10 +159,11 @@ func ContainerHash(m Manifest, i int) string {
 		RestartPolicy: d.RestartPolicy,
 		Labels:        nonNilMap(d.Labels),
 	}
-	if len(d.Containers) == 1 {
+	if !d.HasInfra() {
 		h.Networks = hashedNetworks(d.Networks)
 		h.Namespace = namespaceOf(d)
 	}
+	h.InitContainers = initHashes(d)
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
 	h.TTY, h.StdinOpen = c.TTY, c.StdinOpen
@@ -210,10 +215,43 @@ func PodHash(m Manifest) string {
 	for i, c := range m.Containers {
 		h.Containers = append(h.Containers, slot{c.Name, ContainerHash(m, i)})
 	}
-	if len(m.Containers) > 1 {
+	if m.HasInfra() {
 		h.Infra = InfraHash(m)
 	}
 	return sum(h)
+}
+
+// HasInfra reports whether the pod has an infra container holding its
+// network namespace: it has several containers, or init containers
+// (which share the namespace with the app containers).
+func (m Manifest) HasInfra() bool {
+	return len(m.Containers) > 1 || len(m.InitContainers) > 0
+}
+
+// initHashes are d's init containers as "name=hash" in order (InitHash),
+// nil for none. d has its defaults written out.
+func initHashes(d Manifest) []string {
+	if len(d.InitContainers) == 0 {
+		return nil
+	}
+	out := make([]string, len(d.InitContainers))
+	for j, c := range d.InitContainers {
+		out[j] = c.Name + "=" + InitHash(d, j)
+	}
+	return out
+}
+
+// InitHash is the spec hash of init container j of m: its ContainerHash
+// as if it were the pod's only app container (in the infra container's
+// network namespace).
+func InitHash(m Manifest, j int) string {
+	init := m
+	init.Containers = []Container{m.InitContainers[j]}
+	// Without init containers of its own (no recursion), and without the
+	// pod's network settings: they are the infra container's.
+	init.InitContainers = nil
+	init.Networks, init.Hostname, init.Domainname, init.ExtraHosts, init.DNS, init.DNSSearch = nil, "", "", nil, nil, nil
+	return ContainerHash(init, 0)
 }
 
 // hashedNetworks are the pod's networks as hashed: in order (the first is

@@ -331,6 +331,9 @@ func TestHashChanges(t *testing.T) {
 		{name: "label removed", change: func(m *manifest.Manifest) { delete(m.Labels, "tier") }, want: podPort},
 		{name: "restartPolicy", change: func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartNever }, want: pod},
 		{name: "restartPolicy OnFailure", change: func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure }, want: pod},
+		{name: "init container added", change: func(m *manifest.Manifest) {
+			m.InitContainers = []manifest.Container{{Name: "setup", Image: "busybox:1.36"}}
+		}, want: pod},
 
 		// None of these needs a new container.
 		{name: "restartPolicy Always written out", change: func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartAlways }, want: none},

@@ -73,6 +73,15 @@ type Manifest struct {
 	Networks []Network `json:"networks,omitempty"`
 	// Containers: at least one.
 	Containers []Container `json:"containers"`
+	// InitContainers run one after another, each to completion, in the
+	// pod's network namespace and with its volumes, before the app
+	// containers an apply creates start: once per version of the pod
+	// (a change of any container, or a new infra container, runs them
+	// again; a restart does not). One that exits non-zero fails the pod
+	// with its exit code, and is run again after the pod's backoff. They
+	// have no ports, probes, lifecycle hooks, build or container name.
+	// Their specs are part of every app container's hash.
+	InitContainers []Container `json:"initContainers,omitempty"`
 	// Hostname (a name or a fully qualified one, at most 64 characters),
 	// Domainname (the NIS domain name), ExtraHosts ("name:ip" lines of
 	// /etc/hosts; ip may be host-gateway, the host's address on the

@@ -681,6 +681,21 @@ func (d *Docker) Start(ctx context.Context, id string) error {
 	return nil
 }
 
+// Wait waits until container id is not running (it exited, or was never
+// started) and returns its exit code; ctx bounds the wait.
+func (d *Docker) Wait(ctx context.Context, id string) (int, error) {
+	results, errs := d.cli.ContainerWait(ctx, id, container.WaitConditionNotRunning)
+	select {
+	case r := <-results:
+		if r.Error != nil && r.Error.Message != "" {
+			return 0, fmt.Errorf("wait for container %s: %s", id, r.Error.Message)
+		}
+		return int(r.StatusCode), nil
+	case err := <-errs:
+		return 0, fmt.Errorf("wait for container %s: %w", id, translate(err))
+	}
+}
+
 // stopOptions turns a grace period into Docker's whole seconds (rounded
 // up). A negative timeout sends none: the engine then waits the stop
 // timeout recorded when the container was created (sync.DefaultStopTimeout,

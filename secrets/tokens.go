@@ -135,20 +135,9 @@ func tokenized(m manifest.Manifest, o opened, mac MAC) (manifest.Manifest, error
 		}
 	}
 	m = m.Clone()
-	for i, c := range m.Containers {
-		for j, e := range c.Env {
-			for _, enc := range manifest.EncryptedValues(e.Value) {
-				plain, ok := o.values[enc]
-				switch {
-				case !ok:
-					return manifest.Manifest{}, fmt.Errorf("container %s: env %s holds an encrypted value that is in none of the pod's encrypted files", c.Name, e.Name)
-				case strings.ContainsRune(plain, 0):
-					// The engine would refuse it, quoting it.
-					return manifest.Manifest{}, fmt.Errorf("container %s: env %s: its secret holds a NUL byte, which no environment variable can", c.Name, e.Name)
-				}
-				e.Value = strings.Replace(e.Value, enc, manifest.SecretToken(o.valueFile[enc], mac([]byte(plain))), 1)
-			}
-			m.Containers[i].Env[j] = e
+	for _, cs := range [][]manifest.Container{m.Containers, m.InitContainers} {
+		if err := tokenizeEnv(cs, o, mac); err != nil {
+			return manifest.Manifest{}, err
 		}
 	}
 	for i, v := range m.Volumes {
@@ -169,6 +158,28 @@ func tokenized(m manifest.Manifest, o opened, mac MAC) (manifest.Manifest, error
 		m.Volumes[i].Files = manifest.NewFiles(v.Files.Source, v.Files.Secret, items)
 	}
 	return m, nil
+}
+
+// tokenizeEnv replaces, in place, the encrypted values of cs's env
+// values by tokens (cs is the caller's copy).
+func tokenizeEnv(cs []manifest.Container, o opened, mac MAC) error {
+	for i, c := range cs {
+		for j, e := range c.Env {
+			for _, enc := range manifest.EncryptedValues(e.Value) {
+				plain, ok := o.values[enc]
+				switch {
+				case !ok:
+					return fmt.Errorf("container %s: env %s holds an encrypted value that is in none of the pod's encrypted files", c.Name, e.Name)
+				case strings.ContainsRune(plain, 0):
+					// The engine would refuse it, quoting it.
+					return fmt.Errorf("container %s: env %s: its secret holds a NUL byte, which no environment variable can", c.Name, e.Name)
+				}
+				e.Value = strings.Replace(e.Value, enc, manifest.SecretToken(o.valueFile[enc], mac([]byte(plain))), 1)
+			}
+			cs[i].Env[j] = e
+		}
+	}
+	return nil
 }
 
 // Reveal returns, for a pod's sealed files, the plaintext each token of

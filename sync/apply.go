@@ -119,6 +119,13 @@ type ApplyOptions struct {
 	// DataFolders makes the pods' data folders; nil: a pod with one
 	// fails.
 	DataFolders *datafolder.Store
+	// Inits remembers the init containers whose failure was reported, so
+	// that their pod's next apply runs them again (nil: none is run
+	// again). WaitInit, when set, waits for each init container to exit
+	// (hostlet run --once); nil leaves the pod initializing while one
+	// runs (Result.Initializing).
+	Inits    *InitRuns
+	WaitInit InitWaiter
 	// SweepNetworks removes every network of this instance that no pod
 	// of the plan uses (once the sources have delivered, after a start:
 	// a network left by a hostlet killed before it removed it). Without
@@ -186,6 +193,10 @@ type Result struct {
 	Pulling []string
 	// Building lists the images being built outside Apply, as Pulling.
 	Building []string
+	// Initializing says which init container runs ("" when none): the
+	// apply stopped before the app containers, which its next sync
+	// creates once the init containers are through.
+	Initializing string
 	// TookDown: a container of the pod's running version was stopped or
 	// removed (the old version is no longer intact), even if what
 	// followed failed.
@@ -514,7 +525,7 @@ func (a *applier) applyPod(ctx context.Context, pp PodPlan) Result {
 // and log options' values.
 func secretValues(m manifest.Manifest) []string {
 	var out []string
-	for _, c := range m.Containers {
+	for _, c := range slices.Concat(m.Containers, m.InitContainers) {
 		for _, e := range c.Env {
 			out = append(out, e.Value)
 		}
@@ -642,6 +653,8 @@ func failureReason(err error) string {
 		return ReasonRemove
 	case errors.Is(err, errStepPull):
 		return ReasonPull
+	case errors.Is(err, errStepInit):
+		return ReasonInitFailed
 	}
 	return "Error"
 }
@@ -684,6 +697,9 @@ func (ap *podApplication) apply(ctx context.Context) error {
 	if err := ap.startInfra(ctx); err != nil {
 		return err
 	}
+	if initializing, err := ap.runInits(ctx); err != nil || initializing {
+		return err
+	}
 	if err := ap.startApps(ctx); err != nil {
 		return err
 	}
@@ -716,7 +732,7 @@ func creates(action Action) bool { return action == ActionCreate || action == Ac
 // being changed may be created anew (its infra container was, or it does
 // not start).
 func (ap *podApplication) writeFiles(ctx context.Context) error {
-	for _, c := range ap.m.Containers {
+	for _, c := range slices.Concat(ap.m.Containers, ap.m.InitContainers) {
 		for _, vm := range c.VolumeMounts {
 			v, _ := ap.m.Volume(vm.Name)
 			if v.Files == nil || ap.copies[v.Files.Digest()] != "" {
@@ -762,6 +778,13 @@ func (ap *podApplication) ensureImages(ctx context.Context) error {
 		if creates(ap.apps[c.Name].Action) {
 			if err := ap.image(ctx, &ap.res, c.Image, c.ImagePullPolicy); err != nil {
 				return inStep(errStepPull, fmt.Errorf("container %s: %w", c.Name, err))
+			}
+		}
+	}
+	if ap.createsApp() {
+		for _, c := range ap.m.InitContainers {
+			if err := ap.image(ctx, &ap.res, c.Image, c.ImagePullPolicy); err != nil {
+				return inStep(errStepPull, fmt.Errorf("init container %s: %w", c.Name, err))
 			}
 		}
 	}

@@ -270,6 +270,7 @@ func slotsOver(a, b hruntime.Container) bool {
 func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHasher, join *hruntime.Container) PodPlan {
 	m := p.Manifest
 	pp := PodPlan{ID: m.ID, Source: p.Source, Revision: p.Revision, Desired: p, Current: current}
+	current, inits := splitInits(current)
 	slots, extras := bySlot(current)
 	infra := slots[hruntime.InfraName]
 	delete(slots, hruntime.InfraName)
@@ -291,7 +292,44 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHash
 		pp.Changes = append(pp.Changes, net.change)
 	}
 	pp.Changes = append(pp.Changes, removals(slots, extras)...)
+	pp.Changes = append(pp.Changes, initRemovals(m, inits)...)
 	return pp
+}
+
+// splitInits splits a pod's listed containers into its app and infra
+// containers and its init containers' (podspec.IsInitSlot). The common
+// case, a pod without init containers, allocates nothing.
+func splitInits(current []hruntime.Container) (others, inits []hruntime.Container) {
+	if !slices.ContainsFunc(current, isInit) {
+		return current, nil
+	}
+	for _, c := range current {
+		if isInit(c) {
+			inits = append(inits, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	return others, inits
+}
+
+func isInit(c hruntime.Container) bool { return podspec.IsInitSlot(c.Slot()) }
+
+// initRemovals remove the init containers (of earlier runs) whose init
+// container the manifest no longer has. The others are left to Apply,
+// which runs them again when the app containers need it and removes
+// those of earlier runs then (see runInits): an exited one stays until
+// then, for its logs.
+func initRemovals(m manifest.Manifest, inits []hruntime.Container) []Change {
+	var out []Change
+	for i := range inits {
+		c := inits[i]
+		if slices.ContainsFunc(m.InitContainers, func(ic manifest.Container) bool { return podspec.InitSlot(ic.Name) == c.Slot() }) {
+			continue
+		}
+		out = append(out, Change{Container: c.Slot(), Action: ActionRemove, Reasons: []string{"init container removed from the manifest"}, Current: &c})
+	}
+	return out
 }
 
 // bySlot sorts current (see sortContainers) and maps each slot to its

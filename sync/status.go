@@ -114,6 +114,10 @@ type podState struct {
 	pulling string
 	// building: the pod waits for an image build (reason Building).
 	building bool
+	// initializing says which init container runs ("" when none): the
+	// pod is Pending, reason PodInitializing, while a container is
+	// missing.
+	initializing string
 	// waiting says which dependencies the pod waits for ("" when none):
 	// Pending, reason WaitingForDependency, while it is not as desired.
 	waiting string
@@ -353,6 +357,8 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 		if ps.building {
 			st.Reason = ReasonBuilding
 		}
+	case ps.initializing != "" && missing > 0:
+		st.Phase, st.Reason, st.Message = PhasePending, ReasonInitializing, ps.initializing
 	case crashLoop != "":
 		st.Phase, st.Reason = PhaseFailed, ReasonCrashLoop
 		st.Message = fmt.Sprintf("container %s keeps crashing", crashLoop)
@@ -373,12 +379,18 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 	default:
 		st.Phase = PhasePending
 	}
+	ps.heldReason(&st)
+	return st
+}
+
+// heldReason gives st, when it has no reason of its own, the pod's hold
+// or the maintenance window it waits for.
+func (ps *podState) heldReason(st *PodStatus) {
 	if st.Reason == "" && ps.held != "" {
 		st.Reason, st.Message = ReasonHeld, ps.held
 	} else if st.Reason == "" && ps.window != "" {
 		st.Reason, st.Message = ReasonWindow, ps.window
 	}
-	return st
 }
 
 // latestBySlot puts each slot's container (slotsOver: the latest created)

@@ -54,6 +54,7 @@ type FullRuntime interface {
 	EventSource
 	Execer
 	Builder
+	InitWaiter
 }
 
 // Desired is the merged output of every source: the pods to run, the
@@ -167,6 +168,8 @@ type workers struct {
 	// eventsDropped counts the engine events dropped because the event
 	// queue was full (see pumpEvents).
 	eventsDropped atomic.Uint64
+	// inits remembers the init containers whose failure was reported.
+	inits InitRuns
 }
 
 // passState is what only a sync pass (or a probe's restart) touches.
@@ -183,6 +186,8 @@ type passState struct {
 	// recoverMarks are the pods' network recovery marks as the pass
 	// began (podBook.recover).
 	recoverMarks map[string]uint64
+	// waitInits: the pass waits for init containers to exit (SyncOnce).
+	waitInits bool
 }
 
 // desiredSet is the desired state the sources delivered (SetDesired).
@@ -460,7 +465,7 @@ func (s *Syncer) sync(ctx context.Context, waitPulls bool) error {
 
 	var errs []error
 	for i := 0; ; i++ {
-		errs = append(errs, s.pass(ctx))
+		errs = append(errs, s.pass(ctx, waitPulls))
 		if !waitPulls || i == maxPullWaits || (!s.work.pulls.outstanding() && !s.work.builds.outstanding()) {
 			break
 		}
@@ -493,9 +498,10 @@ func (s *Syncer) sync(ctx context.Context, waitPulls bool) error {
 }
 
 // pass is one sync: list, plan, apply, status.
-func (s *Syncer) pass(ctx context.Context) error {
+func (s *Syncer) pass(ctx context.Context, waitInits bool) error {
 	s.syncs.mu.Lock()
 	defer s.syncs.mu.Unlock()
+	s.syncs.waitInits = waitInits
 	s.mu.Lock()
 	desired := s.desired.set
 	var view updateView
@@ -605,7 +611,18 @@ func (s *Syncer) applyOptions(skip func(id string) bool, sweepNetworks bool) App
 		SecretFiles:   s.secretFileWriter(),
 		DataFolders:   s.data,
 		Exec:          s.rt,
+		Inits:         &s.work.inits,
+		WaitInit:      s.initWaiter(),
 	}
+}
+
+// initWaiter is what waits for init containers in this pass: the
+// runtime in a pass that waits for them (SyncOnce), else nil.
+func (s *Syncer) initWaiter() InitWaiter {
+	if s.syncs.waitInits {
+		return s.rt
+	}
+	return nil
 }
 
 // fileWriter is the Files store as ApplyOptions take it (nil when none).
@@ -961,7 +978,8 @@ func (s *Syncer) recordLocked(results []Result) {
 			}
 			b.fail(now)
 			s.pods.failures[reason]++
-			ps.failReason, ps.failMessage = reason, r.Err.Error()
+			ps.failReason, ps.failMessage, ps.initializing = reason, r.Err.Error(), ""
+
 			typ := eventlog.Failed
 			switch reason {
 			case ReasonPull:
@@ -973,8 +991,13 @@ func (s *Syncer) recordLocked(results []Result) {
 			s.log.Warn("pod failed", "pod", r.ID, "reason", reason, "error", r.Err, "retry_in", b.delay())
 			continue
 		}
-		delete(s.pods.backoff, r.ID)
-		ps.failReason, ps.failMessage = "", ""
+		if r.Initializing == "" {
+			// An init container run again after its failure keeps the
+			// backoff until the pod is through: a failing one waits
+			// longer each time.
+			delete(s.pods.backoff, r.ID)
+		}
+		ps.failReason, ps.failMessage, ps.initializing = "", "", r.Initializing
 	}
 }
 
@@ -1489,7 +1512,7 @@ func (s *Syncer) markJoinersLocked(pod, slot string) {
 		if p.Manifest.ID != pod {
 			continue
 		}
-		if slot != hruntime.InfraName && len(p.Manifest.Containers) > 1 {
+		if slot != hruntime.InfraName && p.Manifest.HasInfra() {
 			return
 		}
 	}

@@ -131,6 +131,7 @@ func Manifest(s manifest.Sourced, opts Options) error {
 	c.namespace(m)
 	c.networkOf(m)
 	c.containers(m, volumes, opts)
+	c.initContainers(m, volumes, opts)
 	return c.errs.ErrorOrNil()
 }
 
@@ -305,8 +306,55 @@ func (c *checker) containers(m manifest.Manifest, volumes map[string]*manifest.F
 				c.add(fmt.Sprintf("%s.ports[%d].randomHostPort", f, j), "on the host's network the container port is the host's: nothing is published")
 			}
 		}
-		c.hostAccess(f, ct, opts.Policy, len(m.Containers) > 1, m.HostNetwork, m.HostIPC)
+		c.hostAccess(f, ct, opts.Policy, m.HasInfra(), m.HostNetwork, m.HostIPC)
 		c.build(f, ct, opts.Policy)
+	}
+}
+
+// initContainers checks the pod's init containers as app containers,
+// their names unique among all the pod's containers, and that none has
+// what only a long-running container has: ports, probes, a healthcheck,
+// lifecycle hooks, a chosen name, or a build (not yet).
+func (c *checker) initContainers(m manifest.Manifest, volumes map[string]*manifest.Files, opts Options) {
+	if len(m.InitContainers) == 0 {
+		return
+	}
+	if m.NetworkOf != "" {
+		c.add("initContainers", "a pod that joins another pod's network (networkOf) has one container and no init containers")
+	}
+	names := map[string]bool{}
+	for _, ct := range m.Containers {
+		names[ct.Name] = true
+	}
+	portNames, containerPorts := map[string]string{}, map[string]string{}
+	for i, ct := range m.InitContainers {
+		f := fmt.Sprintf("initContainers[%d]", i)
+		c.dnsLabel(f+".name", ct.Name)
+		if names[ct.Name] && ct.Name != "" {
+			c.add(f+".name", "duplicate container name %q (init containers and containers share one set of names)", ct.Name)
+		}
+		names[ct.Name] = true
+		c.container(f, ct, volumes, portNames, containerPorts)
+		c.relabels(f, m, ct)
+		if ct.Platform != "" {
+			c.platform(f+".platform", ct.Platform, opts.Policy.EnginePlatform)
+		}
+		c.hostAccess(f, ct, opts.Policy, true, m.HostNetwork, m.HostIPC)
+		for _, only := range []struct {
+			field string
+			set   bool
+		}{
+			{"ports", len(ct.Ports) > 0}, {"livenessProbe", ct.LivenessProbe != nil}, {"readinessProbe", ct.ReadinessProbe != nil},
+			{"startupProbe", ct.StartupProbe != nil}, {"healthcheck", ct.Healthcheck != nil}, {"lifecycle", ct.Lifecycle != nil},
+			{"containerName", ct.ContainerName != ""},
+		} {
+			if only.set {
+				c.add(f+"."+only.field, "an init container runs to completion before the app containers start: it has no %s", only.field)
+			}
+		}
+		if ct.Build != nil {
+			c.add(f+".build", "an init container's image is not built by hostlet yet: give an image built beforehand")
+		}
 	}
 }
 

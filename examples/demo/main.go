@@ -8,6 +8,7 @@
 //	demo pause            block until SIGTERM or SIGINT, then exit 0 (an infra container)
 //	demo probe-ok         exit 0 (an exec probe that passes)
 //	demo probe-fail       exit 1 (an exec probe that fails)
+//	demo write PATH TEXT  write TEXT to file PATH and exit 0 (an init container)
 //
 // Endpoints:
 //
@@ -54,6 +55,16 @@ func main() {
 			os.Exit(0)
 		case "probe-fail":
 			os.Exit(1)
+		case "write":
+			if len(os.Args) != 4 {
+				fmt.Fprintln(os.Stderr, "usage: demo write PATH TEXT")
+				os.Exit(2)
+			}
+			if err := os.WriteFile(os.Args[2], []byte(os.Args[3]), 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
 		}
 	}
 

@@ -52,7 +52,7 @@ func decodeSealed(data []byte, origin manifest.Origin, info sopsfile.Info, ok bo
 }
 
 // envValueField matches the field path of an env value.
-var envValueField = regexp.MustCompile(`^containers\[\d+\]\.env\[\d+\]\.value$`)
+var envValueField = regexp.MustCompile(`^(containers|initContainers)\[\d+\]\.env\[\d+\]\.value$`)
 
 // sealValues checks where s's encrypted values are: each in an env value,
 // from a file of the source that fileOf finds (nil: none), which is

@@ -79,7 +79,7 @@ func NewSourcedPod(s manifest.Sourced, revision string) Pod {
 // of one container holds its own network namespace and publishes its own
 // ports: the infra container only exists so that several containers can
 // share one namespace that outlives each of them.
-func (p Pod) NeedsInfra() bool { return len(p.Manifest.Containers) > 1 }
+func (p Pod) NeedsInfra() bool { return p.Manifest.HasInfra() }
 
 // VolumeName is the Docker volume backing a pod's empty-dir volume.
 func VolumeName(instance, pod, volume string) string {
@@ -462,6 +462,9 @@ type Summary struct {
 	// hashed above without it): "secret shop/.env changed" when one of
 	// them does.
 	Secrets map[string]string `json:"secrets,omitempty"`
+	// Init are the pod's init containers by name, each a keyed hash of
+	// its spec (manifest.InitHash): "init container migrate changed".
+	Init map[string]string `json:"init,omitempty"`
 }
 
 // maxListedFiles bounds the files of one folder the spec label names.
@@ -529,10 +532,16 @@ func Summarize(m manifest.Manifest, i int, env *EnvHasher) Summary {
 	s.Process = processString(c)
 	s.Host = hostString(m, c, env)
 	s.Build = buildInputs(c.Build, env)
-	if len(m.Containers) == 1 {
+	if !m.HasInfra() {
 		s.Namespace, s.Networks = podNetwork(m)
 	}
 	s.Secrets = secrets.hashed(env)
+	for j, ic := range m.InitContainers {
+		if s.Init == nil {
+			s.Init = make(map[string]string, len(m.InitContainers))
+		}
+		s.Init[ic.Name] = env.Hash("init container "+ic.Name, manifest.InitHash(m, j))
+	}
 	return s
 }
 
@@ -595,13 +604,37 @@ func addFiles(files map[string]string, f *manifest.Files, mountPath string, env 
 	}
 	for _, it := range f.Items {
 		name := f.Source
-		if it.Path != "" {
+		switch {
+		case objectKeys(f.Source):
+			name = f.Source + " key " + it.Path
+		case it.Path != "":
 			name = path.Join(f.Source, it.Path)
 		}
 		// A decrypted file's change is its secret's (Summary.Secrets).
 		put(name, strconv.FormatUint(uint64(it.ItemMode()), 8)+":"+manifest.MaskSecretTokens(string(it.Data)))
 	}
 	return files
+}
+
+// objectKeys reports whether a files volume's source is a Kubernetes
+// ConfigMap or Secret ("configmap web-conf", as hostlet's translation
+// names it), whose files are its keys.
+func objectKeys(source string) bool {
+	kind, name, ok := strings.Cut(source, " ")
+	return ok && (kind == "configmap" || kind == "secret") && name != "" && !strings.Contains(name, "/")
+}
+
+// fileChanges says which files of old and new (Summary.Files) changed:
+// "file conf/app.conf changed", or in Kubernetes' words for a ConfigMap's
+// or Secret's key, "configmap web-conf key nginx.conf changed".
+func fileChanges(old, new map[string]string) []string {
+	r := keyedChanges("file ", old, new)
+	for i, s := range r {
+		if rest := strings.TrimPrefix(s, "file "); strings.Contains(rest, " key ") && objectKeys(rest[:strings.Index(rest, " key ")]) {
+			r[i] = rest
+		}
+	}
+	return r
 }
 
 // buildInputs names each input of build b with its keyed hash; nil
@@ -876,8 +909,9 @@ func changeReasons(old, new Summary) []string {
 	if !equalStrings(old.Networks, new.Networks) {
 		r = append(r, fmt.Sprintf("networks [%s] -> [%s]", strings.Join(old.Networks, " "), strings.Join(new.Networks, " ")))
 	}
-	r = append(r, keyedChanges("file ", old.Files, new.Files)...)
+	r = append(r, fileChanges(old.Files, new.Files)...)
 	r = append(r, keyedChanges("secret ", old.Secrets, new.Secrets)...)
+	r = append(r, keyedChanges("init container ", old.Init, new.Init)...)
 	if !equalStrings(old.Mounts, new.Mounts) {
 		r = append(r, fmt.Sprintf("mounts [%s] -> [%s]", strings.Join(old.Mounts, " "), strings.Join(new.Mounts, " ")))
 	}
@@ -963,28 +997,8 @@ func splitImage(ref string) (repo, tagOrDigest string) {
 // file content replaced by its hash.
 func Redact(m manifest.Manifest, env *EnvHasher) *manifest.Manifest {
 	r := m.Clone()
-	for i := range r.Containers {
-		for j, e := range r.Containers[i].Env {
-			r.Containers[i].Env[j].Value = env.Hash(e.Name, e.Value)
-		}
-		if l := r.Containers[i].Logging; l != nil {
-			// A log driver's options may hold its credentials.
-			for k, v := range l.Options {
-				l.Options[k] = env.Hash("logging "+k, v)
-			}
-		}
-		if b := r.Containers[i].Build; b != nil {
-			// Args may be credentials; the context and the Dockerfile
-			// are shown by a hash of their content.
-			for k, v := range b.Args {
-				b.Args[k] = env.Hash("build arg "+k, v)
-			}
-			if b.Files != nil {
-				b.Files = &manifest.Files{Source: b.Files.Source, Hash: env.Hash("build context "+b.Files.Source, b.Files.Digest())}
-			}
-			b.Recipe, b.DockerfileInline = "", ""
-		}
-	}
+	redactContainers(r.Containers, env)
+	redactContainers(r.InitContainers, env)
 	for i, v := range r.Volumes {
 		if v.Files == nil {
 			continue
@@ -1001,6 +1015,33 @@ func Redact(m manifest.Manifest, env *EnvHasher) *manifest.Manifest {
 		r.Sealed = append(r.Sealed, &manifest.Sealed{File: f.File, Format: f.Format})
 	}
 	return &r
+}
+
+// redactContainers replaces, in place, the env values, log options'
+// values and build inputs of cs (a copy) by their hashes.
+func redactContainers(cs []manifest.Container, env *EnvHasher) {
+	for i := range cs {
+		for j, e := range cs[i].Env {
+			cs[i].Env[j].Value = env.Hash(e.Name, e.Value)
+		}
+		if l := cs[i].Logging; l != nil {
+			// A log driver's options may hold its credentials.
+			for k, v := range l.Options {
+				l.Options[k] = env.Hash("logging "+k, v)
+			}
+		}
+		if b := cs[i].Build; b != nil {
+			// Args may be credentials; the context and the Dockerfile
+			// are shown by a hash of their content.
+			for k, v := range b.Args {
+				b.Args[k] = env.Hash("build arg "+k, v)
+			}
+			if b.Files != nil {
+				b.Files = &manifest.Files{Source: b.Files.Source, Hash: env.Hash("build context "+b.Files.Source, b.Files.Digest())}
+			}
+			b.Recipe, b.DockerfileInline = "", ""
+		}
+	}
 }
 
 // RecreateReasons compares the container's recorded spec with the desired

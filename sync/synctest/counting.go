@@ -173,6 +173,12 @@ func (c *Counting) Exec(ctx context.Context, id string, cmd []string) (int, erro
 	return c.FullRuntime.Exec(ctx, id, cmd)
 }
 
+// Wait counts and forwards.
+func (c *Counting) Wait(ctx context.Context, id string) (int, error) {
+	c.count("Wait")
+	return c.FullRuntime.Wait(ctx, id)
+}
+
 // Build counts and passes on.
 func (c *Counting) Build(ctx context.Context, spec hruntime.BuildSpec) (hruntime.BuildResult, error) {
 	c.count("Build")

@@ -67,8 +67,11 @@ type Fake struct {
 	// container:<id>) cannot be removed (RefuseRemovingJoined).
 	podmanDependents bool
 	subs             []*subscriber
-	nextID           int
-	clock            time.Time
+	// exited is closed, and made anew, when a container stops running
+	// (Wait); nil until a Wait needs it.
+	exited chan struct{}
+	nextID int
+	clock  time.Time
 	// now reads the time events are dated by (SetClock); nil: the wall
 	// clock.
 	clockNow func() time.Time
@@ -251,12 +254,49 @@ func (f *Fake) Exit(id string, code int) error {
 	fc.c.State, fc.c.ExitCode = hruntime.StateExited, code
 	fc.c.Status = fmt.Sprintf("Exited (%d) 1 second ago", code)
 	f.emit(f.event("die", fc))
+	f.exitedLocked()
 	switch p := fc.spec.RestartPolicy; {
 	case p == hruntime.RestartAlways, p == hruntime.RestartOnFailure && code != 0:
 		fc.restartCount++
 		f.run(fc)
 	}
 	return nil
+}
+
+// Wait implements hsync.InitWaiter: the exit code of container id once
+// it is not running (at once for one that is not), or ctx's error.
+func (f *Fake) Wait(ctx context.Context, id string) (int, error) {
+	for {
+		f.mu.Lock()
+		fc, ok := f.lookup(id)
+		if !ok {
+			f.mu.Unlock()
+			return 0, fmt.Errorf("wait for container %s: %w", id, hruntime.ErrNotFound)
+		}
+		if fc.c.State != hruntime.StateRunning {
+			code := fc.c.ExitCode
+			f.mu.Unlock()
+			return code, nil
+		}
+		if f.exited == nil {
+			f.exited = make(chan struct{})
+		}
+		exited := f.exited
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-exited:
+		}
+	}
+}
+
+// exitedLocked wakes the Waits: a container stopped running (f.mu held).
+func (f *Fake) exitedLocked() {
+	if f.exited != nil {
+		close(f.exited)
+		f.exited = nil
+	}
 }
 
 // Emit sends an event to every Events subscriber.
@@ -363,6 +403,7 @@ func (f *Fake) Stop(_ context.Context, id string, _ time.Duration) error {
 	if fc.c.State == hruntime.StateRunning {
 		fc.c.State, fc.c.Status, fc.c.ExitCode = hruntime.StateExited, "Exited (0) 1 second ago", 0
 		f.emit(f.event("die", fc), f.event("stop", fc))
+		f.exitedLocked()
 	}
 	return nil
 }
