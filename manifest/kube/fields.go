@@ -66,7 +66,7 @@ var metaRules = map[string]rule{
 // Pod, "spec.template." of a workload taken off.
 var podRules = map[string]rule{
 	"spec.containers":                    yes,
-	"spec.initContainers":                refuse(notYet + " (init containers); run the step in the container's command, or as a Job with dependsOn in a native manifest"),
+	"spec.initContainers":                yes,
 	"spec.ephemeralContainers":           refuse("ephemeral containers are added by kubectl debug to a running pod; not in a manifest"),
 	"spec.volumes":                       yes,
 	"spec.restartPolicy":                 yes,
@@ -121,6 +121,17 @@ var podRules = map[string]rule{
 	"spec.dnsConfig.nameservers":   whole,
 	"spec.dnsConfig.searches":      whole,
 	"spec.dnsConfig.options":       refuse(notYet + " (resolver options)"),
+}
+
+// initContainerRules are the rules of an init container's fields that
+// differ from an app container's (containerRules).
+var initContainerRules = map[string]rule{
+	"ports":          refuse("an init container runs to completion before the app containers start: it publishes no port"),
+	"livenessProbe":  refuse("an init container runs to completion: it has no probes (Kubernetes refuses them too)"),
+	"readinessProbe": refuse("an init container runs to completion: it has no probes (Kubernetes refuses them too)"),
+	"startupProbe":   refuse("an init container runs to completion: it has no probes (Kubernetes refuses them too)"),
+	"lifecycle":      refuse("an init container runs to completion: it has no lifecycle hooks (Kubernetes refuses them too)"),
+	"restartPolicy":  refuse(notYet + " (sidecar init containers, restartPolicy Always)"),
 }
 
 // containerRules are the rules of a container ("spec.containers[]."

@@ -58,6 +58,7 @@ var podKeys = map[string]string{
 	"hostPID":                       "spec.hostPID",
 	"hostIPC":                       "spec.hostIPC",
 	"containers":                    "spec.containers",
+	"initContainers":                "spec.initContainers",
 	"nodeSelector":                  "spec.nodeSelector",
 }
 
@@ -116,6 +117,10 @@ func (p *podTranslation) translate(t *corev1.PodTemplateSpec) manifest.Manifest 
 	for i := range spec.Containers {
 		c := p.container(&m, fmt.Sprintf("spec.containers[%d]", i), &spec.Containers[i], sec)
 		m.Containers = append(m.Containers, c)
+	}
+	for i := range spec.InitContainers {
+		c := p.container(&m, fmt.Sprintf("spec.initContainers[%d]", i), &spec.InitContainers[i], sec)
+		m.InitContainers = append(m.InitContainers, c)
 	}
 	p.memoryVolumes(spec)
 	return m

@@ -21,6 +21,9 @@ func podTemplateRule(p string) (rule, bool) {
 	if rest, ok := strings.CutPrefix(p, "spec.containers[]."); ok {
 		return containerRule(rest)
 	}
+	if rest, ok := strings.CutPrefix(p, "spec.initContainers[]."); ok {
+		return initContainerRule(rest)
+	}
 	if rest, ok := strings.CutPrefix(p, "spec.volumes[]."); ok {
 		return volumeRule(rest)
 	}
@@ -46,6 +49,17 @@ func containerRule(p string) (rule, bool) {
 	}
 	r, ok := containerRules[p]
 	return r, ok
+}
+
+// initContainerRule is the rule of a field of an init container: an app
+// container's, but for what runs beside the app (ports, probes, hooks).
+func initContainerRule(p string) (rule, bool) {
+	top, _, _ := strings.Cut(p, ".")
+	top, _, _ = strings.Cut(top, "[")
+	if r, ok := initContainerRules[top]; ok {
+		return r, true
+	}
+	return containerRule(p)
 }
 
 // volumeRule is the rule of a field of a pod volume, its items' too.

@@ -40,6 +40,7 @@ func allRules() []ruleEntry {
 	add("Pod", "spec.containers[].startupProbe.", probeRules)
 	add("Pod", "spec.containers[].lifecycle.postStart.", postStartRules)
 	add("Pod", "spec.containers[].lifecycle.preStop.", hookRules)
+	add("Pod", "spec.initContainers[].", initContainerRules)
 	add("Pod", "spec.volumes[].", volumeRules)
 	for _, src := range []string{"configMap", "secret", "projected.sources[].configMap", "projected.sources[].secret"} {
 		add("Pod", "spec.volumes[]."+src+".items[].", keyToPathRules)

@@ -114,11 +114,11 @@ func (p *podTranslation) filesOf(f string, v *corev1.VolumeSource) *manifest.Fil
 	switch {
 	case v.ConfigMap != nil:
 		c := v.ConfigMap
-		sourceName = "configmap/" + c.Name
+		sourceName = "configmap " + c.Name
 		items = p.keyItems(f+".configMap", "name", "ConfigMap", c.Name, c.Items, c.Optional, c.DefaultMode)
 	case v.Secret != nil:
 		s := v.Secret
-		sourceName, secret = "secret/"+s.SecretName, true
+		sourceName, secret = "secret "+s.SecretName, true
 		items = p.keyItems(f+".secret", "secretName", "Secret", s.SecretName, s.Items, s.Optional, s.DefaultMode)
 	case v.DownwardAPI != nil:
 		sourceName = "downwardAPI"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	stdnet "net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,10 +237,17 @@ func hookServer(t *testing.T, e *env) (url string, start func(), asked <-chan st
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	nw, err := e.docker.NetworkInspect(ctx, "bridge", network.InspectOptions{})
-	if err != nil || len(nw.IPAM.Config) == 0 || nw.IPAM.Config[0].Gateway == "" {
-		t.Fatalf("the default bridge's gateway: %v %+v", err, nw.IPAM)
+	if err != nil || len(nw.IPAM.Config) == 0 {
+		t.Fatalf("the default bridge's address pool: %v %+v", err, nw.IPAM)
 	}
-	addr := stdnet.JoinHostPort(nw.IPAM.Config[0].Gateway, strconv.Itoa(testkit.FreePort(t)))
+	gateway := nw.IPAM.Config[0].Gateway
+	if gateway == "" {
+		// Docker 20.10 leaves it out when the bridge's interface was
+		// there before the engine started: the host's address in the
+		// subnet is the gateway.
+		gateway = hostAddressIn(t, nw.IPAM.Config[0].Subnet)
+	}
+	addr := stdnet.JoinHostPort(gateway, strconv.Itoa(testkit.FreePort(t)))
 	ch := make(chan string, 16)
 	start = func() {
 		t.Helper()
@@ -257,6 +265,26 @@ func hookServer(t *testing.T, e *env) (url string, start func(), asked <-chan st
 		t.Cleanup(func() { srv.Close() })
 	}
 	return "http://" + addr, start, ch
+}
+
+// hostAddressIn is an address of this host's interfaces within subnet.
+func hostAddressIn(t *testing.T, subnet string) string {
+	t.Helper()
+	pool, err := netip.ParsePrefix(subnet)
+	if err != nil {
+		t.Fatalf("the default bridge's subnet %q: %v", subnet, err)
+	}
+	addrs, err := stdnet.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && pool.Contains(p.Addr()) {
+			return p.Addr().String()
+		}
+	}
+	t.Fatalf("no address of this host in the default bridge's subnet %s (%v)", subnet, addrs)
+	return ""
 }
 
 // TestKubernetesLifecycleHooks: a pod's preStop hook runs before hostlet
@@ -326,4 +354,102 @@ spec:
 	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
 		return !slices.Contains(runningPods(e.containers(t)), "hooked"), "pod hooked still runs"
 	})
+}
+
+// initObjects are the objects of TestKubernetesInitContainers: a Pod
+// whose init containers write, into an emptyDir, a file its app serves
+// (the second one from a ConfigMap key, greeting), and a Pod whose init
+// container fails.
+func (e *env) initObjects(port int, greeting string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: init-conf}
+data: {greeting: %q}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: served}
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+  - name: first
+    image: %[2]s
+    imagePullPolicy: Never
+    command: [/demo, write, /work/first.txt, "first ran"]
+    volumeMounts: [{name: work, mountPath: /work}]
+  - name: second
+    image: %[2]s
+    imagePullPolicy: Never
+    env:
+    - name: GREETING
+      valueFrom: {configMapKeyRef: {name: init-conf, key: greeting}}
+    command: [/demo, write, /work/index.txt, "$(GREETING) from init"]
+    volumeMounts: [{name: work, mountPath: /work}]
+  containers:
+  - name: app
+    image: %[2]s
+    imagePullPolicy: Never
+    ports: [{containerPort: 8080, hostPort: %[3]d, hostIP: 127.0.0.1}]
+    volumeMounts: [{name: work, mountPath: /work, readOnly: true}]
+  volumes:
+  - {name: work, emptyDir: {}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: broken}
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+  - name: check
+    image: %[2]s
+    imagePullPolicy: Never
+    command: [/demo, probe-fail]
+  containers:
+  - name: app
+    image: %[2]s
+    imagePullPolicy: Never
+    command: [/demo, pause]
+`, greeting, e.image, port)
+}
+
+// TestKubernetesInitContainers: init containers run in order, each to
+// completion, before the app container starts, which serves what they
+// wrote; a change to the ConfigMap one of them reads runs them again
+// before the new app container; one that fails fails its pod with its
+// exit code and no app container is made.
+func TestKubernetesInitContainers(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	port := testkit.FreePort(t)
+	testkit.WriteFile(t, filepath.Join(tree, "objects.yaml"), e.initObjects(port, "hello"))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+
+	e.waitPods(t, 60*time.Second, "served", "broken")
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 30*time.Second, "GET", url+"read?path=/work/index.txt", "", "hello from init")
+	testkit.WaitHTTP(t, 10*time.Second, "GET", url+"read?path=/work/first.txt", "", "first ran")
+	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+		for _, p := range d.Pods {
+			if p.ID == "broken" {
+				return p.Phase == "Failed" && p.Reason == "InitContainerFailed" && strings.Contains(p.Message, "init container check exited with code 1"),
+					fmt.Sprintf("broken: %s %s %q", p.Phase, p.Reason, p.Message)
+			}
+		}
+		return false, "no pod broken in /status"
+	})
+	for _, b := range e.containers(t) {
+		slot := b.Labels["io.hostlet.container"]
+		switch {
+		case b.Pod == "broken" && slot == "app":
+			t.Errorf("pod broken has an app container although its init container failed: %+v", b)
+		case b.Pod == "served" && strings.HasPrefix(slot, "init.") && b.State != "exited":
+			t.Errorf("init container %s of served is %s, want exited", slot, b.State)
+		}
+	}
+
+	// The ConfigMap key the second init container reads changes: the
+	// init containers run again before the new app container starts.
+	testkit.WriteFile(t, filepath.Join(tree, "objects.yaml"), e.initObjects(port, "hi"))
+	testkit.WaitHTTP(t, 60*time.Second, "GET", url+"read?path=/work/index.txt", "", "hi from init")
 }
