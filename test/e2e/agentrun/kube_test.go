@@ -19,6 +19,8 @@ import (
 	"github.com/hostlet/hostlet/api"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/composetest"
+	hruntime "github.com/hostlet/hostlet/runtime"
+	hsync "github.com/hostlet/hostlet/sync"
 )
 
 // kubeObjects are the Kubernetes objects of TestKubernetesManifests: a
@@ -452,4 +454,59 @@ func TestKubernetesInitContainers(t *testing.T) {
 	// init containers run again before the new app container starts.
 	testkit.WriteFile(t, filepath.Join(tree, "objects.yaml"), e.initObjects(port, "hi"))
 	testkit.WaitHTTP(t, 60*time.Second, "GET", url+"read?path=/work/index.txt", "", "hi from init")
+}
+
+// webDeployment is a Deployment of one replica whose readiness probe
+// gates its rollout; extra holds more fields of its container (indented
+// for it), "" none.
+func (e *env) webDeployment(port int, version, extra string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  minReadySeconds: 2
+  progressDeadlineSeconds: 120
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web, version: %q}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: app
+        image: %s
+        imagePullPolicy: Never
+        ports: [{containerPort: 8080, hostPort: %d, hostIP: 127.0.0.1}]
+        readinessProbe:
+          httpGet: {path: /healthz, port: 8080}
+          periodSeconds: 1
+%s`, version, e.image, port, extra)
+}
+
+// TestKubernetesDeploymentRollsBackOnCrash: a Deployment's new version
+// that crashes is rolled back to the last version its readiness probe
+// passed, which serves again.
+func TestKubernetesDeploymentRollsBackOnCrash(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	port := testkit.FreePort(t)
+	testkit.WriteFile(t, filepath.Join(tree, "web.yaml"), e.webDeployment(port, "1", ""))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+	goodPod := rollout(waitRollout(t, a, 90*time.Second, "web-1", hsync.RolloutComplete, ""), "web-1").Hash
+	good := e.app(t, "web-1").Labels[hruntime.LabelHash]
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 30*time.Second, http.MethodGet, url, "", "hello from")
+
+	// The bad version: the server exits 300 ms after it starts.
+	testkit.WriteFile(t, filepath.Join(tree, "web.yaml"), e.webDeployment(port, "2", "        env: [{name: EXIT_AFTER, value: 300ms}]\n"))
+	r := rollout(waitRollout(t, a, 90*time.Second, "web-1", hsync.RolloutRolledBack, ""), "web-1")
+	if r.PreviousHash != goodPod || r.Hash == goodPod {
+		t.Fatalf("rolled back: %+v, want from a new version to %s", *r, goodPod)
+	}
+	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
+		c := e.app(t, "web-1")
+		return c.Labels[hruntime.LabelHash] == good && c.State == "running", fmt.Sprintf("web-1: hash %s %s, want %s running", c.Labels[hruntime.LabelHash], c.State, good)
+	})
+	testkit.WaitHTTP(t, 30*time.Second, http.MethodGet, url, "", "hello from")
 }
