@@ -569,7 +569,9 @@ type podApplication struct {
 	// pruneOld: the apply went through; the volumes the manifest no
 	// longer has go once late is removed.
 	pruneOld bool
-	res      Result
+	// initsDone: the init containers are through for this apply.
+	initsDone bool
+	res       Result
 }
 
 func (a *applier) newPodApplication(pp PodPlan) *podApplication {
@@ -679,6 +681,9 @@ func (ap *podApplication) apply(ctx context.Context) error {
 		return inStep(errStepFiles, err)
 	}
 	if err := ap.ensureImages(ctx); err != nil || len(ap.res.Pulling)+len(ap.res.Building) > 0 {
+		return err
+	}
+	if initializing, err := ap.runInitsFirst(ctx); err != nil || initializing {
 		return err
 	}
 	if err := ap.takeDown(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
+	"github.com/hostlet/hostlet/sync/podspec"
 )
 
 // ReasonWaiting marks a Pending pod that waits for the pods it depends on.
@@ -25,7 +26,9 @@ func dependencyWaits(plan Plan, actual []hruntime.Container) map[string]string {
 	}
 	byPod := map[string][]hruntime.Container{}
 	for _, c := range actual {
-		if c.Slot() != hruntime.InfraName {
+		// A dependency's condition is its app containers': an init
+		// container's run is over before they start.
+		if c.Slot() != hruntime.InfraName && !podspec.IsInitSlot(c.Slot()) {
 			byPod[c.Pod()] = append(byPod[c.Pod()], c)
 		}
 	}

@@ -52,18 +52,16 @@ func (r *InitRuns) failed(pod, id string) {
 }
 
 // again reports whether init container id of pod failed and was reported
-// (failed): it is to run again, and forgotten.
+// (failed): it is to run again. The mark stays until the pod's next
+// failure or its init containers are through: a run again that cannot
+// remove the failed one tries again.
 func (r *InitRuns) again(pod, id string) bool {
 	if r == nil {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.reported[pod] != id {
-		return false
-	}
-	delete(r.reported, pod)
-	return true
+	return r.reported[pod] == id
 }
 
 // done forgets pod: its init containers went through.
@@ -85,7 +83,7 @@ func (r *InitRuns) done(pod string) {
 // With WaitInit (hostlet run --once) it waits instead, within the pod's
 // progress deadline.
 func (ap *podApplication) runInits(ctx context.Context) (initializing bool, err error) {
-	if len(ap.m.InitContainers) == 0 || !ap.createsApp() {
+	if len(ap.m.InitContainers) == 0 || ap.initsDone || !ap.createsApp() {
 		return false, nil
 	}
 	gen := podspec.InitGeneration(*ap.pod, ap.infraID)
@@ -100,7 +98,21 @@ func (ap *podApplication) runInits(ctx context.Context) (initializing bool, err 
 		}
 	}
 	ap.opts.Inits.done(ap.m.ID)
+	ap.initsDone = true
 	return false, nil
+}
+
+// runInitsFirst runs the init containers before anything of the pod is
+// taken down when the infra container whose namespace they join runs
+// and stays: the running version serves while they run, and one that
+// fails leaves it as it is. Otherwise they run once the infra container
+// is made (apply).
+func (ap *podApplication) runInitsFirst(ctx context.Context) (initializing bool, err error) {
+	if len(ap.m.InitContainers) == 0 || ap.infra.Action != ActionNone || ap.infra.Current == nil || ap.infra.Current.State != hruntime.StateRunning {
+		return false, nil
+	}
+	ap.infraID = ap.infra.Current.ID
+	return ap.runInits(ctx)
 }
 
 // createsApp reports whether the apply creates an app container.
@@ -119,7 +131,7 @@ func (ap *podApplication) createsApp() bool {
 func (ap *podApplication) runInit(ctx context.Context, j int, gen string) (done bool, err error) {
 	name := ap.m.InitContainers[j].Name
 	cur, stale := initRun(ap.pp.Current, podspec.InitSlot(name), gen)
-	if cur != nil && cur.State == hruntime.StateExited && cur.ExitCode != 0 && ap.opts.Inits.again(ap.m.ID, cur.ID) {
+	if cur != nil && rerun(*cur, ap.retries(cur.ID)) {
 		stale, cur = append(stale, *cur), nil
 	}
 	for i := range stale {
@@ -157,6 +169,32 @@ func (ap *podApplication) runInit(ctx context.Context, j int, gen string) (done 
 	return ap.initExited(name, id, code)
 }
 
+// retries reports whether init container id of the current run, failed,
+// is to be run again: once its failure was reported, or at once in
+// hostlet run --once. As in Kubernetes, a pod that restarts nothing
+// (restartPolicy Never) fails for good: only a new version of it runs
+// them again.
+func (ap *podApplication) retries(id string) bool {
+	if ap.m.RestartPolicy == manifest.RestartNever {
+		return false
+	}
+	return ap.opts.WaitInit != nil || ap.opts.Inits.again(ap.m.ID, id)
+}
+
+// rerun reports whether init container c of the current run is to be
+// removed and run anew: it failed and retry says to try again (its
+// failure was reported, or hostlet run --once tries again each time), or
+// it is in a state no sync moves on (paused, dead).
+func rerun(c hruntime.Container, retry bool) bool {
+	switch c.State {
+	case hruntime.StateExited:
+		return c.ExitCode != 0 && retry
+	case hruntime.StateCreated, hruntime.StateRunning, hruntime.StateRestarting:
+		return false
+	}
+	return true
+}
+
 // initExited is the outcome of init container name (id) having exited
 // with code: done, or the pod's failure (remembered: the next apply runs
 // it again).
@@ -165,7 +203,11 @@ func (ap *podApplication) initExited(name, id string, code int) (bool, error) {
 		return true, nil
 	}
 	ap.opts.Inits.failed(ap.m.ID, id)
-	return false, inStep(errStepInit, fmt.Errorf("init container %s exited with code %d (run again after the pod's backoff)", name, code))
+	then := "run again after the pod's backoff"
+	if ap.m.RestartPolicy == manifest.RestartNever {
+		then = "restartPolicy Never: not run again until the pod changes"
+	}
+	return false, inStep(errStepInit, fmt.Errorf("init container %s exited with code %d (%s)", name, code, then))
 }
 
 // startInit creates and starts init container j for run gen, bound to

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -87,6 +89,7 @@ func stopSlot(t *testing.T, fake *synctest.Fake, slot string) {
 
 func TestInitContainersRunInOrderBeforeTheAppOncePerVersion(t *testing.T) {
 	fake, inits, m := synctest.NewFake(), &hsync.InitRuns{}, initPod("web")
+	changed := edit(initPod("web"), func(m *manifest.Manifest) { m.InitContainers[1].Command = []string{"second", "again"} })
 	steps := []struct {
 		name         string
 		before       func()
@@ -107,10 +110,14 @@ func TestInitContainersRunInOrderBeforeTheAppOncePerVersion(t *testing.T) {
 			slots: []string{"POD running", "app running", "init.first exited", "init.second exited"}, settled: true},
 		{name: "an app container stopped by hand starts again without them", before: func() { stopSlot(t, fake, "app") }, manifest: m,
 			slots: []string{"POD running", "app running", "init.first exited", "init.second exited"}, settled: true},
-		{name: "a changed init container runs them again before a new app container",
-			manifest:     edit(initPod("web"), func(m *manifest.Manifest) { m.InitContainers[1].Command = []string{"second", "again"} }),
-			initializing: "init container first (1 of 2) running",
-			slots:        []string{"POD running", "init.first running", "init.second exited"}},
+		{name: "a changed init container runs them again, the running app container serving meanwhile",
+			manifest: changed, initializing: "init container first (1 of 2) running",
+			slots: []string{"POD running", "app running", "init.first running", "init.second exited"}},
+		{name: "the first of the new run through: the second runs anew", before: func() { exitSlot(t, fake, "init.first", 0) }, manifest: changed,
+			initializing: "init container second (2 of 2) running",
+			slots:        []string{"POD running", "app running", "init.first exited", "init.second running"}},
+		{name: "the new run through: the app container is replaced", before: func() { exitSlot(t, fake, "init.second", 0) }, manifest: changed,
+			slots: []string{"POD running", "app running", "init.first exited", "init.second exited"}, settled: true},
 	}
 	for _, st := range steps {
 		if st.before != nil {
@@ -243,4 +250,172 @@ func (w exitAtOnce) Wait(ctx context.Context, id string) (int, error) {
 		return 0, err
 	}
 	return w.fake.Wait(ctx, id)
+}
+
+// exitingInits is a fake engine whose init containers exit with code as
+// soon as they are waited for (hostlet run --once), counting the runs.
+type exitingInits struct {
+	*synctest.Fake
+	mu   gosync.Mutex
+	code int
+	runs int
+}
+
+func (e *exitingInits) Wait(ctx context.Context, id string) (int, error) {
+	e.mu.Lock()
+	e.runs++
+	code := e.code
+	e.mu.Unlock()
+	if err := e.Fake.Exit(id, code); err != nil {
+		return 0, err
+	}
+	return e.Fake.Wait(ctx, id)
+}
+
+func initPodYAML(id string) string {
+	return "version: v1beta1\nid: " + id + "\ninitContainers: [{name: setup, image: example.org/init:1}]\ncontainers: [{name: app, image: example.org/app:1}]\n"
+}
+
+// A dependency's condition is its app containers': its exited init
+// containers do not hold a pod depending on it back.
+func TestAPodDependingOnAPodWithInitContainersStarts(t *testing.T) {
+	s := newFakeSyncer(t, &exitingInits{Fake: synctest.NewFake()})
+	web := decodePod(t, "version: v1beta1\nid: web\ndependsOn: [{pod: db}]\ncontainers: [{name: app, image: example.org/web:1}]\n")
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{decodePod(t, initPodYAML("db")), web}, Ready: true})
+	for range 3 {
+		if err := s.SyncOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := statusOf(s, "web"); st.Phase != hsync.PhaseRunning {
+		t.Errorf("web, depending on db (running): %s %s %q", st.Phase, st.Reason, st.Message)
+	}
+}
+
+// hostlet run --once, a process of its own each time, runs a failed init
+// container again each time (no backoff to wait for).
+func TestRunOnceRunsAFailedInitContainerAgain(t *testing.T) {
+	fake := &exitingInits{Fake: synctest.NewFake(), code: 1}
+	pod := decodePod(t, initPodYAML("web"))
+	first := newFakeSyncer(t, fake)
+	first.SetDesired(hsync.Desired{Pods: []hsync.Pod{pod}, Ready: true})
+	if err := first.SyncOnce(t.Context()); err == nil || !strings.Contains(err.Error(), "init container setup exited with code 1") {
+		t.Fatalf("first run: %v, want the init container's failure", err)
+	}
+	first.Close()
+	fake.mu.Lock()
+	fake.code = 0
+	fake.mu.Unlock()
+	second := newFakeSyncer(t, fake)
+	second.SetDesired(hsync.Desired{Pods: []hsync.Pod{pod}, Ready: true})
+	if err := second.SyncOnce(t.Context()); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if st := statusOf(second, "web"); st.Phase != hsync.PhaseRunning || fake.runs != 2 {
+		t.Errorf("after the second run: %s, %d init runs; want Running after 2", st.Phase, fake.runs)
+	}
+}
+
+// A pod of one app container after init containers whose infra container
+// is lost is repaired at once, even in a closed maintenance window, as a
+// pod of several app containers is: its app container runs in a network
+// namespace that is gone.
+func TestALostInfraContainerOfAPodWithInitContainersIsRepairedAtOnce(t *testing.T) {
+	fake := &exitingInits{Fake: synctest.NewFake()}
+	s, err := hsync.New(fake, hsync.Options{
+		Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Second, Concurrency: 4, Prune: true, StateDir: t.TempDir(),
+		Window: func(time.Time) (bool, time.Time, time.Time) { return false, time.Time{}, time.Time{} },
+	}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{decodePod(t, initPodYAML("web"))}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range listed(t, fake.Fake) {
+		if c.Slot() == hruntime.InfraName {
+			if err := fake.Remove(t.Context(), c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := slotsOf(t, fake.Fake); !slices.Contains(got, "POD running") || !slices.Contains(got, "app running") {
+		t.Errorf("after the infra container was lost, in a closed window: %v, want the pod repaired", got)
+	}
+}
+
+// A changed pod whose infra container runs and stays runs its new init
+// containers before anything is taken down: one that fails leaves the
+// running version serving.
+func TestAFailingInitContainerLeavesTheRunningVersion(t *testing.T) {
+	fake := &exitingInits{Fake: synctest.NewFake()}
+	s := newFakeSyncer(t, fake)
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{decodePod(t, initPodYAML("web"))}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	app := func() hruntime.Container {
+		for _, c := range listed(t, fake.Fake) {
+			if c.Slot() == "app" {
+				return c
+			}
+		}
+		return hruntime.Container{}
+	}
+	before := app()
+	fake.mu.Lock()
+	fake.code = 2
+	fake.mu.Unlock()
+	changed := strings.Replace(initPodYAML("web"), "example.org/init:1", "example.org/init:2", 1)
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{decodePod(t, changed)}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err == nil || !strings.Contains(err.Error(), "exited with code 2") {
+		t.Fatalf("sync: %v, want the init container's failure", err)
+	}
+	if after := app(); after.ID != before.ID || after.State != hruntime.StateRunning {
+		t.Errorf("app container %s %s after a failed init container, want %s running", after.ID, after.State, before.ID)
+	}
+}
+
+// An init container in a state no sync moves on (paused) is run anew.
+func TestAPausedInitContainerIsRunAgain(t *testing.T) {
+	fake, inits, m := synctest.NewFake(), &hsync.InitRuns{}, initPod("web")
+	initStep(t, fake, inits, m)
+	list := listed(t, fake)
+	for i := range list {
+		if list[i].Slot() == "init.first" {
+			list[i].State = hruntime.StatePaused
+		}
+	}
+	plan := hsync.MakePlan(pods(m), list, hsync.PlanOptions{})
+	opts := tableApplyOptions(nil)
+	opts.Inits = inits
+	r := hsync.Apply(t.Context(), fake, plan, opts, slog.New(slog.DiscardHandler))
+	if len(r) != 1 || r[0].Err != nil || r[0].Initializing != "init container first (1 of 2) running" {
+		t.Fatalf("apply: %+v", r)
+	}
+	if n := len(slices.DeleteFunc(listed(t, fake), func(c hruntime.Container) bool { return c.Slot() != "init.first" })); n != 1 {
+		t.Errorf("%d init.first containers, want the paused one replaced by one", n)
+	}
+}
+
+// A pod that restarts nothing (restartPolicy Never, a Job) whose init
+// container failed fails for good, as in Kubernetes.
+func TestAFailedInitContainerOfANeverRestartingPodIsNotRunAgain(t *testing.T) {
+	fake, inits := synctest.NewFake(), &hsync.InitRuns{}
+	m := initPod("job")
+	m.RestartPolicy = manifest.RestartNever
+	initStep(t, fake, inits, m)
+	exitSlot(t, fake, "init.first", 1)
+	for range 3 {
+		if r := initStep(t, fake, inits, m); r.Err == nil || !strings.Contains(r.Err.Error(), "init container first exited with code 1") {
+			t.Fatalf("apply: %v, want the failure", r.Err)
+		}
+	}
+	if got, want := slotsOf(t, fake), []string{"POD running", "init.first exited"}; !slices.Equal(got, want) {
+		t.Errorf("containers %v, want %v (not run again)", got, want)
+	}
 }

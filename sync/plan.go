@@ -378,10 +378,11 @@ func planInfra(p *Pod, infra *hruntime.Container, apps int) infraDecision {
 		d.change.Reasons = []string{"pod network"}
 		if hasApps {
 			d.appsReason = "pod network: infra container created"
-			// Several app containers shared the infra container that is
-			// gone; one alone ran on its own network (a container added
-			// to it now is a change, not a repair).
-			d.lost = apps > 1
+			// Several app containers, or one after init containers,
+			// shared the infra container that is gone; one alone ran on
+			// its own network (a container added to it now is a change,
+			// not a repair).
+			d.lost = apps > 1 || len(p.Manifest.InitContainers) > 0
 		}
 	case p.NeedsInfra() && infra.Hash() != manifest.InfraHash(p.Manifest):
 		d.change.Action, d.change.Current = ActionRecreate, infra

@@ -10,6 +10,7 @@ package rollouts
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/textcap"
@@ -324,10 +325,10 @@ func Settings(m manifest.Manifest) (minReady, deadline time.Duration, policy str
 	return minReady, deadline, policy
 }
 
-// imagesOf are m's containers' images, by container.
+// imagesOf are the images of m's containers and init containers, by container.
 func imagesOf(m manifest.Manifest) map[string]string {
 	out := make(map[string]string, len(m.Containers))
-	for _, c := range m.Containers {
+	for _, c := range slices.Concat(m.Containers, m.InitContainers) {
 		out[c.Name] = c.Image
 	}
 	return out
