@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"iter"
 	"reflect"
@@ -170,4 +172,44 @@ func join(path, name string) string {
 		return name
 	}
 	return path + "." + name
+}
+
+// Base64Prefix starts a part of an env value that is base64 of what the
+// container gets: "{{hostlet-base64:" + base64 text + "}}". Hostlet's
+// translation of a Kubernetes Secret's encrypted data value (base64 under
+// the encryption) writes "{{hostlet-base64:ENC[...]}}"; the host decodes
+// it once the value is decrypted (DecodeBase64Parts). Only a value that
+// held a secret token is decoded.
+const Base64Prefix = "{{hostlet-base64:"
+
+// base64Part matches a Base64Prefix part: base64 text, the plaintext of a
+// decrypted value.
+var base64Part = regexp.MustCompile(`\{\{hostlet-base64:([A-Za-z0-9+/=\s]*)\}\}`)
+
+// Base64Part wraps s (base64 text, or a value encrypting it) as a part
+// to decode.
+func Base64Part(s string) string { return Base64Prefix + s + "}}" }
+
+// DecodeBase64Parts returns s with each Base64Prefix part replaced by the
+// bytes its base64 text stands for.
+func DecodeBase64Parts(s string) (string, error) {
+	if !strings.Contains(s, Base64Prefix) {
+		return s, nil
+	}
+	if strings.Count(s, Base64Prefix) != len(base64Part.FindAllStringIndex(s, -1)) {
+		return "", errors.New("a base64 part that is not base64 text")
+	}
+	var err error
+	out := base64Part.ReplaceAllStringFunc(s, func(part string) string {
+		text := base64Part.FindStringSubmatch(part)[1]
+		b, derr := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(text), ""))
+		if derr != nil && err == nil {
+			err = fmt.Errorf("a base64 value that does not decode: %w", derr)
+		}
+		return string(b)
+	})
+	if err != nil {
+		return "", err
+	}
+	return out, nil
 }

@@ -279,7 +279,7 @@ func (e *Etcd) get(ctx context.Context) (etcdSet, error) {
 	if err != nil {
 		return set, err
 	}
-	if set.snap.Manifests, err = project.TranslateKube(ctx, e.compose, e.cfg.Name, set.snap.Manifests); err != nil {
+	if set.snap.Manifests, err = project.TranslateKube(ctx, e.compose, e.cfg.Name, set.snap.Manifests, nil); err != nil {
 		return set, err
 	}
 	set.storeRev, set.sig = rev, hex.EncodeToString(h.Sum(nil))

@@ -199,7 +199,7 @@ func (h *HTTP) fetch(ctx context.Context) (snap manifest.Snapshot, notModified b
 	if err != nil {
 		return snap, false, err
 	}
-	if ms, err = project.TranslateKube(ctx, h.compose, h.cfg.Name, ms); err != nil {
+	if ms, err = project.TranslateKube(ctx, h.compose, h.cfg.Name, ms, nil); err != nil {
 		return snap, false, err
 	}
 	sum := sha256.Sum256(body)

@@ -158,7 +158,7 @@ func (p *Push) check(ctx context.Context, body []byte) ([]manifest.Sourced, []*m
 		ms, derr = manifest.Decode(body, manifest.Origin{Source: p.cfg.Name})
 		errs = validate.Flatten(derr)
 		var kerr error
-		ms, kerr = project.TranslateKube(ctx, p.compose, p.cfg.Name, ms)
+		ms, kerr = project.TranslateKube(ctx, p.compose, p.cfg.Name, ms, nil)
 		errs = append(errs, validate.Flatten(kerr)...)
 	}
 	checked := validate.Set([]manifest.Snapshot{{Name: p.cfg.Name, Manifests: ms}}, p.opts)

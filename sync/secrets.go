@@ -48,16 +48,29 @@ func (ap *podApplication) revealSecrets(ctx context.Context) error {
 }
 
 // revealEnv puts into spec's env the plaintext of each token of its
-// values; a token of no decrypted value is an error.
+// values, and decodes the base64 parts of a value that held one (a
+// Kubernetes Secret's encrypted data); a token of no decrypted value is
+// an error.
 func (ap *podApplication) revealEnv(spec *hruntime.ContainerSpec) error {
 	for i, kv := range spec.Env {
-		for _, tok := range manifest.SecretTokens(kv) {
+		name, _, _ := strings.Cut(kv, "=")
+		toks := manifest.SecretTokens(kv)
+		for _, tok := range toks {
 			plain, ok := ap.secrets[tok]
 			if !ok {
-				name, _, _ := strings.Cut(kv, "=")
 				return fmt.Errorf("env %s: a secret of none of the pod's encrypted files (they were not decrypted, or hold another value)", name)
 			}
 			kv = strings.Replace(kv, tok, string(plain), 1)
+		}
+		if len(toks) > 0 {
+			decoded, err := manifest.DecodeBase64Parts(kv)
+			switch {
+			case err != nil:
+				return fmt.Errorf("env %s: %w", name, err)
+			case strings.ContainsRune(decoded, 0):
+				return fmt.Errorf("env %s: its secret holds a NUL byte, which no environment variable can", name)
+			}
+			kv = decoded
 		}
 		spec.Env[i] = kv
 	}

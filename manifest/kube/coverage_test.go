@@ -30,7 +30,7 @@ func TestEveryTranslatedFieldHasAGoldenExample(t *testing.T) {
 			if m.Kube == nil {
 				continue
 			}
-			v, _ := decode(m.Origin, m.Kube)
+			v, _, _ := decode(m.Origin, m.Kube)
 			if v == nil {
 				continue
 			}

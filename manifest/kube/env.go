@@ -129,16 +129,18 @@ func dataOf(o object) (map[string][]byte, error) {
 		for k, b := range v.Data {
 			out[k] = b
 		}
+		for k, enc := range o.sealed {
+			// Decrypted on the host, then decoded (base64 under the
+			// encryption).
+			out[k] = []byte(manifest.Base64Part(enc))
+		}
 		for k, s := range v.StringData {
 			out[k] = []byte(s)
 		}
 	}
-	for k, b := range out {
+	for k := range out {
 		if !validKey(k) {
 			return nil, fmt.Errorf("key %q is not a valid key (letters, digits, '-', '_' and '.')", k)
-		}
-		if len(manifest.EncryptedValues(string(b))) > 0 {
-			return nil, fmt.Errorf("key %q holds a SOPS-encrypted value: encrypted Secrets are not supported by hostlet yet", k)
 		}
 	}
 	return out, nil

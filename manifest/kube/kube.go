@@ -29,6 +29,9 @@ type object struct {
 	origin manifest.Origin
 	kube   *manifest.KubeObject
 	value  any
+	// sealed are a Secret's SOPS-encrypted data values by key
+	// (sealedSecret).
+	sealed map[string]string
 	// errs are the unknown and duplicate fields decoding found.
 	errs []*manifest.Error
 }
@@ -75,7 +78,7 @@ var instead = map[string]string{
 // kind or apiVersion hostlet does not read are errors naming the object
 // (and no value); an unknown or duplicate field is an error returned
 // beside the value.
-func decode(origin manifest.Origin, o *manifest.KubeObject) (any, []*manifest.Error) {
+func decode(origin manifest.Origin, o *manifest.KubeObject) (any, map[string]string, []*manifest.Error) {
 	fail := func(field, format string, args ...any) []*manifest.Error {
 		e := &manifest.Error{Origin: origin, Field: field, Detail: fmt.Sprintf(format, args...)}
 		if _, ok := workloadRules[o.Kind]; ok {
@@ -88,22 +91,28 @@ func decode(origin manifest.Origin, o *manifest.KubeObject) (any, []*manifest.Er
 	k, ok := kinds[o.Kind]
 	switch {
 	case !ok && instead[o.Kind] != "":
-		return nil, fail("kind", "%s is not run by hostlet: %s", o.Kind, instead[o.Kind])
+		return nil, nil, fail("kind", "%s is not run by hostlet: %s", o.Kind, instead[o.Kind])
 	case !ok:
-		return nil, fail("kind", "%q is not a kind hostlet runs (Pod, Deployment, DaemonSet, Job, ConfigMap, Secret, PersistentVolumeClaim)", o.Kind)
+		return nil, nil, fail("kind", "%q is not a kind hostlet runs (Pod, Deployment, DaemonSet, Job, ConfigMap, Secret, PersistentVolumeClaim)", o.Kind)
 	case o.APIVersion != k.apiVersion:
-		return nil, fail("apiVersion", "%q: hostlet reads %s in %s", o.APIVersion, o.Kind, k.apiVersion)
+		return nil, nil, fail("apiVersion", "%q: hostlet reads %s in %s", o.APIVersion, o.Kind, k.apiVersion)
 	}
-	if len(manifest.EncryptedValues(string(o.Raw))) > 0 {
-		// sealValues does not see into an object (its manifest is empty
-		// until translated): a value left as ciphertext would reach a
-		// container as it is.
-		return nil, fail("", "holds SOPS-encrypted values (ENC[...]): encrypted Kubernetes objects are not supported by hostlet yet")
+	raw := o.Raw
+	var sealed map[string]string
+	if len(manifest.EncryptedValues(string(raw))) > 0 {
+		if o.Kind != "Secret" {
+			return nil, nil, fail("", "holds SOPS-encrypted values (ENC[...]): only a Secret's data and stringData values may be encrypted")
+		}
+		var field string
+		var err error
+		if raw, sealed, field, err = sealedSecret(raw); err != nil {
+			return nil, nil, fail(field, "%v", err)
+		}
 	}
 	v := k.new()
-	strict, err := kjson.UnmarshalStrict(o.Raw, v)
+	strict, err := kjson.UnmarshalStrict(raw, v)
 	if err != nil {
-		return nil, fail("", "%s", typeError(err))
+		return nil, nil, fail("", "%s", typeError(err))
 	}
 	var errs []*manifest.Error
 	for _, s := range strict {
@@ -116,7 +125,7 @@ func decode(origin manifest.Origin, o *manifest.KubeObject) (any, []*manifest.Er
 		}
 		errs = append(errs, fail(field, "%s", detail)...)
 	}
-	return v, errs
+	return v, sealed, errs
 }
 
 // typeError makes a decoder's type error readable.

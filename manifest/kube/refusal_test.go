@@ -58,7 +58,29 @@ kind: Pod
 metadata: {name: p}
 spec:
   containers: [{name: c, image: busybox, env: [{name: PW, value: "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}]}]
-`, `holds SOPS-encrypted values (ENC[...]): encrypted Kubernetes objects are not supported by hostlet yet`, nil},
+`, `holds SOPS-encrypted values (ENC[...]): only a Secret's data and stringData values may be encrypted`, nil},
+		{"a SOPS-encrypted value in a Secret's metadata", `apiVersion: v1
+kind: Secret
+metadata: {name: s, annotations: {a: "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}}
+stringData: {k: v}
+`, `Secret s: metadata: holds a SOPS-encrypted value: only a Secret's data and stringData values may be encrypted`, nil},
+		{"a SOPS-encrypted value beside other text", `apiVersion: v1
+kind: Secret
+metadata: {name: s}
+stringData: {k: "x ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}
+`, `Secret s: stringData.k: holds a SOPS-encrypted value beside other text: encrypt whole values`, nil},
+		{"a SOPS-encrypted Secret as files", `apiVersion: v1
+kind: Secret
+metadata: {name: s}
+data: {k: "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: busybox, volumeMounts: [{name: v, mountPath: /s}]}]
+  volumes: [{name: v, secret: {secretName: s}}]
+`, `spec.volumes[0].secret.secretName: Secret "s" holds SOPS-encrypted values: its keys as files are not supported by hostlet yet`, []string{"p"}},
 		{"a control character in an item path", `apiVersion: v1
 kind: ConfigMap
 metadata: {name: conf}

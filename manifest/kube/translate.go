@@ -40,12 +40,12 @@ func Translate(ms []manifest.Sourced) ([]manifest.Sourced, []*manifest.Error) {
 		if m.Kube == nil {
 			continue
 		}
-		v, errs := decode(m.Origin, m.Kube)
+		v, sealed, errs := decode(m.Origin, m.Kube)
 		if v == nil {
 			s.errs = append(s.errs, errs...)
 			continue
 		}
-		s.add(object{origin: m.Origin, kube: m.Kube, value: v, errs: errs})
+		s.add(object{origin: m.Origin, kube: m.Kube, value: v, sealed: sealed, errs: errs})
 	}
 	var out []manifest.Sourced
 	size := 0
@@ -78,7 +78,7 @@ func podBytes(m manifest.Manifest) int {
 			n += v.Files.Size()
 		}
 	}
-	for _, c := range m.Containers {
+	for _, c := range slices.Concat(m.Containers, m.InitContainers) {
 		for _, e := range c.Env {
 			n += len(e.Name) + len(e.Value)
 		}

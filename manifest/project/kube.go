@@ -26,8 +26,10 @@ const MaxKubeBytes = MaxBytes
 // workloads leave, the other manifests stay as they are. The error, if
 // any, is a *multierror.Error of *manifest.Error: the source's problems
 // (a pod's own are its Errors); with one, the pods are returned beside
-// it.
-func TranslateKube(ctx context.Context, r *Renderer, source string, ms []manifest.Sourced) ([]manifest.Sourced, error) {
+// it. seal attaches to a pod the SOPS files its encrypted values (a
+// SOPS-encrypted Secret's) come from; a source that decrypts none passes
+// nil, and such a value is an error of its pod.
+func TranslateKube(ctx context.Context, r *Renderer, source string, ms []manifest.Sourced, seal func(*manifest.Sourced)) ([]manifest.Sourced, error) {
 	var objects []manifest.Sourced
 	size := 0
 	for _, m := range ms {
@@ -49,11 +51,29 @@ func TranslateKube(ctx context.Context, r *Renderer, source string, ms []manifes
 		return withoutKube(ms), &multierror.Error{Errors: []error{err}}
 	}
 	pods, err := r.Render(ctx, Bundle{Options: Options{Source: source}, Kube: objects})
+	for i := range pods {
+		sealPod(&pods[i], seal)
+	}
 	if len(ms)-len(objects)+len(pods) > manifest.MaxSourceManifests {
 		// Replicas count: 50 Deployments of 100 replicas are 5000 pods.
 		return withoutKube(ms), &multierror.Error{Errors: []error{manifest.TooManyInSource(origin)}}
 	}
 	return placePods(ms, pods), err
+}
+
+// sealPod attaches the SOPS files translated pod p's encrypted values come
+// from (seal), or, with no seal, makes each an error of p.
+func sealPod(p *manifest.Sourced, seal func(*manifest.Sourced)) {
+	if seal != nil {
+		seal(p)
+		return
+	}
+	for field, value := range manifest.StringFields(p.Manifest) {
+		if len(manifest.EncryptedValues(value)) > 0 {
+			p.Errors = append(p.Errors, &manifest.Error{Origin: p.Origin, Pod: p.Manifest.ID, Field: p.Field(field),
+				Detail: "a SOPS-encrypted value: only a file or git source decrypts (a Secret encrypted with sops)"})
+		}
+	}
 }
 
 // placePods puts each object's pods where the object was among ms.

@@ -80,6 +80,9 @@ type Reader struct {
 	full bool
 	// plain: the files read that are not wholly encrypted (Snapshot.Plain).
 	plain map[string]string
+	// kubeSealed are the encrypted values of the SOPS files holding
+	// Kubernetes objects, each with its file (sealKube).
+	kubeSealed map[string]*manifest.Sealed
 }
 
 // NewReader returns a Reader of one read of a source.
@@ -146,7 +149,7 @@ func (r *Reader) Result(ctx context.Context) (manifest.Snapshot, error) {
 		}
 		r.Fail(manifest.TooManyInSource(manifest.Origin{Source: r.opts.Source, File: name}))
 	}
-	ms, err := project.TranslateKube(ctx, r.opts.Renderer, r.opts.Source, r.ms)
+	ms, err := project.TranslateKube(ctx, r.opts.Renderer, r.opts.Source, r.ms, r.sealKube)
 	if err != nil {
 		r.Fail(err)
 	}
@@ -168,8 +171,9 @@ func (r *Reader) readFile(root Root, e Entry, name string) error {
 	r.files++
 	fmt.Fprintf(r.hash, "%s\x00%d\x00", name, len(data))
 	r.hash.Write(data)
-	ms, plain, err := decodeFile(data, origin)
+	ms, plain, sealed, err := decodeFile(data, origin)
 	r.notePlain(name, plain)
+	r.noteKubeSealed(ms, sealed)
 	if hasBuild(ms) {
 		r.resolveBuilds(root, e, ms)
 	}

@@ -18,37 +18,66 @@ import (
 // encrypted values left as they are (ENC[...]), and carries its
 // ciphertext (manifest.Sealed) for the host to decrypt when it creates a
 // container; an encrypted value may only be an env value.
-func decodeFile(data []byte, origin manifest.Origin) (ms []manifest.Sourced, plain string, err error) {
+func decodeFile(data []byte, origin manifest.Origin) (ms []manifest.Sourced, plain string, sealed *manifest.Sealed, err error) {
 	info, ok, err := sopsfile.Detect(origin.File, data)
 	if err != nil {
-		return nil, "its SOPS metadata cannot be read", &manifest.Error{Origin: origin, Detail: "SOPS file: " + err.Error()}
+		return nil, "its SOPS metadata cannot be read", nil, &manifest.Error{Origin: origin, Detail: "SOPS file: " + err.Error()}
 	}
 	plain = plainReason(info, ok, data)
-	ms, err = decodeSealed(data, origin, info, ok)
-	return ms, plain, err
+	ms, sealed, err = decodeSealed(data, origin, info, ok)
+	return ms, plain, sealed, err
 }
 
 // decodeSealed is decodeFile's decode of data, which Detect read as info
-// (ok: a SOPS file).
-func decodeSealed(data []byte, origin manifest.Origin, info sopsfile.Info, ok bool) ([]manifest.Sourced, error) {
+// (ok: a SOPS file, returned as sealed).
+func decodeSealed(data []byte, origin manifest.Origin, info sopsfile.Info, ok bool) ([]manifest.Sourced, *manifest.Sealed, error) {
 	switch {
 	case !ok:
-		return manifest.Decode(data, origin)
+		ms, err := manifest.Decode(data, origin)
+		return ms, nil, err
 	case info.Format != sopsfile.YAML && info.Format != sopsfile.JSON:
-		return nil, &manifest.Error{Origin: origin, Detail: fmt.Sprintf("a manifest file encrypted as %s: encrypt a manifest in place, as YAML or JSON (sops encrypt --encrypted-regex '^(value)$')", info.Format)}
+		return nil, nil, &manifest.Error{Origin: origin, Detail: fmt.Sprintf("a manifest file encrypted as %s: encrypt a manifest in place, as YAML or JSON (sops encrypt --encrypted-regex '^(value)$')", info.Format)}
 	case !info.MAC:
-		return nil, &manifest.Error{Origin: origin, Detail: "SOPS file without a MAC: refused, as it cannot be checked"}
+		return nil, nil, &manifest.Error{Origin: origin, Detail: "SOPS file without a MAC: refused, as it cannot be checked"}
 	}
 	plain, err := sopsfile.StripMetadata(info.Format, data)
 	if err != nil {
-		return nil, &manifest.Error{Origin: origin, Detail: "SOPS file: " + err.Error()}
+		return nil, nil, &manifest.Error{Origin: origin, Detail: "SOPS file: " + err.Error()}
 	}
 	ms, err := manifest.Decode(plain, origin)
 	sealed := &manifest.Sealed{File: origin.File, Format: info.Format, Data: data}
 	for i := range ms {
 		sealValues(&ms[i], func(string) *manifest.Sealed { return sealed })
 	}
-	return ms, err
+	return ms, sealed, err
+}
+
+// noteKubeSealed notes the encrypted values of SOPS file sealed (nil:
+// the file is no SOPS file), which ms were decoded from, when it holds
+// Kubernetes objects: a pod translated from objects of the source finds
+// its values' file by them (sealKube).
+func (r *Reader) noteKubeSealed(ms []manifest.Sourced, sealed *manifest.Sealed) {
+	if sealed == nil || !slices.ContainsFunc(ms, func(s manifest.Sourced) bool { return s.Kube != nil }) {
+		return
+	}
+	for _, s := range ms {
+		if s.Kube == nil {
+			continue
+		}
+		for _, enc := range manifest.EncryptedValues(string(s.Kube.Raw)) {
+			if r.kubeSealed == nil {
+				r.kubeSealed = map[string]*manifest.Sealed{}
+			}
+			r.kubeSealed[enc] = sealed
+		}
+	}
+}
+
+// sealKube attaches to pod p, translated from Kubernetes objects, the
+// SOPS files of the source its encrypted values are of (a Secret's file),
+// as decodeSealed does for a native manifest.
+func (r *Reader) sealKube(p *manifest.Sourced) {
+	sealValues(p, func(enc string) *manifest.Sealed { return r.kubeSealed[enc] })
 }
 
 // envValueField matches the field path of an env value.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -373,4 +375,65 @@ func countFiles(t *testing.T, dir string) int {
 		return nil
 	})
 	return n
+}
+
+// kubeSecretObjects are a Secret (data and stringData) and a Pod reading
+// both as env, the Secret to be encrypted as Flux encrypts one.
+func (s *secretEnv) kubeSecretObjects(password, user string) (secret, pod string) {
+	secret = fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: db}\ntype: Opaque\ndata:\n  password: %s\nstringData:\n  user: %s\n",
+		base64.StdEncoding.EncodeToString([]byte(password)), user)
+	pod = fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: reader}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: %s
+    imagePullPolicy: Never
+    ports: [{containerPort: 8080, hostPort: %d, hostIP: 127.0.0.1}]
+    env:
+    - name: PASSWORD
+      valueFrom: {secretKeyRef: {name: db, key: password}}
+    - name: DSN
+      value: "postgres://app:$(PASSWORD)@db/app"
+    envFrom:
+    - {secretRef: {name: db}, prefix: DB_}
+`, s.image, s.nativePort)
+	return secret, pod
+}
+
+// TestKubernetesSOPSEncryptedSecret: a Kubernetes Secret encrypted with
+// sops as Flux encrypts one (data and stringData) reaches its pod's env
+// decrypted, data values decoded from base64; no plaintext is in
+// /status or stateDir; a changed value recreates the pod.
+func TestKubernetesSOPSEncryptedSecret(t *testing.T) {
+	s := newSecretEnv(t)
+	password, user := randomValue(t), randomValue(t)
+	secret, pod := s.kubeSecretObjects(password, user)
+	regex := []string{"--encrypted-regex", "^(data|stringData)$"}
+	s.writeEncrypted(t, "secret.yaml", secret, []string{s.key.Recipient}, regex...)
+	testkit.WriteFile(t, filepath.Join(s.tree, "reader.yaml"), pod)
+	s.agent = s.start(t, s.env.config(t, s.config(t)))
+	s.waitPods(t, 90*time.Second, "reader")
+	waitAnswer(t, s.nativePort, "/env?name=PASSWORD", password)
+	waitAnswer(t, s.nativePort, "/env?name=DSN", "postgres://app:"+password+"@db/app")
+	waitAnswer(t, s.nativePort, "/env?name=DB_password", password)
+	waitAnswer(t, s.nativePort, "/env?name=DB_user", user)
+	s.token, s.apiKey = password, user // checkNoPlaintextIn's values
+	s.checkNoPlaintextIn(t, s.stateDir)
+	raw, err := json.Marshal(s.status(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{password, user, base64.StdEncoding.EncodeToString([]byte(password))} {
+		if strings.Contains(string(raw), v) {
+			t.Errorf("/status holds a secret's value")
+		}
+	}
+
+	password = randomValue(t)
+	secret, _ = s.kubeSecretObjects(password, user)
+	s.writeEncrypted(t, "secret.yaml", secret, []string{s.key.Recipient}, regex...)
+	waitAnswer(t, s.nativePort, "/env?name=PASSWORD", password)
 }
