@@ -221,6 +221,10 @@ func (p *Probe) clone() *Probe {
 		e := Exec{Command: append([]string(nil), p.Exec.Command...)}
 		c.Exec = &e
 	}
+	if p.GRPC != nil {
+		g := *p.GRPC
+		c.GRPC = &g
+	}
 	return &c
 }
 

@@ -24,6 +24,7 @@ const (
 	ProbeHTTP = "http"
 	ProbeTCP  = "tcp"
 	ProbeExec = "exec"
+	ProbeGRPC = "grpc"
 )
 
 // Probe defaults, applied when the field is 0.
@@ -428,6 +429,7 @@ type Probe struct {
 	HTTPGet             *HTTPGet   `json:"httpGet,omitempty"`
 	TCPSocket           *TCPSocket `json:"tcpSocket,omitempty"`
 	Exec                *Exec      `json:"exec,omitempty"`
+	GRPC                *GRPC      `json:"grpc,omitempty"`
 	InitialDelaySeconds int64      `json:"initialDelaySeconds,omitempty"`
 	PeriodSeconds       int64      `json:"periodSeconds,omitempty"`
 	TimeoutSeconds      int64      `json:"timeoutSeconds,omitempty"`
@@ -456,6 +458,15 @@ type Hook struct {
 	// SleepSeconds waits so long instead (a preStop's pause for a load
 	// balancer to let go of the pod), within the grace period.
 	SleepSeconds int64 `json:"sleepSeconds,omitempty"`
+}
+
+// GRPC probes with the gRPC health checking protocol
+// (grpc.health.v1.Health/Check, without TLS) on the pod's address:
+// SERVING is healthy.
+type GRPC struct {
+	Port string `json:"port"`
+	// Service is the service asked about ("": the server as a whole).
+	Service string `json:"service,omitempty"`
 }
 
 // TCPSocket probes by opening a TCP connection.

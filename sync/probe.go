@@ -15,6 +15,11 @@ import (
 	gosync "sync"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
 	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -421,8 +426,37 @@ func (p *prober) check(ctx context.Context, t probeTarget, timeout time.Duration
 			return err
 		}
 		return httpGet(ctx, addr, pr.HTTPGet.Path)
+	case manifest.ProbeGRPC:
+		addr, err := probeAddr(t, "", pr.GRPC.Port)
+		if err != nil {
+			return err
+		}
+		return grpcHealth(ctx, addr, pr.GRPC.Service)
 	}
 	return fmt.Errorf("unknown probe type %q", pr.Type)
+}
+
+// grpcHealth asks the gRPC health service at addr (the pod's ip:port,
+// without TLS) about service, as kubelet's gRPC probe does: SERVING is
+// healthy; any other answer, or none within ctx, is the error.
+func grpcHealth(ctx context.Context, addr, service string) error {
+	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", a)
+		}))
+	if err != nil {
+		return fmt.Errorf("grpc %s: %w", addr, err)
+	}
+	defer conn.Close()
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		return fmt.Errorf("grpc %s: %s", addr, status.Convert(err).Message())
+	}
+	if s := resp.GetStatus(); s != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("grpc %s: service %q is %s", addr, service, s)
+	}
+	return nil
 }
 
 // podClient is the HTTP client of one probe of the pod at addr (ip:port):

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/distribution/reference"
 	"github.com/hashicorp/go-multierror"
@@ -93,7 +94,7 @@ var (
 	restartEnum  = []string{manifest.RestartAlways, manifest.RestartOnFailure, manifest.RestartNever}
 	rollbackEnum = []string{manifest.RollbackAuto, manifest.RollbackNever, manifest.RollbackHold}
 	pullEnum     = []string{manifest.PullAlways, manifest.PullIfNotPresent, manifest.PullNever}
-	probeEnum    = []string{manifest.ProbeHTTP, manifest.ProbeTCP, manifest.ProbeExec}
+	probeEnum    = []string{manifest.ProbeHTTP, manifest.ProbeTCP, manifest.ProbeExec, manifest.ProbeGRPC}
 	protocolEnum = []string{"TCP", "UDP"}
 )
 
@@ -863,6 +864,15 @@ func (c *checker) probe(f string, p *manifest.Probe, portNames map[string]bool) 
 	case manifest.ProbeExec:
 		if p.Exec == nil || len(p.Exec.Command) == 0 {
 			c.add(f+".exec.command", "required for type exec")
+		}
+	case manifest.ProbeGRPC:
+		if p.GRPC == nil {
+			c.add(f+".grpc", "required for type grpc")
+		} else {
+			c.probePort(f+".grpc.port", p.GRPC.Port, portNames)
+			if len(p.GRPC.Service) > 253 || strings.ContainsFunc(p.GRPC.Service, unicode.IsControl) {
+				c.add(f+".grpc.service", "a service name of at most 253 characters, without control characters")
+			}
 		}
 	default:
 		c.add(f+".type", "%q is not one of %s", p.Type, strings.Join(probeEnum, ", "))

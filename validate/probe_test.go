@@ -54,3 +54,37 @@ func TestProbeHostStaysInThePod(t *testing.T) {
 		})
 	}
 }
+
+// A gRPC probe names a port of the container and, optionally, a service.
+func TestGRPCProbeIsChecked(t *testing.T) {
+	tests := []struct {
+		name  string
+		probe manifest.Probe
+		want  string
+	}{
+		{"port", manifest.Probe{Type: manifest.ProbeGRPC, GRPC: &manifest.GRPC{Port: "9090"}}, ""},
+		{"service", manifest.Probe{Type: manifest.ProbeGRPC, GRPC: &manifest.GRPC{Port: "9090", Service: "shop.Orders"}}, ""},
+		{"no grpc", manifest.Probe{Type: manifest.ProbeGRPC}, "containers[0].readinessProbe.grpc: required for type grpc"},
+		{"not a port", manifest.Probe{Type: manifest.ProbeGRPC, GRPC: &manifest.GRPC{Port: "grpc"}}, "containers[0].readinessProbe.grpc.port"},
+		{"control character", manifest.Probe{Type: manifest.ProbeGRPC, GRPC: &manifest.GRPC{Port: "9090", Service: "a\nb"}},
+			"containers[0].readinessProbe.grpc.service: a service name of at most 253 characters, without control characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := pod("web")
+			m.Containers[0].Ports = []manifest.Port{{ContainerPort: 9090}}
+			p := tt.probe
+			m.Containers[0].ReadinessProbe = &p
+			var got []string
+			for _, e := range validate.Flatten(validate.Manifest(manifest.Sourced{Manifest: m}, validate.Options{})) {
+				got = append(got, e.Field+": "+e.Detail)
+			}
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("errors %q, want none", got)
+			case tt.want != "" && !slices.ContainsFunc(got, func(g string) bool { return len(g) >= len(tt.want) && g[:len(tt.want)] == tt.want }):
+				t.Errorf("errors %q, want one starting %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -23,7 +23,10 @@
 //	POST /alloc?mb=N    allocate and touch N MiB and keep it
 //
 // With EXIT_AFTER set to a Go duration, the server exits with code
-// $EXIT_CODE (default 1) after that long (for crash-loop tests).
+// $EXIT_CODE (default 1) after that long (for crash-loop tests). With
+// GRPC_LISTEN set (":9090"), it also answers the gRPC health protocol
+// there (SERVING; NOT_SERVING once /tmp/unhealthy exists; the service
+// "unknown" is NOT_FOUND).
 package main
 
 import (
@@ -97,10 +100,16 @@ func run(listen string, log *slog.Logger) error {
 		})
 	}
 
+	s := newServer(log)
 	srv := &http.Server{
 		Addr:              listen,
-		Handler:           newServer(log).routes(),
+		Handler:           s.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
+	}
+	if addr := os.Getenv("GRPC_LISTEN"); addr != "" {
+		g := grpcHealthServer(addr, s)
+		go func() { log.Info("gRPC health", "addr", addr, "error", g.ListenAndServe()) }()
+		defer g.Close()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

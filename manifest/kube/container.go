@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -145,7 +146,7 @@ func (p *podTranslation) probe(field string, pr *corev1.Probe, readiness bool) *
 	}
 	h := pr.ProbeHandler
 	if n := countSet(h.HTTPGet != nil, h.TCPSocket != nil, h.Exec != nil, h.GRPC != nil); n > 1 {
-		p.errorf(field, "%d handlers: set one of exec, httpGet, tcpSocket", n)
+		p.errorf(field, "%d handlers: set one of exec, httpGet, tcpSocket, grpc", n)
 		return nil
 	}
 	switch {
@@ -162,10 +163,13 @@ func (p *podTranslation) probe(field string, pr *corev1.Probe, readiness bool) *
 		out.Type = manifest.ProbeExec
 		out.Exec = &manifest.Exec{Command: slices.Clone(h.Exec.Command)}
 	case h.GRPC != nil:
-		// Refused by the field walk; no probe to check beside it.
-		return nil
+		out.Type = manifest.ProbeGRPC
+		out.GRPC = &manifest.GRPC{Port: strconv.Itoa(int(h.GRPC.Port))}
+		if h.GRPC.Service != nil {
+			out.GRPC.Service = *h.GRPC.Service
+		}
 	default:
-		p.errorf(field, "no handler: set one of exec, httpGet, tcpSocket")
+		p.errorf(field, "no handler: set one of exec, httpGet, tcpSocket, grpc")
 	}
 	return out
 }

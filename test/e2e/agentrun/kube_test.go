@@ -510,3 +510,51 @@ func TestKubernetesDeploymentRollsBackOnCrash(t *testing.T) {
 	})
 	testkit.WaitHTTP(t, 30*time.Second, http.MethodGet, url, "", "hello from")
 }
+
+// TestKubernetesGRPCProbes: gRPC probes ask a container's health service
+// (the demo's, over HTTP/2 without TLS): a SERVING server is ready, an
+// unknown service never is, and a liveness probe that finds the server
+// NOT_SERVING restarts the container.
+func TestKubernetesGRPCProbes(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	port := testkit.FreePort(t)
+	pod := func(name, probes string, hostPort int) string {
+		ports := ""
+		if hostPort != 0 {
+			ports = fmt.Sprintf("    ports: [{containerPort: 8080, hostPort: %d, hostIP: 127.0.0.1}]\n", hostPort)
+		}
+		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: app\n    image: %s\n    imagePullPolicy: Never\n    env: [{name: GRPC_LISTEN, value: \":9090\"}]\n%s%s",
+			name, e.image, ports, probes)
+	}
+	testkit.WriteFile(t, filepath.Join(tree, "pods.yaml"), pod("serving", "    readinessProbe: {grpc: {port: 9090}, periodSeconds: 1}\n", 0)+"---\n"+
+		pod("unknown", "    readinessProbe: {grpc: {port: 9090, service: unknown}, periodSeconds: 1}\n", 0)+"---\n"+
+		pod("sick", "    livenessProbe: {grpc: {port: 9090}, periodSeconds: 1, failureThreshold: 2}\n", port))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+	e.waitPods(t, 60*time.Second, "serving", "unknown", "sick")
+	container := func(d api.Document, id string) (hsync.ContainerStatus, bool) {
+		for _, p := range d.Pods {
+			if p.ID == id && len(p.Containers) == 1 {
+				return p.Containers[0], true
+			}
+		}
+		return hsync.ContainerStatus{}, false
+	}
+	// A new pod's rollout completes once it is ready (minReadySeconds,
+	// 10 s by default): serving's does, unknown's goes on waiting.
+	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+		s, u := rollout(d, "serving"), rollout(d, "unknown")
+		return s != nil && u != nil && s.State == hsync.RolloutComplete && u.State == hsync.RolloutProgressing,
+			fmt.Sprintf("rollouts: serving %+v, unknown %+v", s, u)
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 30*time.Second, http.MethodGet, url, "", "hello from")
+	if code, body, err := testkit.HTTP(http.MethodPost, url+"unhealthy", ""); err != nil || code != http.StatusOK {
+		t.Fatalf("POST /unhealthy: %d %q %v", code, body, err)
+	}
+	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+		c, _ := container(d, "sick")
+		return c.Restarts > 0, fmt.Sprintf("sick: %d restarts (%s)", c.Restarts, c.LastError)
+	})
+}
