@@ -211,6 +211,7 @@ func (p *Probe) clone() *Probe {
 	c := *p
 	if p.HTTPGet != nil {
 		h := *p.HTTPGet
+		h.HTTPHeaders = append([]HTTPHeader(nil), h.HTTPHeaders...)
 		c.HTTPGet = &h
 	}
 	if p.TCPSocket != nil {
@@ -257,6 +258,7 @@ func (h *Hook) clone() *Hook {
 	}
 	if h.HTTPGet != nil {
 		g := *h.HTTPGet
+		g.HTTPHeaders = slices.Clone(g.HTTPHeaders)
 		out.HTTPGet = &g
 	}
 	return out

@@ -441,7 +441,19 @@ type HTTPGet struct {
 	Path string `json:"path,omitempty"`
 	Port string `json:"port"`
 	Host string `json:"host,omitempty"`
+	// HTTPHeaders are sent with the request, in order (a Host header
+	// names the virtual host asked for).
+	HTTPHeaders []HTTPHeader `json:"httpHeaders,omitempty"`
 }
+
+// HTTPHeader is one header of an HTTPGet.
+type HTTPHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// MaxHTTPHeaders bounds the headers of one HTTPGet.
+const MaxHTTPHeaders = 32
 
 // Lifecycle are a container's hooks.
 type Lifecycle struct {

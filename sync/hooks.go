@@ -81,18 +81,26 @@ func runHook(ctx context.Context, ex Execer, id, ip string, h manifest.Hook) err
 		if err != nil {
 			return err
 		}
-		return httpGet(ctx, addr, h.HTTPGet.Path)
+		return httpGet(ctx, addr, *h.HTTPGet)
 	}
 	return errors.New("no action (exec or httpGet)")
 }
 
-// httpGet GETs path on the pod's address addr: a 2xx or 3xx answer
-// succeeds. It reaches nothing but addr (podClient).
-func httpGet(ctx context.Context, addr, path string) error {
-	url := "http://" + addr + path
+// httpGet GETs g's path, with its headers, on the pod's address addr: a
+// 2xx or 3xx answer succeeds. It reaches nothing but addr (podClient),
+// whatever a Host header says.
+func httpGet(ctx context.Context, addr string, g manifest.HTTPGet) error {
+	url := "http://" + addr + g.Path
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
+	}
+	for _, h := range g.HTTPHeaders {
+		if http.CanonicalHeaderKey(h.Name) == "Host" {
+			req.Host = h.Value
+			continue
+		}
+		req.Header.Add(h.Name, h.Value)
 	}
 	client := podClient(addr)
 	defer client.CloseIdleConnections()

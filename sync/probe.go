@@ -425,7 +425,7 @@ func (p *prober) check(ctx context.Context, t probeTarget, timeout time.Duration
 		if err != nil {
 			return err
 		}
-		return httpGet(ctx, addr, pr.HTTPGet.Path)
+		return httpGet(ctx, addr, *pr.HTTPGet)
 	case manifest.ProbeGRPC:
 		addr, err := probeAddr(t, "", pr.GRPC.Port)
 		if err != nil {

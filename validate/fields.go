@@ -17,6 +17,7 @@ import (
 
 	"github.com/distribution/reference"
 	"github.com/hashicorp/go-multierror"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/hostlet/hostlet/imagepolicy"
 	"github.com/hostlet/hostlet/manifest"
@@ -633,6 +634,7 @@ func (c *checker) hook(f string, h *manifest.Hook, portNames map[string]bool, ht
 		if h.HTTPGet.Host != "" {
 			c.probeHost(f+".httpGet.host", h.HTTPGet.Host)
 		}
+		c.httpHeaders(f+".httpGet.httpHeaders", h.HTTPGet.HTTPHeaders)
 	default:
 		c.add(f, "set one of exec, httpGet, sleepSeconds")
 	}
@@ -854,6 +856,7 @@ func (c *checker) probe(f string, p *manifest.Probe, portNames map[string]bool) 
 			if p.HTTPGet.Host != "" {
 				c.probeHost(f+".httpGet.host", p.HTTPGet.Host)
 			}
+			c.httpHeaders(f+".httpGet.httpHeaders", p.HTTPGet.HTTPHeaders)
 		}
 	case manifest.ProbeTCP:
 		if p.TCPSocket == nil {
@@ -881,6 +884,24 @@ func (c *checker) probe(f string, p *manifest.Probe, portNames map[string]bool) 
 	c.seconds(f+".periodSeconds", p.PeriodSeconds)
 	c.seconds(f+".timeoutSeconds", p.TimeoutSeconds)
 	c.seconds(f+".failureThreshold", p.FailureThreshold)
+}
+
+// httpHeaders checks an httpGet's headers: at most
+// manifest.MaxHTTPHeaders, each a valid header name and a value without
+// control characters (no header can be smuggled into another).
+func (c *checker) httpHeaders(f string, hs []manifest.HTTPHeader) {
+	if len(hs) > manifest.MaxHTTPHeaders {
+		c.add(f, "%d headers are over the limit of %d", len(hs), manifest.MaxHTTPHeaders)
+		return
+	}
+	for i, h := range hs {
+		if !httpguts.ValidHeaderFieldName(h.Name) {
+			c.add(fmt.Sprintf("%s[%d].name", f, i), "%q is not a header name", h.Name)
+		}
+		if !httpguts.ValidHeaderFieldValue(h.Value) || len(h.Value) > 4096 {
+			c.add(fmt.Sprintf("%s[%d].value", f, i), "a header value of at most 4096 bytes, without control characters")
+		}
+	}
 }
 
 // probeHost accepts an address that can be the pod's own IP. Which one is

@@ -88,3 +88,39 @@ func TestGRPCProbeIsChecked(t *testing.T) {
 		})
 	}
 }
+
+// An httpGet's headers are header names and values without control
+// characters, at most manifest.MaxHTTPHeaders of them.
+func TestHTTPHeadersAreChecked(t *testing.T) {
+	many := make([]manifest.HTTPHeader, manifest.MaxHTTPHeaders+1)
+	for i := range many {
+		many[i] = manifest.HTTPHeader{Name: "X-A", Value: "v"}
+	}
+	tests := []struct {
+		name    string
+		headers []manifest.HTTPHeader
+		want    string
+	}{
+		{"plain", []manifest.HTTPHeader{{Name: "Host", Value: "shop.example.org"}, {Name: "X-Probe", Value: "1"}}, ""},
+		{"bad name", []manifest.HTTPHeader{{Name: "X Probe", Value: "1"}}, "containers[0].readinessProbe.httpGet.httpHeaders[0].name"},
+		{"smuggled line", []manifest.HTTPHeader{{Name: "X-A", Value: "1\r\nX-B: 2"}}, "containers[0].readinessProbe.httpGet.httpHeaders[0].value"},
+		{"too many", many, "containers[0].readinessProbe.httpGet.httpHeaders: 33 headers are over the limit of 32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := pod("web")
+			m.Containers[0].Ports = []manifest.Port{{ContainerPort: 8080}}
+			m.Containers[0].ReadinessProbe = &manifest.Probe{Type: manifest.ProbeHTTP, HTTPGet: &manifest.HTTPGet{Port: "8080", HTTPHeaders: tt.headers}}
+			var got []string
+			for _, e := range validate.Flatten(validate.Manifest(manifest.Sourced{Manifest: m}, validate.Options{})) {
+				got = append(got, e.Field+": "+e.Detail)
+			}
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("errors %q, want none", got)
+			case tt.want != "" && !slices.ContainsFunc(got, func(g string) bool { return len(g) >= len(tt.want) && g[:len(tt.want)] == tt.want }):
+				t.Errorf("errors %q, want one starting %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -72,7 +72,7 @@ func (p *podTranslation) hook(field string, h *corev1.LifecycleHandler, preStop 
 		if h.HTTPGet.Scheme != "" && h.HTTPGet.Scheme != corev1.URISchemeHTTP {
 			p.errorf(field+".httpGet.scheme", "%s: not supported by hostlet yet (HTTP is)", h.HTTPGet.Scheme)
 		}
-		return &manifest.Hook{HTTPGet: &manifest.HTTPGet{Path: h.HTTPGet.Path, Port: h.HTTPGet.Port.String(), Host: h.HTTPGet.Host}}
+		return &manifest.Hook{HTTPGet: &manifest.HTTPGet{Path: h.HTTPGet.Path, Port: h.HTTPGet.Port.String(), Host: h.HTTPGet.Host, HTTPHeaders: headers(h.HTTPGet.HTTPHeaders)}}
 	case h.Sleep != nil:
 		if h.Sleep.Seconds <= 0 {
 			p.errorf(field+".sleep.seconds", "%d: a pause of at least 1 second", h.Sleep.Seconds)
@@ -155,7 +155,7 @@ func (p *podTranslation) probe(field string, pr *corev1.Probe, readiness bool) *
 			p.errorf(field+".httpGet.scheme", "%s: not supported by hostlet yet (HTTP is)", h.HTTPGet.Scheme)
 		}
 		out.Type = manifest.ProbeHTTP
-		out.HTTPGet = &manifest.HTTPGet{Path: h.HTTPGet.Path, Port: h.HTTPGet.Port.String(), Host: h.HTTPGet.Host}
+		out.HTTPGet = &manifest.HTTPGet{Path: h.HTTPGet.Path, Port: h.HTTPGet.Port.String(), Host: h.HTTPGet.Host, HTTPHeaders: headers(h.HTTPGet.HTTPHeaders)}
 	case h.TCPSocket != nil:
 		out.Type = manifest.ProbeTCP
 		out.TCPSocket = &manifest.TCPSocket{Port: h.TCPSocket.Port.String()}
@@ -170,6 +170,15 @@ func (p *podTranslation) probe(field string, pr *corev1.Probe, readiness bool) *
 		}
 	default:
 		p.errorf(field, "no handler: set one of exec, httpGet, tcpSocket, grpc")
+	}
+	return out
+}
+
+// headers are an httpGet's headers, nil for none.
+func headers(hs []corev1.HTTPHeader) []manifest.HTTPHeader {
+	var out []manifest.HTTPHeader
+	for _, h := range hs {
+		out = append(out, manifest.HTTPHeader{Name: h.Name, Value: h.Value})
 	}
 	return out
 }

@@ -236,7 +236,9 @@ var probeRules = map[string]rule{
 	"httpGet.port":                  yes,
 	"httpGet.host":                  yes,
 	"httpGet.scheme":                yes,
-	"httpGet.httpHeaders":           refuse(notYet + " (probe headers)"),
+	"httpGet.httpHeaders":           yes,
+	"httpGet.httpHeaders[].name":    yes,
+	"httpGet.httpHeaders[].value":   yes,
 	"tcpSocket":                     yes,
 	"tcpSocket.port":                yes,
 	"tcpSocket.host":                refuse("a probe checks the pod's own address; leave host out"),
@@ -254,17 +256,19 @@ var probeRules = map[string]rule{
 // hookRules are the rules of a preStop hook ("lifecycle.preStop." taken
 // off).
 var hookRules = map[string]rule{
-	"exec":                yes,
-	"exec.command":        whole,
-	"httpGet":             yes,
-	"httpGet.path":        yes,
-	"httpGet.port":        yes,
-	"httpGet.host":        yes,
-	"httpGet.scheme":      yes,
-	"httpGet.httpHeaders": refuse(notYet + " (hook headers)"),
-	"tcpSocket":           refuse("deprecated in Kubernetes, and not run by hostlet: use exec or httpGet"),
-	"sleep":               yes,
-	"sleep.seconds":       yes,
+	"exec":                        yes,
+	"exec.command":                whole,
+	"httpGet":                     yes,
+	"httpGet.path":                yes,
+	"httpGet.port":                yes,
+	"httpGet.host":                yes,
+	"httpGet.scheme":              yes,
+	"httpGet.httpHeaders":         yes,
+	"httpGet.httpHeaders[].name":  yes,
+	"httpGet.httpHeaders[].value": yes,
+	"tcpSocket":                   refuse("deprecated in Kubernetes, and not run by hostlet: use exec or httpGet"),
+	"sleep":                       yes,
+	"sleep.seconds":               yes,
 }
 
 // postStartRules are the rules of a postStart hook ("lifecycle.postStart."
