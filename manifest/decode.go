@@ -155,6 +155,7 @@ func Decode(data []byte, origin Origin) ([]Sourced, error) {
 			forgetSealed(&m)
 			// Only a translation names a pod's Kubernetes object.
 			m.Object = nil
+			strict = append(strict, ReservedText(m, o)...)
 			out = append(out, Sourced{Origin: o, Manifest: m, Errors: strict})
 		}
 	}

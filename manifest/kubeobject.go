@@ -21,6 +21,10 @@ type KubeObject struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Raw is the object's JSON.
 	Raw json.RawMessage `json:"raw"`
+	// Sealed: the object was read from a SOPS file (set by a file or git
+	// source's reader, never by decoding): only then may a Secret's values
+	// be encrypted.
+	Sealed bool `json:"sealed,omitempty"`
 }
 
 // String names the object as kubectl does: "Deployment web" (with its

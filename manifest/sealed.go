@@ -174,6 +174,20 @@ func join(path, name string) string {
 	return path + "." + name
 }
 
+// ReservedText returns an error of m (from origin) for each field that
+// holds what hostlet writes for itself: a secret's token, or a base64
+// part. An author's would reach the host as if hostlet had written it.
+func ReservedText(m Manifest, origin Origin) []*Error {
+	var out []*Error
+	for field, value := range StringFields(m) {
+		if strings.Contains(value, SecretTokenPrefix) || strings.Contains(value, Base64Prefix) {
+			out = append(out, &Error{Origin: origin, Pod: m.ID, Field: field,
+				Detail: "holds " + SecretTokenPrefix + " or " + Base64Prefix + ", which hostlet keeps for its own secrets"})
+		}
+	}
+	return out
+}
+
 // Base64Prefix starts a part of an env value that is base64 of what the
 // container gets: "{{hostlet-base64:" + base64 text + "}}". Hostlet's
 // translation of a Kubernetes Secret's encrypted data value (base64 under
@@ -204,7 +218,8 @@ func DecodeBase64Parts(s string) (string, error) {
 		text := base64Part.FindStringSubmatch(part)[1]
 		b, derr := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(text), ""))
 		if derr != nil && err == nil {
-			err = fmt.Errorf("a base64 value that does not decode: %w", derr)
+			// Not derr: its offset would tell a secret's length.
+			err = errors.New("a base64 value that does not decode")
 		}
 		return string(b)
 	})

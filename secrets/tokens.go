@@ -165,16 +165,28 @@ func tokenized(m manifest.Manifest, o opened, mac MAC) (manifest.Manifest, error
 func tokenizeEnv(cs []manifest.Container, o opened, mac MAC) error {
 	for i, c := range cs {
 		for j, e := range c.Env {
-			for _, enc := range manifest.EncryptedValues(e.Value) {
+			encs := manifest.EncryptedValues(e.Value)
+			revealed := e.Value
+			for _, enc := range encs {
 				plain, ok := o.values[enc]
-				switch {
-				case !ok:
+				if !ok {
 					return fmt.Errorf("container %s: env %s holds an encrypted value that is in none of the pod's encrypted files", c.Name, e.Name)
-				case strings.ContainsRune(plain, 0):
-					// The engine would refuse it, quoting it.
-					return fmt.Errorf("container %s: env %s: its secret holds a NUL byte, which no environment variable can", c.Name, e.Name)
 				}
 				e.Value = strings.Replace(e.Value, enc, manifest.SecretToken(o.valueFile[enc], mac([]byte(plain))), 1)
+				revealed = strings.Replace(revealed, enc, plain, 1)
+			}
+			if len(encs) > 0 {
+				// What the container will get, checked now, while the
+				// running version is still there: the engine would refuse
+				// a NUL byte (quoting the value), and a base64 part (a
+				// Kubernetes Secret's data) must decode.
+				decoded, err := manifest.DecodeBase64Parts(revealed)
+				switch {
+				case err != nil:
+					return fmt.Errorf("container %s: env %s: %w", c.Name, e.Name, err)
+				case strings.ContainsRune(decoded, 0):
+					return fmt.Errorf("container %s: env %s: its secret holds a NUL byte, which no environment variable can", c.Name, e.Name)
+				}
 			}
 			cs[i].Env[j] = e
 		}

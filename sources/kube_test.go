@@ -2,6 +2,8 @@ package sources_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/composetest"
+	"github.com/hostlet/hostlet/internal/testkit/sopstest"
 	"github.com/hostlet/hostlet/manifest"
 	"github.com/hostlet/hostlet/manifest/project"
 	"github.com/hostlet/hostlet/sources"
@@ -99,5 +102,82 @@ func TestTreeKeepsAPodsTranslationErrorsWithThePod(t *testing.T) {
 		if len(m.Errors) != 1 || !strings.Contains(m.Errors[0].Error(), `repo:web.yaml: pod "`+m.Manifest.ID+`": spec.template.spec.containers[0].env[0].valueFrom.configMapKeyRef.name: ConfigMap "conf" is not in namespace default of this source`) {
 			t.Errorf("pod %s errors %v", m.Manifest.ID, m.Errors)
 		}
+	}
+}
+
+// encryptedSecret is Secret db holding value under key password and blob
+// under key blob (stringData), encrypted in place as Flux encrypts one.
+func encryptedSecret(t *testing.T, value, blob string) string {
+	t.Helper()
+	plain := "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData:\n  password: " + value + "\n  blob: " + blob + "\n"
+	key := sopstest.NewKey(t)
+	return string(sopstest.Encrypt(t, "secret.yaml", []byte(plain), []string{key.Recipient}, "--encrypted-regex", "^(data|stringData)$"))
+}
+
+// readerDeployment is Deployment reader of replicas pods reading db's
+// password.
+func readerDeployment(replicas int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: reader}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: reader}}
+  template:
+    metadata: {labels: {app: reader}}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27
+        env:
+        - name: PASSWORD
+          valueFrom: {secretKeyRef: {name: db, key: password}}
+`, replicas)
+}
+
+// A Secret encrypted in place reaches, as its ciphertext with its SOPS
+// file attached, exactly the pods reading it; the same Secret in a plain
+// file, or a copy of its ciphertext in a ConfigMap, is refused.
+func TestTreeAttachesAnEncryptedSecretsFileToThePodsReadingIt(t *testing.T) {
+	secret := encryptedSecret(t, "s3cret", "b")
+	dir := writeKubeTree(t, map[string]string{
+		"secret.yaml": secret,
+		"reader.yaml": readerDeployment(2),
+		"other.yaml":  "version: v1beta1\nid: other\ncontainers: [{name: a, image: busybox}]\n",
+	})
+	snap, err := sources.ReadTree(context.Background(), dir, []string{"."}, "repo", composetest.Renderer(t, project.Host{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range snap.Manifests {
+		sealed := len(m.Manifest.Sealed) == 1 && m.Manifest.Sealed[0].File == "secret.yaml"
+		switch {
+		case len(m.Errors) > 0:
+			t.Errorf("pod %s: %v", m.Manifest.ID, m.Errors)
+		case strings.HasPrefix(m.Manifest.ID, "reader-") && (!sealed || len(manifest.EncryptedValues(m.Manifest.Containers[0].Env[0].Value)) != 1):
+			t.Errorf("pod %s: sealed %v, env %q; want secret.yaml attached and the ciphertext", m.Manifest.ID, m.Manifest.Sealed, m.Manifest.Containers[0].Env[0].Value)
+		case m.Manifest.ID == "other" && len(m.Manifest.Sealed) > 0:
+			t.Errorf("pod other, reading no secret, carries %v", m.Manifest.Sealed)
+		}
+	}
+
+	// The encrypted Secret's text in a plain file: refused.
+	plainCopy := strings.Split(secret, "sops:")[0]
+	dir = writeKubeTree(t, map[string]string{"secret.yaml": plainCopy, "reader.yaml": readerDeployment(1)})
+	_, err = sources.ReadTree(context.Background(), dir, []string{"."}, "repo", composetest.Renderer(t, project.Host{}))
+	if err == nil || !strings.Contains(err.Error(), "outside a SOPS file") {
+		t.Errorf("an encrypted Secret in a plain file: %v, want it refused", err)
+	}
+}
+
+// The encrypted files a source's pods carry, one copy per pod, are
+// bounded: a big Secret one small key of which many replicas read fails
+// the source.
+func TestTreeBoundsTheEncryptedFilesItsPodsCarry(t *testing.T) {
+	big := strings.Repeat("x", project.MaxSealedBytes/80)
+	dir := writeKubeTree(t, map[string]string{"secret.yaml": encryptedSecret(t, "s3cret", big), "reader.yaml": readerDeployment(100)})
+	_, err := sources.ReadTree(context.Background(), dir, []string{"."}, "repo", composetest.Renderer(t, project.Host{}))
+	if !errors.Is(err, manifest.ErrTooLarge) || !strings.Contains(err.Error(), "the encrypted files the source's pods carry") {
+		t.Errorf("err = %v, want the bound on encrypted files", err)
 	}
 }

@@ -138,12 +138,36 @@ func dataOf(o object) (map[string][]byte, error) {
 			out[k] = []byte(s)
 		}
 	}
-	for k := range out {
+	for k, b := range out {
 		if !validKey(k) {
 			return nil, fmt.Errorf("key %q is not a valid key (letters, digits, '-', '_' and '.')", k)
 		}
+		if err := checkSealedValue(o, k, b); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// checkSealedValue refuses value b of key k of o (as dataOf gives it)
+// holding an encrypted value that is not one of an encrypted Secret's
+// (decode took its data's out; its stringData's are whole values), or
+// text hostlet keeps for its own secrets: a ConfigMap's, a plain
+// Secret's, or one decoded from base64, would be decrypted or decoded
+// into a pod as if the Secret's.
+func checkSealedValue(o object, k string, b []byte) error {
+	s := string(b)
+	if !strings.Contains(s, "ENC[") && !strings.Contains(s, "{{hostlet-") {
+		return nil
+	}
+	if _, sealed := o.sealed[k]; sealed {
+		return nil // manifest.Base64Part of a value decode took out
+	}
+	sec, isSecret := o.value.(*corev1.Secret)
+	if enc := manifest.EncryptedValues(s); isSecret && o.kube.Sealed && len(enc) == 1 && enc[0] == s && sec.StringData[k] == s {
+		return nil
+	}
+	return fmt.Errorf("key %q holds an encrypted value (SOPS) or text hostlet keeps for its own secrets: only an encrypted Secret's data and stringData values, whole, may be encrypted", k)
 }
 
 // validKey reports whether k is a ConfigMap or Secret key Kubernetes

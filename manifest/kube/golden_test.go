@@ -33,6 +33,15 @@ func translateFile(t *testing.T, path string) translation {
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}
+	if strings.HasPrefix(filepath.Base(path), "sops-") {
+		// Read from a SOPS file, its metadata stripped, as a file or git
+		// source's reader marks it.
+		for i := range ms {
+			if ms[i].Kube != nil {
+				ms[i].Kube.Sealed = true
+			}
+		}
+	}
 	pods, errs := kube.Translate(ms)
 	var out translation
 	for _, p := range pods {

@@ -100,8 +100,11 @@ func decode(origin manifest.Origin, o *manifest.KubeObject) (any, map[string]str
 	raw := o.Raw
 	var sealed map[string]string
 	if len(manifest.EncryptedValues(string(raw))) > 0 {
-		if o.Kind != "Secret" {
+		switch {
+		case o.Kind != "Secret":
 			return nil, nil, fail("", "holds SOPS-encrypted values (ENC[...]): only a Secret's data and stringData values may be encrypted")
+		case !o.Sealed:
+			return nil, nil, fail("", "holds SOPS-encrypted values (ENC[...]) outside a SOPS file of a file or git source (one with its sops metadata and MAC)")
 		}
 		var field string
 		var err error

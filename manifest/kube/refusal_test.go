@@ -59,6 +59,36 @@ metadata: {name: p}
 spec:
   containers: [{name: c, image: busybox, env: [{name: PW, value: "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}]}]
 `, `holds SOPS-encrypted values (ENC[...]): only a Secret's data and stringData values may be encrypted`, nil},
+		{"an encrypted Secret in a plain file", `apiVersion: v1
+kind: Secret
+metadata: {name: s}
+stringData: {k: "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}
+`, `Secret s: holds SOPS-encrypted values (ENC[...]) outside a SOPS file of a file or git source`, nil},
+		{"a SOPS-encrypted value copied into a ConfigMap", `apiVersion: v1
+kind: Secret
+metadata: {name: s}
+stringData: {k: "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+binaryData: {k: "RU5DW0FFUzI1Nl9HQ00sZGF0YTphYmM9LGl2OmFiYz0sdGFnOmFiYz0sdHlwZTpzdHJd"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: busybox, env: [{name: K, valueFrom: {configMapKeyRef: {name: c, key: k}}}]}]
+`, `spec.containers[0].env[0].valueFrom.configMapKeyRef.name: ConfigMap "c": key "k" holds an encrypted value (SOPS) or text hostlet keeps for its own secrets`, []string{"p"}},
+		{"a SOPS file's Pod writing hostlet's own text", `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: busybox, env: [{name: K, value: "{{hostlet-base64:czNjcmV0}}"}]}]
+`, `spec.containers[0].env[0].value: holds an encrypted value (SOPS) that is no value of an encrypted Secret of the source, or text hostlet keeps for its own secrets`, []string{"p"}},
+		{"a SOPS-encrypted Secret with a key given twice", `{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+ "data": {"k": "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]", "k": "ENC[AES256_GCM,data:def=,iv:abc=,tag:abc=,type:str]"}}
+`, `Secret s: data.k: duplicate field`, nil},
 		{"a SOPS-encrypted value in a Secret's metadata", `apiVersion: v1
 kind: Secret
 metadata: {name: s, annotations: {a: "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}}
@@ -99,6 +129,14 @@ spec:
 			ms, err := manifest.Decode([]byte(tt.text), manifest.Origin{Source: "s", File: "f.yaml"})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if strings.Contains(tt.name, "SOPS") {
+				// Read from a SOPS file, as a file or git source marks it.
+				for i := range ms {
+					if ms[i].Kube != nil {
+						ms[i].Kube.Sealed = true
+					}
+				}
 			}
 			pods, errs := Translate(ms)
 			var ids, texts []string

@@ -28,6 +28,10 @@ type source struct {
 	shared *shared
 	// volumes are the claims by the name of their Docker volume.
 	volumes map[string]dataKey
+	// sealed are the encrypted values of the source's encrypted Secrets:
+	// a data value as the base64 part dataOf makes of it, a stringData
+	// value as it is (checkSealed).
+	sealed map[string]bool
 }
 
 // Translate translates the Kubernetes objects of one source (ms, each
@@ -58,6 +62,9 @@ func Translate(ms []manifest.Sourced) ([]manifest.Sourced, []*manifest.Error) {
 			// Each pod carries its copy out of the helper.
 			s.errs = append(s.errs, &manifest.Error{Origin: o.origin, Detail: fmt.Sprintf("the files, env, command lines, labels and annotations of the pods of the source (replicas counted) hold more than %d bytes: %v", MaxFilesBytes, manifest.ErrTooLarge), Err: manifest.ErrTooLarge})
 			return nil, s.errs
+		}
+		for i := range pods {
+			s.checkSealed(&pods[i])
 		}
 		out = append(out, pods...)
 	}
@@ -126,6 +133,7 @@ func (s *source) add(o object) {
 		s.volumes[vol] = key
 	}
 	s.data[key] = o
+	s.noteSealed(o)
 }
 
 // checkObject walks the fields o sets, returning its refused ones and

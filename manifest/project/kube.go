@@ -16,8 +16,13 @@ import (
 var ErrNoTranslator = errors.New("kubernetes objects are not read here (no renderer)")
 
 // MaxKubeBytes bounds the Kubernetes objects of one source, as their
-// JSON, handed to the helper at once.
-const MaxKubeBytes = MaxBytes
+// JSON, handed to the helper at once; MaxSealedBytes the encrypted files
+// its pods carry, each pod its copy (a Secret's file for every replica
+// that reads it: saved sets and published sets hold one per pod).
+const (
+	MaxKubeBytes   = MaxBytes
+	MaxSealedBytes = MaxBytes
+)
 
 // TranslateKube translates the Kubernetes objects among ms, the
 // manifests of source, with r's helper (the one that renders Compose
@@ -51,8 +56,16 @@ func TranslateKube(ctx context.Context, r *Renderer, source string, ms []manifes
 		return withoutKube(ms), &multierror.Error{Errors: []error{err}}
 	}
 	pods, err := r.Render(ctx, Bundle{Options: Options{Source: source}, Kube: objects})
+	sealed := 0
 	for i := range pods {
 		sealPod(&pods[i], seal)
+		for _, f := range pods[i].Manifest.Sealed {
+			sealed += len(f.Data)
+		}
+	}
+	if sealed > MaxSealedBytes {
+		err := &manifest.Error{Origin: origin, Detail: fmt.Sprintf("the encrypted files the source's pods carry (a Secret's file for each pod that reads it, replicas counted) hold more than %d bytes: split the Secret, or read it from fewer pods: %v", MaxSealedBytes, manifest.ErrTooLarge), Err: manifest.ErrTooLarge}
+		return withoutKube(ms), &multierror.Error{Errors: []error{err}}
 	}
 	if len(ms)-len(objects)+len(pods) > manifest.MaxSourceManifests {
 		// Replicas count: 50 Deployments of 100 replicas are 5000 pods.

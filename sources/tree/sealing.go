@@ -47,6 +47,9 @@ func decodeSealed(data []byte, origin manifest.Origin, info sopsfile.Info, ok bo
 	ms, err := manifest.Decode(plain, origin)
 	sealed := &manifest.Sealed{File: origin.File, Format: info.Format, Data: data}
 	for i := range ms {
+		if ms[i].Kube != nil {
+			ms[i].Kube.Sealed = true
+		}
 		sealValues(&ms[i], func(string) *manifest.Sealed { return sealed })
 	}
 	return ms, sealed, err
@@ -61,14 +64,20 @@ func (r *Reader) noteKubeSealed(ms []manifest.Sourced, sealed *manifest.Sealed) 
 		return
 	}
 	for _, s := range ms {
-		if s.Kube == nil {
+		if s.Kube == nil || s.Kube.Kind != "Secret" {
+			// Only a Secret's values may be encrypted (the translation
+			// refuses any other).
 			continue
 		}
 		for _, enc := range manifest.EncryptedValues(string(s.Kube.Raw)) {
 			if r.kubeSealed == nil {
 				r.kubeSealed = map[string]*manifest.Sealed{}
 			}
-			r.kubeSealed[enc] = sealed
+			if r.kubeSealed[enc] == nil {
+				// The first file holding it: a copy in another cannot
+				// take it over.
+				r.kubeSealed[enc] = sealed
+			}
 		}
 	}
 }
