@@ -283,6 +283,12 @@ type Container struct {
 	GroupAdd []string `json:"groupAdd,omitempty"`
 	// ReadOnly mounts the container's root filesystem read-only.
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// RunAsNonRoot: the container must not run as root. Without a user,
+	// its image's USER is checked when the container is created (and
+	// before anything running is stopped): a numeric user other than 0
+	// passes; root, none, or a name (which cannot be checked without
+	// the image's /etc/passwd) fails the pod. No part of the hash.
+	RunAsNonRoot bool `json:"runAsNonRoot,omitempty"`
 	// Init runs an init process (Docker's tini) as PID 1 that reaps
 	// zombies and forwards signals.
 	Init bool `json:"init,omitempty"`

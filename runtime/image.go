@@ -64,6 +64,19 @@ func (d *Docker) EnsureImage(ctx context.Context, ref, pullPolicy string) error 
 	return d.pull(ctx, ref)
 }
 
+// ImageUser is the user image ref runs its process as (its config's
+// USER, "" for root by default).
+func (d *Docker) ImageUser(ctx context.Context, ref string) (string, error) {
+	insp, err := d.cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("inspect image %s: %w", ref, translate(err))
+	}
+	if insp.Config == nil {
+		return "", nil
+	}
+	return insp.Config.User, nil
+}
+
 // imagePresent reports whether the engine has the image.
 func (d *Docker) imagePresent(ctx context.Context, ref string) (bool, error) {
 	_, err := d.cli.ImageInspect(ctx, ref)

@@ -38,6 +38,9 @@ type Engine interface {
 // ImageEnsurer makes an image present per a pull policy.
 type ImageEnsurer interface {
 	EnsureImage(ctx context.Context, ref, pullPolicy string) error
+	// ImageUser is the user a present image runs as (its USER; "" for
+	// root by default).
+	ImageUser(ctx context.Context, ref string) (string, error)
 }
 
 // Volumes manages the Docker volumes behind pods' empty-dir volumes and
@@ -681,6 +684,9 @@ func (ap *podApplication) apply(ctx context.Context) error {
 		return inStep(errStepFiles, err)
 	}
 	if err := ap.ensureImages(ctx); err != nil || len(ap.res.Pulling)+len(ap.res.Building) > 0 {
+		return err
+	}
+	if err := ap.checkNonRoot(ctx); err != nil {
 		return err
 	}
 	if initializing, err := ap.runInitsFirst(ctx); err != nil || initializing {

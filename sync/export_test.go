@@ -17,7 +17,7 @@ func (s *Syncer) HandleEvent(ctx context.Context, e hruntime.Event) bool {
 
 // OnUnhealthy is onUnhealthy (a liveness probe's failure), for tests.
 func (s *Syncer) OnUnhealthy(ctx context.Context, pod, slot, id string) {
-	s.onUnhealthy(ctx, pod, slot, id, "probe failed", 0)
+	s.onUnhealthy(ctx, pod, slot, id, "", "probe failed", 0)
 }
 
 // DrainEvents is drainEvents, and MaxDrainedEvents its bound.

@@ -26,7 +26,7 @@ import (
 )
 
 // unhealthyFunc restarts a container whose probe failed.
-type unhealthyFunc func(ctx context.Context, pod, slot, id, why string, grace time.Duration)
+type unhealthyFunc func(ctx context.Context, pod, slot, id, ip, why string, grace time.Duration)
 
 // Execer runs a command in a container (exec liveness probes).
 type Execer interface {
@@ -381,7 +381,7 @@ func (p *prober) run(ctx context.Context, w *probeWorker, t probeTarget) {
 				p.onReady()
 			}
 		} else if failures >= int(pr.FailureThreshold) {
-			p.onUnhealthy(ctx, t.pod, t.slot, t.id, t.probeKind()+" probe: "+err.Error(), t.grace)
+			p.onUnhealthy(ctx, t.pod, t.slot, t.id, t.ip, t.probeKind()+" probe: "+err.Error(), t.grace)
 			failures = 0
 			// Give the restarted container its initial delay again.
 			if !clock.Sleep(ctx, p.clock, manifest.Seconds(pr.InitialDelaySeconds)) {

@@ -157,7 +157,7 @@ func TestProbePeriodPastTheLimitDoesNotSpin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			exec := &countingExec{}
 			clk := clock.NewFake(time.Unix(0, 0))
-			p := newProber(exec, slog.New(slog.DiscardHandler), func(context.Context, string, string, string, string, time.Duration) {
+			p := newProber(exec, slog.New(slog.DiscardHandler), func(context.Context, string, string, string, string, string, time.Duration) {
 				t.Error("container reported unhealthy")
 			}, clk)
 			ctx, cancel := context.WithCancel(t.Context())
@@ -223,7 +223,7 @@ func TestProbeOfHostNetworkPodReachesTheHost(t *testing.T) {
 		hruntime.LabelPod: "web", hruntime.LabelContainer: "app", hruntime.LabelHash: manifest.ContainerHash(pod.Manifest, 0)}}
 
 	restarted := make(chan string, 1)
-	p := newProber(nil, slog.New(slog.DiscardHandler), func(_ context.Context, _, _, _, why string, _ time.Duration) {
+	p := newProber(nil, slog.New(slog.DiscardHandler), func(_ context.Context, _, _, _, _, why string, _ time.Duration) {
 		select {
 		case restarted <- why:
 		default:

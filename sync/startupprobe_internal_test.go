@@ -54,7 +54,7 @@ func startupPod(startupThreshold int64) (Pod, hruntime.Container) {
 func TestStartupProbeHoldsLivenessUntilItPasses(t *testing.T) {
 	exec := &scriptedExec{}
 	restarted := make(chan string, 4)
-	p := newProber(exec, slog.New(slog.DiscardHandler), func(_ context.Context, _, _, _, why string, _ time.Duration) {
+	p := newProber(exec, slog.New(slog.DiscardHandler), func(_ context.Context, _, _, _, _, why string, _ time.Duration) {
 		restarted <- why
 	}, nil)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -90,7 +90,7 @@ func TestStartupProbeHoldsLivenessUntilItPasses(t *testing.T) {
 func TestStartupProbeFailingRestartsTheContainer(t *testing.T) {
 	exec := &scriptedExec{}
 	restarted := make(chan string, 4)
-	p := newProber(exec, slog.New(slog.DiscardHandler), func(_ context.Context, _, _, _, why string, _ time.Duration) {
+	p := newProber(exec, slog.New(slog.DiscardHandler), func(_ context.Context, _, _, _, _, why string, _ time.Duration) {
 		restarted <- why
 	}, nil)
 	ctx, cancel := context.WithCancel(t.Context())

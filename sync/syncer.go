@@ -1400,9 +1400,10 @@ func (m stopMarker) Start(ctx context.Context, id string) error {
 	return err
 }
 
-// onUnhealthy restarts a container whose liveness or startup probe failed
-// failureThreshold times in a row.
-func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, grace time.Duration) {
+// onUnhealthy restarts a container (at the pod's address ip) whose
+// liveness or startup probe failed failureThreshold times in a row, its
+// preStop hook run first, as for every stop hostlet makes.
+func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string, grace time.Duration) {
 	reason := "LivenessProbeFailed"
 	if strings.HasPrefix(why, "startup probe") {
 		reason = "StartupProbeFailed"
@@ -1426,7 +1427,7 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 	// Marked as hostlet's own: the die event is no crash, the start
 	// event no restart of the engine's (this one is counted below).
 	rt := stopMarker{Runtime: s.rt, s: s}
-	if err := rt.Stop(ctx, id, grace); err != nil {
+	if err := rt.Stop(ctx, id, s.preStopOf(ctx, id, ip, grace)); err != nil {
 		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
 		s.Trigger()
 		return
@@ -1450,6 +1451,18 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, why string, gra
 	s.writeRestarts(snap)
 	s.events.Record(eventlog.Event{Time: now, Type: eventlog.Restart, Pod: pod, Container: slot, Reason: kind + " failed"})
 	s.Trigger()
+}
+
+// preStopOf runs the preStop hook recorded on container id (at the pod's
+// address ip), if any, and returns what is left of grace for the stop.
+func (s *Syncer) preStopOf(ctx context.Context, id, ip string, grace time.Duration) time.Duration {
+	d, err := s.rt.Inspect(ctx, id)
+	if err != nil {
+		s.log.Warn("preStop hook not run: the container could not be inspected", "container", id, "error", err)
+		return grace
+	}
+	c := hruntime.Container{ID: id, State: hruntime.StateRunning, Labels: d.Labels}
+	return preStop(ctx, s.rt, &c, ip, grace, s.log)
 }
 
 // Healthy reports whether the sync loop is alive: a sync finished, or the

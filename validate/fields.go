@@ -599,6 +599,11 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 		c.hook(f+".lifecycle.postStart", l.PostStart, ownPorts, false)
 		c.hook(f+".lifecycle.preStop", l.PreStop, ownPorts, true)
 	}
+	if ct.RunAsNonRoot && ct.User != "" {
+		if why := manifest.RootUser(ct.User); why != "" {
+			c.add(f+".user", "runAsNonRoot, but the container %s: give a numeric user other than 0", why)
+		}
+	}
 }
 
 // hook checks a lifecycle hook (nil: none): exec, or for preStop httpGet

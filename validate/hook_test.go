@@ -40,3 +40,22 @@ func TestLifecycleHooksAreChecked(t *testing.T) {
 		})
 	}
 }
+
+// runAsNonRoot with a user of the manifest checks that user: root, 0 or
+// a name (which only the image resolves) is refused.
+func TestRunAsNonRootChecksTheUserGiven(t *testing.T) {
+	for user, want := range map[string]string{
+		"1000": "", "1000:0": "", "0": `runs as root (user "0")`, "root:staff": `runs as root (user "root:staff")`,
+		"nginx": `runs as user "nginx", a name that cannot be checked`,
+	} {
+		m := pod("p", 8080)
+		m.Containers[0].RunAsNonRoot, m.Containers[0].User = true, user
+		err := validate.Manifest(manifest.Sourced{Manifest: m}, validate.Options{})
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("user %q: %v, want none", user, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), "containers[0].user: runAsNonRoot, but the container "+want)):
+			t.Errorf("user %q: %v, want %q", user, err, want)
+		}
+	}
+}

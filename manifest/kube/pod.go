@@ -212,10 +212,10 @@ func (p *podTranslation) security(c *manifest.Container, field string, sc *corev
 		p.errorf(field+".securityContext.runAsGroup", "not supported by hostlet yet without runAsUser (the engine sets a group only with a user)")
 	}
 	if nonRoot != nil && *nonRoot {
-		switch {
-		case user == nil:
-			p.errorf(field+".securityContext.runAsNonRoot", "not supported by hostlet yet without runAsUser (the image's user is not checked); set runAsUser")
-		case *user == 0:
+		// Without runAsUser, the image's USER is checked when the
+		// container is created, as the kubelet does.
+		c.RunAsNonRoot = true
+		if user != nil && *user == 0 {
 			p.errorf(field+".securityContext.runAsNonRoot", "true, but runAsUser is 0 (root)")
 		}
 	}

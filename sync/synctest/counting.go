@@ -173,6 +173,12 @@ func (c *Counting) Exec(ctx context.Context, id string, cmd []string) (int, erro
 	return c.FullRuntime.Exec(ctx, id, cmd)
 }
 
+// ImageUser counts and forwards.
+func (c *Counting) ImageUser(ctx context.Context, ref string) (string, error) {
+	c.count("ImageUser")
+	return c.FullRuntime.ImageUser(ctx, ref)
+}
+
 // Wait counts and forwards.
 func (c *Counting) Wait(ctx context.Context, id string) (int, error) {
 	c.count("Wait")

@@ -70,8 +70,10 @@ type Fake struct {
 	// exited is closed, and made anew, when a container stops running
 	// (Wait); nil until a Wait needs it.
 	exited chan struct{}
-	nextID int
-	clock  time.Time
+	// imageUsers are the images' USER by reference (SetImageUser).
+	imageUsers map[string]string
+	nextID     int
+	clock      time.Time
 	// now reads the time events are dated by (SetClock); nil: the wall
 	// clock.
 	clockNow func() time.Time
@@ -261,6 +263,24 @@ func (f *Fake) Exit(id string, code int) error {
 		f.run(fc)
 	}
 	return nil
+}
+
+// SetImageUser makes image ref run as user (its USER; none: root).
+func (f *Fake) SetImageUser(ref, user string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.imageUsers == nil {
+		f.imageUsers = map[string]string{}
+	}
+	f.imageUsers[ref] = user
+}
+
+// ImageUser implements hsync.ImageEnsurer.
+func (f *Fake) ImageUser(_ context.Context, ref string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("ImageUser", ref)
+	return f.imageUsers[ref], nil
 }
 
 // Wait implements hsync.InitWaiter: the exit code of container id once

@@ -558,3 +558,77 @@ func TestKubernetesGRPCProbes(t *testing.T) {
 		return c.Restarts > 0, fmt.Sprintf("sick: %d restarts (%s)", c.Restarts, c.LastError)
 	})
 }
+
+// TestKubernetesRunAsNonRootChecksTheImage: runAsNonRoot without
+// runAsUser checks the image's USER when the container is created: the
+// test image names none (root), so its pod fails saying why; with
+// runAsUser the pod runs as that user.
+func TestKubernetesRunAsNonRootChecksTheImage(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	pod := func(name, sc string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  terminationGracePeriodSeconds: 1\n  securityContext: %s\n  containers:\n  - name: app\n    image: %s\n    imagePullPolicy: Never\n    command: [/demo, pause]\n", name, sc, e.image)
+	}
+	testkit.WriteFile(t, filepath.Join(tree, "pods.yaml"), pod("rooted", "{runAsNonRoot: true}")+"---\n"+pod("user", "{runAsNonRoot: true, runAsUser: 1000}"))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+		r, u := podStatus(d, "rooted"), podStatus(d, "user")
+		return r.Phase == "Failed" && strings.Contains(r.Message, "runAsNonRoot, but image "+e.image+" runs as root") && u.Phase == "Running",
+			fmt.Sprintf("rooted %s %q; user %s", r.Phase, r.Message, u.Phase)
+	})
+	if b := e.app(t, "rooted"); b.ID != "" {
+		t.Errorf("pod rooted has a container: %+v", b)
+	}
+}
+
+// TestKubernetesPreStopRunsBeforeAProbeRestart: a container its liveness
+// probe restarts has its preStop hook run first, seen from outside.
+func TestKubernetesPreStopRunsBeforeAProbeRestart(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	port := testkit.FreePort(t)
+	hooks, startHooks, asked := hookServer(t, e)
+	testkit.WriteFile(t, filepath.Join(tree, "sick.yaml"), fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: sick}
+spec:
+  terminationGracePeriodSeconds: 10
+  containers:
+  - name: app
+    image: %[1]s
+    imagePullPolicy: Never
+    ports: [{name: http, containerPort: 8080, hostPort: %[2]d, hostIP: 127.0.0.1}]
+    livenessProbe:
+      httpGet: {path: /healthz, port: http}
+      periodSeconds: 1
+      failureThreshold: 2
+    lifecycle:
+      preStop:
+        httpGet: {path: "/fetch?url=%[3]s/before-restart", port: http}
+`, e.image, port, hooks))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	testkit.WaitHTTP(t, 60*time.Second, "GET", url, "", "hello")
+	startHooks()
+	if code, body, err := testkit.HTTP(http.MethodPost, url+"unhealthy", ""); err != nil || code != http.StatusOK {
+		t.Fatalf("POST /unhealthy: %d %q %v", code, body, err)
+	}
+	select {
+	case path := <-asked:
+		if path != "/before-restart" {
+			t.Errorf("the hook asked for %s, want /before-restart", path)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the preStop hook never reached the test's server before the probe's restart")
+	}
+	a.WaitStatus(t, 60*time.Second, func(d api.Document) (bool, string) {
+		for _, p := range d.Pods {
+			if p.ID == "sick" && len(p.Containers) == 1 {
+				return p.Containers[0].Restarts > 0, fmt.Sprintf("sick: %d restarts", p.Containers[0].Restarts)
+			}
+		}
+		return false, "no pod sick"
+	})
+}
