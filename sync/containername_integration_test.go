@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 
+	"github.com/hostlet/hostlet/internal/testkit"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
 )
@@ -158,6 +159,11 @@ func TestGivingARunningContainerANameStopsItGracefully(t *testing.T) {
 	e.set(unnamed)
 	e.sync()
 	old := slotOf(t, e.rt)[0]
+	// Stopped before its process handles SIGTERM, it would die of it.
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
+		code, err := e.rt.Exec(e.ctx, old.ID, []string{"/demo", "exists", "/tmp/paused"})
+		return err == nil && code == 0, fmt.Sprintf("/tmp/paused in the old container: %d %v", code, err)
+	})
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	msgs, errs := e.cli.Events(ctx, events.ListOptions{Filters: filters.NewArgs(filters.Arg("container", old.ID))})

@@ -5,7 +5,9 @@
 // Usage:
 //
 //	demo [-listen ADDR]   serve HTTP (default $LISTEN, else ":8080")
-//	demo pause            block until SIGTERM or SIGINT, then exit 0 (an infra container)
+//	demo pause            block until SIGTERM or SIGINT, then exit 0 (an infra container);
+//	                      /tmp/paused exists once it handles them
+//	demo exists PATH      exit 0 if PATH exists, else 1
 //	demo probe-ok         exit 0 (an exec probe that passes)
 //	demo probe-fail       exit 1 (an exec probe that fails)
 //	demo write PATH TEXT  write TEXT to file PATH and exit 0 (an init container)
@@ -51,10 +53,19 @@ func main() {
 		switch os.Args[1] {
 		case "pause":
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			_ = os.WriteFile("/tmp/paused", nil, 0o644) // where it can: a sign for tests
 			<-ctx.Done()
 			stop()
 			os.Exit(0)
 		case "probe-ok":
+			os.Exit(0)
+		case "exists":
+			if len(os.Args) != 3 {
+				os.Exit(2)
+			}
+			if _, err := os.Stat(os.Args[2]); err != nil {
+				os.Exit(1)
+			}
 			os.Exit(0)
 		case "probe-fail":
 			os.Exit(1)
