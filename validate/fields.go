@@ -288,29 +288,45 @@ func (c *checker) containers(m manifest.Manifest, volumes map[string]*manifest.F
 	if len(m.Containers) == 0 {
 		c.add("containers", "at least one container is required")
 	}
-	containers := map[string]bool{}
-	portNames := map[string]string{}
-	containerPorts := map[string]string{}
+	set := newContainerSet()
 	for i, ct := range m.Containers {
 		f := fmt.Sprintf("containers[%d]", i)
-		c.dnsLabel(f+".name", ct.Name)
-		if containers[ct.Name] && ct.Name != "" {
-			c.add(f+".name", "duplicate container name %q", ct.Name)
-		}
-		containers[ct.Name] = true
-		c.container(f, ct, volumes, portNames, containerPorts)
-		c.relabels(f, m, ct)
-		if ct.Platform != "" {
-			c.platform(f+".platform", ct.Platform, opts.Policy.EnginePlatform)
-		}
+		c.anyContainer(f, m, ct, volumes, opts, set)
 		for j, p := range ct.Ports {
 			if p.RandomHostPort && m.HostNetwork {
 				c.add(fmt.Sprintf("%s.ports[%d].randomHostPort", f, j), "on the host's network the container port is the host's: nothing is published")
 			}
 		}
-		c.hostAccess(f, ct, opts.Policy, m.HasInfra(), m.HostNetwork, m.HostIPC)
 		c.build(f, ct, opts.Policy)
 	}
+}
+
+// containerSet is what the checks of one list of a pod's containers
+// share: the names taken, and the port names and container ports seen.
+type containerSet struct {
+	names                     map[string]bool
+	portNames, containerPorts map[string]string
+}
+
+func newContainerSet() *containerSet {
+	return &containerSet{names: map[string]bool{}, portNames: map[string]string{}, containerPorts: map[string]string{}}
+}
+
+// anyContainer checks container ct (at f) of pod m as every container,
+// init containers too, is checked: its name (a DNS label no other
+// container of set has), its fields, relabels, platform and host access.
+func (c *checker) anyContainer(f string, m manifest.Manifest, ct manifest.Container, volumes map[string]*manifest.Files, opts Options, set *containerSet) {
+	c.dnsLabel(f+".name", ct.Name)
+	if set.names[ct.Name] && ct.Name != "" {
+		c.add(f+".name", "duplicate container name %q", ct.Name)
+	}
+	set.names[ct.Name] = true
+	c.container(f, ct, volumes, set.portNames, set.containerPorts)
+	c.relabels(f, m, ct)
+	if ct.Platform != "" {
+		c.platform(f+".platform", ct.Platform, opts.Policy.EnginePlatform)
+	}
+	c.hostAccess(f, ct, opts.Policy, m.HasInfra(), m.HostNetwork, m.HostIPC)
 }
 
 // initContainers checks the pod's init containers as app containers,
@@ -324,24 +340,14 @@ func (c *checker) initContainers(m manifest.Manifest, volumes map[string]*manife
 	if m.NetworkOf != "" {
 		c.add("initContainers", "a pod that joins another pod's network (networkOf) has one container and no init containers")
 	}
-	names := map[string]bool{}
+	// Init containers and containers share one set of names.
+	set := newContainerSet()
 	for _, ct := range m.Containers {
-		names[ct.Name] = true
+		set.names[ct.Name] = true
 	}
-	portNames, containerPorts := map[string]string{}, map[string]string{}
 	for i, ct := range m.InitContainers {
 		f := fmt.Sprintf("initContainers[%d]", i)
-		c.dnsLabel(f+".name", ct.Name)
-		if names[ct.Name] && ct.Name != "" {
-			c.add(f+".name", "duplicate container name %q (init containers and containers share one set of names)", ct.Name)
-		}
-		names[ct.Name] = true
-		c.container(f, ct, volumes, portNames, containerPorts)
-		c.relabels(f, m, ct)
-		if ct.Platform != "" {
-			c.platform(f+".platform", ct.Platform, opts.Policy.EnginePlatform)
-		}
-		c.hostAccess(f, ct, opts.Policy, true, m.HostNetwork, m.HostIPC)
+		c.anyContainer(f, m, ct, volumes, opts, set)
 		for _, only := range []struct {
 			field string
 			set   bool
