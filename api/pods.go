@@ -2,11 +2,13 @@ package api
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"strings"
 
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
+	"github.com/hostlet/hostlet/sync/podspec"
 )
 
 // Inspector reads one container's details from the engine.
@@ -49,7 +51,8 @@ func (s *Server) HandlePods(in Inspector) {
 	}))
 }
 
-// redactDetails replaces every env value with its keyed hash.
+// redactDetails replaces every env value, and the header values of the
+// preStop hook its label records, with their keyed hashes.
 func redactDetails(d hruntime.Details, h *hsync.EnvHasher) hruntime.Details {
 	env := make([]string, len(d.Env))
 	for i, e := range d.Env {
@@ -57,5 +60,9 @@ func redactDetails(d hruntime.Details, h *hsync.EnvHasher) hruntime.Details {
 		env[i] = name + "=" + h.Hash(name, value)
 	}
 	d.Env = env
+	if v := d.Labels[podspec.LabelPreStop]; v != "" {
+		d.Labels = maps.Clone(d.Labels)
+		d.Labels[podspec.LabelPreStop] = podspec.RedactPreStopLabel(v, h)
+	}
 	return d
 }

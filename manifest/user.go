@@ -12,14 +12,18 @@ import (
 // resolves.
 func RootUser(user string) string {
 	u, _, _ := strings.Cut(user, ":")
-	switch {
-	case u == "":
+	if u == "" {
 		return "runs as root (it names no user)"
-	case u == "0" || u == "root":
-		return fmt.Sprintf("runs as root (user %q)", user)
 	}
-	if _, err := strconv.ParseUint(u, 10, 32); err != nil {
+	n, err := strconv.ParseUint(u, 10, 32)
+	switch {
+	case u == "root" || err == nil && n == 0:
+		// 00 is uid 0 too: the engine reads the number.
+		return fmt.Sprintf("runs as root (user %q)", user)
+	case err != nil:
 		return fmt.Sprintf("runs as user %q, a name that cannot be checked", u)
+	case n == 1<<32-1:
+		return fmt.Sprintf("runs as user %q, which is no user (-1)", u)
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"time"
 
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
@@ -18,6 +19,12 @@ func (s *Syncer) HandleEvent(ctx context.Context, e hruntime.Event) bool {
 // OnUnhealthy is onUnhealthy (a liveness probe's failure), for tests.
 func (s *Syncer) OnUnhealthy(ctx context.Context, pod, slot, id string) {
 	s.onUnhealthy(ctx, pod, slot, id, "", "probe failed", 0)
+}
+
+// OnUnhealthyAt is onUnhealthy of container id at the pod's address ip,
+// with grace, for tests.
+func (s *Syncer) OnUnhealthyAt(ctx context.Context, pod, slot, id, ip string, grace time.Duration) {
+	s.onUnhealthy(ctx, pod, slot, id, ip, "liveness probe: failed", grace)
 }
 
 // DrainEvents is drainEvents, and MaxDrainedEvents its bound.

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hostlet/hostlet/internal/clock"
+	"github.com/hostlet/hostlet/internal/textcap"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 )
@@ -436,6 +437,14 @@ func (p *prober) check(ctx context.Context, t probeTarget, timeout time.Duration
 	return fmt.Errorf("unknown probe type %q", pr.Type)
 }
 
+// Bounds of what a gRPC probe reads of the pod's answer, and of the text
+// a probe's error keeps of it.
+const (
+	maxGRPCHeaderBytes = 16 << 10
+	maxGRPCAnswerBytes = 1 << 10
+	maxProbeErrorBytes = 256
+)
+
 // grpcHealth asks the gRPC health service at addr (the pod's ip:port,
 // without TLS) about service, as kubelet's gRPC probe does: SERVING is
 // healthy; any other answer, or none within ctx, is the error.
@@ -444,14 +453,18 @@ func grpcHealth(ctx context.Context, addr, service string) error {
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", a)
-		}))
+		}),
+		// The pod chooses what it answers: a health answer is a few
+		// bytes, its headers a few hundred.
+		grpc.WithMaxHeaderListSize(maxGRPCHeaderBytes),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxGRPCAnswerBytes)))
 	if err != nil {
 		return fmt.Errorf("grpc %s: %w", addr, err)
 	}
 	defer conn.Close()
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
 	if err != nil {
-		return fmt.Errorf("grpc %s: %s", addr, status.Convert(err).Message())
+		return fmt.Errorf("grpc %s: %s", addr, textcap.Truncate(status.Convert(err).Message(), maxProbeErrorBytes))
 	}
 	if s := resp.GetStatus(); s != healthpb.HealthCheckResponse_SERVING {
 		return fmt.Errorf("grpc %s: service %q is %s", addr, service, s)

@@ -21,6 +21,7 @@ import (
 	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/filestore"
 	"github.com/hostlet/hostlet/internal/seal"
+	"github.com/hostlet/hostlet/internal/textcap"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sync/datafolder"
 	"github.com/hostlet/hostlet/sync/podspec"
@@ -1404,12 +1405,21 @@ func (m stopMarker) Start(ctx context.Context, id string) error {
 // liveness or startup probe failed failureThreshold times in a row, its
 // preStop hook run first, as for every stop hostlet makes.
 func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string, grace time.Duration) {
+	why = textcap.Truncate(why, maxProbeErrorBytes)
 	reason := "LivenessProbeFailed"
 	if strings.HasPrefix(why, "startup probe") {
 		reason = "StartupProbeFailed"
 	}
 	s.events.Record(eventlog.Event{Type: eventlog.Unhealthy, Pod: pod, Container: slot, Reason: reason, Message: why})
 	s.log.Warn("probe failed; restarting", "pod", pod, "container", slot, "reason", why)
+	// A held pod is left as it is, its hook not run either.
+	if s.rollouts.Held(pod) {
+		s.log.Info("liveness probe failed on a held pod; not restarted", "pod", pod, "container", slot)
+		return
+	}
+	// The preStop hook first, outside the sync lock: it may take the
+	// whole grace period, and no other pod's sync waits for it.
+	left := s.preStopOf(ctx, id, ip, grace)
 	s.syncs.mu.Lock()
 	defer s.syncs.mu.Unlock()
 	if ctx.Err() != nil {
@@ -1420,14 +1430,14 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 	// A pod held meanwhile is left as it is; a hold taken while it is
 	// restarted waits for the restart to end.
 	if !s.beginApply(pod) {
-		s.log.Info("liveness probe failed on a held pod; not restarted", "pod", pod, "container", slot)
+		s.log.Info("liveness probe failed on a held pod; not restarted (its preStop hook ran)", "pod", pod, "container", slot)
 		return
 	}
 	defer s.endApply(pod)
 	// Marked as hostlet's own: the die event is no crash, the start
 	// event no restart of the engine's (this one is counted below).
 	rt := stopMarker{Runtime: s.rt, s: s}
-	if err := rt.Stop(ctx, id, s.preStopOf(ctx, id, ip, grace)); err != nil {
+	if err := rt.Stop(ctx, id, left); err != nil {
 		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
 		s.Trigger()
 		return

@@ -909,8 +909,12 @@ func (c *checker) httpHeaders(f string, hs []manifest.HTTPHeader) {
 		if !httpguts.ValidHeaderFieldName(h.Name) {
 			c.add(fmt.Sprintf("%s[%d].name", f, i), "%q is not a header name", h.Name)
 		}
-		if !httpguts.ValidHeaderFieldValue(h.Value) || len(h.Value) > 4096 {
+		switch {
+		case !httpguts.ValidHeaderFieldValue(h.Value) || len(h.Value) > 4096:
 			c.add(fmt.Sprintf("%s[%d].value", f, i), "a header value of at most 4096 bytes, without control characters")
+		case strings.EqualFold(h.Name, "Host") && !httpguts.ValidHostHeader(h.Value):
+			// Go's client would send another (or none) without a word.
+			c.add(fmt.Sprintf("%s[%d].value", f, i), "%q is not a host name (with an optional port)", h.Value)
 		}
 	}
 }

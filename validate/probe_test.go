@@ -105,6 +105,7 @@ func TestHTTPHeadersAreChecked(t *testing.T) {
 		{"bad name", []manifest.HTTPHeader{{Name: "X Probe", Value: "1"}}, "containers[0].readinessProbe.httpGet.httpHeaders[0].name"},
 		{"smuggled line", []manifest.HTTPHeader{{Name: "X-A", Value: "1\r\nX-B: 2"}}, "containers[0].readinessProbe.httpGet.httpHeaders[0].value"},
 		{"too many", many, "containers[0].readinessProbe.httpGet.httpHeaders: 33 headers are over the limit of 32"},
+		{"not a host", []manifest.HTTPHeader{{Name: "host", Value: "shop example"}}, `containers[0].readinessProbe.httpGet.httpHeaders[0].value: "shop example" is not a host name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1021,6 +1021,7 @@ func Redact(m manifest.Manifest, env *EnvHasher) *manifest.Manifest {
 // values and build inputs of cs (a copy) by their hashes.
 func redactContainers(cs []manifest.Container, env *EnvHasher) {
 	for i := range cs {
+		redactHTTPGets(cs[i], env)
 		for j, e := range cs[i].Env {
 			cs[i].Env[j].Value = env.Hash(e.Name, e.Value)
 		}
@@ -1042,6 +1043,44 @@ func redactContainers(cs []manifest.Container, env *EnvHasher) {
 			b.Recipe, b.DockerfileInline = "", ""
 		}
 	}
+}
+
+// redactHTTPGets replaces, in place, the header values of c's probes'
+// and hooks' httpGets (an Authorization header's token) by their hashes.
+func redactHTTPGets(c manifest.Container, env *EnvHasher) {
+	var gets []*manifest.HTTPGet
+	for _, pr := range []*manifest.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		if pr != nil {
+			gets = append(gets, pr.HTTPGet)
+		}
+	}
+	if l := c.Lifecycle; l != nil {
+		for _, h := range []*manifest.Hook{l.PostStart, l.PreStop} {
+			if h != nil {
+				gets = append(gets, h.HTTPGet)
+			}
+		}
+	}
+	for _, g := range gets {
+		if g == nil {
+			continue
+		}
+		for j, h := range g.HTTPHeaders {
+			g.HTTPHeaders[j].Value = env.Hash("header "+h.Name, h.Value)
+		}
+	}
+}
+
+// RedactPreStopLabel is LabelPreStop's value with its hook's header
+// values replaced by their hashes, as the status shows a manifest's.
+func RedactPreStopLabel(label string, env *EnvHasher) string {
+	var ps PreStop
+	if label == "" || json.Unmarshal([]byte(label), &ps) != nil || ps.Hook.HTTPGet == nil || len(ps.Hook.HTTPGet.HTTPHeaders) == 0 {
+		return label
+	}
+	redactHTTPGets(manifest.Container{Lifecycle: &manifest.Lifecycle{PreStop: &ps.Hook}}, env)
+	b, _ := json.Marshal(ps) // a value just decoded always marshals
+	return string(b)
 }
 
 // RecreateReasons compares the container's recorded spec with the desired

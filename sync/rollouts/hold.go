@@ -90,6 +90,14 @@ func (s *Store) Begin(id string) bool {
 	return true
 }
 
+// Held reports whether pod id is held now (Begin would refuse it).
+func (s *Store) Held(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.pods[id]
+	return r != nil && r.Hold != nil
+}
+
 // End ends the mark of Begin.
 func (s *Store) End(id string) {
 	s.mu.Lock()
