@@ -223,9 +223,26 @@ func PodHash(m Manifest) string {
 
 // HasInfra reports whether the pod has an infra container holding its
 // network namespace: it has several containers, or init containers
-// (which share the namespace with the app containers).
+// (which share the namespace with the app containers), or a container
+// reads the pod's address (known before the container is created only
+// when the infra container holds it) in a namespace of its own.
 func (m Manifest) HasInfra() bool {
-	return len(m.Containers) > 1 || len(m.InitContainers) > 0
+	return len(m.Containers) > 1 || len(m.InitContainers) > 0 || m.readsOwnPodIP()
+}
+
+// readsOwnPodIP reports whether a container of the pod reads the pod's
+// address (FieldPodIP) from a network namespace of the pod's own.
+func (m Manifest) readsOwnPodIP() bool {
+	if m.HostNetwork || m.NetworkOf != "" {
+		return false
+	}
+	token := FieldToken(FieldPodIP)
+	has := func(s string) bool { return strings.Contains(s, token) }
+	reads := func(c Container) bool {
+		return slices.ContainsFunc(c.Env, func(e EnvVar) bool { return has(e.Value) }) ||
+			slices.ContainsFunc(c.Command, has) || slices.ContainsFunc(c.Args, has)
+	}
+	return slices.ContainsFunc(m.Containers, reads) || slices.ContainsFunc(m.InitContainers, reads)
 }
 
 // initHashes are d's init containers as "name=hash" in order (InitHash),

@@ -413,6 +413,14 @@ func (d *Docker) Inspect(ctx context.Context, id string) (Details, error) {
 		}
 		det.Mounts = append(det.Mounts, fmt.Sprintf("%s:%s:%s", src, m.Destination, mode))
 	}
+	if n := r.NetworkSettings; n != nil && !strings.HasPrefix(det.NetworkMode, "container:") {
+		for _, name := range slices.Sorted(maps.Keys(n.Networks)) {
+			if ep := n.Networks[name]; ep != nil && ep.IPAddress != "" {
+				det.IP = ep.IPAddress
+				break
+			}
+		}
+	}
 	if s := r.State; s != nil {
 		det.StartedAt = parseEngineTime(s.StartedAt)
 		det.FinishedAt = parseEngineTime(s.FinishedAt)

@@ -142,8 +142,8 @@ func TestLifecycleAndInstanceFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if det.ID != id || !det.Running || det.StartedAt.IsZero() || !det.FinishedAt.IsZero() || det.RestartCount != 0 {
-		t.Errorf("Inspect = %+v", det)
+	if det.ID != id || !det.Running || det.StartedAt.IsZero() || !det.FinishedAt.IsZero() || det.RestartCount != 0 || det.IP != c.IP {
+		t.Errorf("Inspect = %+v, want the listed address %s too", det, c.IP)
 	}
 
 	if _, err := d.Create(ctx, s); !hruntime.IsConflict(err) {

@@ -124,6 +124,10 @@ type Details struct {
 	Ports []string `json:"ports"`
 	// Mounts are "source:destination:rw|ro".
 	Mounts []string `json:"mounts"`
+	// IP is the container's address on its network ("" when it joins
+	// another's network namespace, or the host's). Not in the pods API's
+	// document.
+	IP string `json:"-"`
 }
 
 // Port publishes a container port on the host.

@@ -81,7 +81,10 @@ type Runtime interface {
 type ApplyOptions struct {
 	// Exec runs lifecycle hooks' commands in containers; nil: the
 	// runtime, when it can (else a command hook fails, saying so).
-	Exec       Execer
+	Exec Execer
+	// Inspect tells a container's address (postStart httpGet hooks,
+	// status.podIP); nil: the runtime, when it can.
+	Inspect    Inspector
 	Instance   string
 	InfraImage string
 	// InfraCommand overrides the infra image's entrypoint; nil keeps it.
@@ -129,6 +132,9 @@ type ApplyOptions struct {
 	// runs (Result.Initializing).
 	Inits    *InitRuns
 	WaitInit InitWaiter
+	// HostAddress tells the host's address (an env var's status.hostIP);
+	// nil: the source address of the default route.
+	HostAddress HostAddresser
 	// SweepNetworks removes every network of this instance that no pod
 	// of the plan uses (once the sources have delivered, after a start:
 	// a network left by a hostlet killed before it removed it). Without
@@ -237,6 +243,10 @@ func Apply(ctx context.Context, rt Runtime, plan Plan, opts ApplyOptions, log *s
 	if a.ex == nil {
 		a.ex, _ = rt.(Execer)
 	}
+	a.in = opts.Inspect
+	if a.in == nil {
+		a.in, _ = rt.(Inspector)
+	}
 	for _, pp := range slices.Concat(removes, others) {
 		a.inPass[pp.ID] = true
 	}
@@ -307,6 +317,8 @@ type applier struct {
 	plan Plan
 	// ex runs lifecycle hooks' commands (nil: an engine without exec).
 	ex Execer
+	// in tells containers' addresses (nil: an engine that does not).
+	in Inspector
 	// claims maps each container name the desired pods choose to the pod
 	// choosing it: made on first use (a sync that names nothing makes
 	// none).
@@ -499,7 +511,7 @@ func (ap *podApplication) postStart(ctx context.Context, i int, id string) error
 	}
 	hctx, cancel := context.WithTimeout(ctx, MaxPostStartTime)
 	defer cancel()
-	err := runHook(hctx, ap.ex, id, "", *l.PostStart)
+	err := ap.runPostStart(hctx, id, *l.PostStart, ap.m.Containers[i].Ports)
 	if err == nil {
 		return nil
 	}
@@ -1112,6 +1124,9 @@ func (ap *podApplication) createApp(ctx context.Context, i int, what string, rep
 	spec := podspec.App(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
 	if err := ap.revealEnv(&spec); err != nil {
 		return inStep(errStepSecrets, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
+	}
+	if err := ap.resolveFields(ctx, &spec); err != nil {
+		return inStep(errStepCreate, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
 	if err := podspec.ResolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))

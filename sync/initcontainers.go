@@ -219,6 +219,9 @@ func (ap *podApplication) startInit(ctx context.Context, j int, gen string) (str
 	if err := ap.revealEnv(&spec); err != nil {
 		return "", inStep(errStepSecrets, fmt.Errorf("init container %s: %w", name, err))
 	}
+	if err := ap.resolveFields(ctx, &spec); err != nil {
+		return "", inStep(errStepCreate, fmt.Errorf("init container %s: %w", name, err))
+	}
 	if err := podspec.ResolveHostPaths(&spec, one, 0, ap.opts.HostPaths); err != nil {
 		return "", inStep(errStepHostPath, fmt.Errorf("init container %s: %w", name, err))
 	}

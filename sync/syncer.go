@@ -73,8 +73,11 @@ type Options struct {
 	InfraImage string
 	// InfraCommand overrides the infra image's entrypoint; nil keeps it.
 	InfraCommand []string
-	Interval     time.Duration
-	Concurrency  int
+	// HostAddress tells the host's address (status.hostIP); nil: the
+	// source address of the default route.
+	HostAddress HostAddresser
+	Interval    time.Duration
+	Concurrency int
 	// PullTimeout bounds one image pull (sync.pullTimeout); 0 means
 	// DefaultPullTimeout. Pulls run outside the sync, at most Concurrency
 	// at a time.
@@ -612,8 +615,10 @@ func (s *Syncer) applyOptions(skip func(id string) bool, sweepNetworks bool) App
 		SecretFiles:   s.secretFileWriter(),
 		DataFolders:   s.data,
 		Exec:          s.rt,
+		Inspect:       s.rt,
 		Inits:         &s.work.inits,
 		WaitInit:      s.initWaiter(),
+		HostAddress:   s.opts.HostAddress,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"net/netip"
 	"os"
@@ -126,6 +127,10 @@ func Manifest(s manifest.Sourced, opts Options) error {
 		c.errs = multierror.Append(c.errs, &e)
 	}
 	c.podFields(m)
+	tokenErrs := manifest.FieldTokenErrors(m)
+	for _, field := range slices.Sorted(maps.Keys(tokenErrs)) {
+		c.add(field, "%s", tokenErrs[field])
+	}
 	volumes := c.volumes(m.Volumes, opts)
 	c.networks(m.Networks, opts.ExternalNetworks, opts.Policy)
 	c.hostNamespaces(m, opts.Policy)
@@ -602,8 +607,8 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 		c.probe(f+".startupProbe", ct.StartupProbe, ownPorts)
 	}
 	if l := ct.Lifecycle; l != nil {
-		c.hook(f+".lifecycle.postStart", l.PostStart, ownPorts, false)
-		c.hook(f+".lifecycle.preStop", l.PreStop, ownPorts, true)
+		c.hook(f+".lifecycle.postStart", l.PostStart, ownPorts)
+		c.hook(f+".lifecycle.preStop", l.PreStop, ownPorts)
 	}
 	if ct.RunAsNonRoot && ct.User != "" {
 		if why := manifest.RootUser(ct.User); why != "" {
@@ -612,9 +617,9 @@ func (c *checker) container(f string, ct manifest.Container, volumes map[string]
 	}
 }
 
-// hook checks a lifecycle hook (nil: none): exec, or for preStop httpGet
-// (as a probe's) or sleepSeconds, one of them.
-func (c *checker) hook(f string, h *manifest.Hook, portNames map[string]bool, httpOK bool) {
+// hook checks a lifecycle hook (nil: none): exec, httpGet (as a probe's)
+// or sleepSeconds, one of them.
+func (c *checker) hook(f string, h *manifest.Hook, portNames map[string]bool) {
 	actions := 0
 	if h != nil {
 		for _, set := range []bool{h.Exec != nil, h.HTTPGet != nil, h.SleepSeconds != 0} {
@@ -627,16 +632,12 @@ func (c *checker) hook(f string, h *manifest.Hook, portNames map[string]bool, ht
 	case h == nil:
 	case actions > 1:
 		c.add(f, "set one of exec, httpGet, sleepSeconds")
-	case h.SleepSeconds != 0 && !httpOK:
-		c.add(f+".sleepSeconds", "not supported by hostlet yet in postStart (exec is)")
 	case h.SleepSeconds != 0:
 		c.seconds(f+".sleepSeconds", h.SleepSeconds)
 	case h.Exec != nil:
 		if len(h.Exec.Command) == 0 {
 			c.add(f+".exec.command", "required")
 		}
-	case h.HTTPGet != nil && !httpOK:
-		c.add(f+".httpGet", "not supported by hostlet yet in postStart (exec is)")
 	case h.HTTPGet != nil:
 		c.probePort(f+".httpGet.port", h.HTTPGet.Port, portNames)
 		if h.HTTPGet.Path != "" && !strings.HasPrefix(h.HTTPGet.Path, "/") {

@@ -24,9 +24,8 @@ func (p *podTranslation) container(m *manifest.Manifest, field string, c *corev1
 	}
 	var secret map[string]bool
 	out.Env, secret = p.env(field, c)
-	vars := envMap(out.Env)
-	out.Command = p.expandAll(field+".command", c.Command, vars, secret)
-	out.Args = p.expandAll(field+".args", c.Args, vars, secret)
+	out.Command = p.expandAll(field+".command", c.Command, out.Env, secret)
+	out.Args = p.expandAll(field+".args", c.Args, out.Env, secret)
 	p.ports(&out, field, c.Ports, m.HostNetwork)
 	p.resources(&out, field, c.Resources)
 	p.security(&out, field, c.SecurityContext, sec)
@@ -43,7 +42,7 @@ func (p *podTranslation) lifecycle(field string, l *corev1.Lifecycle) (*manifest
 	if l == nil {
 		return nil, ""
 	}
-	out := &manifest.Lifecycle{PostStart: p.hook(field+".postStart", l.PostStart, false), PreStop: p.hook(field+".preStop", l.PreStop, true)}
+	out := &manifest.Lifecycle{PostStart: p.hook(field+".postStart", l.PostStart), PreStop: p.hook(field+".preStop", l.PreStop)}
 	if out.PostStart == nil && out.PreStop == nil {
 		out = nil
 	}
@@ -54,8 +53,8 @@ func (p *podTranslation) lifecycle(field string, l *corev1.Lifecycle) (*manifest
 	return out, signal
 }
 
-// hook translates one lifecycle handler (preStop: httpGet and sleep too).
-func (p *podTranslation) hook(field string, h *corev1.LifecycleHandler, preStop bool) *manifest.Hook {
+// hook translates one lifecycle handler: exec, httpGet or sleep.
+func (p *podTranslation) hook(field string, h *corev1.LifecycleHandler) *manifest.Hook {
 	if h == nil {
 		return nil
 	}
@@ -66,8 +65,6 @@ func (p *podTranslation) hook(field string, h *corev1.LifecycleHandler, preStop 
 	switch {
 	case h.Exec != nil:
 		return &manifest.Hook{Exec: &manifest.Exec{Command: slices.Clone(h.Exec.Command)}}
-	case !preStop && (h.HTTPGet != nil || h.Sleep != nil):
-		p.errorf(field, "not supported by hostlet yet in postStart (exec is)")
 	case h.HTTPGet != nil:
 		if h.HTTPGet.Scheme != "" && h.HTTPGet.Scheme != corev1.URISchemeHTTP {
 			p.errorf(field+".httpGet.scheme", "%s: not supported by hostlet yet (HTTP is)", h.HTTPGet.Scheme)
@@ -192,10 +189,11 @@ const MaxExpandedBytes = 1 << 20
 // Kubernetes does in command and args. A reference to a variable that
 // holds a Secret's value is an error: the command line is shown in the
 // status, where env values are not.
-func (p *podTranslation) expandAll(field string, args []string, vars map[string]string, secret map[string]bool) []string {
+func (p *podTranslation) expandAll(field string, args []string, env []manifest.EnvVar, secret map[string]bool) []string {
 	if args == nil {
 		return nil
 	}
+	vars := envMap(env)
 	out := make([]string, len(args))
 	for i, a := range args {
 		f := fmt.Sprintf("%s[%d]", field, i)

@@ -192,10 +192,14 @@ func (p *podTranslation) fieldRef(field, path string) (string, bool) {
 		return p.labels[path[len("metadata.labels['"):len(path)-2]], true
 	case strings.HasPrefix(path, "metadata.annotations['") && strings.HasSuffix(path, "']"):
 		return p.annots[path[len("metadata.annotations['"):len(path)-2]], true
-	case path == "status.podIP" || path == "status.podIPs" || path == "status.hostIP" || path == "status.hostIPs":
-		p.errorf(field, "%s: not supported by hostlet yet (the address is known only once the pod runs)", path)
+	case path == "status.podIP" || path == "status.podIPs":
+		// Known once the pod runs: the host gives it (one address, IPv4,
+		// as on a single-stack cluster).
+		return manifest.FieldToken(manifest.FieldPodIP), true
+	case path == "status.hostIP" || path == "status.hostIPs":
+		return manifest.FieldToken(manifest.FieldHostIP), true
 	default:
-		p.errorf(field, "%q: not supported by hostlet (metadata.name, metadata.namespace, metadata.labels['KEY'] and metadata.annotations['KEY'] are)", path)
+		p.errorf(field, "%q: not supported by hostlet (metadata.name, metadata.namespace, metadata.labels['KEY'], metadata.annotations['KEY'], status.podIP(s) and status.hostIP(s) are)", path)
 	}
 	return "", false
 }

@@ -253,8 +253,8 @@ var probeRules = map[string]rule{
 	"terminationGracePeriodSeconds": refuse(notYet + " (a probe's own grace period); set the pod's terminationGracePeriodSeconds"),
 }
 
-// hookRules are the rules of a preStop hook ("lifecycle.preStop." taken
-// off).
+// hookRules are the rules of a postStart or preStop hook
+// ("lifecycle.postStart." or "lifecycle.preStop." taken off).
 var hookRules = map[string]rule{
 	"exec":                        yes,
 	"exec.command":                whole,
@@ -269,16 +269,6 @@ var hookRules = map[string]rule{
 	"tcpSocket":                   refuse("deprecated in Kubernetes, and not run by hostlet: use exec or httpGet"),
 	"sleep":                       yes,
 	"sleep.seconds":               yes,
-}
-
-// postStartRules are the rules of a postStart hook ("lifecycle.postStart."
-// taken off): a command only, so far.
-var postStartRules = map[string]rule{
-	"exec":         yes,
-	"exec.command": whole,
-	"httpGet":      refuse(notYet + " (httpGet in postStart); use exec"),
-	"tcpSocket":    refuse("deprecated in Kubernetes, and not run by hostlet: use exec"),
-	"sleep":        refuse(notYet + " (sleep in postStart); use exec"),
 }
 
 // volumeRules are the rules of a pod volume ("spec.volumes[]." taken

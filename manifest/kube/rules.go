@@ -33,13 +33,11 @@ func podTemplateRule(p string) (rule, bool) {
 
 // containerRule is the rule of a field of a container.
 func containerRule(p string) (rule, bool) {
-	if rest, ok := strings.CutPrefix(p, "lifecycle.postStart."); ok {
-		r, ok := postStartRules[rest]
-		return r, ok
-	}
-	if rest, ok := strings.CutPrefix(p, "lifecycle.preStop."); ok {
-		r, ok := hookRules[rest]
-		return r, ok
+	for _, hook := range []string{"lifecycle.postStart.", "lifecycle.preStop."} {
+		if rest, ok := strings.CutPrefix(p, hook); ok {
+			r, ok := hookRules[rest]
+			return r, ok
+		}
 	}
 	for _, probe := range []string{"livenessProbe.", "readinessProbe.", "startupProbe."} {
 		if rest, ok := strings.CutPrefix(p, probe); ok {

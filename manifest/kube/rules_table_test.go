@@ -38,7 +38,7 @@ func allRules() []ruleEntry {
 	add("Pod", "spec.containers[].livenessProbe.", probeRules)
 	add("Pod", "spec.containers[].readinessProbe.", probeRules)
 	add("Pod", "spec.containers[].startupProbe.", probeRules)
-	add("Pod", "spec.containers[].lifecycle.postStart.", postStartRules)
+	add("Pod", "spec.containers[].lifecycle.postStart.", hookRules)
 	add("Pod", "spec.containers[].lifecycle.preStop.", hookRules)
 	add("Pod", "spec.initContainers[].", initContainerRules)
 	add("Pod", "spec.volumes[].", volumeRules)

@@ -754,7 +754,7 @@ func (f *Fake) Inspect(_ context.Context, id string) (hruntime.Details, error) {
 	return hruntime.Details{
 		ID: fc.c.ID, RestartCount: fc.restartCount, StartedAt: fc.startedAt,
 		ExitCode: fc.c.ExitCode, Running: fc.c.State == hruntime.StateRunning,
-		Labels: maps.Clone(fc.c.Labels),
+		Labels: maps.Clone(fc.c.Labels), IP: fc.c.IP,
 	}, nil
 }
 

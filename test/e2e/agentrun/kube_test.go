@@ -632,3 +632,75 @@ spec:
 		return false, "no pod sick"
 	})
 }
+
+// TestKubernetesPodAddressesAndPostStartHTTP: a pod of one container reads
+// its own address and the host's (fieldRef status.podIP, status.hostIP,
+// and a $(VAR) reference to one) from its env, its address being the
+// infra container's it gets; its postStart httpGet reaches it once it
+// listens (seen from outside: the hook makes the container call a server
+// of the test).
+func TestKubernetesPodAddressesAndPostStartHTTP(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	port := testkit.FreePort(t)
+	hooks, startHooks, asked := hookServer(t, e)
+	startHooks()
+	testkit.WriteFile(t, filepath.Join(tree, "addressed.yaml"), fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: addressed}
+spec:
+  containers:
+  - name: app
+    image: %[1]s
+    imagePullPolicy: Never
+    ports: [{name: http, containerPort: 8080, hostPort: %[2]d, hostIP: 127.0.0.1}]
+    env:
+    - name: POD_IP
+      valueFrom: {fieldRef: {fieldPath: status.podIP}}
+    - name: HOST_IP
+      valueFrom: {fieldRef: {fieldPath: status.hostIP}}
+    - name: ADVERTISE
+      value: "http://$(POD_IP):8080"
+    lifecycle:
+      postStart:
+        httpGet: {path: "/fetch?url=%[3]s/poststart", port: http}
+`, e.image, port, hooks))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	e.start(t, cfg)
+	select {
+	case path := <-asked:
+		if path != "/poststart" {
+			t.Errorf("the hook asked for %s, want /poststart", path)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the postStart hook never reached the test's server")
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	podIP := testkit.WaitHTTP(t, 60*time.Second, "GET", base+"/env?name=POD_IP", "", "")
+
+	infraIP := ""
+	for _, b := range e.containers(t) {
+		if b.Pod == "addressed" && b.Labels[hruntime.LabelContainer] == hruntime.InfraName {
+			info, err := e.docker.ContainerInspect(t.Context(), b.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ep := range info.NetworkSettings.Networks {
+				infraIP = ep.IPAddress
+			}
+		}
+	}
+	if infraIP == "" || podIP != infraIP {
+		t.Errorf("POD_IP = %q, want the infra container's address %q", podIP, infraIP)
+	}
+	hostIP, err := hsync.DefaultRouteAddress(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testkit.WaitHTTP(t, 10*time.Second, "GET", base+"/env?name=HOST_IP", "", ""); got != hostIP {
+		t.Errorf("HOST_IP = %q, want the host's default route address %q", got, hostIP)
+	}
+	if got := testkit.WaitHTTP(t, 10*time.Second, "GET", base+"/env?name=ADVERTISE", "", ""); got != "http://"+infraIP+":8080" {
+		t.Errorf("ADVERTISE = %q, want the pod's address in it", got)
+	}
+}
