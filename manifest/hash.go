@@ -236,12 +236,7 @@ func (m Manifest) readsOwnPodIP() bool {
 	if m.HostNetwork || m.NetworkOf != "" {
 		return false
 	}
-	token := FieldToken(FieldPodIP)
-	has := func(s string) bool { return strings.Contains(s, token) }
-	reads := func(c Container) bool {
-		return slices.ContainsFunc(c.Env, func(e EnvVar) bool { return has(e.Value) }) ||
-			slices.ContainsFunc(c.Command, has) || slices.ContainsFunc(c.Args, has)
-	}
+	reads := func(c Container) bool { return ReadsField(c, FieldPodIP) }
 	return slices.ContainsFunc(m.Containers, reads) || slices.ContainsFunc(m.InitContainers, reads)
 }
 

@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -53,6 +54,15 @@ func FieldTokenErrors(m Manifest) map[string]string {
 		}
 	}
 	return out
+}
+
+// ReadsField reports whether container c reads field path (env values,
+// command, args).
+func ReadsField(c Container, path string) bool {
+	token := FieldToken(path)
+	has := func(s string) bool { return strings.Contains(s, token) }
+	return slices.ContainsFunc(c.Env, func(e EnvVar) bool { return has(e.Value) }) ||
+		slices.ContainsFunc(c.Command, has) || slices.ContainsFunc(c.Args, has)
 }
 
 // ExpandFields replaces each field token of s by value's answer for its

@@ -449,6 +449,10 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{nameChange(*cur, a.m.Containers[i].ContainerName)}
 	case a.net.wait:
+	case a.rejoin && cur.Running() && manifest.ReadsField(a.m.Containers[i], manifest.FieldPodIP):
+		// Its env holds the address of the namespace it left: a new one.
+		ch.Action, ch.repair = ActionRecreate, true
+		ch.Reasons = []string{"pod network: rejoin its network namespace, whose address the container reads"}
 	case a.rejoin && cur.Running() && a.m.NetworkOf != "":
 		ch.Action, ch.repair = ActionRestart, true
 		ch.Reasons = []string{fmt.Sprintf("network of pod %s: rejoin its network namespace", a.m.NetworkOf)}

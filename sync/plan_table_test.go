@@ -39,6 +39,13 @@ func twoPod(id string) manifest.Manifest {
 	}}
 }
 
+// readsPodIP is m whose first container reads the pod's address.
+func readsPodIP(m manifest.Manifest) manifest.Manifest {
+	m.Containers = slices.Clone(m.Containers)
+	m.Containers[0].Env = []manifest.EnvVar{{Name: "POD_IP", Value: manifest.FieldToken(manifest.FieldPodIP)}}
+	return m
+}
+
 // edit returns m changed by fn.
 func edit(m manifest.Manifest, fn func(m *manifest.Manifest)) manifest.Manifest {
 	fn(&m)
@@ -317,6 +324,10 @@ func TestPlanTable(t *testing.T) {
 		{name: "infra restart/stopped infra container started, running app containers rejoin its network",
 			before: pods(twoPod("p")), mutate: []mutation{inState("p/POD", hruntime.StateExited, 137)}, after: pods(twoPod("p")),
 			want: []string{"p/app restart: pod network: rejoin the infra container's network namespace",
+				"p/side restart: pod network: rejoin the infra container's network namespace", "p/POD restart: infra container exited (137)"}},
+		{name: "infra restart/an app container reading the pod's address is recreated, not restarted",
+			before: pods(readsPodIP(twoPod("p"))), mutate: []mutation{inState("p/POD", hruntime.StateExited, 137)}, after: pods(readsPodIP(twoPod("p"))),
+			want: []string{"p/app recreate: pod network: rejoin its network namespace, whose address the container reads",
 				"p/side restart: pod network: rejoin the infra container's network namespace", "p/POD restart: infra container exited (137)"}},
 		{name: "infra restart/a stopped app container is started, not rejoined",
 			before: pods(twoPod("p")), mutate: []mutation{inState("p/POD", hruntime.StateExited, 137), inState("p/side", hruntime.StateExited, 0)},
