@@ -2,6 +2,7 @@ package agentrun_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	stdnet "net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,8 +234,8 @@ spec:
 
 // hookServer is a server of the test on the engine's default bridge
 // (where a container reaches the host), recording the paths asked for:
-// its URL now, and start, which listens once a container runs (Podman
-// makes the bridge's interface only for its first container).
+// its URL now, and start, which listens (Podman makes the bridge's
+// interface only for its first container: before it, on every address).
 func hookServer(t *testing.T, e *env) (url string, start func(), asked <-chan string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -254,6 +256,12 @@ func hookServer(t *testing.T, e *env) (url string, start func(), asked <-chan st
 	start = func() {
 		t.Helper()
 		ln, err := stdnet.Listen("tcp", addr)
+		if errors.Is(err, syscall.EADDRNOTAVAIL) {
+			// Podman's bridge has no interface before its first
+			// container: every address of the host, the bridge's to be.
+			_, port, _ := stdnet.SplitHostPort(addr)
+			ln, err = stdnet.Listen("tcp", ":"+port)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
