@@ -46,6 +46,9 @@ type Engine struct {
 	// options say name=rootless), so ids on the host are not the
 	// containers' ids.
 	Rootless bool `json:"rootless,omitempty"`
+	// noInfo: the engine did not give its info, so whether it is
+	// rootless is not known.
+	noInfo bool
 	// Limits are what this engine cannot do that hostlet would otherwise
 	// rely on, said once at start (status, log) instead of waited on.
 	Limits []string `json:"limits,omitempty"`
@@ -79,6 +82,7 @@ func detectEngine(ctx context.Context, cli engineInfoReader, builder build.Build
 	}
 	e := Engine{Kind: EngineDocker, Version: v.Version, APIVersion: cli.ClientVersion(), CgroupDriver: info.CgroupDriver, ImageStore: info.Driver, LogDriver: info.LoggingDriver,
 		Platform: enginePlatform(cmp.Or(v.Os, info.OSType), cmp.Or(v.Arch, info.Architecture))}
+	e.noInfo = err != nil
 	e.Rootless = slices.ContainsFunc(info.SecurityOptions, func(o string) bool {
 		return o == "name=rootless" || strings.HasPrefix(o, "name=rootless,")
 	})

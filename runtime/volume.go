@@ -86,6 +86,9 @@ func (d *Docker) SameHostIDs() error {
 	if host := d.cli.DaemonHost(); !strings.HasPrefix(host, "unix://") {
 		return fmt.Errorf("the engine at %s may be another host's: hostlet cannot change its files", host)
 	}
+	if d.engine.noInfo {
+		return errors.New("the engine did not give its info, so hostlet cannot tell whether it is rootless (a group on the host would be another in its containers)")
+	}
 	if d.engine.Rootless {
 		return errors.New("the engine is rootless: a group on the host is another group in its containers (user namespace)")
 	}
