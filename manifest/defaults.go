@@ -32,6 +32,9 @@ func (m Manifest) WithDefaults() Manifest {
 	if out.Rollback == "" {
 		out.Rollback = RollbackAuto
 	}
+	if out.FSGroup != nil && out.FSGroupChangePolicy == "" {
+		out.FSGroupChangePolicy = FSGroupChangeAlways
+	}
 	for i := range out.Containers {
 		containerDefaults(&out.Containers[i], out.HostNetwork)
 	}
@@ -142,6 +145,10 @@ func (m Manifest) Clone() Manifest {
 		}
 	}
 	out.Volumes = append([]Volume(nil), m.Volumes...)
+	if m.FSGroup != nil {
+		g := *m.FSGroup
+		out.FSGroup = &g
+	}
 	out.DependsOn = append([]Dependency(nil), m.DependsOn...)
 	out.ExtraHosts = append([]string(nil), m.ExtraHosts...)
 	out.DNS = append([]string(nil), m.DNS...)

@@ -74,6 +74,10 @@ type hashedContainer struct {
 	// order: a changed one runs them all again before every app
 	// container is created anew. Left out when there are none.
 	InitContainers []string `json:"initContainers,omitempty"`
+	// FSGroup is the pod's fsGroup, a supplementary group of every
+	// container; left out when unset, so every hash made before it
+	// existed stays the same.
+	FSGroup *int64 `json:"fsGroup,omitempty"`
 }
 
 type hashedMount struct {
@@ -164,6 +168,7 @@ func ContainerHash(m Manifest, i int) string {
 		h.Namespace = namespaceOf(d)
 	}
 	h.InitContainers = initHashes(d)
+	h.FSGroup = d.FSGroup
 	h.Healthcheck = c.Healthcheck
 	h.User, h.ReadOnly, h.Init, h.StopSignal, h.ShmSize, h.CPULimit = c.User, c.ReadOnly, c.Init, c.StopSignal, c.ShmSize, c.CPULimit
 	h.TTY, h.StdinOpen = c.TTY, c.StdinOpen

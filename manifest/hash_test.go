@@ -356,6 +356,12 @@ func TestHashChanges(t *testing.T) {
 		{name: "grace period", change: func(m *manifest.Manifest) { m.TerminationGracePeriodSeconds = 120 }, want: none},
 		{name: "port name", change: func(m *manifest.Manifest) { m.Containers[0].Ports[0].Name = "web" }, want: none},
 		{name: "port name removed", change: func(m *manifest.Manifest) { m.Containers[0].Ports[1].Name = "" }, want: none},
+		// fsGroup is a supplementary group of every container: set, even
+		// to 0, it recreates them all; when its ownership change runs
+		// recreates nothing.
+		{name: "fsGroup set", change: func(m *manifest.Manifest) { m.FSGroup = ptr[int64](2000) }, want: pod},
+		{name: "fsGroup 0 set", change: func(m *manifest.Manifest) { m.FSGroup = ptr[int64](0) }, want: pod},
+		{name: "fsGroupChangePolicy", change: func(m *manifest.Manifest) { m.FSGroupChangePolicy = manifest.FSGroupChangeOnRootMismatch }, want: none},
 		{name: "unmounted volume added", change: func(m *manifest.Manifest) {
 			m.Volumes = append(m.Volumes, manifest.Volume{Name: "spare", HostPath: "/srv/spare"})
 		}, want: none},
@@ -448,3 +454,21 @@ func TestHashGolden(t *testing.T) {
 	testkit.GoldenLines(t, filepath.Join("testdata", "golden", "hashes.txt"), got, *update,
 		"the spec hash changed: upgraded hostlets would recreate every container (see the comment on this test)")
 }
+
+// TestHashFSGroupValue: another fsGroup is another group in every
+// container, and the change policy written out or left to its default
+// hashes the same.
+func TestHashFSGroupValue(t *testing.T) {
+	base := decodeOne(t, baseYAML)
+	base.FSGroup = ptr[int64](2000)
+	other := base.Clone()
+	*other.FSGroup = 2001
+	if a, b := hashes(base), hashes(other); a[1] == b[1] || a[2] == b[2] {
+		t.Errorf("fsGroup 2000 and 2001 hash the same: %v", a)
+	}
+	if a, b := hashes(base), hashes(base.WithDefaults()); !slices.Equal(a, b) {
+		t.Errorf("fsGroupChangePolicy written out changed the hashes:\n got %v\nwant %v", b, a)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

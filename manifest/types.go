@@ -48,6 +48,16 @@ const (
 	RollbackHold = "Hold"
 )
 
+// fsGroup change policies (see Manifest.FSGroupChangePolicy), named as
+// Kubernetes names them.
+const (
+	FSGroupChangeAlways         = "Always"
+	FSGroupChangeOnRootMismatch = "OnRootMismatch"
+)
+
+// MaxFSGroup is the largest fsGroup, as Kubernetes bounds it.
+const MaxFSGroup = 2147483647
+
 // Rollout defaults, applied when the field is 0.
 const (
 	DefaultMinReadySeconds         = 10
@@ -128,6 +138,23 @@ type Manifest struct {
 	MinReadySeconds         int64  `json:"minReadySeconds,omitempty"`
 	ProgressDeadlineSeconds int64  `json:"progressDeadlineSeconds,omitempty"`
 	Rollback                string `json:"rollback,omitempty"`
+
+	// FSGroup is a group id (0..2147483647) every container of the pod,
+	// init containers too, gets as a supplementary group, and that owns
+	// the pod's volumes hostlet keeps on the host: its empty dirs, data
+	// folders and named Docker volumes (local driver) are made
+	// group-owned by it, group read/write, folders setgid so that files
+	// made later inherit the group, before containers mounting them are
+	// created; its files volumes are written group-owned by it, group
+	// readable. Host paths are never changed. Nil: none. Part of every
+	// container's hash (a change recreates the pod).
+	FSGroup *int64 `json:"fsGroup,omitempty"`
+	// FSGroupChangePolicy says when the volumes' ownership is changed:
+	// Always (default) walks every volume each time containers of the
+	// pod are created; OnRootMismatch only when a volume's root is not
+	// yet group-owned by FSGroup with those bits. Needs FSGroup; no part
+	// of any hash.
+	FSGroupChangePolicy string `json:"fsGroupChangePolicy,omitempty"`
 
 	// Object is the Kubernetes object the pod was translated from, nil
 	// for others. Set by hostlet's translation only; no part of any hash.

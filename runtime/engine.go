@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/docker/docker/api/types"
@@ -41,6 +42,13 @@ type Engine struct {
 	// Platform is the engine's os/architecture (linux/amd64), as image
 	// platforms name them; "" when the engine did not say.
 	Platform string `json:"platform,omitempty"`
+	// Rootless: the engine runs in a user namespace (its info's security
+	// options say name=rootless), so ids on the host are not the
+	// containers' ids.
+	Rootless bool `json:"rootless,omitempty"`
+	// noInfo: the engine did not give its info, so whether it is
+	// rootless is not known.
+	noInfo bool
 	// Limits are what this engine cannot do that hostlet would otherwise
 	// rely on, said once at start (status, log) instead of waited on.
 	Limits []string `json:"limits,omitempty"`
@@ -74,6 +82,10 @@ func detectEngine(ctx context.Context, cli engineInfoReader, builder build.Build
 	}
 	e := Engine{Kind: EngineDocker, Version: v.Version, APIVersion: cli.ClientVersion(), CgroupDriver: info.CgroupDriver, ImageStore: info.Driver, LogDriver: info.LoggingDriver,
 		Platform: enginePlatform(cmp.Or(v.Os, info.OSType), cmp.Or(v.Arch, info.Architecture))}
+	e.noInfo = err != nil
+	e.Rootless = slices.ContainsFunc(info.SecurityOptions, func(o string) bool {
+		return o == "name=rootless" || strings.HasPrefix(o, "name=rootless,")
+	})
 	if isPodman(v) {
 		e.Kind = EnginePodman
 		e.Builder = "buildah"

@@ -9,6 +9,7 @@ import (
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/system"
+	"github.com/docker/docker/client"
 )
 
 type infoReader struct {
@@ -73,4 +74,48 @@ func TestEnginePlatformNamesArchitecturesAsImagesDo(t *testing.T) {
 			t.Errorf("enginePlatform(%q, %q) = %q, want %q", tc.os, tc.arch, got, tc.want)
 		}
 	}
+}
+
+// TestDetectEngineSaysWhenItIsRootless: an engine whose info's security
+// options name rootless is rootless (a pod's fsGroup cannot be given
+// there); a rootful one is not, and of one whose info is refused it is
+// not known, so SameHostIDs refuses it too.
+func TestDetectEngineSaysWhenItIsRootless(t *testing.T) {
+	docker := types.Version{Version: "28.5.2"}
+	podman := types.Version{Version: "5.8.6", Components: []types.ComponentVersion{{Name: "Podman Engine", Version: "5.8.6"}}}
+	cases := []struct {
+		name string
+		r    infoReader
+		want bool
+	}{
+		{"rootful docker", infoReader{version: docker, info: system.Info{SecurityOptions: []string{"name=apparmor", "name=seccomp,profile=builtin"}}}, false},
+		{"rootless docker", infoReader{version: docker, info: system.Info{SecurityOptions: []string{"name=seccomp,profile=builtin", "name=rootless", "name=cgroupns"}}}, true},
+		{"rootless podman", infoReader{version: podman, info: system.Info{SecurityOptions: []string{"name=rootless"}}}, true},
+		{"info refused", infoReader{version: docker, infoErr: errors.New("403 forbidden")}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := detectEngine(t.Context(), c.r, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Rootless != c.want {
+				t.Errorf("rootless %v, want %v", e.Rootless, c.want)
+			}
+			d := &Docker{engine: e, cli: unixClient(t)}
+			if err := d.SameHostIDs(); (err == nil) != (!c.want && c.r.infoErr == nil) {
+				t.Errorf("SameHostIDs: %v", err)
+			}
+		})
+	}
+}
+
+// unixClient is a client of an engine at a unix socket it never calls.
+func unixClient(t *testing.T) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.WithHost("unix:///run/hostlet-test-none.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli
 }

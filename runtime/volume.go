@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -48,6 +50,47 @@ func (d *Docker) EnsureVolume(ctx context.Context, name string, labels map[strin
 func (d *Docker) CheckVolume(ctx context.Context, name string) error {
 	if _, err := d.cli.VolumeInspect(ctx, name); err != nil {
 		return fmt.Errorf("volume %q: %w", name, translate(err))
+	}
+	return nil
+}
+
+// VolumeHostPath is the folder on this host holding the named volume's
+// files, for hostlet to change their group there (a pod's fsGroup). Only
+// a rootful engine reached through a unix socket, and a volume of the
+// local driver, keep them where hostlet can: any other is an error
+// saying which, never a path the containers do not see.
+func (d *Docker) VolumeHostPath(ctx context.Context, name string) (string, error) {
+	if err := d.SameHostIDs(); err != nil {
+		return "", fmt.Errorf("volume %q: %w", name, err)
+	}
+	v, err := d.cli.VolumeInspect(ctx, name)
+	if err != nil {
+		return "", fmt.Errorf("volume %q: %w", name, translate(err))
+	}
+	if v.Driver != "local" {
+		return "", fmt.Errorf("volume %q: driver %s keeps its files out of hostlet's reach (only the local driver's are on this host)", name, v.Driver)
+	}
+	if o := v.Options; o["type"] != "" || o["device"] != "" {
+		return "", fmt.Errorf("volume %q: a local volume mounting %s (type %s) is not changed: its files are another file system's", name, o["device"], o["type"])
+	}
+	if v.Mountpoint == "" || !filepath.IsAbs(v.Mountpoint) {
+		return "", fmt.Errorf("volume %q: the engine gives no folder on the host (mountpoint %q)", name, v.Mountpoint)
+	}
+	return v.Mountpoint, nil
+}
+
+// SameHostIDs is nil when files hostlet changes on this host are seen in
+// containers with the same owner and group: a rootful engine reached
+// through a unix socket (on this host). Else it says why not.
+func (d *Docker) SameHostIDs() error {
+	if host := d.cli.DaemonHost(); !strings.HasPrefix(host, "unix://") {
+		return fmt.Errorf("the engine at %s may be another host's: hostlet cannot change its files", host)
+	}
+	if d.engine.noInfo {
+		return errors.New("the engine did not give its info, so hostlet cannot tell whether it is rootless (a group on the host would be another in its containers)")
+	}
+	if d.engine.Rootless {
+		return errors.New("the engine is rootless: a group on the host is another group in its containers (user namespace)")
 	}
 	return nil
 }

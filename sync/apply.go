@@ -125,6 +125,13 @@ type ApplyOptions struct {
 	// DataFolders makes the pods' data folders; nil: a pod with one
 	// fails.
 	DataFolders *datafolder.Store
+	// VolumeOwners finds the volumes' files on the host for a pod's
+	// fsGroup; nil: the runtime, when it can (else a pod with an fsGroup
+	// fails, saying so).
+	VolumeOwners VolumeOwners
+	// FSGroupMaxEntries bounds the files and folders of one volume a
+	// pod's fsGroup change walks (0: fsgroup.DefaultMaxEntries).
+	FSGroupMaxEntries int
 	// Inits remembers the init containers whose failure was reported, so
 	// that their pod's next apply runs them again (nil: none is run
 	// again). WaitInit, when set, waits for each init container to exit
@@ -660,6 +667,8 @@ func failureReason(err error) string {
 		return ReasonHostPath
 	case errors.Is(err, errStepFiles):
 		return ReasonFiles
+	case errors.Is(err, errStepFSGroup):
+		return ReasonFSGroup
 	case errors.Is(err, errStepSecrets):
 		return ReasonSecret
 	case errors.Is(err, errStart), errors.Is(err, errStepStart):
@@ -700,6 +709,11 @@ func (ap *podApplication) apply(ctx context.Context) error {
 	}
 	if err := ap.checkNonRoot(ctx); err != nil {
 		return err
+	}
+	// The volumes' group, before the init containers that may run
+	// first and anything running is stopped.
+	if err := ap.changeVolumeGroups(ctx); err != nil {
+		return inStep(errStepFSGroup, err)
 	}
 	if initializing, err := ap.runInitsFirst(ctx); err != nil || initializing {
 		return err
@@ -774,7 +788,7 @@ func (ap *podApplication) writeFiles(ctx context.Context) error {
 			}
 			// Named by the manifest's digest (the tokens' for decrypted
 			// files), as the containers' labels and mounts name it.
-			p, err := store.Materialise(ctx, ap.opts.EnvHasher.FilesName(v.Files.Digest()), content)
+			p, err := store.Materialise(ctx, ap.opts.EnvHasher.CopyName(ap.m, v.Files), content)
 			if err != nil {
 				return fmt.Errorf("volume %s: %w", v.Name, err)
 			}
@@ -927,27 +941,31 @@ func (ap *podApplication) successorName(slot string) string {
 // volumes exist (an external one must be there already).
 func (ap *podApplication) ensureVolumes(ctx context.Context) error {
 	for _, v := range ap.m.Volumes {
-		var err error
-		switch {
-		case v.HostPath != "", v.Files != nil, v.DataFolder != "":
-			continue
-		case v.External:
-			err = ap.rt.CheckVolume(ctx, v.DockerVolume)
-		case v.DockerVolume != "":
-			err = ap.rt.EnsureVolume(ctx, v.DockerVolume, map[string]string{
-				hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance, hruntime.LabelPersistent: "true",
-			})
-		default:
-			err = ap.rt.EnsureVolume(ctx, podspec.VolumeName(ap.opts.Instance, ap.m.ID, v.Name), map[string]string{
-				hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance,
-				hruntime.LabelPod: ap.m.ID, hruntime.LabelVolume: v.Name,
-			})
-		}
-		if err != nil {
+		if err := ap.ensureVolume(ctx, v); err != nil {
 			return inStep(errStepCreate, fmt.Errorf("volume %s: %w", v.Name, err))
 		}
 	}
 	return nil
+}
+
+// ensureVolume makes v exist when it is an empty-dir volume or a named
+// Docker volume (an external one must be there already); others are
+// not the engine's.
+func (ap *podApplication) ensureVolume(ctx context.Context, v manifest.Volume) error {
+	switch {
+	case v.HostPath != "", v.Files != nil, v.DataFolder != "":
+		return nil
+	case v.External:
+		return ap.rt.CheckVolume(ctx, v.DockerVolume)
+	case v.DockerVolume != "":
+		return ap.rt.EnsureVolume(ctx, v.DockerVolume, map[string]string{
+			hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance, hruntime.LabelPersistent: "true",
+		})
+	}
+	return ap.rt.EnsureVolume(ctx, podspec.VolumeName(ap.opts.Instance, ap.m.ID, v.Name), map[string]string{
+		hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance,
+		hruntime.LabelPod: ap.m.ID, hruntime.LabelVolume: v.Name,
+	})
 }
 
 // ensureNetworks makes the pod's networks exist before the container that

@@ -93,6 +93,9 @@ type Options struct {
 	Prune   bool
 	// StateDir holds restarts.json; "" keeps restart counts in memory only.
 	StateDir string
+	// FSGroupMaxEntries bounds the files and folders of one volume a
+	// pod's fsGroup change walks (0: fsgroup.DefaultMaxEntries).
+	FSGroupMaxEntries int
 	// DataDir holds the pods' data folders (dataFolder volumes), in the
 	// instance's folder; "" is StateDir's data folder, and without a
 	// StateDir a pod with a data folder fails.
@@ -605,20 +608,23 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 
 // applyOptions are the options of one sync's Apply.
 func (s *Syncer) applyOptions(skip func(id string) bool, sweepNetworks bool) ApplyOptions {
+	owners, _ := s.rt.(VolumeOwners)
 	return ApplyOptions{
 		Instance: s.opts.Instance, InfraImage: s.opts.InfraImage, InfraCommand: s.opts.InfraCommand, Concurrency: s.opts.Concurrency,
 		Skip: skip, Begin: s.beginApply, End: s.endApply, EnvHasher: s.opts.EnvHasher,
 		HostPaths: s.opts.HostPaths, Images: s.work.pulls.check, Builds: s.checkBuild,
-		SweepNetworks: sweepNetworks,
-		Files:         s.fileWriter(),
-		Secrets:       s.opts.Secrets,
-		SecretFiles:   s.secretFileWriter(),
-		DataFolders:   s.data,
-		Exec:          s.rt,
-		Inspect:       s.rt,
-		Inits:         &s.work.inits,
-		WaitInit:      s.initWaiter(),
-		HostAddress:   s.opts.HostAddress,
+		SweepNetworks:     sweepNetworks,
+		Files:             s.fileWriter(),
+		Secrets:           s.opts.Secrets,
+		SecretFiles:       s.secretFileWriter(),
+		DataFolders:       s.data,
+		FSGroupMaxEntries: s.opts.FSGroupMaxEntries,
+		VolumeOwners:      owners,
+		Exec:              s.rt,
+		Inspect:           s.rt,
+		Inits:             &s.work.inits,
+		WaitInit:          s.initWaiter(),
+		HostAddress:       s.opts.HostAddress,
 	}
 }
 
@@ -661,7 +667,7 @@ func (s *Syncer) pruneFiles(ctx context.Context, desired Desired, actual []hrunt
 	for _, p := range pods {
 		for _, v := range p.Manifest.Volumes {
 			if v.Files != nil {
-				keep[s.opts.EnvHasher.FilesName(v.Files.Digest())] = true
+				keep[s.opts.EnvHasher.CopyName(p.Manifest, v.Files)] = true
 			}
 		}
 	}

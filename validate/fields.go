@@ -92,12 +92,13 @@ var (
 	hasLetterRE = regexp.MustCompile(`[a-z]`)
 	// dockerNameRE is what Docker accepts as a network name, and what a
 	// DNS alias on it may be (Compose service names included).
-	dockerNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
-	restartEnum  = []string{manifest.RestartAlways, manifest.RestartOnFailure, manifest.RestartNever}
-	rollbackEnum = []string{manifest.RollbackAuto, manifest.RollbackNever, manifest.RollbackHold}
-	pullEnum     = []string{manifest.PullAlways, manifest.PullIfNotPresent, manifest.PullNever}
-	probeEnum    = []string{manifest.ProbeHTTP, manifest.ProbeTCP, manifest.ProbeExec, manifest.ProbeGRPC}
-	protocolEnum = []string{"TCP", "UDP"}
+	dockerNameRE      = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+	restartEnum       = []string{manifest.RestartAlways, manifest.RestartOnFailure, manifest.RestartNever}
+	rollbackEnum      = []string{manifest.RollbackAuto, manifest.RollbackNever, manifest.RollbackHold}
+	fsGroupChangeEnum = []string{manifest.FSGroupChangeOnRootMismatch, manifest.FSGroupChangeAlways}
+	pullEnum          = []string{manifest.PullAlways, manifest.PullIfNotPresent, manifest.PullNever}
+	probeEnum         = []string{manifest.ProbeHTTP, manifest.ProbeTCP, manifest.ProbeExec, manifest.ProbeGRPC}
+	protocolEnum      = []string{"TCP", "UDP"}
 )
 
 // checker collects the errors of one manifest.
@@ -164,12 +165,25 @@ func (c *checker) podFields(m manifest.Manifest) {
 	c.seconds("minReadySeconds", m.MinReadySeconds)
 	c.seconds("progressDeadlineSeconds", m.ProgressDeadlineSeconds)
 	c.enum("rollback", m.Rollback, rollbackEnum)
+	c.fsGroup(m)
 	for _, k := range sortedKeys(m.Labels) {
 		if strings.HasPrefix(k, ReservedLabelPrefix) {
 			c.add(fmt.Sprintf("labels[%q]", k), "the prefix %q is reserved for hostlet", ReservedLabelPrefix)
 		}
 	}
 	c.nodeSelector(m.NodeSelector)
+}
+
+// fsGroup checks the pod's fsGroup (a group id in Kubernetes' range) and
+// its change policy, which means nothing without it.
+func (c *checker) fsGroup(m manifest.Manifest) {
+	if g := m.FSGroup; g != nil && (*g < 0 || *g > manifest.MaxFSGroup) {
+		c.add("fsGroup", "%d is not a group id in 0..%d", *g, manifest.MaxFSGroup)
+	}
+	c.enum("fsGroupChangePolicy", m.FSGroupChangePolicy, fsGroupChangeEnum)
+	if m.FSGroup == nil && m.FSGroupChangePolicy != "" {
+		c.add("fsGroupChangePolicy", "needs fsGroup: without it no volume's ownership is changed")
+	}
 }
 
 // MaxNodeSelector bounds a pod's nodeSelector.

@@ -114,6 +114,7 @@ func (p *podTranslation) translate(t *corev1.PodTemplateSpec) manifest.Manifest 
 	p.dns(&m, spec)
 	p.volumes = p.podVolumes(&m, spec.Volumes)
 	sec := p.podSecurity(spec.SecurityContext)
+	p.fsGroup(&m, spec.SecurityContext)
 	for i := range spec.Containers {
 		c := p.container(&m, fmt.Sprintf("spec.containers[%d]", i), &spec.Containers[i], sec)
 		m.Containers = append(m.Containers, c)
@@ -122,7 +123,7 @@ func (p *podTranslation) translate(t *corev1.PodTemplateSpec) manifest.Manifest 
 		c := p.container(&m, fmt.Sprintf("spec.initContainers[%d]", i), &spec.InitContainers[i], sec)
 		m.InitContainers = append(m.InitContainers, c)
 	}
-	p.memoryVolumes(spec)
+	p.memoryVolumes(spec, m.FSGroup != nil)
 	return m
 }
 
@@ -150,6 +151,28 @@ func (p *podTranslation) dns(m *manifest.Manifest, spec *corev1.PodSpec) {
 	default:
 		p.errorf("spec.dnsPolicy", "%q is not one of Default, None, ClusterFirst, ClusterFirstWithHostNet", spec.DNSPolicy)
 	}
+}
+
+// fsGroup translates the pod's fsGroup and its change policy, which
+// means nothing without it (Kubernetes ignores it then: noted).
+func (p *podTranslation) fsGroup(m *manifest.Manifest, sc *corev1.PodSecurityContext) {
+	if sc == nil {
+		return
+	}
+	if sc.FSGroup != nil {
+		g := *sc.FSGroup
+		m.FSGroup = &g
+		p.nameField("fsGroup", "spec.securityContext.fsGroup")
+	}
+	if sc.FSGroupChangePolicy == nil {
+		return
+	}
+	if sc.FSGroup == nil {
+		p.note("spec.securityContext.fsGroupChangePolicy", "without fsGroup no volume's ownership is changed: nothing to do")
+		return
+	}
+	m.FSGroupChangePolicy = string(*sc.FSGroupChangePolicy)
+	p.nameField("fsGroupChangePolicy", "spec.securityContext.fsGroupChangePolicy")
 }
 
 // podSecurity is the pod's security context as its containers' default.

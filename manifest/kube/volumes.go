@@ -295,11 +295,17 @@ func (p *podTranslation) memoryMount(c *manifest.Container, f string, vm corev1.
 	}
 }
 
-// memoryVolumes notes memory emptyDirs no container mounts.
-func (p *podTranslation) memoryVolumes(spec *corev1.PodSpec) {
+// memoryVolumes notes memory emptyDirs no container mounts, and, in a
+// pod with an fsGroup, that those mounted keep root's group.
+func (p *podTranslation) memoryVolumes(spec *corev1.PodSpec, fsGroup bool) {
 	for _, v := range spec.Volumes {
-		if pv := p.volumes[v.Name]; pv != nil && pv.index < 0 && pv.mounted == 0 {
+		pv := p.volumes[v.Name]
+		switch {
+		case pv == nil || pv.index >= 0:
+		case pv.mounted == 0:
 			p.note(pv.field, "emptyDir with medium Memory mounted by no container: nothing to do")
+		case fsGroup:
+			p.note(pv.field+".emptyDir.medium", "Memory with fsGroup: the tmpfs is not given to the group (the engine's tmpfs takes no group); it is mode 1777, writable by every user of the pod, and what they make there has their own group")
 		}
 	}
 }

@@ -10,11 +10,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hostlet/hostlet/internal/atomicfile"
 	"github.com/hostlet/hostlet/internal/seal"
+	"github.com/hostlet/hostlet/manifest"
 )
 
 // EnvKeyFile is the file under stateDir holding the host's env hash key:
@@ -114,6 +116,17 @@ func (h *EnvHasher) FilesName(digest string) string {
 	m.Write([]byte("files\x00"))
 	m.Write([]byte(digest))
 	return hex.EncodeToString(m.Sum(nil))
+}
+
+// CopyName is the name of the materialised copy of files volume f of
+// pod m: FilesName of its digest, or, for a pod with an fsGroup, of its
+// digest and the group, so that the copy, group-owned by it, is shared
+// only by pods of the same group.
+func (h *EnvHasher) CopyName(m manifest.Manifest, f *manifest.Files) string {
+	if m.FSGroup == nil {
+		return h.FilesName(f.Digest())
+	}
+	return h.FilesName(f.Digest() + "\x00fsGroup=" + strconv.FormatInt(*m.FSGroup, 10))
 }
 
 // KeyID names the key (not secret): the id each of its hashes carries.

@@ -228,7 +228,7 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		StdinOpen:     c.StdinOpen,
 		NanoCPUs:      c.CPULimit * 1_000_000,
 		PidsLimit:     c.PidsLimit,
-		GroupAdd:      c.GroupAdd,
+		GroupAdd:      GroupAdd(m, c),
 		Runtime:       c.Runtime,
 		Platform:      c.Platform,
 	}
@@ -264,6 +264,20 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 	return spec
 }
 
+// GroupAdd are container c's supplementary groups: its own, and the
+// pod's fsGroup (as Kubernetes gives it to every container of the pod)
+// unless c lists it already.
+func GroupAdd(m manifest.Manifest, c manifest.Container) []string {
+	if m.FSGroup == nil {
+		return c.GroupAdd
+	}
+	g := strconv.FormatInt(*m.FSGroup, 10)
+	if slices.Contains(c.GroupAdd, g) {
+		return c.GroupAdd
+	}
+	return append(slices.Clip(c.GroupAdd), g)
+}
+
 // appMounts are container c's mounts, one per volume mount in order (the
 // sources of files and data folders set once they exist: BindFiles,
 // BindDataFolders), and the keyed names of the files it mounts.
@@ -289,7 +303,7 @@ func appMounts(instance string, m manifest.Manifest, c manifest.Container, env *
 			if mt.Relabel == "Z" {
 				mt.Relabel = "z"
 			}
-			digests = append(digests, env.FilesName(v.Files.Digest()))
+			digests = append(digests, env.CopyName(m, v.Files))
 		}
 		mounts = append(mounts, mt)
 	}
@@ -529,7 +543,9 @@ func Summarize(m manifest.Manifest, i int, env *EnvHasher) Summary {
 		b, _ := json.Marshal(c.Healthcheck)
 		s.Healthcheck = string(b)
 	}
-	s.Process = processString(c)
+	withGroup := c
+	withGroup.GroupAdd = GroupAdd(m, c)
+	s.Process = processString(withGroup)
 	s.Host = hostString(m, c, env)
 	s.Build = buildInputs(c.Build, env)
 	if !m.HasInfra() {

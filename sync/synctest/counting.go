@@ -2,6 +2,7 @@ package synctest
 
 import (
 	"context"
+	"errors"
 	"maps"
 	gosync "sync"
 	"time"
@@ -165,6 +166,26 @@ func (c *Counting) Inspect(ctx context.Context, id string) (hruntime.Details, er
 func (c *Counting) Events(ctx context.Context) <-chan hruntime.Event {
 	c.count("Events")
 	return c.FullRuntime.Events(ctx)
+}
+
+// VolumeHostPath counts and forwards, to a runtime that has it
+// (hsync.VolumeOwners).
+func (c *Counting) VolumeHostPath(ctx context.Context, name string) (string, error) {
+	c.count("VolumeHostPath")
+	o, ok := c.FullRuntime.(hsync.VolumeOwners)
+	if !ok {
+		return "", errors.New("the wrapped runtime does not tell where its volumes are")
+	}
+	return o.VolumeHostPath(ctx, name)
+}
+
+// SameHostIDs forwards, to a runtime that has it (hsync.VolumeOwners).
+func (c *Counting) SameHostIDs() error {
+	o, ok := c.FullRuntime.(hsync.VolumeOwners)
+	if !ok {
+		return errors.New("the wrapped runtime does not tell whether it sees the host's ids")
+	}
+	return o.SameHostIDs()
 }
 
 // Exec counts and forwards.

@@ -72,8 +72,13 @@ type Fake struct {
 	exited chan struct{}
 	// imageUsers are the images' USER by reference (SetImageUser).
 	imageUsers map[string]string
-	nextID     int
-	clock      time.Time
+	// volumePaths are the volumes' folders on the host
+	// (SetVolumeHostPath); hostIDsErr what SameHostIDs says
+	// (SetSameHostIDs).
+	volumePaths map[string]string
+	hostIDsErr  error
+	nextID      int
+	clock       time.Time
 	// now reads the time events are dated by (SetClock); nil: the wall
 	// clock.
 	clockNow func() time.Time
@@ -654,6 +659,48 @@ func (f *Fake) RemoveVolume(_ context.Context, name string) error {
 	f.record("RemoveVolume", name)
 	delete(f.volumes, name)
 	return nil
+}
+
+// SetVolumeHostPath makes VolumeHostPath answer dir for the volume name
+// ("": a volume of a driver that keeps its files elsewhere, as every
+// volume is until given a folder).
+func (f *Fake) SetVolumeHostPath(name, dir string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.volumePaths == nil {
+		f.volumePaths = map[string]string{}
+	}
+	f.volumePaths[name] = dir
+}
+
+// SetSameHostIDs makes SameHostIDs answer err (nil: the host's ids).
+func (f *Fake) SetSameHostIDs(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hostIDsErr = err
+}
+
+// VolumeHostPath implements hsync.VolumeOwners: the folder
+// SetVolumeHostPath gave the volume, which must exist (EnsureVolume).
+func (f *Fake) VolumeHostPath(_ context.Context, name string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("VolumeHostPath", name)
+	if _, ok := f.volumes[name]; !ok {
+		return "", fmt.Errorf("volume %q: %w", name, hruntime.ErrNotFound)
+	}
+	dir := f.volumePaths[name]
+	if dir == "" {
+		return "", fmt.Errorf("volume %q: driver fake keeps its files out of hostlet's reach", name)
+	}
+	return dir, nil
+}
+
+// SameHostIDs implements hsync.VolumeOwners.
+func (f *Fake) SameHostIDs() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hostIDsErr
 }
 
 // CheckVolume implements hsync.Volumes.

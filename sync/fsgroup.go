@@ -1,0 +1,115 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hostlet/hostlet/internal/fsgroup"
+	"github.com/hostlet/hostlet/manifest"
+	"github.com/hostlet/hostlet/sync/podspec"
+)
+
+// ReasonFSGroup: the group of a pod's volume could not be changed to its
+// fsGroup; nothing of the pod was stopped.
+const ReasonFSGroup = "VolumeOwnershipNotChanged"
+
+// errStepFSGroup is the step that changes the group of a pod's volumes.
+var errStepFSGroup = errors.New("volume ownership change")
+
+// VolumeOwners is what the engine tells for a pod's fsGroup: where a
+// Docker volume's files are on the host (VolumeHostPath), and whether
+// its containers see the host's owners and groups (SameHostIDs). An
+// engine without it runs no pod with an fsGroup.
+type VolumeOwners interface {
+	VolumeHostPath(ctx context.Context, name string) (string, error)
+	SameHostIDs() error
+}
+
+// changeVolumeGroups gives the pod's volumes to its fsGroup when the
+// apply creates containers (fsgroup.Apply, per the pod's
+// fsGroupChangePolicy), before anything of the pod is stopped, so a
+// volume it cannot change fails the pod with its running version kept:
+// its empty dirs and named Docker volumes (made first if they are not
+// there), data folders and files volumes (read-only: group read). Host
+// paths are left as they are, as Kubernetes leaves them.
+func (ap *podApplication) changeVolumeGroups(ctx context.Context) error {
+	if ap.m.FSGroup == nil || !ap.createsApp() {
+		return nil
+	}
+	gid := *ap.m.FSGroup
+	owners := ap.opts.VolumeOwners
+	if owners == nil {
+		owners, _ = ap.rt.(VolumeOwners)
+	}
+	if owners == nil {
+		return fmt.Errorf("fsGroup %d: this engine does not tell where its volumes are on the host", gid)
+	}
+	if err := owners.SameHostIDs(); err != nil {
+		return fmt.Errorf("fsGroup %d: %w", gid, err)
+	}
+	for _, v := range ap.m.Volumes {
+		readOnly, mounted := ap.mountedReadOnly(v.Name)
+		if !mounted || v.HostPath != "" {
+			continue
+		}
+		p, err := ap.volumeHostPath(ctx, owners, v)
+		if err != nil {
+			return fmt.Errorf("volume %s: fsGroup %d: %w", v.Name, gid, err)
+		}
+		policy := ap.m.FSGroupChangePolicy
+		if v.Files != nil {
+			// Written once, under a name of its content and group.
+			policy, readOnly = fsgroup.OnRootMismatch, true
+		}
+		res, err := fsgroup.Apply(ctx, p, fsgroup.Options{GID: int(gid), Policy: policy, ReadOnly: readOnly, MaxEntries: ap.opts.FSGroupMaxEntries})
+		if errors.Is(err, fsgroup.ErrTooMany) {
+			err = fmt.Errorf("%w: change its group by hand (chgrp -R %d, chmod -R g+rwX) and set fsGroupChangePolicy: OnRootMismatch", err, gid)
+		}
+		if err != nil {
+			return fmt.Errorf("volume %s: fsGroup %d: %w", v.Name, gid, err)
+		}
+		ap.log.Debug("volume given to the pod's fsGroup", "pod", ap.m.ID, "volume", v.Name, "fsGroup", gid, "entries", res.Entries, "skipped", res.Skipped)
+	}
+	return nil
+}
+
+// mountedReadOnly reports whether a container of the pod (an init
+// container too) mounts the volume named name, and whether every mount
+// of it is read-only.
+func (ap *podApplication) mountedReadOnly(name string) (readOnly, mounted bool) {
+	readOnly = true
+	for _, c := range slices.Concat(ap.m.Containers, ap.m.InitContainers) {
+		for _, vm := range c.VolumeMounts {
+			if vm.Name == name {
+				mounted, readOnly = true, readOnly && vm.ReadOnly
+			}
+		}
+	}
+	return readOnly, mounted
+}
+
+// volumeHostPath is where volume v's files are on this host: a files
+// volume's copy (written already), a data folder (made), a Docker
+// volume's folder (the volume made, or an external one checked, first).
+func (ap *podApplication) volumeHostPath(ctx context.Context, owners VolumeOwners, v manifest.Volume) (string, error) {
+	switch {
+	case v.Files != nil:
+		p := ap.copies[v.Files.Digest()]
+		if p == "" {
+			return "", fmt.Errorf("files %s were not written", v.Files.Source)
+		}
+		return p, nil
+	case v.DataFolder != "":
+		return ap.ensureDataFolder(v.DataFolder)
+	}
+	if err := ap.ensureVolume(ctx, v); err != nil {
+		return "", err
+	}
+	name := v.DockerVolume
+	if name == "" {
+		name = podspec.VolumeName(ap.opts.Instance, ap.m.ID, v.Name)
+	}
+	return owners.VolumeHostPath(ctx, name)
+}
