@@ -183,7 +183,7 @@ func tokenizedItem(it manifest.FileItem, o opened, mac MAC) ([]byte, error) {
 	}
 	if decode {
 		if _, err := manifest.DecodeBase64(plain); err != nil {
-			return nil, fmt.Errorf("file %s: %w", itemName(it), err)
+			return nil, fmt.Errorf("file %s: its value in %s: %w", itemName(it), it.Sealed, err)
 		}
 	}
 	return manifest.SealedItemData(manifest.SecretToken(it.Sealed, mac([]byte(plain))), decode), nil

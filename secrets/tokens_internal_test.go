@@ -57,7 +57,7 @@ func TestTokenizedMakesTokensOfASecretsKeysAsFiles(t *testing.T) {
 		{name: "a stringData value", data: enc, sealed: "secret.yaml", plain: "s3cret", want: tok},
 		{name: "a data value", data: manifest.Base64Part(enc), sealed: "secret.yaml", plain: "czNjcmV0", want: manifest.Base64Part(tok)},
 		{name: "binary once decoded", data: manifest.Base64Part(enc), sealed: "secret.yaml", plain: "AHgA", want: manifest.Base64Part(tok)},
-		{name: "not base64", data: manifest.Base64Part(enc), sealed: "secret.yaml", plain: "s3cret!!", err: "volume v: secret db: file pw: a base64 value that does not decode"},
+		{name: "not base64", data: manifest.Base64Part(enc), sealed: "secret.yaml", plain: "s3cret!!", err: "volume v: secret db: file pw: its value in secret.yaml: a base64 value that does not decode"},
 		{name: "a value of another file", data: enc, sealed: "other.yaml", plain: "s3cret", err: "file pw: an encrypted value that is not in other.yaml"},
 		{name: "the whole file", data: "sops file", sealed: "secret.yaml", plain: "s3cret", want: manifest.SecretToken("secret.yaml", mac(nil))},
 	}
