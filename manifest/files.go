@@ -58,9 +58,13 @@ type FileItem struct {
 	Mode uint32 `json:"mode,omitempty"`
 	// Sealed names the manifest's Sealed file whose plaintext this file
 	// is; Data is then that file's ciphertext as read, and on the host a
-	// token standing for its plaintext (see SecretTokenPrefix). Set by
-	// hostlet's readers only; the file is written to the secrets'
-	// tmpfs, never under stateDir.
+	// token standing for its plaintext (see SecretTokenPrefix). Or, for
+	// a key of a Kubernetes Secret encrypted in place, the plaintext of
+	// one encrypted value of that file: Data is the value (ENC[...]) or
+	// a base64 part of it, and on the host its token, or a base64 part
+	// of the token, decoded once revealed (SealedItemValue,
+	// SealedItemToken). Set by hostlet's readers only; the file is
+	// written to the secrets' tmpfs, never under stateDir.
 	Sealed string `json:"sealed,omitempty"`
 }
 

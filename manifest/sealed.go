@@ -215,11 +215,9 @@ func DecodeBase64Parts(s string) (string, error) {
 	}
 	var err error
 	out := base64Part.ReplaceAllStringFunc(s, func(part string) string {
-		text := base64Part.FindStringSubmatch(part)[1]
-		b, derr := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(text), ""))
+		b, derr := DecodeBase64(base64Part.FindStringSubmatch(part)[1])
 		if derr != nil && err == nil {
-			// Not derr: its offset would tell a secret's length.
-			err = errors.New("a base64 value that does not decode")
+			err = derr
 		}
 		return string(b)
 	})
@@ -227,4 +225,61 @@ func DecodeBase64Parts(s string) (string, error) {
 		return "", err
 	}
 	return out, nil
+}
+
+// DecodeBase64 is the bytes base64 text s stands for, white space left
+// out; the error never tells where s stops being base64 (its offset
+// would tell a secret's length).
+func DecodeBase64(s string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		return nil, errors.New("a base64 value that does not decode")
+	}
+	return b, nil
+}
+
+// SealedItemValue reports whether the data of a files item marked Sealed
+// stands for one encrypted value of its file (a key of a Kubernetes
+// Secret encrypted in place) rather than for the whole file: data is
+// that value (ENC[...], a stringData value) or a base64 part of it (a
+// data value, base64 under the encryption). It returns the value and
+// whether its plaintext is base64 to decode. A whole file's ciphertext
+// is never one value: it holds its sops metadata.
+func SealedItemValue(data []byte) (enc string, decode, ok bool) {
+	s, decode := unwrapBase64Part(string(data))
+	if len(s) > 0 && s[0] == 'E' && encryptedValue.FindString(s) == s {
+		return s, decode, true
+	}
+	return "", false, false
+}
+
+// SealedItemToken is the token the data of a files item marked Sealed
+// holds once the host made tokens of it (secrets.Tokenize): the token of
+// the whole file's plaintext, or of a value's, and whether that value's
+// plaintext is base64 to decode; ok is false for data of another form.
+func SealedItemToken(data []byte) (tok string, decode, ok bool) {
+	s, decode := unwrapBase64Part(string(data))
+	if strings.HasPrefix(s, SecretTokenPrefix) && secretToken.FindString(s) == s {
+		return s, decode, true
+	}
+	return "", false, false
+}
+
+// SealedItemData is what the data of a files item marked Sealed becomes
+// when tok stands for the value or file it held: tok, or a base64 part
+// of tok when decode.
+func SealedItemData(tok string, decode bool) []byte {
+	if decode {
+		return []byte(Base64Part(tok))
+	}
+	return []byte(tok)
+}
+
+// unwrapBase64Part is s without its Base64Prefix and closing "}}" when s
+// is one base64 part (true), else s.
+func unwrapBase64Part(s string) (string, bool) {
+	if strings.HasPrefix(s, Base64Prefix) && strings.HasSuffix(s, "}}") && len(s) >= len(Base64Prefix)+2 {
+		return s[len(Base64Prefix) : len(s)-2], true
+	}
+	return s, false
 }

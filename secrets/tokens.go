@@ -76,7 +76,11 @@ func Tokenize(ctx context.Context, d *Decrypter, ms []manifest.Sourced, mac MAC)
 				continue
 			}
 		}
-		s.Errors = append(s.Errors, &manifest.Error{Origin: s.Origin, Pod: s.Manifest.ID, Detail: "secret: " + err.Error()})
+		e := &manifest.Error{Origin: s.Origin, Pod: s.Manifest.ID, Detail: "secret: " + err.Error()}
+		if fe := (*fieldError)(nil); errors.As(err, &fe) {
+			e.Field = s.Field(fe.field)
+		}
+		s.Errors = append(s.Errors, e)
 		failed = true
 	}
 	return failed
@@ -149,15 +153,59 @@ func tokenized(m manifest.Manifest, o opened, mac MAC) (manifest.Manifest, error
 			if it.Sealed == "" {
 				continue
 			}
-			plain, ok := o.files[it.Sealed]
-			if !ok {
-				return manifest.Manifest{}, fmt.Errorf("volume %s: %s is none of the pod's encrypted files", v.Name, it.Sealed)
+			data, err := tokenizedItem(it, o, mac)
+			if err != nil {
+				return manifest.Manifest{}, &fieldError{field: fmt.Sprintf("volumes[%d]", i), err: fmt.Errorf("volume %s: %s: %w", v.Name, v.Files.Source, err)}
 			}
-			items[j].Data = []byte(manifest.SecretToken(it.Sealed, mac(plain)))
+			items[j].Data = data
 		}
 		m.Volumes[i].Files = manifest.NewFiles(v.Files.Source, v.Files.Secret, items)
 	}
 	return m, nil
+}
+
+// tokenizedItem is the data of sealed files item it as a token: of its
+// file's plaintext, or of its encrypted value's (a Kubernetes Secret's
+// key), whose base64 part must decode — checked now, while the running
+// version is still there.
+func tokenizedItem(it manifest.FileItem, o opened, mac MAC) ([]byte, error) {
+	enc, decode, isValue := manifest.SealedItemValue(it.Data)
+	if !isValue {
+		plain, ok := o.files[it.Sealed]
+		if !ok {
+			return nil, fmt.Errorf("%s is none of the pod's encrypted files", it.Sealed)
+		}
+		return []byte(manifest.SecretToken(it.Sealed, mac(plain))), nil
+	}
+	plain, ok := o.values[enc]
+	if !ok || o.valueFile[enc] != it.Sealed {
+		return nil, fmt.Errorf("file %s: an encrypted value that is not in %s", itemName(it), it.Sealed)
+	}
+	if decode {
+		if _, err := manifest.DecodeBase64(plain); err != nil {
+			return nil, fmt.Errorf("file %s: its value in %s: %w", itemName(it), it.Sealed, err)
+		}
+	}
+	return manifest.SealedItemData(manifest.SecretToken(it.Sealed, mac([]byte(plain))), decode), nil
+}
+
+// fieldError is an error of a manifest's field (its path in the
+// manifest, as Sourced.Field takes it).
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// itemName names a files item in errors: its path, or "(the file)" for
+// a volume of one file.
+func itemName(it manifest.FileItem) string {
+	if it.Path == "" {
+		return "(the file)"
+	}
+	return it.Path
 }
 
 // tokenizeEnv replaces, in place, the encrypted values of cs's env

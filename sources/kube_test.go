@@ -181,3 +181,68 @@ func TestTreeBoundsTheEncryptedFilesItsPodsCarry(t *testing.T) {
 		t.Errorf("err = %v, want the bound on encrypted files", err)
 	}
 }
+
+// readerOfFiles is Pod files mounting Secret db as files: whole, one key
+// at a path, one key by subPath, and in a projected volume beside a plain
+// ConfigMap.
+const readerOfFiles = `apiVersion: v1
+kind: Pod
+metadata: {name: files}
+spec:
+  containers:
+  - name: app
+    image: nginx:1.27
+    volumeMounts:
+    - {name: whole, mountPath: /etc/db}
+    - {name: picked, mountPath: /etc/picked}
+    - {name: whole, mountPath: /etc/pw, subPath: password}
+    - {name: mixed, mountPath: /etc/mixed}
+  volumes:
+  - {name: whole, secret: {secretName: db, defaultMode: 0440}}
+  - {name: picked, secret: {secretName: db, items: [{key: blob, path: a/blob, mode: 0400}]}}
+  - {name: mixed, projected: {sources: [{secret: {name: db, items: [{key: password, path: pw}]}}, {configMap: {name: plain}}]}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: plain}
+data: {level: info}
+`
+
+// The keys of a Secret encrypted in place, mounted as files in any way a
+// pod can, reach the pod as their ciphertext, each file marked with the
+// Secret's SOPS file, which is attached to the pod; a plain ConfigMap's
+// file beside them stays as it is.
+func TestTreeMarksTheKeysOfAnEncryptedSecretMountedAsFiles(t *testing.T) {
+	dir := writeKubeTree(t, map[string]string{"secret.yaml": encryptedSecret(t, "s3cret", "b"), "files.yaml": readerOfFiles})
+	snap, err := sources.ReadTree(context.Background(), dir, []string{"."}, "repo", composetest.Renderer(t, project.Host{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Manifests) != 1 || len(snap.Manifests[0].Errors) > 0 {
+		t.Fatalf("manifests %v", snap.Manifests)
+	}
+	m := snap.Manifests[0].Manifest
+	if len(m.Sealed) != 1 || m.Sealed[0].File != "secret.yaml" {
+		t.Errorf("sealed %v, want secret.yaml attached", m.Sealed)
+	}
+	var marked []string
+	for _, v := range m.Volumes {
+		for _, it := range v.Files.Items {
+			_, _, isValue := manifest.SealedItemValue(it.Data)
+			switch {
+			case it.Path == "level" && (it.Sealed != "" || string(it.Data) != "info"):
+				t.Errorf("volume %s: the ConfigMap's file is %q marked %q", v.Name, it.Data, it.Sealed)
+			case it.Path != "level" && (it.Sealed != "secret.yaml" || !isValue):
+				t.Errorf("volume %s file %q: marked %q, data %q; want an encrypted value of secret.yaml", v.Name, it.Path, it.Sealed, it.Data)
+			case it.Sealed != "":
+				marked = append(marked, v.Name+":"+it.Path)
+			}
+		}
+	}
+	want := []string{"whole:blob", "whole:password", "picked:a/blob", "mixed:pw", "whole-sub1:"}
+	slices.Sort(marked)
+	slices.Sort(want)
+	if !slices.Equal(marked, want) {
+		t.Errorf("marked %q, want %q", marked, want)
+	}
+}

@@ -78,8 +78,8 @@ func (ap *podApplication) revealEnv(spec *hruntime.ContainerSpec) error {
 }
 
 // revealedFiles is f with each sealed item's plaintext in place of its
-// token, and whether it has any (then it is written to the secrets'
-// tmpfs).
+// token (a Kubernetes Secret's data value decoded from base64), and
+// whether it has any (then it is written to the secrets' tmpfs).
 func (ap *podApplication) revealedFiles(f *manifest.Files) (*manifest.Files, bool, error) {
 	if !slices.ContainsFunc(f.Items, func(it manifest.FileItem) bool { return it.Sealed != "" }) {
 		return f, false, nil
@@ -89,9 +89,16 @@ func (ap *podApplication) revealedFiles(f *manifest.Files) (*manifest.Files, boo
 		if it.Sealed == "" {
 			continue
 		}
-		plain, ok := ap.secrets[string(it.Data)]
+		tok, decode, _ := manifest.SealedItemToken(it.Data)
+		plain, ok := ap.secrets[tok]
 		if !ok {
 			return nil, true, fmt.Errorf("files %s: %s was not decrypted", f.Source, it.Sealed)
+		}
+		if decode {
+			var err error
+			if plain, err = manifest.DecodeBase64(string(plain)); err != nil {
+				return nil, true, fmt.Errorf("files %s: %s: %w", f.Source, it.Path, err)
+			}
 		}
 		items[i].Data = plain
 	}

@@ -99,18 +99,23 @@ kind: Secret
 metadata: {name: s}
 stringData: {k: "x ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}
 `, `Secret s: stringData.k: holds a SOPS-encrypted value beside other text: encrypt whole values`, nil},
-		{"a SOPS-encrypted Secret as files", `apiVersion: v1
+		{"a SOPS-encrypted value copied into a ConfigMap mounted as files", `apiVersion: v1
 kind: Secret
 metadata: {name: s}
 data: {k: "ENC[AES256_GCM,data:abc=,iv:abc=,tag:abc=,type:str]"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+binaryData: {k: "e3tob3N0bGV0LWJhc2U2NDpFTkNbQUVTMjU2X0dDTSxkYXRhOmFiYz0saXY6YWJjPSx0YWc6YWJjPSx0eXBlOnN0cl19fQ=="}
 ---
 apiVersion: v1
 kind: Pod
 metadata: {name: p}
 spec:
   containers: [{name: c, image: busybox, volumeMounts: [{name: v, mountPath: /s}]}]
-  volumes: [{name: v, secret: {secretName: s}}]
-`, `spec.volumes[0].secret.secretName: Secret "s" holds SOPS-encrypted values: its keys as files are not supported by hostlet yet`, []string{"p"}},
+  volumes: [{name: v, projected: {sources: [{secret: {name: s}}, {configMap: {name: c, items: [{key: k, path: copy}]}}]}}]
+`, `spec.volumes[0].projected.sources[1].configMap.name: ConfigMap "c": key "k" holds an encrypted value (SOPS) or text hostlet keeps for its own secrets`, []string{"p"}},
 		{"a control character in an item path", `apiVersion: v1
 kind: ConfigMap
 metadata: {name: conf}

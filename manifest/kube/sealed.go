@@ -117,9 +117,12 @@ func (s *source) checkSealed(p *manifest.Sourced) {
 			continue
 		}
 		for j, it := range v.Files.Items {
+			if s.sealed[string(it.Data)] {
+				continue // an encrypted Secret's key, whole
+			}
 			if len(manifest.EncryptedValues(string(it.Data))) > 0 {
 				p.Errors = append(p.Errors, &manifest.Error{Origin: p.Origin, Pod: p.Manifest.ID, Field: p.Field(fmt.Sprintf("volumes[%d].files.items[%d]", i, j)),
-					Detail: "a file holding an encrypted value (SOPS): only an encrypted Secret's keys may be encrypted, and they reach env values only"})
+					Detail: "a file holding an encrypted value (SOPS) that is no key of an encrypted Secret of the source"})
 			}
 		}
 	}

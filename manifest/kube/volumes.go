@@ -145,11 +145,11 @@ func (p *podTranslation) filesOf(f string, v *corev1.VolumeSource) *manifest.Fil
 // keyItems are the files of a ConfigMap or Secret (named at f's field
 // nameKey): every key at its name, or the items asked for at their paths.
 func (p *podTranslation) keyItems(f, nameKey, kind, name string, keys []corev1.KeyToPath, optional *bool, defaultMode *int32) []manifest.FileItem {
+	// The keys of a Secret encrypted in place are their ciphertext here
+	// (a data value as a base64 part of it): a file or git source's
+	// reader marks them for the host to decrypt (checkSealed refuses any
+	// other encrypted content).
 	data := p.lookup(f+"."+nameKey, kind, name, optional)
-	if slices.ContainsFunc(slices.Collect(maps.Values(data)), func(b []byte) bool { return len(manifest.EncryptedValues(string(b))) > 0 }) {
-		p.errorf(f+"."+nameKey, "%s %q holds SOPS-encrypted values: its keys as files are not supported by hostlet yet; read them as env (secretKeyRef, envFrom)", kind, name)
-		return nil
-	}
 	mode := modeOf(defaultMode)
 	var items []manifest.FileItem
 	if len(keys) == 0 {

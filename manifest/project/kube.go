@@ -81,10 +81,21 @@ func sealPod(p *manifest.Sourced, seal func(*manifest.Sourced)) {
 		seal(p)
 		return
 	}
+	const detail = "a SOPS-encrypted value: only a file or git source decrypts (a Secret encrypted with sops)"
 	for field, value := range manifest.StringFields(p.Manifest) {
 		if len(manifest.EncryptedValues(value)) > 0 {
-			p.Errors = append(p.Errors, &manifest.Error{Origin: p.Origin, Pod: p.Manifest.ID, Field: p.Field(field),
-				Detail: "a SOPS-encrypted value: only a file or git source decrypts (a Secret encrypted with sops)"})
+			p.Errors = append(p.Errors, &manifest.Error{Origin: p.Origin, Pod: p.Manifest.ID, Field: p.Field(field), Detail: detail})
+		}
+	}
+	for i, v := range p.Manifest.Volumes {
+		if v.Files == nil {
+			continue
+		}
+		for j, it := range v.Files.Items {
+			if len(manifest.EncryptedValues(string(it.Data))) > 0 {
+				field := p.Field(fmt.Sprintf("volumes[%d].files.items[%d]", i, j))
+				p.Errors = append(p.Errors, &manifest.Error{Origin: p.Origin, Pod: p.Manifest.ID, Field: field, Detail: detail})
+			}
 		}
 	}
 }

@@ -86,7 +86,43 @@ func (r *Reader) noteKubeSealed(ms []manifest.Sourced, sealed *manifest.Sealed) 
 // SOPS files of the source its encrypted values are of (a Secret's file),
 // as decodeSealed does for a native manifest.
 func (r *Reader) sealKube(p *manifest.Sourced) {
+	r.sealKubeFiles(p)
 	sealValues(p, func(enc string) *manifest.Sealed { return r.kubeSealed[enc] })
+}
+
+// sealKubeFiles marks the files items of pod p that are keys of a Secret
+// encrypted in place (the translation left each as its encrypted value,
+// a data value as a base64 part of it) with the Secret's SOPS file,
+// attached to p: the host writes each key's plaintext to the secrets'
+// tmpfs. An item holding anything else encrypted is left for sealValues
+// to refuse.
+func (r *Reader) sealKubeFiles(p *manifest.Sourced) {
+	cloned := false
+	for i, v := range p.Manifest.Volumes {
+		if v.Files == nil {
+			continue
+		}
+		var items []manifest.FileItem
+		for j, it := range v.Files.Items {
+			enc, _, ok := manifest.SealedItemValue(it.Data)
+			f := r.kubeSealed[enc]
+			if it.Sealed != "" || !ok || f == nil {
+				continue
+			}
+			if items == nil {
+				// Files values are shared by the pods that mount them.
+				items = slices.Clone(v.Files.Items)
+			}
+			items[j].Sealed = f.File
+			attach(p, f)
+		}
+		if items != nil {
+			if !cloned {
+				p.Manifest.Volumes, cloned = slices.Clone(p.Manifest.Volumes), true
+			}
+			p.Manifest.Volumes[i].Files = manifest.NewFiles(v.Files.Source, v.Files.Secret, items)
+		}
+	}
 }
 
 // envValueField matches the field path of an env value.

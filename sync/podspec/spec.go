@@ -520,10 +520,10 @@ func Summarize(m manifest.Manifest, i int, env *EnvHasher) Summary {
 			src = "docker:" + v.DockerVolume
 		case v.Files != nil:
 			src = "files:" + v.Files.Source
-			s.Files = addFiles(s.Files, v.Files, vm.MountPath, env)
+			s.Files = addFiles(s.Files, v.Files, vm.MountPath, m.Object != nil, env)
 			for _, it := range v.Files.Items {
 				if it.Sealed != "" {
-					secrets.add(string(it.Data))
+					secrets.add(manifest.SecretTokens(string(it.Data))...)
 				}
 			}
 		case v.DataFolder != "":
@@ -601,8 +601,10 @@ func (st secretTokens) hashed(env *EnvHasher) map[string]string {
 }
 
 // addFiles records the files of f in files (made when nil), by their
-// names in the source, contents hashed with env's key.
-func addFiles(files map[string]string, f *manifest.Files, mountPath string, env *EnvHasher) map[string]string {
+// names in the source, contents hashed with env's key; kube: f is a
+// volume of a pod translated from Kubernetes objects, whose sealed items
+// are keys of a Secret encrypted in place.
+func addFiles(files map[string]string, f *manifest.Files, mountPath string, kube bool, env *EnvHasher) map[string]string {
 	if files == nil {
 		files = map[string]string{}
 	}
@@ -626,8 +628,15 @@ func addFiles(files map[string]string, f *manifest.Files, mountPath string, env 
 		case it.Path != "":
 			name = path.Join(f.Source, it.Path)
 		}
-		// A decrypted file's change is its secret's (Summary.Secrets).
-		put(name, strconv.FormatUint(uint64(it.ItemMode()), 8)+":"+manifest.MaskSecretTokens(string(it.Data)))
+		// A decrypted file's change is its secret's (Summary.Secrets);
+		// a key of a Kubernetes Secret encrypted in place is the key's
+		// too ("secret db key password changed"): its token is a keyed
+		// hash of its plaintext.
+		data := string(it.Data)
+		if !kube {
+			data = manifest.MaskSecretTokens(data)
+		}
+		put(name, strconv.FormatUint(uint64(it.ItemMode()), 8)+":"+data)
 	}
 	return files
 }

@@ -437,3 +437,125 @@ func TestKubernetesSOPSEncryptedSecret(t *testing.T) {
 	s.writeEncrypted(t, "secret.yaml", secret, []string{s.key.Recipient}, regex...)
 	waitAnswer(t, s.nativePort, "/env?name=PASSWORD", password)
 }
+
+// kubeSecretFiles are a Secret (data and stringData) and a Pod mounting
+// it as files every way a pod can (whole with defaultMode, items with a
+// mode, a subPath, projected beside a ConfigMap), the Secret to be
+// encrypted as Flux encrypts one; data is the password's data value as
+// written (base64 of it, unless the test breaks it).
+func (s *secretEnv) kubeSecretFiles(data, user string) (secret, pod string) {
+	secret = fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: db}\ntype: Opaque\ndata:\n  password: %s\nstringData:\n  user: %s\n", data, user)
+	pod = fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: files}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: %s
+    imagePullPolicy: Never
+    ports: [{containerPort: 8080, hostPort: %d, hostIP: 127.0.0.1}]
+    volumeMounts:
+    - {name: whole, mountPath: /etc/db}
+    - {name: picked, mountPath: /etc/picked}
+    - {name: whole, mountPath: /etc/user, subPath: user}
+    - {name: mixed, mountPath: /etc/mixed}
+  volumes:
+  - {name: whole, secret: {secretName: db, defaultMode: 0440}}
+  - {name: picked, secret: {secretName: db, items: [{key: password, path: pw/password, mode: 0400}]}}
+  - {name: mixed, projected: {sources: [{secret: {name: db, items: [{key: user, path: db-user}]}}, {configMap: {name: conf}}]}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: conf}
+data: {level: info}
+`, s.image, s.nativePort)
+	return secret, pod
+}
+
+// checkSecretFiles waits until the pod's files hold password and user.
+func (s *secretEnv) checkSecretFiles(t *testing.T, password, user string) {
+	t.Helper()
+	for p, want := range map[string]string{"/etc/db/password": password, "/etc/db/user": user, "/etc/picked/pw/password": password,
+		"/etc/user": user, "/etc/mixed/db-user": user, "/etc/mixed/level": "info"} {
+		waitAnswer(t, s.nativePort, "/read?path="+p, want)
+	}
+}
+
+// checkNothingShows fails when /status, /events or GET /pods hold one of
+// values.
+func (s *secretEnv) checkNothingShows(t *testing.T, values ...string) {
+	t.Helper()
+	for _, path := range []string{"/status", "/events", "/pods"} {
+		_, body, err := testkit.HTTP("GET", s.agent.URL(path), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range values {
+			if strings.Contains(body, v) {
+				t.Errorf("%s holds a secret's value", path)
+			}
+		}
+	}
+}
+
+// TestKubernetesSOPSEncryptedSecretAsFiles: a Kubernetes Secret
+// encrypted with sops as Flux encrypts one, mounted as files (whole,
+// items, subPath, projected), gives the container each key's plaintext
+// (a data value decoded from base64), from the tmpfs; no plaintext is in
+// /status, /events, /pods or stateDir; a data value that is not base64
+// is refused by file, pod and field while the pod runs on; a changed
+// value recreates the pod, saying which key changed.
+func TestKubernetesSOPSEncryptedSecretAsFiles(t *testing.T) {
+	s := newSecretEnv(t)
+	password, user := randomValue(t), randomValue(t)
+	regex := []string{"--encrypted-regex", "^(data|stringData)$"}
+	secret, pod := s.kubeSecretFiles(base64.StdEncoding.EncodeToString([]byte(password)), user)
+	s.writeEncrypted(t, "secret.yaml", secret, []string{s.key.Recipient}, regex...)
+	testkit.WriteFile(t, filepath.Join(s.tree, "files.yaml"), pod)
+	s.agent = s.start(t, s.env.config(t, s.config(t)))
+	s.waitPods(t, 90*time.Second, "files")
+	s.checkSecretFiles(t, password, user)
+	info, err := s.docker.ContainerInspect(context.Background(), idOf(s.containers(t), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range info.Mounts {
+		if strings.HasPrefix(m.Destination, "/etc/") && !strings.HasPrefix(m.Source, s.runtimeDir+"/") {
+			t.Errorf("%s is mounted from %s, want the tmpfs %s", m.Destination, m.Source, s.runtimeDir)
+		}
+	}
+	s.token, s.apiKey = password, user // checkNoPlaintextIn's values
+	s.checkNoPlaintextIn(t, s.stateDir)
+	s.checkNothingShows(t, password, user, base64.StdEncoding.EncodeToString([]byte(password)))
+
+	// A data value that is not base64: refused, the pod runs on.
+	running := idOf(s.containers(t), "files")
+	bad := "not-base64-" + randomValue(t)
+	secret, _ = s.kubeSecretFiles(bad, user)
+	s.writeEncrypted(t, "secret.yaml", secret, []string{s.key.Recipient}, regex...)
+	want := fmt.Sprintf(`local:%s/files.yaml: pod "files": spec.volumes[0]: secret: volume whole: secret db: file password: its value in %s/secret.yaml: a base64 value that does not decode`, s.tree, s.tree)
+	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
+		got := rejectionOf(s.status(t), "files")
+		return strings.Contains(got, want), fmt.Sprintf("rejection %q, want %q", got, want)
+	})
+	if now := idOf(s.containers(t), "files"); now != running {
+		t.Errorf("the running pod was replaced (%s, was %s) by a version that was refused", now, running)
+	}
+	s.checkSecretFiles(t, password, user)
+	s.checkNothingShows(t, bad)
+
+	// A new value: the pod is recreated, saying which key changed.
+	password = randomValue(t)
+	secret, _ = s.kubeSecretFiles(base64.StdEncoding.EncodeToString([]byte(password)), user)
+	s.writeEncrypted(t, "secret.yaml", secret, []string{s.key.Recipient}, regex...)
+	s.checkSecretFiles(t, password, user)
+	doc := s.status(t)
+	p, _ := findPod(doc, "files")
+	if p.LastAction == nil || p.LastAction.Action != "recreate" || !strings.Contains(p.LastAction.Reason, "secret db key password changed") {
+		t.Errorf("last action %+v, want a recreate for \"secret db key password changed\"", p.LastAction)
+	}
+	s.token = password
+	s.checkNoPlaintextIn(t, s.stateDir)
+	s.checkNothingShows(t, password)
+}
