@@ -550,11 +550,12 @@ func TestKubernetesSOPSEncryptedSecretAsFiles(t *testing.T) {
 	secret, _ = s.kubeSecretFiles(base64.StdEncoding.EncodeToString([]byte(password)), user)
 	s.writeEncrypted(t, "secret.yaml", secret, []string{s.key.Recipient}, regex...)
 	s.checkSecretFiles(t, password, user)
-	doc := s.status(t)
-	p, _ := findPod(doc, "files")
-	if p.LastAction == nil || p.LastAction.Action != "recreate" || !strings.Contains(p.LastAction.Reason, "secret db key password changed") {
-		t.Errorf("last action %+v, want a recreate for \"secret db key password changed\"", p.LastAction)
-	}
+	// The new container may serve before its pass has recorded it.
+	testkit.WaitFor(t, 30*time.Second, func() (bool, string) {
+		p, _ := findPod(s.status(t), "files")
+		return p.LastAction != nil && p.LastAction.Action == "recreate" && strings.Contains(p.LastAction.Reason, "secret db key password changed"),
+			fmt.Sprintf("last action %+v, want a recreate for \"secret db key password changed\"", p.LastAction)
+	})
 	s.token = password
 	s.checkNoPlaintextIn(t, s.stateDir)
 	s.checkNothingShows(t, password)
