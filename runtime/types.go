@@ -21,6 +21,11 @@ const (
 	// LabelPersistent marks a named Docker volume (a pod's dockerVolume):
 	// it outlives its pods and is removed only on request.
 	LabelPersistent = "io.hostlet.persistent"
+	// LabelFSGroup is, on a volume made for a pod with an fsGroup, that
+	// group: on Podman it is also the volume's group at creation, so
+	// that Podman does not give the empty volume to the first
+	// container's user (its first-use chown), undoing hostlet's.
+	LabelFSGroup = "io.hostlet.fsgroup"
 	// LabelName is the name a manifest gives a container (Compose's
 	// container_name); LabelNameProof proves that hostlet made the
 	// container under it (see Owner).

@@ -25,8 +25,14 @@ func (d *Docker) EnsureVolume(ctx context.Context, name string, labels map[strin
 	}
 	l[LabelManaged] = "true"
 	l[LabelInstance] = d.instance
+	opts := volume.CreateOptions{Name: name, Labels: l}
+	if gid := l[LabelFSGroup]; gid != "" && d.engine.Podman() {
+		// The volume's group: Podman then leaves its owner alone at
+		// first use (WithVolumeNoChown) and mounts nothing for it.
+		opts.DriverOpts = map[string]string{"o": "gid=" + gid}
+	}
 	// Creating a volume that exists returns the existing one, untouched.
-	v, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: l})
+	v, err := d.cli.VolumeCreate(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("ensure volume %q: %w", name, translate(err))
 	}

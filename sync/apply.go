@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	gosync "sync"
 	"time"
@@ -958,14 +959,23 @@ func (ap *podApplication) ensureVolume(ctx context.Context, v manifest.Volume) e
 	case v.External:
 		return ap.rt.CheckVolume(ctx, v.DockerVolume)
 	case v.DockerVolume != "":
-		return ap.rt.EnsureVolume(ctx, v.DockerVolume, map[string]string{
+		return ap.rt.EnsureVolume(ctx, v.DockerVolume, ap.withFSGroup(map[string]string{
 			hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance, hruntime.LabelPersistent: "true",
-		})
+		}))
 	}
-	return ap.rt.EnsureVolume(ctx, podspec.VolumeName(ap.opts.Instance, ap.m.ID, v.Name), map[string]string{
+	return ap.rt.EnsureVolume(ctx, podspec.VolumeName(ap.opts.Instance, ap.m.ID, v.Name), ap.withFSGroup(map[string]string{
 		hruntime.LabelManaged: "true", hruntime.LabelInstance: ap.opts.Instance,
 		hruntime.LabelPod: ap.m.ID, hruntime.LabelVolume: v.Name,
-	})
+	}))
+}
+
+// withFSGroup is a new volume's labels, with the pod's fsGroup if it has
+// one (hruntime.LabelFSGroup).
+func (ap *podApplication) withFSGroup(labels map[string]string) map[string]string {
+	if ap.m.FSGroup != nil {
+		labels[hruntime.LabelFSGroup] = strconv.FormatInt(*ap.m.FSGroup, 10)
+	}
+	return labels
 }
 
 // ensureNetworks makes the pod's networks exist before the container that
