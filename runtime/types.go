@@ -26,6 +26,10 @@ const (
 	// that Podman does not give the empty volume to the first
 	// container's user (its first-use chown), undoing hostlet's.
 	LabelFSGroup = "io.hostlet.fsgroup"
+	// LabelPodIP is, on a container reading its pod's address
+	// (status.podIP), the address it was created with: a container whose
+	// pod's address changed since is created anew.
+	LabelPodIP = "io.hostlet.pod-ip"
 	// LabelName is the name a manifest gives a container (Compose's
 	// container_name); LabelNameProof proves that hostlet made the
 	// container under it (see Owner).

@@ -594,7 +594,10 @@ type podApplication struct {
 	pruneOld bool
 	// initsDone: the init containers are through for this apply.
 	initsDone bool
-	res       Result
+	// fields are the values of the pod's fields (fieldValue) asked for
+	// so far in this apply.
+	fields map[string]string
+	res    Result
 }
 
 func (a *applier) newPodApplication(pp PodPlan) *podApplication {
@@ -1150,11 +1153,15 @@ func (ap *podApplication) createApp(ctx context.Context, i int, what string, rep
 		return inStep(errStepCreate, fmt.Errorf("container %s: pod %s has no container whose network to join", ap.m.Containers[i].Name, ap.m.NetworkOf))
 	}
 	spec := podspec.App(ap.opts.Instance, *ap.pod, i, ap.infraID, ap.opts.EnvHasher)
-	if err := ap.revealEnv(&spec); err != nil {
-		return inStep(errStepSecrets, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
-	}
+	// The fields first: a secret's plaintext is never read for tokens.
 	if err := ap.resolveFields(ctx, &spec); err != nil {
 		return inStep(errStepCreate, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
+	}
+	if err := ap.labelPodIP(ctx, &spec, ap.m.Containers[i]); err != nil {
+		return inStep(errStepCreate, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
+	}
+	if err := ap.revealEnv(&spec); err != nil {
+		return inStep(errStepSecrets, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))
 	}
 	if err := podspec.ResolveHostPaths(&spec, ap.m, i, ap.opts.HostPaths); err != nil {
 		return inStep(errStepHostPath, fmt.Errorf("container %s: %w", ap.m.Containers[i].Name, err))

@@ -216,11 +216,12 @@ func (ap *podApplication) startInit(ctx context.Context, j int, gen string) (str
 	name := ap.m.InitContainers[j].Name
 	one := podspec.InitPod(*ap.pod, j).Manifest
 	spec := podspec.Init(ap.opts.Instance, *ap.pod, j, ap.infraID, gen, ap.opts.EnvHasher)
-	if err := ap.revealEnv(&spec); err != nil {
-		return "", inStep(errStepSecrets, fmt.Errorf("init container %s: %w", name, err))
-	}
+	// The fields first: a secret's plaintext is never read for tokens.
 	if err := ap.resolveFields(ctx, &spec); err != nil {
 		return "", inStep(errStepCreate, fmt.Errorf("init container %s: %w", name, err))
+	}
+	if err := ap.revealEnv(&spec); err != nil {
+		return "", inStep(errStepSecrets, fmt.Errorf("init container %s: %w", name, err))
 	}
 	if err := podspec.ResolveHostPaths(&spec, one, 0, ap.opts.HostPaths); err != nil {
 		return "", inStep(errStepHostPath, fmt.Errorf("init container %s: %w", name, err))

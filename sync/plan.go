@@ -283,7 +283,8 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHash
 		net.wait = net.wait || join.State != hruntime.StateRunning
 	}
 	pp.infraWait = net.wait
-	apps := appPlanner{m: m, env: env, newPod: len(current) == 0, net: net, rejoin: recoverNet || net.rejoin, join: pp.joinID}
+	apps := appPlanner{m: m, env: env, newPod: len(current) == 0, net: net, rejoin: recoverNet || net.rejoin, join: pp.joinID,
+		holderIP: runningIP(infra, join)}
 	for i, c := range m.Containers {
 		pp.Changes = append(pp.Changes, apps.plan(i, slots[c.Name]))
 		delete(slots, c.Name)
@@ -422,6 +423,20 @@ type appPlanner struct {
 	// join is the container whose network namespace a pod with
 	// networkOf joins (PodPlan.joinID).
 	join string
+	// holderIP is the address of the running container holding the
+	// pod's network namespace, its infra container or the one it joins
+	// ("" when it has neither, or it does not run).
+	holderIP string
+}
+
+// runningIP is the listed address of the first of cs that runs.
+func runningIP(cs ...*hruntime.Container) string {
+	for _, c := range cs {
+		if c != nil && c.Running() && c.IP != "" {
+			return c.IP
+		}
+	}
+	return ""
 }
 
 // plan decides on app container i, whose slot holds cur (nil when empty).
@@ -449,6 +464,11 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{nameChange(*cur, a.m.Containers[i].ContainerName)}
 	case a.net.wait:
+	case a.holderIP != "" && cur.Labels[hruntime.LabelPodIP] != "" && cur.Labels[hruntime.LabelPodIP] != a.holderIP:
+		// Its env holds an address the pod no longer has (the engine
+		// restarted the pod's namespace: a reboot).
+		ch.Action, ch.repair = ActionRecreate, true
+		ch.Reasons = []string{"pod network: the pod's address changed, and the container reads it"}
 	case a.rejoin && cur.Running() && manifest.ReadsField(a.m.Containers[i], manifest.FieldPodIP):
 		// Its env holds the address of the namespace it left: a new one.
 		ch.Action, ch.repair = ActionRecreate, true

@@ -159,6 +159,15 @@ func unlabelled(slot, label string) mutation {
 	}
 }
 
+// readdressed gives slot's container another address (the engine
+// restarted it: a reboot).
+func readdressed(slot, ip string) mutation {
+	return func(t *testing.T, cs []hruntime.Container) []hruntime.Container {
+		cs[slotIndex(t, cs, slot)].IP = ip
+		return cs
+	}
+}
+
 // duplicated adds an older container in slot, ID "stale" (left by a crash
 // in the middle of a recreate).
 func duplicated(slot string) mutation {
@@ -329,6 +338,16 @@ func TestPlanTable(t *testing.T) {
 			before: pods(readsPodIP(twoPod("p"))), mutate: []mutation{inState("p/POD", hruntime.StateExited, 137)}, after: pods(readsPodIP(twoPod("p"))),
 			want: []string{"p/app recreate: pod network: rejoin its network namespace, whose address the container reads",
 				"p/side restart: pod network: rejoin the infra container's network namespace", "p/POD restart: infra container exited (137)"}},
+		{name: "infra readdressed/a container reading the pod's address is recreated when the address changed",
+			before: pods(readsPodIP(twoPod("p"))), mutate: []mutation{readdressed("p/POD", "10.250.0.9")}, after: pods(readsPodIP(twoPod("p"))),
+			want: []string{"p/app recreate: pod network: the pod's address changed, and the container reads it", "p/side keep", "p/POD keep"}},
+		{name: "infra readdressed/a stopped reader is recreated, not restarted with the old address",
+			before: pods(readsPodIP(twoPod("p"))), mutate: []mutation{readdressed("p/POD", "10.250.0.9"), inState("p/app", hruntime.StateExited, 1)},
+			after: pods(readsPodIP(twoPod("p"))),
+			want:  []string{"p/app recreate: pod network: the pod's address changed, and the container reads it", "p/side keep", "p/POD keep"}},
+		{name: "infra readdressed/a reader whose address is the pod's is kept",
+			before: pods(readsPodIP(twoPod("p"))), after: pods(readsPodIP(twoPod("p"))),
+			want: []string{"p/app keep", "p/side keep", "p/POD keep"}},
 		{name: "infra restart/a stopped app container is started, not rejoined",
 			before: pods(twoPod("p")), mutate: []mutation{inState("p/POD", hruntime.StateExited, 137), inState("p/side", hruntime.StateExited, 0)},
 			after: pods(twoPod("p")),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -60,8 +61,43 @@ func expandAll(args []string, value func(string) (string, error)) ([]string, err
 
 // fieldValue is the value of a field of the running pod: its address
 // (the infra container's, or the one whose network it joins; the host's
-// on the host's network, as in Kubernetes), or the host's.
+// on the host's network, as in Kubernetes), or the host's. Each is asked
+// for once an apply of the pod, however many tokens name it.
 func (ap *podApplication) fieldValue(ctx context.Context, path string) (string, error) {
+	if v, ok := ap.fields[path]; ok {
+		return v, nil
+	}
+	v, err := ap.askField(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	if ap.fields == nil {
+		ap.fields = map[string]string{}
+	}
+	ap.fields[path] = v
+	return v, nil
+}
+
+// labelPodIP labels spec, of container c, with the pod's address when c
+// reads it (hruntime.LabelPodIP), so that a changed address recreates it.
+func (ap *podApplication) labelPodIP(ctx context.Context, spec *hruntime.ContainerSpec, c manifest.Container) error {
+	if !manifest.ReadsField(c, manifest.FieldPodIP) {
+		return nil
+	}
+	ip, err := ap.fieldValue(ctx, manifest.FieldPodIP)
+	if err != nil {
+		return err
+	}
+	spec.Labels = maps.Clone(spec.Labels)
+	if spec.Labels == nil {
+		spec.Labels = map[string]string{}
+	}
+	spec.Labels[hruntime.LabelPodIP] = ip
+	return nil
+}
+
+// askField asks the engine (or the host) for field path.
+func (ap *podApplication) askField(ctx context.Context, path string) (string, error) {
 	switch {
 	case path == manifest.FieldHostIP || (path == manifest.FieldPodIP && ap.m.HostNetwork):
 		return ap.hostAddress(ctx)
@@ -70,7 +106,7 @@ func (ap *podApplication) fieldValue(ctx context.Context, path string) (string, 
 	case path == manifest.FieldPodIP:
 		return "", errors.New("the pod has no container holding its network to give an address")
 	}
-	return "", fmt.Errorf("%q is not a field hostlet gives", path)
+	return "", errors.New("a field hostlet does not give")
 }
 
 // hookAddress is the address an httpGet hook of container id reaches:

@@ -122,3 +122,38 @@ containers:
 		t.Error("a container was created without its env")
 	}
 }
+
+// The pod's address is asked of the engine once an apply, however many
+// tokens name it.
+func TestThePodAddressIsAskedOnceAnApply(t *testing.T) {
+	fake := synctest.NewFake()
+	s := fieldSyncer(t, fake, "192.0.2.2", nil)
+	value := strings.Repeat("{{hostlet-field:status.podIP}},", 1000)
+	pod := decodePod(t, `
+version: v1beta1
+id: web
+containers:
+  - name: app
+    image: example.org/app:1
+    args: ["{{hostlet-field:status.podIP}}"]
+    env:
+      - {name: MANY, value: "`+value+`"}
+  - name: side
+    image: example.org/side:1
+    env:
+      - {name: IP, value: "{{hostlet-field:status.podIP}}"}
+`)
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{pod}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	inspects := 0
+	for _, c := range fake.Calls() {
+		if c.Method == "Inspect" {
+			inspects++
+		}
+	}
+	if inspects != 1 {
+		t.Errorf("%d inspects for the pod's address, want 1", inspects)
+	}
+}

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -111,6 +112,11 @@ func (ap *podApplication) revealedValues() []string {
 	out := make([]string, 0, len(ap.secrets))
 	for _, v := range ap.secrets {
 		out = append(out, string(v))
+		// A Kubernetes Secret's data value is base64: what the
+		// container gets is its decoded form.
+		if decoded, err := base64.StdEncoding.DecodeString(string(v)); err == nil && len(decoded) > 0 {
+			out = append(out, string(decoded))
+		}
 	}
 	return out
 }

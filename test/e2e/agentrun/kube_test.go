@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/hostlet/hostlet/api"
@@ -711,4 +712,95 @@ spec:
 	if got := testkit.WaitHTTP(t, 10*time.Second, "GET", base+"/env?name=ADVERTISE", "", ""); got != "http://"+infraIP+":8080" {
 		t.Errorf("ADVERTISE = %q, want the pod's address in it", got)
 	}
+}
+
+// TestKubernetesAContainerReadingThePodAddressFollowsANewOne: the engine
+// restarts a pod's infra and app containers in order (a reboot, a dockerd
+// restart) while hostlet is down, and another container took the pod's
+// old address meanwhile: the app container reading status.podIP is
+// created anew with the pod's new address.
+func TestKubernetesAContainerReadingThePodAddressFollowsANewOne(t *testing.T) {
+	e := newEnv(t)
+	tree := filepath.Join(e.dir, "tree")
+	port := testkit.FreePort(t)
+	testkit.WriteFile(t, filepath.Join(tree, "addressed.yaml"), fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: addressed}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: %[1]s
+    imagePullPolicy: Never
+    ports: [{name: http, containerPort: 8080, hostPort: %[2]d, hostIP: 127.0.0.1}]
+    env:
+    - name: POD_IP
+      valueFrom: {fieldRef: {fieldPath: status.podIP}}
+`, e.image, port))
+	cfg := e.config(t, fmt.Sprintf("compose:\n  helper: %s\nsources:\n  - {name: local, type: file, path: %s, interval: 1s}\n", composetest.Helper(t), tree))
+	a := e.start(t, cfg)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	podIP := testkit.WaitHTTP(t, 60*time.Second, "GET", base+"/env?name=POD_IP", "", "")
+	var infraID, appID, netName string
+	for _, b := range e.containers(t) {
+		if b.Pod != "addressed" {
+			continue
+		}
+		if b.Labels[hruntime.LabelContainer] == hruntime.InfraName {
+			infraID = b.ID
+		} else {
+			appID = b.ID
+		}
+	}
+	info, err := e.docker.ContainerInspect(t.Context(), infraID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range info.NetworkSettings.Networks {
+		netName = name
+	}
+	if podIP != info.NetworkSettings.Networks[netName].IPAddress {
+		t.Fatalf("POD_IP %s, want the infra container's address", podIP)
+	}
+	a.Stop()
+
+	// The "reboot": both stop; meanwhile another container takes the
+	// freed address; the engine starts the infra container, then the app.
+	ctx := t.Context()
+	one := 1
+	for _, id := range []string{appID, infraID} {
+		if err := e.docker.ContainerStop(ctx, id, container.StopOptions{Timeout: &one}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filler, err := e.docker.ContainerCreate(ctx, &container.Config{Image: e.image, Cmd: []string{"/demo", "pause"}}, &container.HostConfig{},
+		&network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{netName: {}}}, nil, e.instance+"-filler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.docker.ContainerRemove(context.Background(), filler.ID, container.RemoveOptions{Force: true})
+	})
+	if err := e.docker.ContainerStart(ctx, filler.ID, container.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{infraID, appID} {
+		if err := e.docker.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ii, err := e.docker.ContainerInspect(ctx, infraID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := ii.NetworkSettings.Networks[netName].IPAddress
+	if now == podIP {
+		t.Fatalf("the infra container has its old address %s again, though another container took it", now)
+	}
+
+	e.start(t, cfg)
+	testkit.WaitFor(t, 60*time.Second, func() (bool, string) {
+		_, got, err := testkit.HTTP("GET", base+"/env?name=POD_IP", "")
+		return err == nil && got == now, fmt.Sprintf("POD_IP %q (err %v), want the pod's new address %s", got, err, now)
+	})
 }
