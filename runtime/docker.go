@@ -668,15 +668,23 @@ func mounts(ms []Mount) ([]mount.Mount, []string, error) {
 			if m.ReadOnly {
 				mode = "ro"
 			}
-			binds = append(binds, m.Source+":"+m.Target+":"+mode+","+m.Relabel)
+			opts := mode + "," + m.Relabel
+			if m.NoCopy && typ == mount.TypeVolume {
+				opts += ",nocopy"
+			}
+			binds = append(binds, m.Source+":"+m.Target+":"+opts)
 			continue
 		}
-		out = append(out, mount.Mount{
+		mt := mount.Mount{
 			Type:     typ,
 			Source:   m.Source,
 			Target:   m.Target,
 			ReadOnly: m.ReadOnly,
-		})
+		}
+		if m.NoCopy && typ == mount.TypeVolume {
+			mt.VolumeOptions = &mount.VolumeOptions{NoCopy: true}
+		}
+		out = append(out, mt)
 	}
 	return out, binds, nil
 }

@@ -46,6 +46,11 @@ type Engine struct {
 	// options say name=rootless), so ids on the host are not the
 	// containers' ids.
 	Rootless bool `json:"rootless,omitempty"`
+	// UsernsRemap: the engine puts its containers in a user namespace
+	// of its own (dockerd --userns-remap; its info's security options say
+	// name=userns), so ids on the host are not the containers' ids
+	// either.
+	UsernsRemap bool `json:"usernsRemap,omitempty"`
 	// noInfo: the engine did not give its info, so whether it is
 	// rootless is not known.
 	noInfo bool
@@ -66,6 +71,14 @@ const limitHealthcheckTimers = "healthcheck: this Podman runs without systemd (c
 // healthcheck timers fire is unknown, and hostlet runs none itself.
 const limitHealthcheckUnknown = "healthcheck: this Podman did not answer /info, so hostlet cannot tell whether it runs healthcheck timers (they need systemd); hostlet does not run them itself, and a container's health may never change from starting"
 
+// hasSecurityOption reports whether an engine's info's security options
+// name name ("name=NAME", maybe followed by its settings).
+func hasSecurityOption(options []string, name string) bool {
+	return slices.ContainsFunc(options, func(o string) bool {
+		return o == "name="+name || strings.HasPrefix(o, "name="+name+",")
+	})
+}
+
 // detectEngine reads which engine answers and how it is set up: its
 // version, its info (storage, cgroup driver) and the builder its ping
 // named.
@@ -83,9 +96,8 @@ func detectEngine(ctx context.Context, cli engineInfoReader, builder build.Build
 	e := Engine{Kind: EngineDocker, Version: v.Version, APIVersion: cli.ClientVersion(), CgroupDriver: info.CgroupDriver, ImageStore: info.Driver, LogDriver: info.LoggingDriver,
 		Platform: enginePlatform(cmp.Or(v.Os, info.OSType), cmp.Or(v.Arch, info.Architecture))}
 	e.noInfo = err != nil
-	e.Rootless = slices.ContainsFunc(info.SecurityOptions, func(o string) bool {
-		return o == "name=rootless" || strings.HasPrefix(o, "name=rootless,")
-	})
+	e.Rootless = hasSecurityOption(info.SecurityOptions, "rootless")
+	e.UsernsRemap = hasSecurityOption(info.SecurityOptions, "userns")
 	if isPodman(v) {
 		e.Kind = EnginePodman
 		e.Builder = "buildah"

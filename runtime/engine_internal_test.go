@@ -77,21 +77,24 @@ func TestEnginePlatformNamesArchitecturesAsImagesDo(t *testing.T) {
 }
 
 // TestDetectEngineSaysWhenItIsRootless: an engine whose info's security
-// options name rootless is rootless (a pod's fsGroup cannot be given
-// there); a rootful one is not, and of one whose info is refused it is
-// not known, so SameHostIDs refuses it too.
+// options name rootless is rootless, one naming userns remaps its users
+// (a pod's fsGroup cannot be given on either); a rootful one is neither,
+// and of one whose info is refused it is not known, so SameHostIDs
+// refuses it too.
 func TestDetectEngineSaysWhenItIsRootless(t *testing.T) {
 	docker := types.Version{Version: "28.5.2"}
 	podman := types.Version{Version: "5.8.6", Components: []types.ComponentVersion{{Name: "Podman Engine", Version: "5.8.6"}}}
 	cases := []struct {
-		name string
-		r    infoReader
-		want bool
+		name   string
+		r      infoReader
+		want   bool
+		remaps bool
 	}{
-		{"rootful docker", infoReader{version: docker, info: system.Info{SecurityOptions: []string{"name=apparmor", "name=seccomp,profile=builtin"}}}, false},
-		{"rootless docker", infoReader{version: docker, info: system.Info{SecurityOptions: []string{"name=seccomp,profile=builtin", "name=rootless", "name=cgroupns"}}}, true},
-		{"rootless podman", infoReader{version: podman, info: system.Info{SecurityOptions: []string{"name=rootless"}}}, true},
-		{"info refused", infoReader{version: docker, infoErr: errors.New("403 forbidden")}, false},
+		{"rootful docker", infoReader{version: docker, info: system.Info{SecurityOptions: []string{"name=apparmor", "name=seccomp,profile=builtin"}}}, false, false},
+		{"rootless docker", infoReader{version: docker, info: system.Info{SecurityOptions: []string{"name=seccomp,profile=builtin", "name=rootless", "name=cgroupns"}}}, true, false},
+		{"rootless podman", infoReader{version: podman, info: system.Info{SecurityOptions: []string{"name=rootless"}}}, true, false},
+		{"info refused", infoReader{version: docker, infoErr: errors.New("403 forbidden")}, false, false},
+		{"docker with userns-remap", infoReader{version: docker, info: system.Info{SecurityOptions: []string{"name=seccomp,profile=builtin", "name=userns"}}}, false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,11 +102,11 @@ func TestDetectEngineSaysWhenItIsRootless(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.Rootless != c.want {
-				t.Errorf("rootless %v, want %v", e.Rootless, c.want)
+			if e.Rootless != c.want || e.UsernsRemap != c.remaps {
+				t.Errorf("rootless %v, userns-remap %v; want %v, %v", e.Rootless, e.UsernsRemap, c.want, c.remaps)
 			}
 			d := &Docker{engine: e, cli: unixClient(t)}
-			if err := d.SameHostIDs(); (err == nil) != (!c.want && c.r.infoErr == nil) {
+			if err := d.SameHostIDs(); (err == nil) != (!c.want && !c.remaps && c.r.infoErr == nil) {
 				t.Errorf("SameHostIDs: %v", err)
 			}
 		})

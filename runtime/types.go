@@ -166,6 +166,9 @@ type Mount struct {
 	// Relabel is "z" or "Z" to have the engine relabel the source for
 	// SELinux, "" for none.
 	Relabel string
+	// NoCopy: an empty volume is not filled from the image's folder at
+	// the mount path, nor given that folder's owner and mode.
+	NoCopy bool
 }
 
 // Docker restart policies.

@@ -98,6 +98,9 @@ func (d *Docker) SameHostIDs() error {
 	if d.engine.Rootless {
 		return errors.New("the engine is rootless: a group on the host is another group in its containers (user namespace)")
 	}
+	if d.engine.UsernsRemap {
+		return errors.New("the engine remaps its containers' users (userns-remap): a group on the host is another group in its containers")
+	}
 	return nil
 }
 

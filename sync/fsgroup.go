@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,30 +50,54 @@ func (ap *podApplication) changeVolumeGroups(ctx context.Context) error {
 	if err := owners.SameHostIDs(); err != nil {
 		return fmt.Errorf("fsGroup %d: %w", gid, err)
 	}
+	total := cmp.Or(ap.opts.FSGroupMaxEntries, fsgroup.DefaultMaxEntries)
+	budget := total
+	walked := map[string]bool{}
 	for _, v := range ap.m.Volumes {
 		readOnly, mounted := ap.mountedReadOnly(v.Name)
 		if !mounted || v.HostPath != "" {
 			continue
 		}
-		p, err := ap.volumeHostPath(ctx, owners, v)
+		where, err := ap.volumeWhere(ctx, owners, v)
 		if err != nil {
 			return fmt.Errorf("volume %s: fsGroup %d: %w", v.Name, gid, err)
 		}
+		if walked[where] {
+			continue // a volume mounted under two names: one walk
+		}
+		walked[where] = true
 		policy := ap.m.FSGroupChangePolicy
 		if v.Files != nil {
 			// Written once, under a name of its content and group.
 			policy, readOnly = fsgroup.OnRootMismatch, true
 		}
-		res, err := fsgroup.Apply(ctx, p, fsgroup.Options{GID: int(gid), Policy: policy, ReadOnly: readOnly, MaxEntries: ap.opts.FSGroupMaxEntries})
+		o := fsgroup.Options{GID: int(gid), Policy: policy, ReadOnly: readOnly, MaxEntries: max(budget, 1)}
+		res, err := ap.walkVolume(ctx, v, where, o)
 		if errors.Is(err, fsgroup.ErrTooMany) {
-			err = fmt.Errorf("%w: change its group by hand (chgrp -R %d, chmod -R g+rwX) and set fsGroupChangePolicy: OnRootMismatch", err, gid)
+			err = fmt.Errorf("%w: more than %d entries in the pod's volumes together: change their group by hand (chgrp -R %d, chmod -R g+rwX) and set fsGroupChangePolicy: OnRootMismatch", fsgroup.ErrTooMany, total, gid)
 		}
 		if err != nil {
 			return fmt.Errorf("volume %s: fsGroup %d: %w", v.Name, gid, err)
 		}
+		budget -= res.Entries
 		ap.log.Debug("volume given to the pod's fsGroup", "pod", ap.m.ID, "volume", v.Name, "fsGroup", gid, "entries", res.Entries, "skipped", res.Skipped)
 	}
 	return nil
+}
+
+// walkVolume gives volume v, at where (volumeWhere), to o's group: a data
+// folder opened component by component, none followed if it is a link (a
+// container of the pod's running version may swap one in meanwhile).
+func (ap *podApplication) walkVolume(ctx context.Context, v manifest.Volume, where string, o fsgroup.Options) (fsgroup.Result, error) {
+	if v.DataFolder == "" {
+		return fsgroup.Apply(ctx, where, o)
+	}
+	f, err := ap.opts.DataFolders.Open(v.DataFolder)
+	if err != nil {
+		return fsgroup.Result{}, err
+	}
+	defer f.Close()
+	return fsgroup.ApplyFile(ctx, f, o)
 }
 
 // mountedReadOnly reports whether a container of the pod (an init
@@ -90,10 +115,11 @@ func (ap *podApplication) mountedReadOnly(name string) (readOnly, mounted bool) 
 	return readOnly, mounted
 }
 
-// volumeHostPath is where volume v's files are on this host: a files
-// volume's copy (written already), a data folder (made), a Docker
-// volume's folder (the volume made, or an external one checked, first).
-func (ap *podApplication) volumeHostPath(ctx context.Context, owners VolumeOwners, v manifest.Volume) (string, error) {
+// volumeWhere is where volume v's files are on this host: a files
+// volume's copy (written already), a data folder (made: walkVolume opens
+// it again without following links), a Docker volume's folder (the
+// volume made, or an external one checked, first).
+func (ap *podApplication) volumeWhere(ctx context.Context, owners VolumeOwners, v manifest.Volume) (string, error) {
 	switch {
 	case v.Files != nil:
 		p := ap.copies[v.Files.Digest()]

@@ -3,6 +3,7 @@ package sync_test
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -172,7 +173,16 @@ func TestFSGroupFailureKeepsTheRunningVersion(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-		}, max: 20, want: "volume db: fsGroup 2000: more than 20: too many files and folders to change: change its group by hand"},
+		}, max: 20, want: "volume db: fsGroup 2000: too many files and folders to change: more than 20 entries in the pod's volumes together: change their group by hand"},
+		{name: "volumes over the bound together", setup: func(_ *synctest.Fake, vols map[string]string) {
+			for _, v := range []string{"shop_db", podspec.VolumeName("unit", "web", "scratch")} {
+				for i := range 12 {
+					if err := os.WriteFile(filepath.Join(vols[v], strings.Repeat("f", i+1)), nil, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}, max: 20, want: "too many files and folders to change: more than 20 entries in the pod's volumes together"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,5 +213,30 @@ func TestFSGroupFailureKeepsTheRunningVersion(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A volume mounted under several names of one pod is walked once: the
+// pod's bound on entries counts it once.
+func TestFSGroupWalksAVolumeNamedTwiceOnce(t *testing.T) {
+	fake := synctest.NewFake()
+	s, vols := fsGroupSyncer(t, fake, 20)
+	for i := range 15 {
+		if err := os.WriteFile(filepath.Join(vols["shop_db"], strings.Repeat("f", i+1)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var vs, ms strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&vs, "  - {name: v%d, dockerVolume: shop_db}\n", i)
+		fmt.Fprintf(&ms, "      - {name: v%d, mountPath: /m%d, readOnly: true}\n", i, i)
+	}
+	pod := decodePod(t, "version: v1beta1\nid: web\nfsGroup: 2000\nvolumes:\n"+vs.String()+"containers:\n  - name: app\n    image: example.org/app:1\n    volumeMounts:\n"+ms.String())
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{pod}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatalf("40 names of a volume of 16 entries, a bound of 20: %v", err)
+	}
+	if gid, _ := groupOf(t, vols["shop_db"]); gid != 2000 {
+		t.Errorf("the volume's group is %d, want 2000", gid)
 	}
 }

@@ -82,6 +82,24 @@ type walk struct {
 // and, for a folder, of everything under it, per o. path itself must not
 // be a symbolic link.
 func Apply(ctx context.Context, path string, o Options) (Result, error) {
+	w := newWalk(ctx, o)
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Result{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	return w.apply(fd, path)
+}
+
+// ApplyFile is Apply on f, a folder or file opened already (by a walk
+// that did not follow links to it: see datafolder.Store.Open), never
+// looked up again by its name. f stays open.
+func ApplyFile(ctx context.Context, f *os.File, o Options) (Result, error) {
+	return newWalk(ctx, o).apply(int(f.Fd()), f.Name())
+}
+
+// newWalk is a walk per o, its defaults filled in.
+func newWalk(ctx context.Context, o Options) *walk {
 	w := &walk{ctx: ctx, o: o, mask: 0o660}
 	if o.ReadOnly {
 		w.mask = 0o440
@@ -89,11 +107,12 @@ func Apply(ctx context.Context, path string, o Options) (Result, error) {
 	if w.o.MaxEntries <= 0 {
 		w.o.MaxEntries = DefaultMaxEntries
 	}
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return Result{}, fmt.Errorf("open %s: %w", path, err)
-	}
-	defer unix.Close(fd)
+	return w
+}
+
+// apply walks the folder or file fd (at path), its root changed last.
+func (w *walk) apply(fd int, path string) (Result, error) {
+	o := w.o
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return Result{}, fmt.Errorf("stat %s: %w", path, err)
@@ -107,7 +126,9 @@ func Apply(ctx context.Context, path string, o Options) (Result, error) {
 	}
 	w.entries = 1
 	if typ == unix.S_IFDIR {
-		dfd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		// Through the descriptor: the folder stat'ed, not whatever its
+		// name holds now.
+		dfd, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return Result{}, fmt.Errorf("open %s: %w", path, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hostlet/hostlet/internal/fsgroup"
+	"github.com/hostlet/hostlet/sync/datafolder"
 )
 
 const gid = 2000
@@ -233,5 +235,50 @@ func TestApplyNeverOpensAFIFO(t *testing.T) {
 	}
 	if g, mode := owner(t, single); g != gid || mode != 0o440 {
 		t.Errorf("single file: group %d mode %v, want %d 0440", g, mode, gid)
+	}
+}
+
+// A data folder is walked from the descriptor its store opened, one
+// component at a time without following links: a container of the pod's
+// running version that swaps a folder of the path for a link to a host
+// folder, over and over, never gets the host folder walked (it gets a
+// refusal, or the walk of the real folder).
+func TestADataFolderSwappedForALinkIsNeverWalkedThrough(t *testing.T) {
+	needRoot(t)
+	host := t.TempDir() // stands for the host's /
+	shadow := mkfile(t, host, "etc/shadow", 0o640)
+	store := datafolder.New(t.TempDir(), "inst")
+	a, err := store.Ensure("proj/a") // the running version's data folder
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(a, "b", "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(host, filepath.Join(a, "bl")); err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() { // the container, root inside, in its own data folder
+		defer close(done)
+		for !stop.Load() {
+			unix.Renameat2(unix.AT_FDCWD, filepath.Join(a, "b"), unix.AT_FDCWD, filepath.Join(a, "bl"), unix.RENAME_EXCHANGE)
+		}
+	}()
+	t.Cleanup(func() { stop.Store(true); <-done })
+	for range 2000 {
+		if _, err := store.Ensure("proj/a/b/etc"); err != nil {
+			continue
+		}
+		f, err := store.Open("proj/a/b/etc")
+		if err != nil {
+			continue // a link on the way: refused
+		}
+		fsgroup.ApplyFile(context.Background(), f, fsgroup.Options{GID: 2000})
+		f.Close()
+		if g, _ := owner(t, shadow); g == 2000 {
+			t.Fatal("a host file outside every data folder was given to the fsGroup")
+		}
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // MaxWalk bounds the entries Folders counts per folder for its size.
@@ -72,6 +74,33 @@ func (s *Store) Ensure(rel string) (string, error) {
 		}
 	}
 	return filepath.Join(s.root, filepath.FromSlash(rel)), nil
+}
+
+// Open opens data folder rel (made by Ensure) for reading, walking down
+// from the instance's folder one component at a time, none of them
+// followed if it is a link: what is opened is the folder under the
+// instance's, whatever a container swaps in meanwhile (a link is
+// ErrLink). For a walk that must not leave it (fsgroup.ApplyFile).
+func (s *Store) Open(rel string) (*os.File, error) {
+	if !fs.ValidPath(rel) || rel == "." {
+		return nil, fmt.Errorf("data folder %q: not a clean relative path", rel)
+	}
+	fd, err := unix.Open(s.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open the data folder of the instance %s: %w", s.root, err)
+	}
+	for _, part := range strings.Split(rel, "/") {
+		next, err := unix.Openat(fd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return nil, fmt.Errorf("data folder %s: %s %w", rel, part, ErrLink)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open data folder %s: %w", rel, err)
+		}
+		fd = next
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(s.root, filepath.FromSlash(rel))), nil
 }
 
 // Folder is one data folder as listed: a project's top folder.

@@ -286,7 +286,11 @@ func appMounts(instance string, m manifest.Manifest, c manifest.Container, env *
 	var digests []string
 	for _, vm := range c.VolumeMounts {
 		v, _ := m.Volume(vm.Name)
-		mt := hruntime.Mount{Type: hruntime.MountVolume, Source: VolumeName(instance, m.ID, v.Name), Target: vm.MountPath, ReadOnly: vm.ReadOnly, Relabel: vm.SELinuxRelabel}
+		// With an fsGroup, a volume is not filled from the image (as a
+		// Kubernetes volume is not): the copy would give it the image
+		// folder's owner and mode, undoing the group hostlet gave it.
+		mt := hruntime.Mount{Type: hruntime.MountVolume, Source: VolumeName(instance, m.ID, v.Name), Target: vm.MountPath, ReadOnly: vm.ReadOnly, Relabel: vm.SELinuxRelabel,
+			NoCopy: m.FSGroup != nil}
 		switch {
 		case v.HostPath != "":
 			mt.Type, mt.Source = hruntime.MountBind, v.HostPath
