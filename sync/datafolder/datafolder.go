@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	gosync "sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,8 @@ var ErrLink = errors.New("is a symbolic link or not a folder: refused (the engin
 // Store is the data folders of one instance: dataDir/instance.
 type Store struct {
 	root string
+	// mu orders Ensure's index updates (pods are applied side by side).
+	mu gosync.Mutex
 }
 
 // New returns the store of instance under dataDir (an absolute path).
@@ -42,17 +45,24 @@ func New(dataDir, instance string) *Store {
 func (s *Store) Root() string { return s.root }
 
 // Ensure makes the data folder rel (a clean relative path, as validation
-// checks) exist and returns its path on the host. Every component below
+// checks) exist and returns its path on the host; one inside another data
+// folder made before, or around one, is ErrNested (see indexFile). Every component below
 // the instance's folder must be a folder, never a link: the engine
 // resolves links in a bind source on the host, so a link a container
 // made in one data folder (a parent of another's) would mount any host
 // path. Folders are made through an os.Root, which never leaves it.
 func (s *Store) Ensure(rel string) (string, error) {
-	if !fs.ValidPath(rel) || rel == "." {
+	if !fs.ValidPath(rel) || rel == "." || strings.Split(rel, "/")[0] == indexFile {
 		return "", fmt.Errorf("data folder %q: not a clean relative path", rel)
 	}
 	if err := os.MkdirAll(s.root, 0o711); err != nil {
 		return "", fmt.Errorf("make the data folder of the instance %s: %w", s.root, err)
+	}
+	s.mu.Lock()
+	err := s.record(rel)
+	s.mu.Unlock()
+	if err != nil {
+		return "", err
 	}
 	root, err := os.OpenRoot(s.root)
 	if err != nil {
@@ -197,6 +207,11 @@ func (s *Store) Remove(name string, used func(path string) []string) error {
 	defer root.Close()
 	if err := root.RemoveAll(path.Join(project, top)); err != nil {
 		return fmt.Errorf("remove data folder %q: %w", name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.forget(name); err != nil {
+		return fmt.Errorf("data folder %q removed; its index: %w", name, err)
 	}
 	return nil
 }

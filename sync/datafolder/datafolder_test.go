@@ -165,3 +165,43 @@ func FuzzEnsure(f *testing.F) {
 		}
 	})
 }
+
+// A data folder is never made inside another one made before, nor around
+// one: a container mounting the outer folder could swap a folder of the
+// inner one's path for a link. Siblings under one project are fine, and
+// once the outer folder is removed the inner one may be made.
+func TestADataFolderIsNeverMadeInsideAnother(t *testing.T) {
+	s := datafolder.New(t.TempDir(), "inst")
+	for _, step := range []struct {
+		rel  string
+		want error
+	}{
+		{"proj/a", nil},
+		{"proj/a", nil},                        // again: the same folder
+		{"proj/b", nil},                        // a sibling
+		{"proj/a/b/etc", datafolder.ErrNested}, // inside proj/a
+		{"proj/c/d", nil},                      // a deeper sibling
+		{"proj/c", datafolder.ErrNested},       // around proj/c/d
+		{"other/a/b", nil},                     // another project
+	} {
+		_, err := s.Ensure(step.rel)
+		if !errors.Is(err, step.want) {
+			t.Errorf("Ensure(%s) = %v, want %v", step.rel, err, step.want)
+		}
+	}
+	if err := s.Remove("proj/a", func(string) []string { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ensure("proj/a/b/etc"); err != nil {
+		t.Errorf("after proj/a was removed, Ensure(proj/a/b/etc) = %v", err)
+	}
+	folders, err := s.Folders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range folders {
+		if strings.Contains(f.Name, ".hostlet") {
+			t.Errorf("the index is listed as a data folder: %+v", f)
+		}
+	}
+}
