@@ -39,6 +39,12 @@ func (ap *podApplication) changeVolumeGroups(ctx context.Context) error {
 	if ap.m.FSGroup == nil || !ap.createsApp() {
 		return nil
 	}
+	// A pass that only takes the init containers further: walked already.
+	version := manifest.PodHash(ap.m)
+	withInits := len(ap.m.InitContainers) > 0
+	if withInits && ap.opts.Inits.walkedFor(ap.m.ID, version) {
+		return nil
+	}
 	gid := *ap.m.FSGroup
 	owners := ap.opts.VolumeOwners
 	if owners == nil {
@@ -81,6 +87,9 @@ func (ap *podApplication) changeVolumeGroups(ctx context.Context) error {
 		}
 		budget -= res.Entries
 		ap.log.Debug("volume given to the pod's fsGroup", "pod", ap.m.ID, "volume", v.Name, "fsGroup", gid, "entries", res.Entries, "skipped", res.Skipped)
+	}
+	if withInits {
+		ap.opts.Inits.walkedNow(ap.m.ID, version)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/filestore"
+	"github.com/hostlet/hostlet/manifest"
 	hsync "github.com/hostlet/hostlet/sync"
 	"github.com/hostlet/hostlet/sync/podspec"
 	"github.com/hostlet/hostlet/sync/synctest"
@@ -238,5 +239,51 @@ func TestFSGroupWalksAVolumeNamedTwiceOnce(t *testing.T) {
 	}
 	if gid, _ := groupOf(t, vols["shop_db"]); gid != 2000 {
 		t.Errorf("the volume's group is %d, want 2000", gid)
+	}
+}
+
+// The passes that only take a pod's init containers further walk its
+// volumes no more: one walk for the version, the next version walks
+// again.
+func TestFSGroupWalksOnceWhileInitContainersRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("changing a folder's group to any group needs root")
+	}
+	fake, inits := synctest.NewFake(), &hsync.InitRuns{}
+	m := initPod("web")
+	gid := int64(2000)
+	m.FSGroup = &gid
+	m.Volumes = []manifest.Volume{{Name: "db", DockerVolume: "shop_db"}}
+	m.Containers[0].VolumeMounts = []manifest.VolumeMount{{Name: "db", MountPath: "/db"}}
+	fake.SetVolumeHostPath("shop_db", t.TempDir())
+	walks := func() int {
+		n := 0
+		for _, c := range fake.Calls() {
+			if c.Method == "VolumeHostPath" {
+				n++
+			}
+		}
+		return n
+	}
+	for i, before := range []func(){nil, func() { exitSlot(t, fake, "init.first", 0) }, func() { exitSlot(t, fake, "init.second", 0) }} {
+		if before != nil {
+			before()
+		}
+		if r := initStep(t, fake, inits, m); r.Err != nil {
+			t.Fatalf("pass %d: %v", i+1, r.Err)
+		}
+	}
+	if got := slotsOf(t, fake); !slices.Contains(got, "app running") {
+		t.Fatalf("containers %v, want the app running", got)
+	}
+	if n := walks(); n != 1 {
+		t.Errorf("%d walks over three passes of one version, want 1", n)
+	}
+	changed := edit(m, func(m *manifest.Manifest) { m.InitContainers[0].Command = []string{"first", "again"} })
+	if r := initStep(t, fake, inits, changed); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if n := walks(); n != 2 {
+		t.Errorf("%d walks after a new version started, want 2", n)
 	}
 }

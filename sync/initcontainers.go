@@ -36,6 +36,34 @@ type InitWaiter interface {
 type InitRuns struct {
 	mu       gosync.Mutex
 	reported map[string]string
+	// walked: the pod's volumes were given to its fsGroup for this
+	// version of it (manifest.PodHash), while its init containers run:
+	// the passes that only take them further walk nothing again.
+	walked map[string]string
+}
+
+// walkedFor reports whether pod's volumes were walked for version hash
+// since its init containers last went through.
+func (r *InitRuns) walkedFor(pod, hash string) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.walked[pod] == hash
+}
+
+// walkedNow notes that pod's volumes were walked for version hash.
+func (r *InitRuns) walkedNow(pod, hash string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.walked == nil {
+		r.walked = map[string]string{}
+	}
+	r.walked[pod] = hash
 }
 
 // failed notes that the failure of init container id of pod was reported.
@@ -64,7 +92,8 @@ func (r *InitRuns) again(pod, id string) bool {
 	return r.reported[pod] == id
 }
 
-// done forgets pod: its init containers went through.
+// done forgets pod: its init containers went through (the next create
+// walks its volumes again).
 func (r *InitRuns) done(pod string) {
 	if r == nil {
 		return
@@ -72,6 +101,7 @@ func (r *InitRuns) done(pod string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.reported, pod)
+	delete(r.walked, pod)
 }
 
 // runInits runs the pod's init containers, in order, each once the one
