@@ -56,29 +56,21 @@ func (ap *podApplication) changeVolumeGroups(ctx context.Context) error {
 	if err := owners.SameHostIDs(); err != nil {
 		return fmt.Errorf("fsGroup %d: %w", gid, err)
 	}
+	targets, err := ap.groupTargets(ctx, owners)
+	if err != nil {
+		return err
+	}
 	total := cmp.Or(ap.opts.FSGroupMaxEntries, fsgroup.DefaultMaxEntries)
 	budget := total
-	walked := map[string]bool{}
-	for _, v := range ap.m.Volumes {
-		readOnly, mounted := ap.mountedReadOnly(v.Name)
-		if !mounted || v.HostPath != "" {
-			continue
-		}
-		where, err := ap.volumeWhere(ctx, owners, v)
-		if err != nil {
-			return fmt.Errorf("volume %s: fsGroup %d: %w", v.Name, gid, err)
-		}
-		if walked[where] {
-			continue // a volume mounted under two names: one walk
-		}
-		walked[where] = true
+	for _, tg := range targets {
+		v := tg.volume
 		policy := ap.m.FSGroupChangePolicy
 		if v.Files != nil {
 			// Written once, under a name of its content and group.
-			policy, readOnly = fsgroup.OnRootMismatch, true
+			policy = fsgroup.OnRootMismatch
 		}
-		o := fsgroup.Options{GID: int(gid), Policy: policy, ReadOnly: readOnly, MaxEntries: max(budget, 1)}
-		res, err := ap.walkVolume(ctx, v, where, o)
+		o := fsgroup.Options{GID: int(gid), Policy: policy, ReadOnly: tg.readOnly, MaxEntries: max(budget, 1)}
+		res, err := ap.walkVolume(ctx, v, tg.where, o)
 		if errors.Is(err, fsgroup.ErrTooMany) {
 			err = fmt.Errorf("%w: more than %d entries in the pod's volumes together: change their group by hand (chgrp -R %d, chmod -R g+rwX) and set fsGroupChangePolicy: OnRootMismatch", fsgroup.ErrTooMany, total, gid)
 		}
@@ -92,6 +84,41 @@ func (ap *podApplication) changeVolumeGroups(ctx context.Context) error {
 		ap.opts.Inits.walkedNow(ap.m.ID, version)
 	}
 	return nil
+}
+
+// groupTarget is a volume to give to the pod's fsGroup: where its files
+// are on the host, and whether every mount of it (under any of the pod's
+// names for it) is read-only.
+type groupTarget struct {
+	volume   manifest.Volume
+	where    string
+	readOnly bool
+}
+
+// groupTargets are the pod's volumes to give to its fsGroup, one per
+// place on the host (a volume named twice is walked once, read-only only
+// if every mount of every name is): the mounted ones but host paths.
+func (ap *podApplication) groupTargets(ctx context.Context, owners VolumeOwners) ([]groupTarget, error) {
+	var out []groupTarget
+	at := map[string]int{}
+	for _, v := range ap.m.Volumes {
+		readOnly, mounted := ap.mountedReadOnly(v.Name)
+		if !mounted || v.HostPath != "" {
+			continue
+		}
+		where, err := ap.volumeWhere(ctx, owners, v)
+		if err != nil {
+			return nil, fmt.Errorf("volume %s: fsGroup %d: %w", v.Name, *ap.m.FSGroup, err)
+		}
+		readOnly = readOnly || v.Files != nil // files: group read only
+		if i, ok := at[where]; ok {
+			out[i].readOnly = out[i].readOnly && readOnly
+			continue
+		}
+		at[where] = len(out)
+		out = append(out, groupTarget{volume: v, where: where, readOnly: readOnly})
+	}
+	return out, nil
 }
 
 // walkVolume gives volume v, at where (volumeWhere), to o's group: a data

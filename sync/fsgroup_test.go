@@ -287,3 +287,35 @@ func TestFSGroupWalksOnceWhileInitContainersRun(t *testing.T) {
 		t.Errorf("%d walks after a new version started, want 2", n)
 	}
 }
+
+// A volume mounted read-only under one name and writable under another
+// gets the writable mount's group write, whichever name comes first.
+func TestFSGroupVolumeNamedTwiceGetsTheWritableMountsBits(t *testing.T) {
+	fake := synctest.NewFake()
+	s, vols := fsGroupSyncer(t, fake, 0)
+	file := filepath.Join(vols["shop_db"], "table")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pod := decodePod(t, `
+version: v1beta1
+id: web
+fsGroup: 2000
+volumes:
+  - {name: ro, dockerVolume: shop_db}
+  - {name: rw, dockerVolume: shop_db}
+containers:
+  - name: app
+    image: example.org/app:1
+    volumeMounts:
+      - {name: ro, mountPath: /ro, readOnly: true}
+      - {name: rw, mountPath: /rw}
+`)
+	s.SetDesired(hsync.Desired{Pods: []hsync.Pod{pod}, Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if gid, mode := groupOf(t, file); gid != 2000 || mode.Perm()&0o060 != 0o060 {
+		t.Errorf("file of the volume: group %d mode %v, want 2000 with group read and write", gid, mode)
+	}
+}

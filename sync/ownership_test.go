@@ -9,6 +9,7 @@ import (
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
+	"github.com/hostlet/hostlet/sync/podspec"
 	"github.com/hostlet/hostlet/sync/synctest"
 )
 
@@ -19,6 +20,7 @@ import (
 var readLabels = []string{
 	hruntime.LabelManaged, hruntime.LabelInstance, hruntime.LabelPod, hruntime.LabelContainer, hruntime.LabelHash,
 	hruntime.LabelSource, hruntime.LabelRevision, hsync.LabelNetworks, hsync.LabelFiles, hsync.LabelSpec,
+	hruntime.LabelPodIP, podspec.LabelNetworkOf,
 }
 
 // TestImageLabelsCannotShowThroughOnPodContainers: every container

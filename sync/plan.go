@@ -464,7 +464,8 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 		ch.Action = ActionRecreate
 		ch.Reasons = []string{nameChange(*cur, a.m.Containers[i].ContainerName)}
 	case a.net.wait:
-	case a.holderIP != "" && cur.Labels[hruntime.LabelPodIP] != "" && cur.Labels[hruntime.LabelPodIP] != a.holderIP:
+	case a.holderIP != "" && manifest.ReadsField(a.m.Containers[i], manifest.FieldPodIP) &&
+		cur.Labels[hruntime.LabelPodIP] != "" && cur.Labels[hruntime.LabelPodIP] != a.holderIP:
 		// Its env holds an address the pod no longer has (the engine
 		// restarted the pod's namespace: a reboot).
 		ch.Action, ch.repair = ActionRecreate, true

@@ -2,7 +2,6 @@ package sync
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -114,7 +113,7 @@ func (ap *podApplication) revealedValues() []string {
 		out = append(out, string(v))
 		// A Kubernetes Secret's data value is base64: what the
 		// container gets is its decoded form.
-		if decoded, err := base64.StdEncoding.DecodeString(string(v)); err == nil && len(decoded) > 0 {
+		if decoded, err := manifest.DecodeBase64(string(v)); err == nil && len(decoded) > 0 {
 			out = append(out, string(decoded))
 		}
 	}

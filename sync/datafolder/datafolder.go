@@ -95,7 +95,9 @@ func (s *Store) Open(rel string) (*os.File, error) {
 	if !fs.ValidPath(rel) || rel == "." {
 		return nil, fmt.Errorf("data folder %q: not a clean relative path", rel)
 	}
-	fd, err := unix.Open(s.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// The instance's folder is the operator's (it may be a link);
+	// nothing below it is followed.
+	fd, err := unix.Open(s.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open the data folder of the instance %s: %w", s.root, err)
 	}

@@ -120,7 +120,7 @@ func BaseLabels(instance string, p Pod, slot, hash string) map[string]string {
 // same; no label is part of the spec hash.
 func containerLabels(instance string, p Pod, slot, hash string) map[string]string {
 	l := BaseLabels(instance, p, slot, hash)
-	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec, LabelPreStop} {
+	for _, k := range []string{LabelNetworks, LabelFiles, LabelSpec, LabelPreStop, LabelNetworkOf, hruntime.LabelPodIP} {
 		l[k] = ""
 	}
 	return l
