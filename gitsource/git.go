@@ -293,6 +293,9 @@ func (s *Source) resolveRemote(ctx context.Context, auth transport.AuthMethod) (
 // fetchInto makes the commit present in the cache and returns it. Errors a
 // damaged cache may explain are *cacheError.
 func (s *Source) fetchInto(ctx context.Context, auth transport.AuthMethod, target plumbing.Hash, refspec gitconfig.RefSpec) (*object.Commit, error) {
+	if err := checkPacks(s.dir); err != nil {
+		return nil, &cacheError{fmt.Errorf("source %s: %w", s.cfg.Name, err)}
+	}
 	repo, created, err := s.open()
 	if err != nil {
 		return nil, &cacheError{fmt.Errorf("source %s: %w", s.cfg.Name, err)}
