@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -81,12 +82,19 @@ func Compile(p manifest.ImagePolicy) (*Compiled, error) {
 		bad("filter", "longer than %d bytes", maxPatternLen)
 	case p.Filter != "":
 		// Checked as written, so the error quotes the user's text; then
-		// anchored to match the whole tag.
-		if _, err := regexp.Compile(p.Filter); err != nil {
+		// anchored to match the whole tag, from its parsed form (a \Q
+		// without \E would quote the anchor's text).
+		parsed, err := syntax.Parse(p.Filter, syntax.Perl)
+		if err != nil {
 			bad("filter", "%q is not a regular expression: %v", p.Filter, err)
 			break
 		}
-		c.filter = regexp.MustCompile(`^(?:` + p.Filter + `)$`)
+		filter, err := regexp.Compile(`^(?:` + parsed.String() + `)$`)
+		if err != nil {
+			bad("filter", "%q is not a regular expression: %v", p.Filter, err)
+			break
+		}
+		c.filter = filter
 		c.versionGroup = c.filter.SubexpIndex("version")
 	}
 	if p.Pin != "" && p.Pin != PinTag && p.Pin != PinDigest {
