@@ -117,7 +117,10 @@ func TestKubernetesFSGroup(t *testing.T) {
 	testkit.WaitHTTP(t, 10*time.Second, http.MethodGet, url+"read?path=/scratch/init.txt", "", "from init")
 	testkit.WaitHTTP(t, 10*time.Second, http.MethodPost, url+"write?path=/scratch/app.txt", "scratch", "wrote")
 	testkit.WaitHTTP(t, 10*time.Second, http.MethodPost, url+"write?path=/seed/app.txt", "data", "wrote")
-	if _, err := os.Stat(filepath.Join(e.mountpoint(t, claim), "keep")); !errors.Is(err, fs.ErrNotExist) {
+	// Podman's Docker-compatible API does not take nocopy: there the
+	// claim is filled from the image (its root stays the group's, written
+	// above); on Docker it starts empty.
+	if _, err := os.Stat(filepath.Join(e.mountpoint(t, claim), "keep")); !dockertest.Engine(t).Podman() && !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the claim was filled from the image's /seed (stat keep: %v)", err)
 	}
 
