@@ -117,7 +117,8 @@ func (ap *podApplication) hookAddress(ctx context.Context, id string) (string, e
 	case ap.m.HostNetwork:
 		return "127.0.0.1", nil
 	case ap.infraID != "":
-		return ap.containerAddress(ctx, ap.infraID)
+		// The pod's address, asked once an apply (fieldValue).
+		return ap.fieldValue(ctx, manifest.FieldPodIP)
 	}
 	return ap.containerAddress(ctx, id)
 }
