@@ -1344,13 +1344,31 @@ func (c *checker) containerName(f, v string) {
 	}
 }
 
-// platformRE is an image platform: os, architecture and variant.
-var platformRE = regexp.MustCompile(`^[a-z0-9_]{1,32}(/[a-z0-9_]{1,32}(/[a-z0-9_.]{1,32})?)?$`)
+// platformShaped reports whether p is an image platform: os,
+// architecture and variant, each 1 to 32 of [a-z0-9_] (the variant may
+// have dots too). Written out: as a regular expression its counted
+// repetitions compiled to 35 KB.
+func platformShaped(p string) bool {
+	parts := strings.Split(p, "/")
+	if len(parts) > 3 {
+		return false
+	}
+	for i, part := range parts {
+		set := "abcdefghijklmnopqrstuvwxyz0123456789_"
+		if i == 2 {
+			set += "."
+		}
+		if len(part) < 1 || len(part) > 32 || strings.Trim(part, set) != "" {
+			return false
+		}
+	}
+	return true
+}
 
 // platform checks a container's image platform: os/arch[/variant], the
 // engine's os and architecture (hostlet sets up no emulation).
 func (c *checker) platform(f, p, engine string) {
-	if !platformRE.MatchString(p) {
+	if !platformShaped(p) {
 		c.add(f, "%q is not an image platform (os/arch[/variant]: linux/amd64, linux/arm64/v8)", p)
 		return
 	}

@@ -108,8 +108,9 @@ var logTagFuncs = template.FuncMap{
 	"lower": fmt.Sprint, "upper": fmt.Sprint, "pad": fmt.Sprint, "truncate": fmt.Sprint,
 }
 
-// runtimeRE is an OCI runtime's name as the engine registers one.
-var runtimeRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$`)
+// runtimeRE is an OCI runtime's name as the engine registers one, at most
+// 128 bytes (checked apart: a counted repetition compiles to 50 KB).
+var runtimeRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 
 // podmanDefaultLogDrivers are Podman's own default drivers, free for log
 // options given without a driver on a Podman whose default they are
@@ -226,7 +227,7 @@ func (c *checker) hostAccess(f string, ct manifest.Container, p Policy, shared, 
 	}
 	c.devices(f, ct.Devices, p)
 	if r := ct.Runtime; r != "" && r != "runc" && !slices.Contains(p.Runtimes, r) {
-		if !runtimeRE.MatchString(r) {
+		if len(r) > 128 || !runtimeRE.MatchString(r) {
 			c.add(f+".runtime", "%q is not a runtime's name", textcap.Excerpt(r))
 		} else {
 			c.add(f+".runtime", "%s is refused: a runtime other than runc runs the container its own way, with its own access to the host (GPUs, a VM); list it in the host config's policy.runtimes to allow it", r)

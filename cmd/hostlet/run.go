@@ -27,6 +27,7 @@ failed for any pod).`,
 				return err
 			}
 			log := newLogger(os.Stderr, cfg)
+			releaseStartPages(log)
 			startPprof(cmd.Context(), log)
 			return agent.Run(cmd.Context(), cfg, agent.Options{Version: version, Commit: commit, Once: once}, log)
 		},
