@@ -50,6 +50,11 @@ func (e *env) idleDeploy(ctx context.Context, ip *idlePods) error {
 	if err := copyFresh(e.bin, e.bin); err != nil {
 		return err
 	}
+	if e.o.evictBinary {
+		if err := evictPageCache(e.bin); err != nil {
+			return err
+		}
+	}
 	pprof := ""
 	if e.o.profile {
 		pp, err := freePorts(1)

@@ -39,12 +39,15 @@ type results struct {
 		// at (none in files before it: 4, the value of Concurrency).
 		FloorParallelism []int `json:"floorParallelism,omitempty"`
 		// Concurrency is hostlet's sync.concurrency.
-		Concurrency  int     `json:"concurrency"`
-		IdlePods     int     `json:"idlePods,omitempty"`
-		GraceSeconds int     `json:"terminationGracePeriodSeconds"`
-		IdleSeconds  float64 `json:"idleWindowSeconds"`
-		CountSyncs   int     `json:"countSyncs"`
-		Smoke        bool    `json:"smoke"`
+		Concurrency int `json:"concurrency"`
+		IdlePods    int `json:"idlePods,omitempty"`
+		// EvictedBinary: the idle phase's hostlet started from a binary
+		// read back from disk, not from one just written.
+		EvictedBinary bool    `json:"evictedBinary,omitempty"`
+		GraceSeconds  int     `json:"terminationGracePeriodSeconds"`
+		IdleSeconds   float64 `json:"idleWindowSeconds"`
+		CountSyncs    int     `json:"countSyncs"`
+		Smoke         bool    `json:"smoke"`
 	} `json:"config"`
 	Load struct {
 		Start        [3]float64 `json:"start"`
@@ -215,6 +218,7 @@ func newResults(o *options, runID string) *results {
 	r.Config.Shapes = o.shapes
 	r.Config.FloorParallelism = o.floorPar
 	r.Config.IdlePods = o.idlePods
+	r.Config.EvictedBinary = o.evictBinary
 	r.Config.Concurrency = o.concurrency
 	r.Config.GraceSeconds = o.grace
 	r.Config.IdleSeconds = o.idle.Seconds()
