@@ -1,9 +1,11 @@
 package exepages
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,6 +23,8 @@ func TestCleanReadOnlyMappingsAreTheExecutablesUnwrittenOnes(t *testing.T) {
 		// read-only segment holding a private copy, not another file's.
 		{"/usr/bin/hostlet", []mapping{{0x400000, 0xff3000}, {0xff3000, 0x1d1e000}}},
 		{"/opt/my tools/hostlet", []mapping{{0x7f0000200000, 0x7f0000300000}}},
+		// a private page swapped out is a private page.
+		{"/usr/bin/swapped", []mapping{{0x7f0000402000, 0x7f0000500000}}},
 		{"/usr/bin/other", nil},
 		{"", nil},
 	} {
@@ -30,46 +34,46 @@ func TestCleanReadOnlyMappingsAreTheExecutablesUnwrittenOnes(t *testing.T) {
 	}
 }
 
-// TestReleaseKeepsTheProcessRunningWithFewerPagesMapped releases the test
-// binary's own pages and goes on running it.
-func TestReleaseKeepsTheProcessRunningWithFewerPagesMapped(t *testing.T) {
+// TestReleaseKeepsAStaticBinaryRunningWithFewerPagesMapped builds a
+// static binary that releases its own pages and goes on running.
+func TestReleaseKeepsAStaticBinaryRunningWithFewerPagesMapped(t *testing.T) {
 	if _, err := os.Stat("/proc/self/smaps"); err != nil {
 		t.Skip("no /proc/self/smaps:", err)
 	}
-	before := residentFileKB(t)
-	advised, err := Release()
+	bin := filepath.Join(t.TempDir(), "releaser")
+	build := exec.Command("go", "build", "-o", bin, "./testdata/releaser")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the releaser: %v\n%s", err, out)
+	}
+	if err := staticallyLinked(bin); err != nil {
+		t.Fatalf("a CGO_ENABLED=0 build: %v", err)
+	}
+	out, err := exec.Command(bin).CombinedOutput()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("releaser: %v\n%s", err, out)
 	}
-	if advised == 0 {
-		t.Fatal("Release advised no mapping of the test binary")
+	var before, after, advised int
+	var ran string
+	if _, err := fmt.Sscan(string(out), &before, &after, &advised, &ran); err != nil || ran != "okok" {
+		t.Fatalf("releaser printed %q (%v)", out, err)
 	}
-	after := residentFileKB(t)
-	if after >= before {
-		t.Errorf("file-backed resident set %d kB after Release, %d kB before", after, before)
-	}
-	if got := strings.Repeat("ok", 2); got != "okok" { // code runs from the released pages
-		t.Errorf("got %q", got)
+	if advised == 0 || after >= before {
+		t.Errorf("advised %d bytes; file-backed resident set %d kB after, %d kB before", advised, after, before)
 	}
 }
 
-func residentFileKB(t *testing.T) int {
-	t.Helper()
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb
+func TestReleaseLeavesADynamicallyLinkedBinaryAlone(t *testing.T) {
+	for _, bin := range []string{"/bin/sh", "/usr/bin/env"} {
+		if _, err := os.Stat(bin); err != nil {
+			continue
 		}
+		if err := staticallyLinked(bin); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
+			t.Errorf("staticallyLinked(%s) = %v, want it refused as dynamically linked", bin, err)
+		}
+		return
 	}
-	t.Fatal("no RssFile in /proc/self/status")
-	return 0
+	t.Skip("no dynamically linked binary at /bin/sh or /usr/bin/env")
 }
 
 func FuzzCleanReadOnlyMappings(f *testing.F) {
