@@ -5,8 +5,8 @@
 // all over the file, and the kernel maps each fault's neighbours too
 // (fault-around), so a process that has just started has most of its
 // executable mapped although it will use a fraction of it again. Those
-// pages are clean and stay in the page cache, where the kernel can take
-// them back, but they count in the process's resident set.
+// pages are clean and the page cache can hand them out again, but they
+// count in the process's resident set.
 package exepages
 
 import (
@@ -27,11 +27,15 @@ import (
 // the executable is statically linked (no dynamic section, no RELRO: no
 // page of those mappings was ever written) and the mapping holds no
 // private copy of a page, in memory or swapped out (a debugger's
-// breakpoint). The pages stay in the page cache; those used again are
-// mapped again on first use, a page and its fault-around neighbours at a
-// time, never a whole huge page (a binary just written sits in the page
-// cache in folios of up to 2 MiB, which the kernel would otherwise map
-// whole: one touch, 2 MiB resident). A uprobe or breakpoint set between
+// breakpoint). Then, unless the executable is on a network or FUSE
+// filesystem, it drops the executable's pages that no process maps from
+// the page cache: a binary just written sits there in folios of up to
+// 2 MiB, and the kernel maps a large folio whole when one of its pages
+// is touched, so one touch would make up to 2 MiB resident again. The
+// pages used again are read back and mapped on first use, a readahead
+// window and its fault-around neighbours at a time (MADV_NOHUGEPAGE: never
+// a huge page). Pages mapped while Release runs (its own code, the
+// runtime's) stay cached as they were. A uprobe or breakpoint set between
 // the reading of the mappings and the advice is lost. It returns the
 // bytes of address space advised.
 func Release() (int64, error) {
@@ -57,7 +61,41 @@ func Release() (int64, error) {
 		}
 		advised += int64(m.end - m.start)
 	}
+	if err := dropUnmappedPages("/proc/self/exe"); err != nil {
+		return advised, fmt.Errorf("dropping the unmapped pages of %s from the page cache: %w", exe, err)
+	}
 	return advised, nil
+}
+
+// errRemoteFilesystem: the executable's pages are left in the page cache.
+var errRemoteFilesystem = errors.New("the executable is on a network or FUSE filesystem: its pages stay in the page cache")
+
+// dropUnmappedPages drops from the page cache the pages of the file at
+// path that no process maps (posix_fadvise DONTNEED), unless the file is
+// on a network or FUSE filesystem: the agent's code would then be read
+// back from a server or a daemon, and hang or fault while it is away. A
+// page not yet written back would stay, so it first writes back and waits
+// for the file's dirty pages: a binary copied in the last half minute and
+// not synced (a package manager syncs; the kernel's flusher would write
+// them within half a minute anyway).
+func dropUnmappedPages(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &fs); err != nil {
+		return fmt.Errorf("finding the filesystem: %w", err)
+	}
+	if remoteFilesystem(int64(fs.Type)) {
+		return errRemoteFilesystem
+	}
+	const writeAndWait = unix.SYNC_FILE_RANGE_WAIT_BEFORE | unix.SYNC_FILE_RANGE_WRITE | unix.SYNC_FILE_RANGE_WAIT_AFTER
+	if err := unix.SyncFileRange(int(f.Fd()), 0, 0, writeAndWait); err != nil {
+		return fmt.Errorf("writing back: %w", err)
+	}
+	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
 
 // advise is madvise(2) of the range m.
@@ -84,6 +122,18 @@ func staticallyLinked(path string) error {
 		}
 	}
 	return nil
+}
+
+// remoteFilesystem reports whether statfs's f_type is that of a network
+// or FUSE filesystem.
+func remoteFilesystem(fsType int64) bool {
+	switch fsType {
+	case unix.NFS_SUPER_MAGIC, unix.SMB_SUPER_MAGIC, unix.SMB2_SUPER_MAGIC, unix.CIFS_SUPER_MAGIC,
+		unix.FUSE_SUPER_MAGIC, unix.V9FS_MAGIC, unix.CEPH_SUPER_MAGIC, unix.AFS_FS_MAGIC,
+		unix.AFS_SUPER_MAGIC, unix.CODA_SUPER_MAGIC:
+		return true
+	}
+	return false
 }
 
 // mapping is an address range [start, end).

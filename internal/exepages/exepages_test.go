@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestCleanReadOnlyMappingsAreTheExecutablesUnwrittenOnes(t *testing.T) {
@@ -30,6 +32,30 @@ func TestCleanReadOnlyMappingsAreTheExecutablesUnwrittenOnes(t *testing.T) {
 	} {
 		if got := cleanReadOnlyMappings(smaps, tc.path); !slices.Equal(got, tc.want) {
 			t.Errorf("mappings of %q: %x, want %x", tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestRemoteFilesystemsAreNetworkAndFUSEOnes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fsType int64
+		remote bool
+	}{
+		{"nfs", unix.NFS_SUPER_MAGIC, true},
+		{"cifs", unix.CIFS_SUPER_MAGIC, true},
+		{"smb2", unix.SMB2_SUPER_MAGIC, true},
+		{"fuse", unix.FUSE_SUPER_MAGIC, true},
+		{"9p", unix.V9FS_MAGIC, true},
+		{"ceph", unix.CEPH_SUPER_MAGIC, true},
+		{"ext4", unix.EXT4_SUPER_MAGIC, false},
+		{"xfs", unix.XFS_SUPER_MAGIC, false},
+		{"btrfs", unix.BTRFS_SUPER_MAGIC, false},
+		{"overlay", unix.OVERLAYFS_SUPER_MAGIC, false},
+		{"tmpfs", unix.TMPFS_MAGIC, false},
+	} {
+		if got := remoteFilesystem(tc.fsType); got != tc.remote {
+			t.Errorf("%s: remote %v, want %v", tc.name, got, tc.remote)
 		}
 	}
 }
@@ -58,13 +84,24 @@ func TestReleaseKeepsAStaticBinaryRunningWithFewerPagesMapped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("releaser: %v\n%s", err, out)
 	}
-	var before, after, advised int
+	var before, after, advised, cachedBefore, cachedAfter int
 	var ran string
-	if _, err := fmt.Sscan(string(out), &before, &after, &advised, &ran); err != nil || ran != "okok" {
+	if _, err := fmt.Sscan(string(out), &before, &after, &advised, &cachedBefore, &cachedAfter, &ran); err != nil || ran != "okok" {
 		t.Fatalf("releaser printed %q (%v)", out, err)
 	}
 	if advised == 0 || after >= before {
 		t.Errorf("advised %d bytes; file-backed resident set %d kB after, %d kB before", advised, after, before)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(bin, &fs); err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case fs.Type == unix.TMPFS_MAGIC:
+		// tmpfs pages are the file itself: the page cache keeps them.
+		t.Logf("the releaser is on tmpfs (TMPDIR): its %d pages stay in memory", cachedAfter)
+	case cachedAfter >= cachedBefore:
+		t.Errorf("pages of the executable in the page cache: %d after, %d before; want the unmapped ones dropped", cachedAfter, cachedBefore)
 	}
 }
 
