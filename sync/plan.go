@@ -140,6 +140,9 @@ type PlanOptions struct {
 	// containers' labels recorded; nil compares none (reasons then never
 	// say an env value changed).
 	EnvHasher *EnvHasher
+	// specs, when not nil, hold the spec hashes of the manifests last
+	// planned (the Syncer's, across its syncs).
+	specs *specMemos
 }
 
 // MakePlan compares desired pods with the containers one list call
@@ -158,7 +161,11 @@ func MakePlan(desired []Pod, actual []hruntime.Container, opts PlanOptions) Plan
 		if of := p.Manifest.NetworkOf; of != "" {
 			join = networkHolder(byPod[of])
 		}
-		plan.Pods = append(plan.Pods, planPod(p, byPod[p.Manifest.ID], opts.Recover[p.Manifest.ID], opts.EnvHasher, join))
+		var spec *specMemo
+		if opts.specs != nil {
+			spec = opts.specs.of(p.Manifest)
+		}
+		plan.Pods = append(plan.Pods, planPod(p, byPod[p.Manifest.ID], opts.Recover[p.Manifest.ID], opts.EnvHasher, join, spec))
 	}
 	if opts.Prune {
 		for id, cs := range byPod {
@@ -267,7 +274,8 @@ func slotsOver(a, b hruntime.Container) bool {
 // planPod plans one desired pod against its listed containers: the infra
 // container first (its decision can replace or move every app container),
 // then the app containers in manifest order, then the containers to remove.
-func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHasher, join *hruntime.Container) PodPlan {
+// spec is the memo of its manifest, nil when the caller keeps none.
+func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHasher, join *hruntime.Container, spec *specMemo) PodPlan {
 	m := p.Manifest
 	pp := PodPlan{ID: m.ID, Source: p.Source, Revision: p.Revision, Desired: p, Current: current}
 	current, inits := splitInits(current)
@@ -275,7 +283,7 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHash
 	infra := slots[hruntime.InfraName]
 	delete(slots, hruntime.InfraName)
 
-	net := planInfra(p, infra, len(slots))
+	net := planInfra(p, infra, len(slots), spec)
 	if join != nil {
 		pp.joinID = join.ID
 		// The other pod's container is restarting or stopped: what joins
@@ -283,7 +291,7 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHash
 		net.wait = net.wait || join.State != hruntime.StateRunning
 	}
 	pp.infraWait = net.wait
-	apps := appPlanner{m: m, env: env, newPod: len(current) == 0, net: net, rejoin: recoverNet || net.rejoin, join: pp.joinID,
+	apps := appPlanner{m: m, spec: spec, env: env, newPod: len(current) == 0, net: net, rejoin: recoverNet || net.rejoin, join: pp.joinID,
 		holderIP: runningIP(infra, join)}
 	for i, c := range m.Containers {
 		pp.Changes = append(pp.Changes, apps.plan(i, slots[c.Name]))
@@ -369,8 +377,9 @@ type infraDecision struct {
 }
 
 // planInfra decides on the pod's infra container infra (nil when there is
-// none); apps is how many app containers exist.
-func planInfra(p *Pod, infra *hruntime.Container, apps int) infraDecision {
+// none); apps is how many app containers exist, spec the memo of the pod's
+// manifest (nil: none kept).
+func planInfra(p *Pod, infra *hruntime.Container, apps int, spec *specMemo) infraDecision {
 	hasApps := apps > 0
 	d := infraDecision{change: Change{Container: hruntime.InfraName}}
 	switch {
@@ -385,7 +394,7 @@ func planInfra(p *Pod, infra *hruntime.Container, apps int) infraDecision {
 			// not a repair).
 			d.lost = apps > 1 || len(p.Manifest.InitContainers) > 0
 		}
-	case p.NeedsInfra() && infra.Hash() != manifest.InfraHash(p.Manifest):
+	case p.NeedsInfra() && infra.Hash() != spec.infraHash(p.Manifest):
 		d.change.Action, d.change.Current = ActionRecreate, infra
 		d.change.Reasons = []string{"published ports, networks or pod labels changed"}
 		d.appsReason = "pod network: infra container recreated"
@@ -412,8 +421,10 @@ func planInfra(p *Pod, infra *hruntime.Container, apps int) infraDecision {
 
 // appPlanner plans the app containers of one pod.
 type appPlanner struct {
-	m   manifest.Manifest
-	env *EnvHasher
+	m manifest.Manifest
+	// spec is m's memo (nil: none kept).
+	spec *specMemo
+	env  *EnvHasher
 	// newPod: the pod has no container at all yet.
 	newPod bool
 	net    infraDecision
@@ -449,7 +460,7 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 		if a.newPod {
 			ch.Reasons = []string{"new pod"}
 		}
-	case cur.Hash() != manifest.ContainerHash(a.m, i):
+	case cur.Hash() != a.spec.containerHash(a.m, i):
 		ch.Action = ActionRecreate
 		ch.Reasons = podspec.RecreateReasons(*cur, a.m, i, a.env)
 	case a.net.appsReason != "":

@@ -162,8 +162,8 @@ func (t probeTarget) probeKind() string {
 // update makes the running workers match the probes of the desired pods'
 // running containers; the workers it starts run until ctx ends at the
 // latest. It makes no engine calls.
-func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Container) {
-	want := probeTargets(pods, actual)
+func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Container, specs *specMemos) {
+	want := probeTargets(pods, actual, specs)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, w := range p.workers {
@@ -198,8 +198,8 @@ func (p *prober) update(ctx context.Context, pods []Pod, actual []hruntime.Conta
 }
 
 // probeTargets are the probes of the desired pods' running containers,
-// by worker key.
-func probeTargets(pods []Pod, actual []hruntime.Container) map[string]probeTarget {
+// by worker key; specs, when not nil, hold the pods' spec hashes.
+func probeTargets(pods []Pod, actual []hruntime.Container, specs *specMemos) map[string]probeTarget {
 	byPod := map[string][]hruntime.Container{}
 	for _, c := range actual {
 		byPod[c.Pod()] = append(byPod[c.Pod()], c)
@@ -218,7 +218,7 @@ func probeTargets(pods []Pod, actual []hruntime.Container) map[string]probeTarge
 			if mc.LivenessProbe == nil && mc.ReadinessProbe == nil && mc.StartupProbe == nil {
 				continue
 			}
-			hash := manifest.ContainerHash(m, i)
+			hash := specs.containerHash(m, i)
 			for _, c := range cs {
 				if c.Slot() != mc.Name || c.Hash() != hash || c.State != hruntime.StateRunning {
 					continue

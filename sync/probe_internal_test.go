@@ -231,7 +231,7 @@ func TestProbeOfHostNetworkPodReachesTheHost(t *testing.T) {
 	}, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer func() { cancel(); p.stopAll() }()
-	p.update(ctx, []Pod{pod}, []hruntime.Container{running})
+	p.update(ctx, []Pod{pod}, []hruntime.Container{running}, nil)
 	select {
 	case why := <-restarted:
 		t.Errorf("the hostNetwork pod's container is restarted by its liveness probe although it listens on the host (127.0.0.1:%d): %s", port, why)

@@ -60,7 +60,7 @@ func TestStartupProbeHoldsLivenessUntilItPasses(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(func() { cancel(); p.stopAll() })
 	pod, c := startupPod(100)
-	p.update(ctx, []Pod{pod}, []hruntime.Container{c})
+	p.update(ctx, []Pod{pod}, []hruntime.Container{c}, nil)
 
 	testkit.WaitFor(t, 10*time.Second, func() (bool, string) {
 		return exec.startup.Load() >= 2, "the startup probe has not run twice"
@@ -71,7 +71,7 @@ func TestStartupProbeHoldsLivenessUntilItPasses(t *testing.T) {
 	exec.started.Store(true)
 	testkit.WaitFor(t, 10*time.Second, func() (bool, string) { return p.started("c1"), "the startup probe has not passed" })
 	// An update after it passed keeps it passed (not run again).
-	p.update(ctx, []Pod{pod}, []hruntime.Container{c})
+	p.update(ctx, []Pod{pod}, []hruntime.Container{c}, nil)
 	select {
 	case why := <-restarted:
 		if !strings.HasPrefix(why, "liveness probe: ") {
@@ -96,7 +96,7 @@ func TestStartupProbeFailingRestartsTheContainer(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(func() { cancel(); p.stopAll() })
 	pod, c := startupPod(2)
-	p.update(ctx, []Pod{pod}, []hruntime.Container{c})
+	p.update(ctx, []Pod{pod}, []hruntime.Container{c}, nil)
 	select {
 	case why := <-restarted:
 		if !strings.HasPrefix(why, "startup probe: exec startup exited with 1") {

@@ -16,7 +16,6 @@ import (
 	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
-	"github.com/hostlet/hostlet/sync/podspec"
 	"github.com/hostlet/hostlet/sync/statefile"
 	"github.com/hostlet/hostlet/validate"
 )
@@ -308,7 +307,8 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 	// slots stays the caller's (on the stack, as it was before it was
 	// filled by a function of its own).
 	slots := map[string]hruntime.Container{}
-	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: podspec.Redact(m, s.opts.EnvHasher),
+	spec := s.syncs.specs.of(m)
+	st := PodStatus{ID: m.ID, Source: p.Source, Revision: p.Revision, LastAction: ps.lastAction, Manifest: spec.redactedWith(s.opts.EnvHasher),
 		InfraHash: latestBySlot(slots, cs)}
 	// missing counts the containers not there, outdated those there with
 	// another spec (a change waits: dependencies, a hold, a window).
@@ -316,7 +316,7 @@ func (s *Syncer) podStatus(p Pod, ps *podState, cs []hruntime.Container, now tim
 	crashLoop := ""
 	for i, mc := range m.Containers {
 		c, ok := slots[mc.Name]
-		want := manifest.ContainerHash(m, i)
+		want := spec.hashes[i]
 		cst := ContainerStatus{Name: mc.Name, Image: mc.Image, Hash: want, State: "absent"}
 		if ok {
 			cst = containerStatus(c, ps)

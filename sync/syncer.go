@@ -195,6 +195,9 @@ type passState struct {
 	recoverMarks map[string]uint64
 	// waitInits: the pass waits for init containers to exit (SyncOnce).
 	waitInits bool
+	// specs are the spec hashes and redacted copies of the manifests
+	// the last pass planned.
+	specs specMemos
 }
 
 // desiredSet is the desired state the sources delivered (SetDesired).
@@ -546,7 +549,8 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	if len(recoverPods) > 0 {
 		s.refreshInfra(ctx, actual, recoverPods, desired.Pods)
 	}
-	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher})
+	s.syncs.specs.keepOnly(desired.Pods)
+	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher, specs: &s.syncs.specs})
 	s.forgetConvergedBackoff(plan)
 	for i := range plan.Pods {
 		if pp := &plan.Pods[i]; view.Restoring[pp.ID] {
@@ -596,7 +600,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	view.runs = s.confirmReadyRuns(ctx, actual, now)
 	s.advanceRollouts(view, desired.Ready, actual, touched, now)
 	s.updateStatus(desired, actual)
-	s.work.prober.update(ctx, unheld(desired.Pods, view.Held), actual)
+	s.work.prober.update(ctx, unheld(desired.Pods, view.Held), actual, &s.syncs.specs)
 	var failed []error
 	for _, r := range results {
 		if r.Err != nil {
