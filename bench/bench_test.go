@@ -357,19 +357,48 @@ func TestIdleShare(t *testing.T) {
 // first.
 func TestCallTimes(t *testing.T) {
 	p := &countingProxy{times: map[string]*callTimes{}}
-	p.took("POST /containers/{id}/stop", 300*time.Millisecond)
-	p.took("POST /containers/{id}/stop", 100*time.Millisecond)
-	p.took("DELETE /containers/{id}", 500*time.Millisecond)
-	got := p.takeTimes()
+	t0 := time.Unix(1000, 0)
+	p.took("POST /containers/{id}/stop", t0, t0.Add(300*time.Millisecond))
+	p.took("POST /containers/{id}/stop", t0, t0.Add(100*time.Millisecond))
+	p.took("DELETE /containers/{id}", t0, t0.Add(500*time.Millisecond))
+	got, spans := p.takeTimes()
+	if len(spans) != 3 {
+		t.Errorf("%d spans, want 3", len(spans))
+	}
 	if stop := got["POST /containers/{id}/stop"]; stop.N != 2 || math.Abs(stop.Total-0.4) > 1e-9 || math.Abs(stop.Max-0.3) > 1e-9 {
 		t.Errorf("stop %+v", stop)
 	}
-	if again := p.takeTimes(); len(again) != 0 {
-		t.Errorf("a second take returned %v", again)
+	if again, spans := p.takeTimes(); len(again) != 0 || len(spans) != 0 {
+		t.Errorf("a second take returned %v, %v", again, spans)
 	}
 	table := callTable(got)
 	want := "| DELETE /containers/{id} | 1 | 0.50 | 500.0 | 500.0 |\n| POST /containers/{id}/stop | 2 | 0.40 | 200.0 | 300.0 |\n"
 	if !strings.HasSuffix(table, want) {
 		t.Errorf("table:\n%s\nwant it to end with:\n%s", table, want)
+	}
+}
+
+// A step's timeline counts the calls begun in it, from the first call's
+// start to the last one's end, and the time some call was in flight
+// (overlapping calls counted once, gaps not at all).
+func TestStepTimelinePlacesTheCallsBegunInTheStep(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	spans := []callSpan{
+		{at(-50), at(20)},    // before the step: left out
+		{at(400), at(700)},   // overlaps the next
+		{at(100), at(500)},   // first
+		{at(900), at(1000)},  // after a gap
+		{at(950), at(1200)},  // ends last
+		{at(2000), at(2100)}, // after the step: left out
+	}
+	got := timeline(spans, t0, 1.5)
+	want := stepTimeline{Seconds: 1.5, Calls: 4, FirstCall: 0.1, LastEnd: 1.2, Busy: 0.9}
+	const eps = 1e-9
+	if got.Calls != want.Calls || math.Abs(got.FirstCall-want.FirstCall) > eps || math.Abs(got.LastEnd-want.LastEnd) > eps || math.Abs(got.Busy-want.Busy) > eps {
+		t.Errorf("timeline %+v, want %+v", got, want)
+	}
+	if empty := timeline(nil, t0, 1); empty.Calls != 0 || empty.Busy != 0 {
+		t.Errorf("no calls: %+v", empty)
 	}
 }

@@ -30,6 +30,9 @@ type countingProxy struct {
 	// times are the requests' durations by method and path, streams
 	// (events) left out: what the engine took to answer each call.
 	times map[string]*callTimes
+	// spans are when each timed call began and ended, since the last
+	// take.
+	spans []callSpan
 	// seen is signalled (without blocking) on every request.
 	seen chan struct{}
 }
@@ -80,7 +83,7 @@ func startCountingProxy(sock, upstream string) (*countingProxy, error) {
 			start := time.Now()
 			rp.ServeHTTP(w, r)
 			if !strings.HasSuffix(key, "/events") {
-				p.took(key, time.Since(start))
+				p.took(key, start, time.Now())
 			}
 		}),
 	}
@@ -106,9 +109,14 @@ type callTimes struct {
 	Max   float64 `json:"maxSeconds"`
 }
 
-func (p *countingProxy) took(key string, d time.Duration) {
+// callSpan is when one call began and ended.
+type callSpan struct{ start, end time.Time }
+
+func (p *countingProxy) took(key string, start, end time.Time) {
+	d := end.Sub(start)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.spans = append(p.spans, callSpan{start, end})
 	t := p.times[key]
 	if t == nil {
 		t = &callTimes{}
@@ -119,9 +127,9 @@ func (p *countingProxy) took(key string, d time.Duration) {
 	t.Max = max(t.Max, d.Seconds())
 }
 
-// takeTimes returns the call durations since the last take, and forgets
-// them.
-func (p *countingProxy) takeTimes() map[string]callTimes {
+// takeTimes returns the call durations since the last take and when each
+// call began and ended, and forgets them.
+func (p *countingProxy) takeTimes() (map[string]callTimes, []callSpan) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make(map[string]callTimes, len(p.times))
@@ -129,7 +137,56 @@ func (p *countingProxy) takeTimes() map[string]callTimes {
 		out[k] = *t
 	}
 	clear(p.times)
-	return out
+	spans := p.spans
+	p.spans = nil
+	return out, spans
+}
+
+// stepTimeline is where a timed step's engine calls fall in it, in
+// seconds from its start: what hostlet does before its first call (the
+// webhook, the fetch, the parse, the plan), while no call is in flight
+// between its calls, and after its last call ends until every pod
+// answers.
+type stepTimeline struct {
+	Seconds float64 `json:"seconds"`
+	Calls   int     `json:"calls"`
+	// FirstCall is when the first call began; LastEnd when the last one
+	// ended.
+	FirstCall float64 `json:"firstCall"`
+	LastEnd   float64 `json:"lastEnd"`
+	// Busy is the time at least one call was in flight.
+	Busy float64 `json:"busy"`
+}
+
+// timeline places the spans that began within the step [start, start+secs).
+func timeline(spans []callSpan, start time.Time, secs float64) stepTimeline {
+	end := start.Add(time.Duration(secs * float64(time.Second)))
+	in := slices.DeleteFunc(slices.Clone(spans), func(s callSpan) bool { return s.start.Before(start) || !s.start.Before(end) })
+	tl := stepTimeline{Seconds: secs, Calls: len(in)}
+	if len(in) == 0 {
+		return tl
+	}
+	slices.SortFunc(in, func(a, b callSpan) int { return a.start.Compare(b.start) })
+	tl.FirstCall = in[0].start.Sub(start).Seconds()
+	var busy time.Duration
+	cur := in[0]
+	last := in[0].end
+	for _, s := range in[1:] {
+		if s.end.After(last) {
+			last = s.end
+		}
+		if s.start.After(cur.end) {
+			busy += cur.end.Sub(cur.start)
+			cur = s
+			continue
+		}
+		if s.end.After(cur.end) {
+			cur.end = s.end
+		}
+	}
+	busy += cur.end.Sub(cur.start)
+	tl.LastEnd, tl.Busy = last.Sub(start).Seconds(), busy.Seconds()
+	return tl
 }
 
 // callTable renders call durations, the longest in all first.

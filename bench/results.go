@@ -208,6 +208,8 @@ type callProfile struct {
 	Rep     int                  `json:"rep"`
 	Step    string               `json:"step"`
 	Calls   map[string]callTimes `json:"calls"`
+	// Timeline places the calls begun during the timed step in it.
+	Timeline stepTimeline `json:"timeline"`
 }
 
 func newResults(o *options, runID string) *results {

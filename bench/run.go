@@ -638,9 +638,14 @@ func (e *env) hostletSteps(ctx context.Context, h *hostlet, r *repo, variant, sh
 				return waitNoContainers(ctx, e.cli, "io.hostlet.instance="+instance, to)
 			}},
 	}
+	// last is the step timed last: when it started and its seconds.
+	var last struct {
+		started time.Time
+		secs    float64
+	}
 	for i, s := range steps {
 		if i > 0 {
-			e.noteCalls(variant, shape, n, rep, steps[i-1].name)
+			e.noteCalls(variant, shape, n, rep, steps[i-1].name, last.started, last.secs)
 		}
 		if err := r.commit(ctx, fmt.Sprintf("%s %s N=%d", s.name, shape, n), s.files); err != nil {
 			return err
@@ -648,10 +653,12 @@ func (e *env) hostletSteps(ctx context.Context, h *hostlet, r *repo, variant, sh
 		if err := r.push(ctx); err != nil {
 			return err
 		}
+		last.started = time.Now()
 		secs, err := timed(ctx, op, s.wait)
 		if err != nil {
 			return fmt.Errorf("%s: %w; hostlet's log ends:\n%s", s.name, err, h.tail(20))
 		}
+		last.secs = secs
 		e.record(variant, shape, 0, n, rep, s.name, secs)
 		if s.name == stepCreate {
 			if err := e.checkShape(ctx, variant, "io.hostlet.instance="+instance, shape, n); err != nil {
@@ -659,19 +666,23 @@ func (e *env) hostletSteps(ctx context.Context, h *hostlet, r *repo, variant, sh
 			}
 		}
 	}
-	e.noteCalls(variant, shape, n, rep, steps[len(steps)-1].name)
+	e.noteCalls(variant, shape, n, rep, steps[len(steps)-1].name, last.started, last.secs)
 	return nil
 }
 
 // noteCalls records and prints the engine calls of the block's step
-// (-profile-calls): those since the step before it ended.
-func (e *env) noteCalls(variant, shape string, n, rep int, step string) {
+// (-profile-calls): those since the step before it ended, and where those
+// begun during the step (started, secs long) fall in it.
+func (e *env) noteCalls(variant, shape string, n, rep int, step string, started time.Time, secs float64) {
 	if e.calls == nil {
 		return
 	}
-	calls := e.calls.takeTimes()
-	e.res.CallProfiles = append(e.res.CallProfiles, callProfile{Variant: variant, Shape: shape, N: n, Rep: rep, Step: step, Calls: calls})
+	calls, spans := e.calls.takeTimes()
+	tl := timeline(spans, started, secs)
+	e.res.CallProfiles = append(e.res.CallProfiles, callProfile{Variant: variant, Shape: shape, N: n, Rep: rep, Step: step, Calls: calls, Timeline: tl})
 	logf("%s %s N=%d %s: engine calls (timed at the proxy)\n%s", variant, shape, n, step, callTable(calls))
+	logf("  in the step's %.2f s: %d calls, the first at %.3f s, the last ended at %.3f s, at least one in flight for %.3f s",
+		tl.Seconds, tl.Calls, tl.FirstCall, tl.LastEnd, tl.Busy)
 }
 
 func (e *env) composeBlock(ctx context.Context, n, rep int) error {
