@@ -630,7 +630,8 @@ func TestRestartPolicyOnFailure(t *testing.T) {
 
 // A stopped container's restart policy can be set to none (a recreate
 // keeps the container it replaced, stopped, until the new one started:
-// an engine restart must not start it again).
+// an engine restart must not start it again), and stopping it again is
+// not an error.
 func TestNoRestartClearsTheRestartPolicy(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -651,6 +652,12 @@ func TestNoRestartClearsTheRestartPolicy(t *testing.T) {
 	}
 	if p := raw.HostConfig.RestartPolicy; p.Name != "no" && p.Name != "" {
 		t.Errorf("restart policy %+v after NoRestart, want none", p)
+	}
+	// A recreate stops it again once its policy is cleared (an engine
+	// restart in between would have started it): of a stopped container,
+	// not an error.
+	if err := d.Stop(ctx, id, time.Second); err != nil {
+		t.Errorf("Stop of the stopped container: %v", err)
 	}
 	if err := d.NoRestart(ctx, "no-such-container"); !hruntime.IsNotFound(err) {
 		t.Errorf("NoRestart of a missing container: %v, want not found", err)

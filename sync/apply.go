@@ -872,8 +872,8 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 	return nil
 }
 
-// replace takes down the container ch replaces or removes: its restart
-// policy set to none, stopped and kept for removeLate when lateRemoval
+// replace takes down the container ch replaces or removes: stopped, its
+// restart policy set to none and kept for removeLate when lateRemoval
 // allows, else stopped and removed.
 func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	if ch.Current == nil || !ap.lateRemoval(ch) {
@@ -882,18 +882,27 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	if err := ap.dropJoiners(ctx, ch.Current.ID); err != nil {
 		return err
 	}
-	// Until it is removed, an engine restart must not start it again
-	// beside its successor, so its policy goes before it stops (an engine
-	// restarted between the two would otherwise start it); where the
-	// policy cannot be changed it goes now.
-	if err := ap.rt.NoRestart(ctx, ch.Current.ID); err != nil {
-		ap.log.Debug("replaced container removed before its successor starts", "pod", ap.m.ID, "container", ch.Container, "error", err)
-		return ap.stopRemove(ctx, ch.Current, ap.grace)
-	}
 	if ch.Current.Running() {
 		if err := ap.stop(ctx, ch.Current, ap.grace); err != nil && !hruntime.IsNotFound(err) {
 			return err
 		}
+	}
+	// Until it is removed, an engine restart must not start it again
+	// beside its successor (an engine starts every container of policy
+	// always, stopped or not), so its policy goes before the successor
+	// is created; where the policy cannot be changed it goes now. The
+	// policy goes once it is stopped: on a running container the engine
+	// also applies the change to its cgroup (a runtime process of its
+	// own, on the path to the successor's start). An engine restarted
+	// between the stop and the change has started it again: the second
+	// stop, of a stopped container a call that returns at once, stops it
+	// for good.
+	if err := ap.rt.NoRestart(ctx, ch.Current.ID); err != nil {
+		ap.log.Debug("replaced container removed before its successor starts", "pod", ap.m.ID, "container", ch.Container, "error", err)
+		return ap.rt.Remove(ctx, ch.Current.ID)
+	}
+	if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil && !hruntime.IsNotFound(err) {
+		return err
 	}
 	ap.late = append(ap.late, *ch.Current)
 	return nil

@@ -1,6 +1,7 @@
 package sync_test
 
 import (
+	"context"
 	"log/slog"
 	"slices"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
+	"github.com/hostlet/hostlet/sync/synctest"
 )
 
 // A container a recreate stopped and could not remove stays, stopped, in
@@ -66,10 +68,11 @@ func TestRunningContainerIsTheSlotsWhenCreatedInTheSameSecond(t *testing.T) {
 }
 
 // A container kept stopped until its successor has started gets the
-// restart policy none before it stops (an engine restart, even between
-// the two calls, would start a container of policy always beside its
-// successor); an engine that cannot set it has the container removed
-// before the successor is created, as before.
+// restart policy none once stopped, and is stopped again (an engine
+// restart between the stop and the change would have started it, policy
+// always), all before its successor is created; an engine that cannot set
+// it has the container removed before the successor is created, as
+// before.
 func TestReplacedContainerKeptOnlyWithoutRestartPolicy(t *testing.T) {
 	newImage := edit(onePod("p"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
 	for _, refuse := range []bool{false, true} {
@@ -85,7 +88,7 @@ func TestReplacedContainerKeptOnlyWithoutRestartPolicy(t *testing.T) {
 				t.Fatalf("refused %v: pod %s: %v", refuse, r.ID, r.Err)
 			}
 		}
-		want := []string{"EnsureImage(example.org/app:2)", "NoRestart(p/app)", "Stop(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"}
+		want := []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "NoRestart(p/app)", "Stop(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"}
 		if refuse {
 			// The refused call reaches no engine: it is not recorded.
 			want = []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "Remove(p/app)", "Create(p/app)", "Start(p/app)"}
@@ -93,5 +96,55 @@ func TestReplacedContainerKeptOnlyWithoutRestartPolicy(t *testing.T) {
 		if got := renderCalls(fake.Calls(), before, listed(t, fake)); !slices.Equal(got, want) {
 			t.Errorf("refused %v: calls %q, want %q", refuse, got, want)
 		}
+	}
+}
+
+// restartedBetween is the Fake engine restarted between a container's
+// stop and the change of its restart policy: the container (policy
+// always) runs again when the change arrives. It notes whether that
+// container ran when another was started.
+type restartedBetween struct {
+	*synctest.Fake
+	old string
+	// ranBeside: the old container was running at another's start.
+	ranBeside bool
+}
+
+func (e *restartedBetween) NoRestart(ctx context.Context, id string) error {
+	if id == e.old {
+		if err := e.Fake.Start(ctx, id); err != nil {
+			return err
+		}
+	}
+	return e.Fake.NoRestart(ctx, id)
+}
+
+func (e *restartedBetween) Start(ctx context.Context, id string) error {
+	if id != e.old {
+		cs, _ := e.Fake.List(ctx)
+		e.ranBeside = e.ranBeside || slices.ContainsFunc(cs, func(c hruntime.Container) bool { return c.ID == e.old && c.Running() })
+	}
+	return e.Fake.Start(ctx, id)
+}
+
+// A container an engine restart started again between its stop and the
+// change of its restart policy is stopped again before its successor
+// starts, and removed after.
+func TestReplacedContainerStartedAgainBeforeItsPolicyChangeIsStoppedBeforeItsSuccessorStarts(t *testing.T) {
+	newImage := edit(onePod("p"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	fake := converge(t, nil, pods(onePod("p")))
+	before := listed(t, fake)
+	rt := &restartedBetween{Fake: fake, old: before[0].ID}
+	plan := hsync.MakePlan(pods(newImage), before, hsync.PlanOptions{Prune: true})
+	for _, r := range hsync.Apply(t.Context(), rt, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err != nil {
+			t.Fatalf("pod %s: %v", r.ID, r.Err)
+		}
+	}
+	if rt.ranBeside {
+		t.Error("the old container ran when its successor started")
+	}
+	if cs := listed(t, fake); len(cs) != 1 || cs[0].Image != "example.org/app:2" || !cs[0].Running() {
+		t.Errorf("containers %+v, want app:2 alone, running", cs)
 	}
 }

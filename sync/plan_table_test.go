@@ -611,9 +611,9 @@ func TestApplyOrderTable(t *testing.T) {
 		{name: "create/volumes before the containers", after: pods(withVolume),
 			want: []string{"EnsureImage(example.org/app:1)", "EnsureImage(example.org/side:1)", "EnsureImage(example.org/pause:1)",
 				"EnsureVolume(p/data)", "Create(p/POD)", "Start(p/POD)", "Create(p/app)", "Start(p/app)", "Create(p/side)", "Start(p/side)"}},
-		{name: "recreate/the new image is made present before the old container has its restart policy cleared and is stopped, which is removed once the new one started",
+		{name: "recreate/the new image is made present before the old container is stopped, has its restart policy cleared and is stopped again, and is removed once the new one started",
 			before: pods(onePod("p")), after: pods(newImage),
-			want: []string{"EnsureImage(example.org/app:2)", "NoRestart(p/app)", "Stop(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"}},
+			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "NoRestart(p/app)", "Stop(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"}},
 		{name: "recreate infra/a pod whose containers share its infra container's namespace: app containers taken down first, the infra container last, then created infra first",
 			before: pods(twoPod("p")), after: pods(edit(twoPod("p"), func(m *manifest.Manifest) { m.Labels = map[string]string{"team": "a"} })),
 			want: []string{"EnsureImage(example.org/app:1)", "EnsureImage(example.org/side:1)", "EnsureImage(example.org/pause:1)",
@@ -668,7 +668,7 @@ func TestApplyOrderTable(t *testing.T) {
 			want: nil, pulling: []string{"example.org/app:2"}},
 		{name: "duplicate/a slot's duplicate is removed, and its recreated container created",
 			before: pods(onePod("p")), mutate: startDuplicate("p/app"), after: pods(newImage),
-			want: []string{"EnsureImage(example.org/app:2)", "NoRestart(p/app)", "Stop(p/app)", "Stop(p/app)", "Remove(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"},
+			want: []string{"EnsureImage(example.org/app:2)", "Stop(p/app)", "NoRestart(p/app)", "Stop(p/app)", "Stop(p/app)", "Remove(p/app)", "Create(p/app)", "Start(p/app)", "Remove(p/app)"},
 			check: func(t *testing.T, fake *synctest.Fake) {
 				if cs := listed(t, fake); len(cs) != 1 || cs[0].Image != "example.org/app:2" {
 					t.Errorf("containers %+v, want one of example.org/app:2", cs)

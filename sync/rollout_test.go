@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -558,19 +559,20 @@ func TestRolloutCompletesAfterReleaseAndRevert(t *testing.T) {
 }
 
 // stopGate is the Fake engine with the stops of one pod's containers held
-// until released.
+// until released; entered is sent on once, at the first of them.
 type stopGate struct {
 	*synctest.Fake
 	pod     string
 	entered chan struct{}
 	release chan struct{}
+	once    gosync.Once
 }
 
 func (g *stopGate) Stop(ctx context.Context, id string, timeout time.Duration) error {
 	cs, _ := g.Fake.List(ctx)
 	for _, c := range cs {
 		if c.ID == id && c.Pod() == g.pod {
-			g.entered <- struct{}{}
+			g.once.Do(func() { g.entered <- struct{}{} })
 			<-g.release
 		}
 	}
