@@ -448,12 +448,21 @@ func flowRoot(text []byte) int {
 // outside quoted scalars and comments. A quote starts a quoted scalar only
 // where a value starts (after a bracket, a comma, a ':' or '?' indicator,
 // or a node property); inside a plain scalar it is a character like others.
+// A '#' opens a comment where the YAML decoder's scanner is between
+// tokens: after a blank, as the YAML spec has it, but also right after an
+// indicator or a quoted scalar ("{#}" is "{" and a comment).
 func flowEnd(text []byte, start int) int {
 	depth := 0
 	atValue := true
+	// between: text[i] starts a token (the one before it ended).
+	between := true
 	for i := start; i < len(text); i++ {
 		c := text[i]
+		tokenStart := between
+		between = true
 		switch {
+		case c == '#' && tokenStart:
+			i = lineEnd(text, i) - 1
 		case c == '{' || c == '[':
 			depth++
 			atValue = true
@@ -466,8 +475,6 @@ func flowEnd(text []byte, start int) int {
 		case c == ',' || c == ':' || c == '?':
 			atValue = true
 		case isBlank(c):
-		case c == '#' && isBlank(text[i-1]):
-			i = lineEnd(text, i) - 1
 		case (c == '"' || c == '\'') && atValue:
 			i = quotedEnd(text, i)
 			if i < 0 {
@@ -478,8 +485,9 @@ func flowEnd(text []byte, start int) int {
 			for i+1 < len(text) && !isBlank(text[i+1]) && bytes.IndexByte([]byte(",[]{}"), text[i+1]) < 0 {
 				i++
 			}
+			between = false
 		default:
-			atValue = false
+			atValue, between = false, false
 		}
 	}
 	return -1
