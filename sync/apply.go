@@ -854,7 +854,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 		}
 		ap.res.TookDown = ap.res.TookDown || ch.Current != nil
 		if err := ap.replace(ctx, ch); err != nil {
-			return inStep(errStepRemove, err)
+			return inStep(errStepRemove, fmt.Errorf("container %s: %w", ch.Container, err))
 		}
 		if ch.Action == ActionRemove {
 			ap.applied(ch)
@@ -863,7 +863,7 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 	if replaces(ap.infra.Action) {
 		ap.res.TookDown = ap.res.TookDown || ap.infra.Current != nil
 		if err := ap.replace(ctx, ap.infra); err != nil {
-			return inStep(errStepRemove, err)
+			return inStep(errStepRemove, fmt.Errorf("infra container: %w", err))
 		}
 		if ap.infra.Action == ActionRemove {
 			ap.applied(ap.infra)
@@ -875,37 +875,60 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 // replace takes down the container ch replaces or removes: stopped, its
 // restart policy set to none and kept for removeLate when lateRemoval
 // allows, else stopped and removed.
+//
+// Until it is removed, an engine restart must not start the kept
+// container again beside its successor (an engine starts every container
+// of policy always, stopped or not), so its policy goes before the
+// successor is created; where the policy cannot be changed it goes now.
+// The policy goes once the container is stopped: on a running container
+// the engine also applies the change to its cgroup (a runtime process of
+// its own, on the path to the successor's start). An engine restarted
+// between the stop and the change has started it again: a second stop,
+// of a stopped container a call that returns at once, stops it for good.
+// A container with a preStop hook has its policy cleared first, as the
+// hook may make it exit on its own (nginx -s quit), which an engine
+// answers by starting a container of policy always again.
 func (ap *podApplication) replace(ctx context.Context, ch Change) error {
-	if ch.Current == nil || !ap.lateRemoval(ch) {
-		return ap.stopRemove(ctx, ch.Current, ap.grace)
+	c := ch.Current
+	if c == nil || !ap.lateRemoval(ch) {
+		return ap.stopRemove(ctx, c, ap.grace)
 	}
-	if err := ap.dropJoiners(ctx, ch.Current.ID); err != nil {
+	if err := ap.dropJoiners(ctx, c.ID); err != nil {
 		return err
 	}
-	if ch.Current.Running() {
-		if err := ap.stop(ctx, ch.Current, ap.grace); err != nil && !hruntime.IsNotFound(err) {
+	policyFirst := c.Running() && c.Labels[podspec.LabelPreStop] != ""
+	if policyFirst {
+		if err := ap.rt.NoRestart(ctx, c.ID); err != nil {
+			ap.keptNone(ch, err)
+			return ap.stopRemove(ctx, c, ap.grace)
+		}
+	}
+	if c.Running() {
+		if err := ap.stop(ctx, c, ap.grace); err != nil && !hruntime.IsNotFound(err) {
 			return err
 		}
 	}
-	// Until it is removed, an engine restart must not start it again
-	// beside its successor (an engine starts every container of policy
-	// always, stopped or not), so its policy goes before the successor
-	// is created; where the policy cannot be changed it goes now. The
-	// policy goes once it is stopped: on a running container the engine
-	// also applies the change to its cgroup (a runtime process of its
-	// own, on the path to the successor's start). An engine restarted
-	// between the stop and the change has started it again: the second
-	// stop, of a stopped container a call that returns at once, stops it
-	// for good.
-	if err := ap.rt.NoRestart(ctx, ch.Current.ID); err != nil {
-		ap.log.Debug("replaced container removed before its successor starts", "pod", ap.m.ID, "container", ch.Container, "error", err)
-		return ap.rt.Remove(ctx, ch.Current.ID)
+	if !policyFirst {
+		if err := ap.rt.NoRestart(ctx, c.ID); err != nil {
+			ap.keptNone(ch, err)
+			if rmErr := ap.rt.Remove(ctx, c.ID); rmErr != nil {
+				return fmt.Errorf("%w (kept to remove after its successor's start, its restart policy could not be cleared: %w)", rmErr, err)
+			}
+			return nil
+		}
+		if err := ap.rt.Stop(ctx, c.ID, ap.grace); err != nil && !hruntime.IsNotFound(err) {
+			return err
+		}
 	}
-	if err := ap.rt.Stop(ctx, ch.Current.ID, ap.grace); err != nil && !hruntime.IsNotFound(err) {
-		return err
-	}
-	ap.late = append(ap.late, *ch.Current)
+	ap.late = append(ap.late, *c)
 	return nil
+}
+
+// keptNone logs that the container ch replaces goes before its successor
+// is created: the engine did not clear its restart policy (err).
+func (ap *podApplication) keptNone(ch Change, err error) {
+	ap.log.Info("replaced container removed before its successor is created: the engine did not clear its restart policy",
+		"pod", ap.m.ID, "container", ch.Container, "error", err)
 }
 
 // lateRemoval reports whether the container ch recreates may stay,

@@ -199,7 +199,7 @@ func TestFailureReasonTable(t *testing.T) {
 			reason: hsync.ReasonUnavailable, message: "EngineUnavailable: infra container (did not start: …; created anew): create container"},
 		{name: "remove/a replaced container cannot be stopped", before: pods(onePod("p")), after: pods(newImage),
 			method: "Stop", target: "p/app", err: errRefused,
-			reason: hsync.ReasonRemove, message: "RemoveError: Error response"},
+			reason: hsync.ReasonRemove, message: "RemoveError: container app: Error response"},
 		{name: "remove/a pod no longer desired cannot be removed", before: pods(twoPod("p")),
 			method: "Remove", target: "p/side", err: errRefused,
 			reason: hsync.ReasonRemove, message: "RemoveError: Error response"},

@@ -148,3 +148,62 @@ func TestReplacedContainerStartedAgainBeforeItsPolicyChangeIsStoppedBeforeItsSuc
 		t.Errorf("containers %+v, want app:2 alone, running", cs)
 	}
 }
+
+// exitOnHook is the Fake engine where a container's preStop hook (an
+// exec: `nginx -s quit`, `pg_ctl stop`) makes its process exit on its own,
+// and the engine starts a container of policy always again (the exit was
+// not a stop asked for through the API).
+type exitOnHook struct {
+	*synctest.Fake
+	old string
+	// cleared: the old container's policy was cleared; restarted counts
+	// the engine's starts of it.
+	cleared   bool
+	restarted int
+}
+
+func (e *exitOnHook) NoRestart(ctx context.Context, id string) error {
+	e.cleared = e.cleared || id == e.old
+	return e.Fake.NoRestart(ctx, id)
+}
+
+func (e *exitOnHook) Exec(ctx context.Context, id string, cmd []string) (int, error) {
+	code, err := e.Fake.Exec(ctx, id, cmd)
+	if id == e.old {
+		if err := e.Fake.Stop(ctx, id, 0); err != nil {
+			return code, err
+		}
+		if !e.cleared {
+			e.restarted++
+			return code, e.Fake.Start(ctx, id)
+		}
+	}
+	return code, err
+}
+
+// A container with a preStop hook has its restart policy cleared before
+// the hook runs: a hook that makes its process exit (nginx -s quit) must
+// not have the engine start the old version again mid-recreate.
+func TestReplacedContainerWithAPreStopHookHasItsPolicyClearedBeforeTheHook(t *testing.T) {
+	withHook := func(img string) manifest.Manifest {
+		return edit(onePod("p"), func(m *manifest.Manifest) {
+			m.Containers[0].Image = img
+			m.Containers[0].Lifecycle = &manifest.Lifecycle{PreStop: &manifest.Hook{Exec: &manifest.Exec{Command: []string{"nginx", "-s", "quit"}}}}
+		})
+	}
+	fake := converge(t, nil, pods(withHook("example.org/app:1")))
+	before := listed(t, fake)
+	rt := &exitOnHook{Fake: fake, old: before[0].ID}
+	plan := hsync.MakePlan(pods(withHook("example.org/app:2")), before, hsync.PlanOptions{Prune: true})
+	for _, r := range hsync.Apply(t.Context(), rt, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err != nil {
+			t.Fatalf("pod %s: %v", r.ID, r.Err)
+		}
+	}
+	if rt.restarted > 0 {
+		t.Errorf("the engine started the old container again %d time(s) after its preStop hook made it exit", rt.restarted)
+	}
+	if cs := listed(t, fake); len(cs) != 1 || cs[0].Image != "example.org/app:2" || !cs[0].Running() {
+		t.Errorf("containers %+v, want app:2 alone, running", cs)
+	}
+}
