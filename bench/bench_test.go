@@ -385,17 +385,18 @@ func TestStepTimelinePlacesTheCallsBegunInTheStep(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	spans := []callSpan{
-		{at(-50), at(20)},    // before the step: left out
-		{at(400), at(700)},   // overlaps the next
-		{at(100), at(500)},   // first
-		{at(900), at(1000)},  // after a gap
-		{at(950), at(1200)},  // ends last
-		{at(2000), at(2100)}, // after the step: left out
+		{start: at(-50), end: at(20), change: true},  // before the step: left out
+		{start: at(400), end: at(700), change: true}, // overlaps the next; the first change
+		{start: at(100), end: at(500)},               // first
+		{start: at(900), end: at(1000)},              // after a gap
+		{start: at(950), end: at(1200)},              // ends last
+		{start: at(2000), end: at(2100)},             // after the step: left out
 	}
 	got := timeline(spans, t0, 1.5)
-	want := stepTimeline{Seconds: 1.5, Calls: 4, FirstCall: 0.1, LastEnd: 1.2, Busy: 0.9}
+	want := stepTimeline{Seconds: 1.5, Calls: 4, FirstCall: 0.1, FirstChange: 0.4, LastEnd: 1.2, Busy: 0.9}
 	const eps = 1e-9
-	if got.Calls != want.Calls || math.Abs(got.FirstCall-want.FirstCall) > eps || math.Abs(got.LastEnd-want.LastEnd) > eps || math.Abs(got.Busy-want.Busy) > eps {
+	if got.Calls != want.Calls || math.Abs(got.FirstCall-want.FirstCall) > eps || math.Abs(got.FirstChange-want.FirstChange) > eps ||
+		math.Abs(got.LastEnd-want.LastEnd) > eps || math.Abs(got.Busy-want.Busy) > eps {
 		t.Errorf("timeline %+v, want %+v", got, want)
 	}
 	if empty := timeline(nil, t0, 1); empty.Calls != 0 || empty.Busy != 0 {

@@ -109,14 +109,18 @@ type callTimes struct {
 	Max   float64 `json:"maxSeconds"`
 }
 
-// callSpan is when one call began and ended.
-type callSpan struct{ start, end time.Time }
+// callSpan is when one call began and ended; change: it was neither a
+// GET nor a HEAD.
+type callSpan struct {
+	start, end time.Time
+	change     bool
+}
 
 func (p *countingProxy) took(key string, start, end time.Time) {
 	d := end.Sub(start)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.spans = append(p.spans, callSpan{start, end})
+	p.spans = append(p.spans, callSpan{start: start, end: end, change: !strings.HasPrefix(key, "GET ") && !strings.HasPrefix(key, "HEAD ")})
 	t := p.times[key]
 	if t == nil {
 		t = &callTimes{}
@@ -150,10 +154,12 @@ func (p *countingProxy) takeTimes() (map[string]callTimes, []callSpan) {
 type stepTimeline struct {
 	Seconds float64 `json:"seconds"`
 	Calls   int     `json:"calls"`
-	// FirstCall is when the first call began; LastEnd when the last one
-	// ended.
-	FirstCall float64 `json:"firstCall"`
-	LastEnd   float64 `json:"lastEnd"`
+	// FirstCall is when the first call began, FirstChange the first
+	// that is neither a GET nor a HEAD (a create, a stop); LastEnd when
+	// the last one ended.
+	FirstCall   float64 `json:"firstCall"`
+	FirstChange float64 `json:"firstChange"`
+	LastEnd     float64 `json:"lastEnd"`
 	// Busy is the time at least one call was in flight.
 	Busy float64 `json:"busy"`
 }
@@ -168,6 +174,9 @@ func timeline(spans []callSpan, start time.Time, secs float64) stepTimeline {
 	}
 	slices.SortFunc(in, func(a, b callSpan) int { return a.start.Compare(b.start) })
 	tl.FirstCall = in[0].start.Sub(start).Seconds()
+	if i := slices.IndexFunc(in, func(s callSpan) bool { return s.change }); i >= 0 {
+		tl.FirstChange = in[i].start.Sub(start).Seconds()
+	}
 	var busy time.Duration
 	cur := in[0]
 	last := in[0].end

@@ -681,8 +681,8 @@ func (e *env) noteCalls(variant, shape string, n, rep int, step string, started 
 	tl := timeline(spans, started, secs)
 	e.res.CallProfiles = append(e.res.CallProfiles, callProfile{Variant: variant, Shape: shape, N: n, Rep: rep, Step: step, Calls: calls, Timeline: tl})
 	logf("%s %s N=%d %s: engine calls (timed at the proxy)\n%s", variant, shape, n, step, callTable(calls))
-	logf("  in the step's %.2f s: %d calls, the first at %.3f s, the last ended at %.3f s, at least one in flight for %.3f s",
-		tl.Seconds, tl.Calls, tl.FirstCall, tl.LastEnd, tl.Busy)
+	logf("  in the step's %.2f s: %d calls, the first at %.3f s, the first change (not a GET) at %.3f s, the last ended at %.3f s, at least one in flight for %.3f s",
+		tl.Seconds, tl.Calls, tl.FirstCall, tl.FirstChange, tl.LastEnd, tl.Busy)
 }
 
 func (e *env) composeBlock(ctx context.Context, n, rep int) error {
