@@ -17,6 +17,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
@@ -151,11 +152,16 @@ func containerIDs(ctx context.Context, cli *client.Client, label string) ([]stri
 	return ids, nil
 }
 
-// waitNoContainers polls the engine until no container matches label, and
-// returns when it saw that.
+// waitNoContainers waits until no container matches label, and returns
+// when it saw that. It counts again at each destroy event of such a
+// container, and every 100 ms should an event go missing (one before the
+// stream began), so that the time is the last removal's, not up to a
+// poll interval later (±50 ms on a step of one or two seconds).
 func waitNoContainers(ctx context.Context, cli *client.Client, label string, timeout time.Duration) (time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	destroyed, streamErr := cli.Events(ctx, events.ListOptions{Filters: filters.NewArgs(
+		filters.Arg("type", string(events.ContainerEventType)), filters.Arg("event", string(events.ActionDestroy)), filters.Arg("label", label))})
 	last := -1
 	for {
 		n, err := countContainers(ctx, cli, label)
@@ -168,6 +174,10 @@ func waitNoContainers(ctx context.Context, cli *client.Client, label string, tim
 		select {
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("%d containers with %s still there: %w", last, label, ctx.Err())
+		case <-destroyed:
+		case <-streamErr:
+			// Polling alone from here on.
+			destroyed, streamErr = nil, nil
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
