@@ -740,9 +740,25 @@ func (d *Docker) Stop(ctx context.Context, id string, timeout time.Duration) err
 // which starts every container of policy "always", stopped by hand or
 // not.
 func (d *Docker) NoRestart(ctx context.Context, id string) error {
-	_, err := d.cli.ContainerUpdate(ctx, id, container.UpdateConfig{RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled}})
+	return d.updateRestartPolicy(ctx, id, RestartNo)
+}
+
+// RestoreRestart sets container id's restart policy back to policy (one
+// of the spec's: RestartAlways, RestartOnFailure, RestartNo), as created:
+// a container NoRestart cleared that is started again rather than
+// removed (the change it made way for was reverted).
+func (d *Docker) RestoreRestart(ctx context.Context, id, policy string) error {
+	return d.updateRestartPolicy(ctx, id, policy)
+}
+
+// updateRestartPolicy changes container id's restart policy.
+func (d *Docker) updateRestartPolicy(ctx context.Context, id, policy string) error {
+	restart, err := restartPolicy(policy)
 	if err != nil {
-		return fmt.Errorf("set the restart policy of container %s to no: %w", id, translate(err))
+		return fmt.Errorf("set the restart policy of container %s: %w", id, err)
+	}
+	if _, err := d.cli.ContainerUpdate(ctx, id, container.UpdateConfig{RestartPolicy: restart}); err != nil {
+		return fmt.Errorf("set the restart policy of container %s to %s: %w", id, policy, translate(err))
 	}
 	return nil
 }

@@ -664,6 +664,47 @@ func TestNoRestartClearsTheRestartPolicy(t *testing.T) {
 	}
 }
 
+// A container whose restart policy was cleared can get its own back (a
+// reverted change: the container kept for removal is wanted once more,
+// and the engine must restart it after a crash or a reboot again).
+func TestRestoreRestartPutsThePolicyBack(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	d := dockertest.Docker(t)
+	tests := []struct{ policy, want string }{
+		{hruntime.RestartAlways, "always"},
+		{hruntime.RestartOnFailure, "on-failure"},
+	}
+	for _, tt := range tests {
+		s := spec(t, d, "pod", "restored-"+tt.want)
+		s.RestartPolicy = tt.policy
+		id, err := d.Create(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Remove(context.Background(), id) })
+		if err := d.NoRestart(ctx, id); err != nil {
+			t.Fatalf("NoRestart: %v", err)
+		}
+		if err := d.RestoreRestart(ctx, id, tt.policy); err != nil {
+			t.Fatalf("RestoreRestart %s: %v", tt.policy, err)
+		}
+		raw, err := dockertest.Client(t).ContainerInspect(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := raw.HostConfig.RestartPolicy; string(p.Name) != tt.want {
+			t.Errorf("restart policy %+v after RestoreRestart(%s), want %s", p, tt.policy, tt.want)
+		}
+	}
+	if err := d.RestoreRestart(ctx, "no-such-container", hruntime.RestartAlways); !hruntime.IsNotFound(err) {
+		t.Errorf("RestoreRestart of a missing container: %v, want not found", err)
+	}
+	if err := d.RestoreRestart(ctx, "no-such-container", "sometimes"); err == nil || hruntime.IsNotFound(err) {
+		t.Errorf("RestoreRestart with an unknown policy: %v, want a refusal before the engine", err)
+	}
+}
+
 // A network's bridge options reach the engine, or, on Podman, whose
 // Docker-compatible API answers most of them with a warning only, are
 // refused naming the option rather than dropped.

@@ -34,6 +34,9 @@ type Engine interface {
 	// NoRestart sets a container's restart policy to none (one kept
 	// stopped until its successor has started).
 	NoRestart(ctx context.Context, id string) error
+	// RestoreRestart sets a container's restart policy back to the
+	// spec's (one NoRestart cleared, started again instead).
+	RestoreRestart(ctx context.Context, id, policy string) error
 }
 
 // ImageEnsurer makes an image present per a pull policy.
@@ -1101,6 +1104,7 @@ func (ap *podApplication) createInfra(ctx context.Context, what string) error {
 // start errors (the engine going down, a port taken) are retried with
 // backoff as before.
 func (ap *podApplication) restartInfra(ctx context.Context) error {
+	ap.restorePolicy(ctx, ap.infra, hruntime.RestartAlways)
 	startErr := ap.rt.Start(ctx, ap.infraID)
 	if startErr == nil {
 		ap.applied(ap.infra)
@@ -1310,6 +1314,8 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 		if err := ap.stop(ctx, ch.Current, ap.grace); err != nil {
 			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
 		}
+	} else {
+		ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy))
 	}
 	startErr := ap.rt.Start(ctx, ch.Current.ID)
 	if startErr == nil {
@@ -1332,6 +1338,26 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 	}
 	return Change{Container: name, Action: ActionRecreate, Current: ch.Current,
 		Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}}, nil
+}
+
+// restorePolicy gives the stopped container ch starts again the restart
+// policy it was created with (policy), so an engine restarts it after a
+// crash or a reboot again: a recreate cleared it (NoRestart) to keep the
+// container until its successor started, and the change was reverted,
+// or hostlet killed, before the container was removed. Which of the
+// stopped containers that is the list does not tell, so each gets its
+// policy again: one call, on a start that is rare (the engine restarts
+// the crashed ones itself). A refusal (Podman before 5.1 has no update)
+// is logged and the container started all the same; a missing one fails
+// the start that follows.
+func (ap *podApplication) restorePolicy(ctx context.Context, ch Change, policy string) {
+	if policy == hruntime.RestartNo {
+		return
+	}
+	if err := ap.rt.RestoreRestart(ctx, ch.Current.ID, policy); err != nil && !hruntime.IsNotFound(err) {
+		ap.log.Info("container started again with the restart policy it has: the engine did not set it back",
+			"pod", ap.m.ID, "container", ch.Container, "policy", policy, "error", err)
+	}
 }
 
 // pruneOldVolumes removes the pod's volumes no longer in the manifest; a

@@ -82,6 +82,13 @@ func (f *faultyEngine) NoRestart(ctx context.Context, id string) error {
 	return f.Fake.NoRestart(ctx, id)
 }
 
+func (f *faultyEngine) RestoreRestart(ctx context.Context, id, policy string) error {
+	if err := f.fault("RestoreRestart", f.slotOf(ctx, id)); err != nil {
+		return err
+	}
+	return f.Fake.RestoreRestart(ctx, id, policy)
+}
+
 func (f *faultyEngine) Remove(ctx context.Context, id string) error {
 	if err := f.fault("Remove", f.slotOf(ctx, id)); err != nil {
 		return err

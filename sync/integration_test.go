@@ -812,6 +812,31 @@ containers:
       failureThreshold: 1
 `
 
+// A container stopped with its restart policy cleared (kept until its
+// successor started when hostlet was killed) that is wanted again is
+// started with its policy set back on the engine, so the engine restarts
+// it after a crash or a reboot again.
+func TestContainerStartedAgainHasItsRestartPolicyBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.set(e.pod(singlePod, "kept", e.img, "kept", testkit.FreePort(t)))
+	e.sync()
+	kept := e.containers()["kept/app"]
+	if err := e.rt.Stop(e.ctx, kept.ID, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rt.NoRestart(e.ctx, kept.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.sync()
+	if c := e.containers()["kept/app"]; c.ID != kept.ID || !c.Running() {
+		t.Fatalf("container %+v, want %.12s started again", c, kept.ID)
+	}
+	if p := e.inspect(kept.ID).HostConfig.RestartPolicy; p.Name != "always" {
+		t.Errorf("restart policy %+v after the start, want always", p)
+	}
+}
+
 // Must show 5 (probes): a failing liveness probe, http or exec, restarts the
 // container (the same container, started again) and every restart is
 // counted exactly once.

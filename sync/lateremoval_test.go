@@ -207,3 +207,50 @@ func TestReplacedContainerWithAPreStopHookHasItsPolicyClearedBeforeTheHook(t *te
 		t.Errorf("containers %+v, want app:2 alone, running", cs)
 	}
 }
+
+// A container kept stopped for removal, its restart policy cleared, that
+// is wanted again (hostlet killed before the removal, the change then
+// reverted) is started with its policy back, so the engine restarts it
+// after a crash, as it does every other; an engine that cannot set the
+// policy (Podman before 5.1) has it started all the same.
+func TestContainerKeptForRemovalAndWantedAgainGetsItsRestartPolicyBack(t *testing.T) {
+	tests := []struct {
+		name           string
+		refuse         bool
+		wantAfterCrash string
+	}{
+		{name: "policy set back", wantAfterCrash: hruntime.StateRunning},
+		{name: "engine refuses the policy", refuse: true, wantAfterCrash: hruntime.StateExited},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := converge(t, nil, pods(onePod("p")))
+			kept := listed(t, fake)[0]
+			if err := fake.NoRestart(t.Context(), kept.ID); err != nil {
+				t.Fatal(err)
+			}
+			if err := fake.Stop(t.Context(), kept.ID, 0); err != nil {
+				t.Fatal(err)
+			}
+			var rt hsync.Runtime = fake
+			if tt.refuse {
+				rt = &faultyEngine{Fake: fake, method: "RestoreRestart", target: "p/app", err: errRefused}
+			}
+			plan := hsync.MakePlan(pods(onePod("p")), listed(t, fake), hsync.PlanOptions{Prune: true})
+			for _, r := range hsync.Apply(t.Context(), rt, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+				if r.Err != nil {
+					t.Fatalf("pod %s: %v", r.ID, r.Err)
+				}
+			}
+			if cs := listed(t, fake); len(cs) != 1 || cs[0].ID != kept.ID || !cs[0].Running() {
+				t.Fatalf("containers %+v, want the kept one started again", cs)
+			}
+			if err := fake.Exit(kept.ID, 1); err != nil {
+				t.Fatal(err)
+			}
+			if cs := listed(t, fake); cs[0].State != tt.wantAfterCrash {
+				t.Errorf("after a crash the container is %s, want %s", cs[0].State, tt.wantAfterCrash)
+			}
+		})
+	}
+}

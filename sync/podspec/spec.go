@@ -126,9 +126,10 @@ func containerLabels(instance string, p Pod, slot, hash string) map[string]strin
 	return l
 }
 
-// dockerRestartPolicy maps a pod's restart policy onto Docker's, so crashed
-// containers restart even while hostlet is down.
-func dockerRestartPolicy(policy string) string {
+// EngineRestartPolicy maps a pod's restart policy onto the engine's (an
+// app container's), so crashed containers restart even while hostlet is
+// down.
+func EngineRestartPolicy(policy string) string {
 	switch policy {
 	case manifest.RestartNever:
 		return hruntime.RestartNo
@@ -216,7 +217,7 @@ func App(instance string, p Pod, i int, infraID string, env *EnvHasher) hruntime
 		Labels:        labels,
 		Memory:        c.Memory,
 		CPUShares:     c.CPU,
-		RestartPolicy: dockerRestartPolicy(m.RestartPolicy),
+		RestartPolicy: EngineRestartPolicy(m.RestartPolicy),
 		StopTimeout:   manifest.Seconds(m.TerminationGracePeriodSeconds),
 		Healthcheck:   healthSpec(c.Healthcheck),
 		User:          c.User,

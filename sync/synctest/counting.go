@@ -90,6 +90,12 @@ func (c *Counting) NoRestart(ctx context.Context, id string) error {
 	return c.FullRuntime.NoRestart(ctx, id)
 }
 
+// RestoreRestart counts and forwards.
+func (c *Counting) RestoreRestart(ctx context.Context, id, policy string) error {
+	c.count("RestoreRestart")
+	return c.FullRuntime.RestoreRestart(ctx, id, policy)
+}
+
 // Remove counts and forwards.
 func (c *Counting) Remove(ctx context.Context, id string) error {
 	c.count("Remove")

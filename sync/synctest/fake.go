@@ -447,6 +447,20 @@ func (f *Fake) NoRestart(_ context.Context, id string) error {
 	return nil
 }
 
+// RestoreRestart implements hsync.Engine: the container's restart policy
+// becomes policy.
+func (f *Fake) RestoreRestart(_ context.Context, id, policy string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("RestoreRestart", id)
+	fc, ok := f.lookup(id)
+	if !ok {
+		return fmt.Errorf("update container %s: %w", id, hruntime.ErrNotFound)
+	}
+	fc.spec.RestartPolicy = policy
+	return nil
+}
+
 // Remove implements hsync.Engine. A missing container is not an error.
 func (f *Fake) Remove(_ context.Context, id string) error {
 	f.mu.Lock()
