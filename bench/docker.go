@@ -183,6 +183,27 @@ func waitNoContainers(ctx context.Context, cli *client.Client, label string, tim
 	}
 }
 
+// waitNetworkGone waits, at most timeout, until network name is gone:
+// hostlet removes the network of a Compose project it no longer has
+// once the project's containers are removed.
+func waitNetworkGone(ctx context.Context, cli *client.Client, name string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		_, err := cli.NetworkInspect(ctx, name, network.InspectOptions{})
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("network %s still there %s after its project's containers were removed (last inspect: %v): %w", name, timeout, err, ctx.Err())
+		case <-poll.C:
+		}
+	}
+}
+
 // removeByLabel force-removes the containers, then the networks and
 // volumes, matching each label filter.
 func removeByLabel(ctx context.Context, cli *client.Client, labels ...string) error {

@@ -344,6 +344,25 @@ func (e *env) warmUp(ctx context.Context) error {
 	return nil
 }
 
+// waitProjectNetworkGone waits, after a hostlet-compose block's steps,
+// until hostlet has removed its project's network. Not timed (Compose's
+// `down` is timed to its containers' removal too); a hostlet stopped
+// before it removes the network leaves it to the next block's instance,
+// which refuses to join a network another instance made.
+func (e *env) waitProjectNetworkGone(ctx context.Context, h *hostlet, variant string) error {
+	if variant != vHostletCompose {
+		return nil
+	}
+	if err := waitNetworkGone(ctx, e.cli, e.hostletProjectNetwork(), time.Minute); err != nil {
+		return fmt.Errorf("%w; hostlet's log ends:\n%s", err, h.tail(20))
+	}
+	return nil
+}
+
+// hostletProjectNetwork is the network of the Compose project hostlet
+// reads in the hostlet-compose blocks.
+func (e *env) hostletProjectNetwork() string { return "hc-" + e.runID + "_default" }
+
 // cleanup stops every process the run started and removes every
 // container, network, volume, image and folder it made.
 func (e *env) cleanup() error {
@@ -358,7 +377,7 @@ func (e *env) cleanup() error {
 		}
 		// hostlet removes the network of its Compose project with the
 		// project; one left by a failed block goes here.
-		if err := removeNetwork(ctx, e.cli, "hc-"+e.runID+"_default"); err != nil {
+		if err := removeNetwork(ctx, e.cli, e.hostletProjectNetwork()); err != nil {
 			errs = append(errs, err)
 		}
 		for _, ref := range []string{e.image, e.pause} {
@@ -572,6 +591,9 @@ func (e *env) hostletBlock(ctx context.Context, variant, shape string, n, rep in
 		}()
 	}
 	if err := e.hostletSteps(ctx, h, r, variant, shape, instance, ports, n, rep); err != nil {
+		return err
+	}
+	if err := e.waitProjectNetworkGone(ctx, h, variant); err != nil {
 		return err
 	}
 	if profiling {
