@@ -908,6 +908,14 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	}
 	if c.Running() {
 		if err := ap.stop(ctx, c, ap.grace); err != nil && !hruntime.IsNotFound(err) {
+			if policyFirst {
+				// It runs on, and stays: its policy back, or a revert
+				// would keep it (running: nothing to do) without one;
+				// also when the stop failed for hostlet's shutdown.
+				restoreCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+				ap.restorePolicy(restoreCtx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy))
+				cancel()
+			}
 			return err
 		}
 	}
@@ -1104,7 +1112,6 @@ func (ap *podApplication) createInfra(ctx context.Context, what string) error {
 // start errors (the engine going down, a port taken) are retried with
 // backoff as before.
 func (ap *podApplication) restartInfra(ctx context.Context) error {
-	ap.restorePolicy(ctx, ap.infra, hruntime.RestartAlways)
 	startErr := ap.rt.Start(ctx, ap.infraID)
 	if startErr == nil {
 		ap.applied(ap.infra)
@@ -1340,22 +1347,28 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 		Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}}, nil
 }
 
-// restorePolicy gives the stopped container ch starts again the restart
-// policy it was created with (policy), so an engine restarts it after a
-// crash or a reboot again: a recreate cleared it (NoRestart) to keep the
-// container until its successor started, and the change was reverted,
-// or hostlet killed, before the container was removed. Which of the
-// stopped containers that is the list does not tell, so each gets its
-// policy again: one call, on a start that is rare (the engine restarts
-// the crashed ones itself). A refusal (Podman before 5.1 has no update)
-// is logged and the container started all the same; a missing one fails
-// the start that follows.
+// restoreTimeout bounds the restart policy's restore after a failed stop,
+// which may run while hostlet shuts down.
+const restoreTimeout = 10 * time.Second
+
+// restorePolicy gives the app container ch the restart policy it was
+// created with (policy), so an engine restarts it after a crash or a
+// reboot again: a recreate cleared it (NoRestart) to keep the container
+// until its successor started, and the container is wanted again
+// instead (the change reverted after hostlet was killed in the window),
+// or its stop failed after a preStop hook and it runs on. Which stopped
+// container had its policy cleared the list does not tell, so each one
+// started again gets its policy back: one call, on a start that is rare
+// (the engine restarts the crashed ones itself). Infra containers are
+// never kept so. A refusal is logged and the container started all the
+// same; not found is left to the start that follows (an engine without
+// the update endpoint, Podman before 5.1, may answer so too).
 func (ap *podApplication) restorePolicy(ctx context.Context, ch Change, policy string) {
-	if policy == hruntime.RestartNo {
+	if policy == hruntime.RestartNo || ctx.Err() != nil {
 		return
 	}
-	if err := ap.rt.RestoreRestart(ctx, ch.Current.ID, policy); err != nil && !hruntime.IsNotFound(err) {
-		ap.log.Info("container started again with the restart policy it has: the engine did not set it back",
+	if err := ap.rt.RestoreRestart(ctx, ch.Current.ID, policy); err != nil && !hruntime.IsNotFound(err) && ctx.Err() == nil {
+		ap.log.Info("the engine did not set the container's restart policy back; it runs with the one it has",
 			"pod", ap.m.ID, "container", ch.Container, "policy", policy, "error", err)
 	}
 }

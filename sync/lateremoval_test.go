@@ -208,6 +208,34 @@ func TestReplacedContainerWithAPreStopHookHasItsPolicyClearedBeforeTheHook(t *te
 	}
 }
 
+// A container with a preStop hook whose stop fails after its restart
+// policy was cleared (hostlet shutting down mid-hook, the engine failing)
+// runs on with its policy back: a revert would keep it, running, and
+// touch it no more.
+func TestContainerWhoseStopFailsAfterItsHookKeepsItsRestartPolicy(t *testing.T) {
+	withHook := func(img string) manifest.Manifest {
+		return edit(onePod("p"), func(m *manifest.Manifest) {
+			m.Containers[0].Image = img
+			m.Containers[0].Lifecycle = &manifest.Lifecycle{PreStop: &manifest.Hook{Exec: &manifest.Exec{Command: []string{"nginx", "-s", "quit"}}}}
+		})
+	}
+	fake := converge(t, nil, pods(withHook("example.org/app:1")))
+	old := listed(t, fake)[0]
+	rt := &faultyEngine{Fake: fake, method: "Stop", target: "p/app", err: errRefused}
+	plan := hsync.MakePlan(pods(withHook("example.org/app:2")), listed(t, fake), hsync.PlanOptions{Prune: true})
+	for _, r := range hsync.Apply(t.Context(), rt, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err == nil {
+			t.Fatalf("pod %s applied, want the failed stop's error", r.ID)
+		}
+	}
+	if cs := listed(t, fake); len(cs) != 1 || cs[0].ID != old.ID || !cs[0].Running() {
+		t.Fatalf("containers %+v, want the old one running on", cs)
+	}
+	if s, _ := fake.Spec(old.ID); s.RestartPolicy != hruntime.RestartAlways {
+		t.Errorf("restart policy %q after the failed stop, want always", s.RestartPolicy)
+	}
+}
+
 // A container kept stopped for removal, its restart policy cleared, that
 // is wanted again (hostlet killed before the removal, the change then
 // reverted) is started with its policy back, so the engine restarts it

@@ -655,7 +655,7 @@ func TestApplyOrderTable(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			want: []string{"RestoreRestart(p/POD)", "Start(p/POD)", "Stop(p/app)", "Start(p/app)", "Stop(p/side)", "Start(p/side)"}},
+			want: []string{"Start(p/POD)", "Stop(p/app)", "Start(p/app)", "Stop(p/side)", "Start(p/side)"}},
 		{name: "backoff/a pod backing off after a failure is not touched",
 			before: pods(onePod("p")), after: pods(newImage),
 			opts: func(o *hsync.ApplyOptions) { o.Skip = func(id string) bool { return id == "p" } },
