@@ -185,16 +185,10 @@ func (e *exitOnHook) Exec(ctx context.Context, id string, cmd []string) (int, er
 // the hook runs: a hook that makes its process exit (nginx -s quit) must
 // not have the engine start the old version again mid-recreate.
 func TestReplacedContainerWithAPreStopHookHasItsPolicyClearedBeforeTheHook(t *testing.T) {
-	withHook := func(img string) manifest.Manifest {
-		return edit(onePod("p"), func(m *manifest.Manifest) {
-			m.Containers[0].Image = img
-			m.Containers[0].Lifecycle = &manifest.Lifecycle{PreStop: &manifest.Hook{Exec: &manifest.Exec{Command: []string{"nginx", "-s", "quit"}}}}
-		})
-	}
-	fake := converge(t, nil, pods(withHook("example.org/app:1")))
+	fake := converge(t, nil, pods(withQuitHook("example.org/app:1")))
 	before := listed(t, fake)
 	rt := &exitOnHook{Fake: fake, old: before[0].ID}
-	plan := hsync.MakePlan(pods(withHook("example.org/app:2")), before, hsync.PlanOptions{Prune: true})
+	plan := hsync.MakePlan(pods(withQuitHook("example.org/app:2")), before, hsync.PlanOptions{Prune: true})
 	for _, r := range hsync.Apply(t.Context(), rt, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
 		if r.Err != nil {
 			t.Fatalf("pod %s: %v", r.ID, r.Err)
@@ -213,16 +207,10 @@ func TestReplacedContainerWithAPreStopHookHasItsPolicyClearedBeforeTheHook(t *te
 // runs on with its policy back: a revert would keep it, running, and
 // touch it no more.
 func TestContainerWhoseStopFailsAfterItsHookKeepsItsRestartPolicy(t *testing.T) {
-	withHook := func(img string) manifest.Manifest {
-		return edit(onePod("p"), func(m *manifest.Manifest) {
-			m.Containers[0].Image = img
-			m.Containers[0].Lifecycle = &manifest.Lifecycle{PreStop: &manifest.Hook{Exec: &manifest.Exec{Command: []string{"nginx", "-s", "quit"}}}}
-		})
-	}
-	fake := converge(t, nil, pods(withHook("example.org/app:1")))
+	fake := converge(t, nil, pods(withQuitHook("example.org/app:1")))
 	old := listed(t, fake)[0]
 	rt := &faultyEngine{Fake: fake, method: "Stop", target: "p/app", err: errRefused}
-	plan := hsync.MakePlan(pods(withHook("example.org/app:2")), listed(t, fake), hsync.PlanOptions{Prune: true})
+	plan := hsync.MakePlan(pods(withQuitHook("example.org/app:2")), listed(t, fake), hsync.PlanOptions{Prune: true})
 	for _, r := range hsync.Apply(t.Context(), rt, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
 		if r.Err == nil {
 			t.Fatalf("pod %s applied, want the failed stop's error", r.ID)
@@ -281,4 +269,13 @@ func TestContainerKeptForRemovalAndWantedAgainGetsItsRestartPolicyBack(t *testin
 			}
 		})
 	}
+}
+
+// withQuitHook is pod p of image img, its container's preStop hook an
+// exec of `nginx -s quit`.
+func withQuitHook(img string) manifest.Manifest {
+	return edit(onePod("p"), func(m *manifest.Manifest) {
+		m.Containers[0].Image = img
+		m.Containers[0].Lifecycle = &manifest.Lifecycle{PreStop: &manifest.Hook{Exec: &manifest.Exec{Command: []string{"nginx", "-s", "quit"}}}}
+	})
 }

@@ -436,23 +436,20 @@ func (f *Fake) Stop(_ context.Context, id string, _ time.Duration) error {
 // NoRestart implements hsync.Engine: the container's restart policy
 // becomes none.
 func (f *Fake) NoRestart(_ context.Context, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.record("NoRestart", id)
-	fc, ok := f.lookup(id)
-	if !ok {
-		return fmt.Errorf("update container %s: %w", id, hruntime.ErrNotFound)
-	}
-	fc.spec.RestartPolicy = hruntime.RestartNo
-	return nil
+	return f.setRestartPolicy("NoRestart", id, hruntime.RestartNo)
 }
 
 // RestoreRestart implements hsync.Engine: the container's restart policy
 // becomes policy.
 func (f *Fake) RestoreRestart(_ context.Context, id, policy string) error {
+	return f.setRestartPolicy("RestoreRestart", id, policy)
+}
+
+// setRestartPolicy records method and sets container id's restart policy.
+func (f *Fake) setRestartPolicy(method, id, policy string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("RestoreRestart", id)
+	f.record(method, id)
 	fc, ok := f.lookup(id)
 	if !ok {
 		return fmt.Errorf("update container %s: %w", id, hruntime.ErrNotFound)
