@@ -913,7 +913,7 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 				// would keep it (running: nothing to do) without one;
 				// also when the stop failed for hostlet's shutdown.
 				restoreCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
-				ap.restorePolicy(restoreCtx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy))
+				_ = ap.restorePolicy(restoreCtx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy))
 				cancel()
 			}
 			return err
@@ -1321,8 +1321,8 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 		if err := ap.stop(ctx, ch.Current, ap.grace); err != nil {
 			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
 		}
-	} else {
-		ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy))
+	} else if err := ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy)); err != nil {
+		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
 	}
 	startErr := ap.rt.Start(ctx, ch.Current.ID)
 	if startErr == nil {
@@ -1362,15 +1362,23 @@ const restoreTimeout = 10 * time.Second
 // (the engine restarts the crashed ones itself). Infra containers are
 // never kept so. A refusal is logged and the container started all the
 // same; not found is left to the start that follows (an engine without
-// the update endpoint, Podman before 5.1, may answer so too).
-func (ap *podApplication) restorePolicy(ctx context.Context, ch Change, policy string) {
+// the update endpoint, Podman before 5.1, may answer so too). An engine
+// that cannot be reached is the one error returned: the start would
+// fail the same way, and the pass waits for the engine as before.
+func (ap *podApplication) restorePolicy(ctx context.Context, ch Change, policy string) error {
 	if policy == hruntime.RestartNo || ctx.Err() != nil {
-		return
+		return nil
 	}
-	if err := ap.rt.RestoreRestart(ctx, ch.Current.ID, policy); err != nil && !hruntime.IsNotFound(err) && ctx.Err() == nil {
-		ap.log.Info("the engine did not set the container's restart policy back; it runs with the one it has",
-			"pod", ap.m.ID, "container", ch.Container, "policy", policy, "error", err)
+	err := ap.rt.RestoreRestart(ctx, ch.Current.ID, policy)
+	switch {
+	case err == nil, hruntime.IsNotFound(err), ctx.Err() != nil:
+		return nil
+	case errors.Is(err, hruntime.ErrUnavailable):
+		return err
 	}
+	ap.log.Info("the engine did not set the container's restart policy back; it runs with the one it has",
+		"pod", ap.m.ID, "container", ch.Container, "policy", policy, "error", err)
+	return nil
 }
 
 // pruneOldVolumes removes the pod's volumes no longer in the manifest; a
