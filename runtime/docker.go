@@ -394,6 +394,9 @@ func (d *Docker) Inspect(ctx context.Context, id string) (Details, error) {
 	}
 	if h := r.HostConfig; h != nil {
 		det.RestartPolicy = string(h.RestartPolicy.Name)
+		if det.RestartPolicy == "" {
+			det.RestartPolicy = RestartNo // the engine's empty name: none
+		}
 		det.NetworkMode = string(h.NetworkMode)
 		for port, binds := range h.PortBindings {
 			for _, b := range binds {

@@ -125,10 +125,12 @@ type Details struct {
 	Command []string `json:"command"`
 	// Env holds NAME=VALUE pairs as the engine has them: secrets. Never
 	// show them; hash the values first.
-	Env           []string          `json:"env"`
-	Labels        map[string]string `json:"labels"`
-	RestartPolicy string            `json:"restartPolicy"`
-	NetworkMode   string            `json:"networkMode"`
+	Env    []string          `json:"env"`
+	Labels map[string]string `json:"labels"`
+	// RestartPolicy is the engine's: always, on-failure, unless-stopped
+	// or no (none, also where the engine names it "").
+	RestartPolicy string `json:"restartPolicy"`
+	NetworkMode   string `json:"networkMode"`
 	// Ports are "hostIP:hostPort->containerPort/proto".
 	Ports []string `json:"ports"`
 	// Mounts are "source:destination:rw|ro".

@@ -63,15 +63,22 @@ func newEnv(t *testing.T) *env {
 	e.starts = watchStarts(t, e.cli, e.inst, e.t0)
 	e.rt = dockertest.DockerFor(t, e.inst)
 	e.counting = synctest.NewCounting(e.rt)
+	e.s = e.newSyncer()
+	return e
+}
+
+// newSyncer is a Syncer of e's instance on e's engine, with a state
+// directory of its own: a hostlet started anew.
+func (e *env) newSyncer() *hsync.Syncer {
+	e.t.Helper()
 	s, err := hsync.New(e.counting, hsync.Options{
 		Instance: e.inst, InfraImage: e.img, InfraCommand: []string{"/demo", "pause"},
-		Interval: time.Second, Concurrency: 4, Prune: true, StateDir: t.TempDir(),
-	}, dockertest.Logger(t), e.ev)
+		Interval: time.Second, Concurrency: 4, Prune: true, StateDir: e.t.TempDir(),
+	}, dockertest.Logger(e.t), e.ev)
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
-	e.s = s
-	return e
+	return s
 }
 
 // pod decodes one manifest (a format string filled with args) into a
@@ -837,6 +844,50 @@ func TestContainerStartedAgainHasItsRestartPolicyBack(t *testing.T) {
 	}
 }
 
+// A hostlet killed in a recreate, after it cleared the old container's
+// restart policy and before it created its successor, then started again
+// once the change was reverted, adopts the old container as wanted: a
+// stopped one, exited 0 on SIGTERM, runs again though its pod's
+// restartPolicy is OnFailure; a running one (stopped after its preStop
+// hook, where the kill fell between) runs on; each with its policy back.
+func TestAdoptedContainerLeftByARecreateCutShortRunsWithItsPolicy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const onFailurePod = singlePod + "restartPolicy: OnFailure\n"
+	stoppedPod := e.pod(onFailurePod, "stopped", e.img, "stopped", testkit.FreePort(t))
+	runningPod := e.pod(onFailurePod, "running", e.img, "running", testkit.FreePort(t))
+	e.set(stoppedPod, runningPod)
+	e.sync()
+	before := e.containers()
+	stopped, running := before["stopped/app"], before["running/app"]
+	if err := e.rt.Stop(e.ctx, stopped.ID, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if code := e.inspect(stopped.ID).State.ExitCode; code != 0 {
+		t.Fatalf("the test image exited %d on SIGTERM; the case needs an exit 0", code)
+	}
+	for _, id := range []string{stopped.ID, running.ID} {
+		if err := e.rt.NoRestart(e.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	s2 := e.newSyncer()
+	s2.SetDesired(hsync.Desired{Pods: []hsync.Pod{stoppedPod, runningPod}, Ready: true})
+	if err := s2.SyncOnce(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := e.containers()
+	for _, slot := range []string{"stopped/app", "running/app"} {
+		if c := after[slot]; c.ID != before[slot].ID || !c.Running() {
+			t.Errorf("%s: container %+v, want %.12s running", slot, c, before[slot].ID)
+		}
+		if p := e.inspect(before[slot].ID).HostConfig.RestartPolicy; p.Name != "on-failure" {
+			t.Errorf("%s: restart policy %+v, want on-failure", slot, p)
+		}
+	}
+}
+
 // Must show 5 (probes): a failing liveness probe, http or exec, restarts the
 // container (the same container, started again) and every restart is
 // counted exactly once.
@@ -1182,13 +1233,7 @@ func TestAdoptionRecoversPodWhoseInfraRestarted(t *testing.T) {
 	})
 
 	// A new hostlet starts: one sync.
-	s2, err := hsync.New(e.counting, hsync.Options{
-		Instance: e.inst, InfraImage: e.img, InfraCommand: []string{"/demo", "pause"},
-		Interval: time.Second, Concurrency: 4, Prune: true, StateDir: t.TempDir(),
-	}, dockertest.Logger(t), e.ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := e.newSyncer()
 	s2.SetDesired(hsync.Desired{Pods: []hsync.Pod{pod}, Ready: true})
 	if err := s2.SyncOnce(e.ctx); err != nil {
 		t.Fatal(err)
@@ -1198,13 +1243,7 @@ func TestAdoptionRecoversPodWhoseInfraRestarted(t *testing.T) {
 		t.Errorf("containers replaced: %v; want the app containers restarted", changed(ids(before), now))
 	}
 	// A hostlet starting up with a healthy pod restarts nothing.
-	s3, err := hsync.New(e.counting, hsync.Options{
-		Instance: e.inst, InfraImage: e.img, InfraCommand: []string{"/demo", "pause"},
-		Interval: time.Second, Concurrency: 4, Prune: true, StateDir: t.TempDir(),
-	}, dockertest.Logger(t), e.ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3 := e.newSyncer()
 	s3.SetDesired(hsync.Desired{Pods: []hsync.Pod{pod}, Ready: true})
 	e.counting.Reset()
 	if err := s3.SyncOnce(e.ctx); err != nil {

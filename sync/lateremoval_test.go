@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"testing"
@@ -278,4 +279,80 @@ func withQuitHook(img string) manifest.Manifest {
 		m.Containers[0].Image = img
 		m.Containers[0].Lifecycle = &manifest.Lifecycle{PreStop: &manifest.Hook{Exec: &manifest.Exec{Command: []string{"nginx", "-s", "quit"}}}}
 	})
+}
+
+// A hostlet killed in a recreate, between clearing the old container's
+// restart policy and its successor's creation, and started again once the
+// change was reverted, finds the old container wanted again: a stopped
+// one runs again, even where its exit (0, on SIGTERM) would pass for a
+// completion to a pod of restartPolicy OnFailure, with its policy back;
+// a running one (its preStop hook ran, its stop had not) keeps running
+// with its policy back. A container of that pod that completed on its
+// own is not run again.
+func TestContainerLeftByARecreateCutShortRunsWithItsPolicyOnceAdopted(t *testing.T) {
+	onFailure := edit(onePod("p"), func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure })
+	tests := []struct {
+		name string
+		// leave puts the container as the killed hostlet left it.
+		leave       func(fake *synctest.Fake, id string) error
+		wantRunning bool
+		wantPolicy  string
+		// wantCalls are the calls the adopting hostlet makes to the
+		// container, but its inspect.
+		wantCalls []string
+	}{
+		{
+			name: "stopped, its policy cleared",
+			leave: func(fake *synctest.Fake, id string) error {
+				return errors.Join(fake.Stop(context.Background(), id, 0), fake.NoRestart(context.Background(), id))
+			},
+			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"RestoreRestart", "Start"},
+		},
+		{
+			name:        "running, its policy cleared",
+			leave:       func(fake *synctest.Fake, id string) error { return fake.NoRestart(context.Background(), id) },
+			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"RestoreRestart"},
+		},
+		{
+			name:        "completed on its own",
+			leave:       func(fake *synctest.Fake, id string) error { return fake.Exit(id, 0) },
+			wantRunning: false, wantPolicy: hruntime.RestartOnFailure, wantCalls: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := synctest.NewFake()
+			first := newFakeSyncer(t, fake)
+			first.SetDesired(hsync.Desired{Pods: pods(onFailure), Ready: true})
+			if err := first.SyncOnce(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			old := listed(t, fake)[0]
+			if err := tt.leave(fake, old.ID); err != nil {
+				t.Fatal(err)
+			}
+			fake.Reset()
+			second := newFakeSyncer(t, fake)
+			second.SetDesired(hsync.Desired{Pods: pods(onFailure), Ready: true})
+			if err := second.SyncOnce(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			cs := listed(t, fake)
+			if len(cs) != 1 || cs[0].ID != old.ID || cs[0].Running() != tt.wantRunning {
+				t.Fatalf("containers %+v, want %.12s alone, running %v", cs, old.ID, tt.wantRunning)
+			}
+			if s, _ := fake.Spec(old.ID); s.RestartPolicy != tt.wantPolicy {
+				t.Errorf("restart policy %q, want %q", s.RestartPolicy, tt.wantPolicy)
+			}
+			var calls []string
+			for _, c := range fake.Calls() {
+				if c.Arg == old.ID && c.Method != "Inspect" {
+					calls = append(calls, c.Method)
+				}
+			}
+			if !slices.Equal(calls, tt.wantCalls) {
+				t.Errorf("calls %q, want %q", calls, tt.wantCalls)
+			}
+		})
+	}
 }

@@ -140,6 +140,11 @@ type PlanOptions struct {
 	// containers' labels recorded; nil compares none (reasons then never
 	// say an env value changed).
 	EnvHasher *EnvHasher
+	// PolicyCleared names, by ID, stopped app containers that hostlet
+	// stopped itself, their restart policy cleared, for a recreate it did
+	// not finish (it was killed): wanted again, they run again whatever
+	// their exit code and the pod's restartPolicy.
+	PolicyCleared map[string]bool
 	// specs, when not nil, hold the spec hashes of the manifests last
 	// planned (the Syncer's, across its syncs).
 	specs *specMemos
@@ -165,7 +170,9 @@ func MakePlan(desired []Pod, actual []hruntime.Container, opts PlanOptions) Plan
 		if opts.specs != nil {
 			spec = opts.specs.of(p.Manifest)
 		}
-		plan.Pods = append(plan.Pods, planPod(p, byPod[p.Manifest.ID], opts.Recover[p.Manifest.ID], opts.EnvHasher, join, spec))
+		pp := planPod(p, byPod[p.Manifest.ID], podInputs{recoverNet: opts.Recover[p.Manifest.ID], env: opts.EnvHasher,
+			join: join, spec: spec, policyCleared: opts.PolicyCleared})
+		plan.Pods = append(plan.Pods, pp)
 	}
 	if opts.Prune {
 		for id, cs := range byPod {
@@ -274,8 +281,8 @@ func slotsOver(a, b hruntime.Container) bool {
 // planPod plans one desired pod against its listed containers: the infra
 // container first (its decision can replace or move every app container),
 // then the app containers in manifest order, then the containers to remove.
-// spec is the memo of its manifest, nil when the caller keeps none.
-func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHasher, join *hruntime.Container, spec *specMemo) PodPlan {
+func planPod(p *Pod, current []hruntime.Container, in podInputs) PodPlan {
+	join, spec := in.join, in.spec
 	m := p.Manifest
 	pp := PodPlan{ID: m.ID, Source: p.Source, Revision: p.Revision, Desired: p, Current: current}
 	current, inits := splitInits(current)
@@ -291,8 +298,8 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHash
 		net.wait = net.wait || join.State != hruntime.StateRunning
 	}
 	pp.infraWait = net.wait
-	apps := appPlanner{m: m, spec: spec, env: env, newPod: len(current) == 0, net: net, rejoin: recoverNet || net.rejoin, join: pp.joinID,
-		holderIP: runningIP(infra, join)}
+	apps := appPlanner{m: m, spec: spec, env: in.env, newPod: len(current) == 0, net: net, rejoin: in.recoverNet || net.rejoin, join: pp.joinID,
+		holderIP: runningIP(infra, join), policyCleared: in.policyCleared}
 	for i, c := range m.Containers {
 		pp.Changes = append(pp.Changes, apps.plan(i, slots[c.Name]))
 		delete(slots, c.Name)
@@ -303,6 +310,20 @@ func planPod(p *Pod, current []hruntime.Container, recoverNet bool, env *EnvHash
 	pp.Changes = append(pp.Changes, removals(slots, extras)...)
 	pp.Changes = append(pp.Changes, initRemovals(m, inits)...)
 	return pp
+}
+
+// podInputs are what planPod takes besides the pod and its containers.
+type podInputs struct {
+	// recoverNet: the pod's network is recovered (PlanOptions.Recover).
+	recoverNet bool
+	env        *EnvHasher
+	// join is the container holding the network a pod with networkOf
+	// joins (networkHolder), nil when there is none.
+	join *hruntime.Container
+	// spec is the memo of the pod's manifest, nil when the caller keeps
+	// none.
+	spec          *specMemo
+	policyCleared map[string]bool
 }
 
 // splitInits splits a pod's listed containers into its app and infra
@@ -438,6 +459,8 @@ type appPlanner struct {
 	// pod's network namespace, its infra container or the one it joins
 	// ("" when it has neither, or it does not run).
 	holderIP string
+	// policyCleared is PlanOptions.PolicyCleared.
+	policyCleared map[string]bool
 }
 
 // runningIP is the listed address of the first of cs that runs.
@@ -494,6 +517,9 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 	case !cur.Running() && shouldRun(a.m.RestartPolicy, *cur):
 		ch.Action = ActionRestart
 		ch.Reasons = []string{fmt.Sprintf("%s, restartPolicy %s", stateText(*cur), a.m.RestartPolicy)}
+	case !cur.Running() && a.policyCleared[cur.ID]:
+		ch.Action = ActionRestart
+		ch.Reasons = []string{fmt.Sprintf("%s, stopped by a recreate that did not finish", stateText(*cur))}
 	}
 	return ch
 }

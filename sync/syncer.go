@@ -198,6 +198,10 @@ type passState struct {
 	// specs are the spec hashes and redacted copies of the manifests
 	// the last pass planned.
 	specs specMemos
+	// policyCleared holds the IDs of the stopped app containers found at
+	// start with their restart policy cleared (notePolicyCleared), until
+	// they run or are gone.
+	policyCleared map[string]bool
 }
 
 // desiredSet is the desired state the sources delivered (SetDesired).
@@ -550,7 +554,9 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		s.refreshInfra(ctx, actual, recoverPods, desired.Pods)
 	}
 	s.syncs.specs.keepOnly(desired.Pods)
-	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods, EnvHasher: s.opts.EnvHasher, specs: &s.syncs.specs})
+	s.forgetPolicyCleared(actual)
+	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods,
+		EnvHasher: s.opts.EnvHasher, PolicyCleared: s.syncs.policyCleared, specs: &s.syncs.specs})
 	s.forgetConvergedBackoff(plan)
 	for i := range plan.Pods {
 		if pp := &plan.Pods[i]; view.Restoring[pp.ID] {
@@ -846,11 +852,13 @@ func (s *Syncer) countRestartLocked(ps *podState, pod string, ch Change, now tim
 
 // adopt reads what a list does not carry for containers found at start:
 // the engine's restart counts (restarts that happened while hostlet was
-// down) and start times. Adopted containers are never restarted, with one
-// exception: when the engine restarted a pod's infra container after an
-// app container of the pod started (its process crashed while hostlet was
-// down), that app container is in a network namespace that is gone, and
-// the pod's network is recovered. adopt returns the pods to recover.
+// down), start times and restart policies (those a recreate cut short
+// cleared: notePolicyCleared). Adopted running containers are never
+// restarted, with one exception: when the engine restarted a pod's infra
+// container after an app container of the pod started (its process
+// crashed while hostlet was down), that app container is in a network
+// namespace that is gone, and the pod's network is recovered. adopt
+// returns the pods to recover.
 func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired []Pod) map[string]bool {
 	infraStart := map[string]time.Time{}
 	appStart := map[string]time.Time{} // the earliest start of a running app container, by pod
@@ -860,11 +868,15 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired
 	ordered := slices.Clone(actual)
 	sortContainers(ordered)
 	slices.Reverse(ordered)
+	policies := enginePolicies(desired)
 	for _, c := range ordered {
 		d, err := s.rt.Inspect(ctx, c.ID)
 		if err != nil {
 			s.log.Warn("inspect adopted container", "pod", c.Pod(), "container", c.Slot(), "error", err)
 			continue
+		}
+		if c.Slot() != hruntime.InfraName && !isInit(c) {
+			s.notePolicyCleared(ctx, c, d, policies[c.Pod()])
 		}
 		if d.Running {
 			started[c.ID] = d.StartedAt
@@ -911,6 +923,60 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired
 		s.mu.Unlock()
 	}
 	return recoverPods
+}
+
+// enginePolicies maps each desired pod to the engine's restart policy
+// of its app containers.
+func enginePolicies(desired []Pod) map[string]string {
+	out := make(map[string]string, len(desired))
+	for _, p := range desired {
+		out[p.Manifest.ID] = podspec.EngineRestartPolicy(p.Manifest.RestartPolicy)
+	}
+	return out
+}
+
+// notePolicyCleared deals with adopted app container c (inspected: d)
+// whose restart policy is none while its desired pod's is want: a
+// recreate cleared it to keep the container until its successor started
+// (replace), and hostlet was killed before the end. A running one (its
+// preStop hook ran, its stop had not) gets its policy back now: should
+// the change be reverted, the plan keeps it as it is, and the engine
+// would not restart it after a crash or a reboot. A stopped one is
+// noted for the plan (PlanOptions.PolicyCleared): hostlet stopped it,
+// and should it be wanted again it runs again, even where its exit
+// (0, on SIGTERM) passes for a completion to a pod of restartPolicy
+// OnFailure. A pod of restartPolicy Never has none to tell by.
+func (s *Syncer) notePolicyCleared(ctx context.Context, c hruntime.Container, d hruntime.Details, want string) {
+	if want == "" || want == hruntime.RestartNo || d.RestartPolicy != hruntime.RestartNo {
+		return
+	}
+	if !d.Running {
+		if s.syncs.policyCleared == nil {
+			s.syncs.policyCleared = map[string]bool{}
+		}
+		s.syncs.policyCleared[c.ID] = true
+		return
+	}
+	if err := s.rt.RestoreRestart(ctx, c.ID, want); err != nil && !hruntime.IsNotFound(err) {
+		s.log.Info("the engine did not set a running container's restart policy back; it runs with none",
+			"pod", c.Pod(), "container", c.Slot(), "policy", want, "error", err)
+		return
+	}
+	s.log.Info("a running container had its restart policy cleared by a recreate cut short; set back",
+		"pod", c.Pod(), "container", c.Slot(), "policy", want)
+}
+
+// forgetPolicyCleared drops the marks of notePolicyCleared of the
+// containers actual lists running or no longer lists.
+func (s *Syncer) forgetPolicyCleared(actual []hruntime.Container) {
+	if len(s.syncs.policyCleared) == 0 {
+		return
+	}
+	stopped := make(map[string]bool, len(actual))
+	for _, c := range actual {
+		stopped[c.ID] = !c.Running()
+	}
+	maps.DeleteFunc(s.syncs.policyCleared, func(id string, _ bool) bool { return !stopped[id] })
 }
 
 // restartsMade is how many restarts the engine made of an inspected

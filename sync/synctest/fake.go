@@ -7,6 +7,7 @@
 package synctest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -812,7 +813,7 @@ func (f *Fake) Inspect(_ context.Context, id string) (hruntime.Details, error) {
 	return hruntime.Details{
 		ID: fc.c.ID, RestartCount: fc.restartCount, StartedAt: fc.startedAt,
 		ExitCode: fc.c.ExitCode, Running: fc.c.State == hruntime.StateRunning,
-		Labels: maps.Clone(fc.c.Labels), IP: fc.c.IP,
+		Labels: maps.Clone(fc.c.Labels), IP: fc.c.IP, RestartPolicy: cmp.Or(fc.spec.RestartPolicy, hruntime.RestartNo),
 	}, nil
 }
 
