@@ -228,6 +228,10 @@ func (s *suite) wait(inj *injection, what string, e expect) bool {
 		if !s.h.alive() {
 			inj.hostletDown = true
 			msg = fmt.Sprintf("%s: %s; its log ends:\n%s", what, v, indent(tail(s.h.log, 3)))
+		} else {
+			// A rare failure in CI can be read only from what it logged.
+			s.t.Logf("  %s: hostlet's log ends:\n%s\n  the engine's last warnings and errors:\n%s", what,
+				indent(clipLines(tail(s.h.log, failureLogLines), 400)), indent(clipLines(tailOf(s.eng.log, failureLogLines/4, engineTrouble), 400)))
 		}
 		inj.fail("%s", msg)
 		return false
@@ -238,6 +242,27 @@ func (s *suite) wait(inj *injection, what string, e expect) bool {
 		inj.fail("%s: %s", what, v)
 	}
 	return true
+}
+
+// failureLogLines is how many of hostlet's last log lines an unconverged
+// injection prints.
+const failureLogLines = 80
+
+// engineTrouble reports whether a line of dockerd's log is a warning or
+// an error.
+func engineTrouble(line string) bool {
+	return strings.Contains(line, "level=warning") || strings.Contains(line, "level=error") || strings.Contains(line, "level=fatal")
+}
+
+// clipLines cuts each line of s to at most n bytes.
+func clipLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if len(l) > n {
+			lines[i] = l[:n] + "…"
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func indent(s string) string {

@@ -350,11 +350,16 @@ func loadImage(ctx context.Context, cli *client.Client, ref, bin string) error {
 
 // tail returns the last n lines of the file at path.
 func tail(path string, n int) string {
+	return tailOf(path, n, func(string) bool { return true })
+}
+
+// tailOf is the last n lines of the file at path that keep takes.
+func tailOf(path string, n int, keep func(line string) bool) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "(" + err.Error() + ")"
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines := slices.DeleteFunc(strings.Split(strings.TrimRight(string(b), "\n"), "\n"), func(l string) bool { return !keep(l) })
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
