@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -890,7 +891,13 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 // of a stopped container a call that returns at once, stops it for good.
 // A container with a preStop hook has its policy cleared first, as the
 // hook may make it exit on its own (nginx -s quit), which an engine
-// answers by starting a container of policy always again.
+// answers by starting a container of policy always again; so has one of
+// restartPolicy OnFailure: its app's exit 0 on SIGTERM, with its policy
+// on-failure still, would pass for a completion to a hostlet killed
+// during the stop (see Syncer.notePolicyCleared). A stopped container
+// its policy does not start again (a completed job, of OnFailure or
+// Never) keeps it: an engine restart leaves it stopped, and it does not
+// pass for one a recreate stopped.
 func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	c := ch.Current
 	if c == nil || !ap.lateRemoval(ch) {
@@ -899,7 +906,12 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	if err := ap.dropJoiners(ctx, c.ID); err != nil {
 		return err
 	}
-	policyFirst := c.Running() && c.Labels[podspec.LabelPreStop] != ""
+	created, known := createdPolicy(*c)
+	if !c.Running() && known && !shouldRun(created, *c) {
+		ap.late = append(ap.late, *c)
+		return nil
+	}
+	policyFirst := c.Running() && (c.Labels[podspec.LabelPreStop] != "" || created == manifest.RestartOnFailure)
 	if policyFirst {
 		if err := ap.rt.NoRestart(ctx, c.ID); err != nil {
 			ap.keptNone(ch, err)
@@ -908,13 +920,15 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	}
 	if c.Running() {
 		if err := ap.stop(ctx, c, ap.grace); err != nil && !hruntime.IsNotFound(err) {
-			if policyFirst {
-				// It runs on, and stays: its policy back, or a revert
-				// would keep it (running: nothing to do) without one;
-				// also when the stop failed for hostlet's shutdown.
-				restoreCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
-				_ = ap.restorePolicy(restoreCtx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy))
-				cancel()
+			if policyFirst && ctx.Err() == nil {
+				// The engine refused the stop: it runs on, and stays,
+				// with its policy back, or a revert would keep it
+				// (running: nothing to do) without one. A stop cut by
+				// hostlet's shutdown is left to the next start's
+				// adoption (Syncer.notePolicyCleared): the engine may
+				// yet finish it, and with its policy back its exit 0
+				// would pass for a completion.
+				_ = ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(cmp.Or(created, ap.m.RestartPolicy)))
 			}
 			return err
 		}
@@ -1346,10 +1360,6 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 	return Change{Container: name, Action: ActionRecreate, Current: ch.Current,
 		Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}}, nil
 }
-
-// restoreTimeout bounds the restart policy's restore after a failed stop,
-// which may run while hostlet shuts down.
-const restoreTimeout = 10 * time.Second
 
 // restorePolicy gives the app container ch the restart policy it was
 // created with (policy), so an engine restarts it after a crash or a

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
@@ -290,7 +291,7 @@ func withQuitHook(img string) manifest.Manifest {
 // with its policy back. A container of that pod that completed on its
 // own is not run again.
 func TestContainerLeftByARecreateCutShortRunsWithItsPolicyOnceAdopted(t *testing.T) {
-	onFailure := edit(onePod("p"), func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure })
+	onFailure := onFailurePod()
 	tests := []struct {
 		name string
 		// leave puts the container as the killed hostlet left it.
@@ -354,5 +355,166 @@ func TestContainerLeftByARecreateCutShortRunsWithItsPolicyOnceAdopted(t *testing
 				t.Errorf("calls %q, want %q", calls, tt.wantCalls)
 			}
 		})
+	}
+}
+
+// onFailurePod is pod p of restartPolicy OnFailure (a job).
+func onFailurePod() manifest.Manifest {
+	return edit(onePod("p"), func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure })
+}
+
+// leftByACutRecreate converges pods on a new Fake with one hostlet, then
+// leaves pod p's container as a hostlet killed mid-recreate does:
+// stopped (exit 0), its restart policy cleared. It returns the engine
+// and that container's ID.
+func leftByACutRecreate(t *testing.T, desired []hsync.Pod) (*synctest.Fake, string) {
+	t.Helper()
+	fake := synctest.NewFake()
+	first := newFakeSyncer(t, fake)
+	first.SetDesired(hsync.Desired{Pods: desired, Ready: true})
+	if err := first.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	id := listed(t, fake)[0].ID
+	if err := errors.Join(fake.Stop(context.Background(), id, 0), fake.NoRestart(context.Background(), id)); err != nil {
+		t.Fatal(err)
+	}
+	return fake, id
+}
+
+// startsOf counts the Start calls fake recorded of container id.
+func startsOf(fake *synctest.Fake, id string) int {
+	n := 0
+	for _, c := range fake.Calls() {
+		if c.Arg == id && c.Method == "Start" {
+			n++
+		}
+	}
+	return n
+}
+
+// A container a recreate cut short left stopped runs again once; when it
+// then completes on its own (a job of restartPolicy OnFailure, exit 0),
+// it is done: later passes do not run it again.
+func TestContainerStartedAgainAfterARecreateCutShortIsDoneOnceItCompletes(t *testing.T) {
+	fake, id := leftByACutRecreate(t, pods(onFailurePod()))
+	s := newFakeSyncer(t, fake)
+	s.SetDesired(hsync.Desired{Pods: pods(onFailurePod()), Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.Exit(id, 0); err != nil {
+		t.Fatal(err)
+	}
+	for pass := 1; pass <= 3; pass++ {
+		fake.Reset()
+		if err := s.SyncOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if n := startsOf(fake, id); n > 0 {
+			t.Errorf("pass %d: the completed container was started %d time(s) again", pass, n)
+		}
+	}
+}
+
+// The container a recreate cut short left stopped is told by the restart
+// policy it was created with, not by its pod's in the first desired set:
+// a pod whose source delivers after hostlet's first pass has it run again
+// too.
+func TestContainerLeftByARecreateCutShortIsToldWhenItsPodComesLater(t *testing.T) {
+	fake, id := leftByACutRecreate(t, pods(onFailurePod()))
+	s := newFakeSyncer(t, fake)
+	s.SetDesired(hsync.Desired{Ready: false}) // its source is not there yet
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.SetDesired(hsync.Desired{Pods: pods(onFailurePod()), Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if cs := listed(t, fake); len(cs) != 1 || cs[0].ID != id || !cs[0].Running() {
+		t.Errorf("containers %+v, want %.12s running", cs, id)
+	}
+	if spec, _ := fake.Spec(id); spec.RestartPolicy != hruntime.RestartOnFailure {
+		t.Errorf("restart policy %q, want on-failure", spec.RestartPolicy)
+	}
+}
+
+// A job that completed on its own (restartPolicy OnFailure, exit 0) keeps
+// its restart policy when a recreate replaces it: a hostlet killed before
+// its removal, the change then reverted, must not take it for a container
+// the recreate stopped and run it again.
+func TestCompletedJobReplacedKeepsItsRestartPolicy(t *testing.T) {
+	fake := converge(t, nil, pods(onFailurePod()))
+	old := listed(t, fake)[0]
+	if err := fake.Exit(old.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	v2 := edit(onFailurePod(), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	plan := hsync.MakePlan(pods(v2), listed(t, fake), hsync.PlanOptions{Prune: true})
+	fake.Reset()
+	for _, r := range hsync.Apply(t.Context(), fake, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+		if r.Err != nil {
+			t.Fatalf("pod %s: %v", r.ID, r.Err)
+		}
+	}
+	for _, c := range fake.Calls() {
+		if c.Arg == old.ID && c.Method == "NoRestart" {
+			t.Errorf("the completed job's restart policy was cleared (calls %v)", fake.Calls())
+		}
+	}
+	if cs := listed(t, fake); len(cs) != 1 || cs[0].Image != "example.org/app:2" {
+		t.Errorf("containers %+v, want app:2 alone", cs)
+	}
+}
+
+// stopsThenShutsDown is an engine where hostlet is told to stop (its
+// context cancelled) while a container's stop is under way: the engine
+// finishes the stop (the app exits 0 on SIGTERM), the call returns the
+// cancellation.
+type stopsThenShutsDown struct {
+	*synctest.Fake
+	armed  bool
+	cancel context.CancelFunc
+}
+
+func (e *stopsThenShutsDown) Stop(ctx context.Context, id string, grace time.Duration) error {
+	if !e.armed {
+		return e.Fake.Stop(ctx, id, grace)
+	}
+	e.armed = false
+	_ = e.Fake.Stop(context.Background(), id, grace)
+	e.cancel()
+	return ctx.Err()
+}
+
+// A pod of restartPolicy OnFailure whose recreate hostlet leaves during
+// the old container's stop (the app exits 0) has that container run
+// again once the change is reverted: its policy was cleared before the
+// stop, so its exit does not pass for a completion.
+func TestOnFailurePodLeftDuringARecreateStopRunsAgainOnceReverted(t *testing.T) {
+	eng := &stopsThenShutsDown{Fake: synctest.NewFake()}
+	first := newFakeSyncer(t, eng)
+	first.SetDesired(hsync.Desired{Pods: pods(onFailurePod()), Ready: true})
+	if err := first.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	id := listed(t, eng.Fake)[0].ID
+	v2 := edit(onFailurePod(), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	ctx, cancel := context.WithCancel(t.Context())
+	eng.armed, eng.cancel = true, cancel
+	first.SetDesired(hsync.Desired{Pods: pods(v2), Ready: true})
+	_ = first.SyncOnce(ctx) // hostlet stops mid-recreate
+	first.Close()
+	if cs := listed(t, eng.Fake); len(cs) != 1 || cs[0].ID != id || cs[0].Running() {
+		t.Fatalf("containers %+v, want %.12s alone, stopped", cs, id)
+	}
+	second := newFakeSyncer(t, eng.Fake)
+	second.SetDesired(hsync.Desired{Pods: pods(onFailurePod()), Ready: true})
+	if err := second.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if cs := listed(t, eng.Fake); len(cs) != 1 || cs[0].ID != id || !cs[0].Running() {
+		t.Errorf("containers %+v, want %.12s running again", cs, id)
 	}
 }

@@ -582,6 +582,7 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		s.syncs.networksSwept = true
 	}
 	s.notePulls(results)
+	s.forgetStartedPolicyCleared(results)
 	if slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 || r.Err != nil }) {
 		s.record(results)
 		// Status must show what the engine runs now: list once more, only
@@ -868,7 +869,6 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired
 	ordered := slices.Clone(actual)
 	sortContainers(ordered)
 	slices.Reverse(ordered)
-	policies := enginePolicies(desired)
 	for _, c := range ordered {
 		d, err := s.rt.Inspect(ctx, c.ID)
 		if err != nil {
@@ -876,7 +876,7 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired
 			continue
 		}
 		if c.Slot() != hruntime.InfraName && !isInit(c) {
-			s.notePolicyCleared(ctx, c, d, policies[c.Pod()])
+			s.notePolicyCleared(ctx, c, d)
 		}
 		if d.Running {
 			started[c.ID] = d.StartedAt
@@ -925,29 +925,22 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired
 	return recoverPods
 }
 
-// enginePolicies maps each desired pod to the engine's restart policy
-// of its app containers.
-func enginePolicies(desired []Pod) map[string]string {
-	out := make(map[string]string, len(desired))
-	for _, p := range desired {
-		out[p.Manifest.ID] = podspec.EngineRestartPolicy(p.Manifest.RestartPolicy)
-	}
-	return out
-}
-
 // notePolicyCleared deals with adopted app container c (inspected: d)
-// whose restart policy is none while its desired pod's is want: a
-// recreate cleared it to keep the container until its successor started
-// (replace), and hostlet was killed before the end. A running one (its
-// preStop hook ran, its stop had not) gets its policy back now: should
-// the change be reverted, the plan keeps it as it is, and the engine
-// would not restart it after a crash or a reboot. A stopped one is
-// noted for the plan (PlanOptions.PolicyCleared): hostlet stopped it,
-// and should it be wanted again it runs again, even where its exit
+// whose restart policy is none while the one it was created with
+// (createdPolicy) is another: a recreate cleared it to keep the
+// container until its successor started (replace), and hostlet was
+// killed before the end. A running one (its preStop hook ran, or, of a
+// pod of restartPolicy OnFailure, its stop had not) gets its policy back
+// now: should the change be reverted, the plan keeps it as it is, and
+// the engine would not restart it after a crash or a reboot. A stopped
+// one is noted for the plan (PlanOptions.PolicyCleared): hostlet stopped
+// it, and should it be wanted again it runs again, even where its exit
 // (0, on SIGTERM) passes for a completion to a pod of restartPolicy
 // OnFailure. A pod of restartPolicy Never has none to tell by.
-func (s *Syncer) notePolicyCleared(ctx context.Context, c hruntime.Container, d hruntime.Details, want string) {
-	if want == "" || want == hruntime.RestartNo || d.RestartPolicy != hruntime.RestartNo {
+func (s *Syncer) notePolicyCleared(ctx context.Context, c hruntime.Container, d hruntime.Details) {
+	created, ok := createdPolicy(c)
+	want := podspec.EngineRestartPolicy(created)
+	if !ok || want == hruntime.RestartNo || d.RestartPolicy != hruntime.RestartNo {
 		return
 	}
 	if !d.Running {
@@ -957,13 +950,41 @@ func (s *Syncer) notePolicyCleared(ctx context.Context, c hruntime.Container, d 
 		s.syncs.policyCleared[c.ID] = true
 		return
 	}
-	if err := s.rt.RestoreRestart(ctx, c.ID, want); err != nil && !hruntime.IsNotFound(err) {
+	switch err := s.rt.RestoreRestart(ctx, c.ID, want); {
+	case err == nil:
+		s.log.Info("a running container had its restart policy cleared by a recreate cut short; set back",
+			"pod", c.Pod(), "container", c.Slot(), "policy", want)
+	case !hruntime.IsNotFound(err):
 		s.log.Info("the engine did not set a running container's restart policy back; it runs with none",
 			"pod", c.Pod(), "container", c.Slot(), "policy", want, "error", err)
+	}
+}
+
+// createdPolicy is the restart policy app container c was created with,
+// its pod's (Always, OnFailure, Never) as its spec label records it;
+// false when the label does not say.
+func createdPolicy(c hruntime.Container) (string, bool) {
+	sum, ok := podspec.ParseSummary(c.Labels[LabelSpec])
+	if !ok || sum.RestartPolicy == "" {
+		return "", false
+	}
+	return sum.RestartPolicy, true
+}
+
+// forgetStartedPolicyCleared drops the marks of notePolicyCleared of the
+// containers results changed (started again, replaced or removed): from
+// then on, a stop is their own.
+func (s *Syncer) forgetStartedPolicyCleared(results []Result) {
+	if len(s.syncs.policyCleared) == 0 {
 		return
 	}
-	s.log.Info("a running container had its restart policy cleared by a recreate cut short; set back",
-		"pod", c.Pod(), "container", c.Slot(), "policy", want)
+	for _, r := range results {
+		for _, ch := range r.Applied {
+			if ch.Current != nil {
+				delete(s.syncs.policyCleared, ch.Current.ID)
+			}
+		}
+	}
 }
 
 // forgetPolicyCleared drops the marks of notePolicyCleared of the
