@@ -488,6 +488,11 @@ func (a *applier) removePod(ctx context.Context, pp PodPlan) Result {
 	return res
 }
 
+// stopRemove stops container c and removes it. One of restartPolicy
+// OnFailure has its restart policy cleared first: a hostlet killed
+// between the stop and the removal would find it exited 0 (on SIGTERM),
+// which its policy on-failure makes a completion, and should the change
+// be reverted, never start it again (see Syncer.notePolicyCleared).
 func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout time.Duration) error {
 	if c == nil {
 		return nil
@@ -496,7 +501,13 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 		return err
 	}
 	if c.Running() {
+		created, _ := createdPolicy(*c)
+		cleared := created == manifest.RestartOnFailure && a.rt.NoRestart(ctx, c.ID) == nil
 		if err := a.stop(ctx, c, timeout); err != nil && !hruntime.IsNotFound(err) {
+			if cleared && ctx.Err() == nil {
+				// It runs on (see replace).
+				_ = a.rt.RestoreRestart(ctx, c.ID, hruntime.RestartOnFailure)
+			}
 			return err
 		}
 	}

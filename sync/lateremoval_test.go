@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -491,30 +492,47 @@ func (e *stopsThenShutsDown) Stop(ctx context.Context, id string, grace time.Dur
 // A pod of restartPolicy OnFailure whose recreate hostlet leaves during
 // the old container's stop (the app exits 0) has that container run
 // again once the change is reverted: its policy was cleared before the
-// stop, so its exit does not pass for a completion.
+// stop, so its exit does not pass for a completion. So for a container
+// kept until its successor starts and for one removed first (a pod with
+// an infra container).
 func TestOnFailurePodLeftDuringARecreateStopRunsAgainOnceReverted(t *testing.T) {
-	eng := &stopsThenShutsDown{Fake: synctest.NewFake()}
-	first := newFakeSyncer(t, eng)
-	first.SetDesired(hsync.Desired{Pods: pods(onFailurePod()), Ready: true})
-	if err := first.SyncOnce(t.Context()); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		// pod makes the pod anew each time (edit shares its containers).
+		pod func() manifest.Manifest
+	}{
+		{"kept until its successor starts", onFailurePod},
+		{"removed before its successor is created", func() manifest.Manifest {
+			return edit(twoPod("p"), func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure })
+		}},
 	}
-	id := listed(t, eng.Fake)[0].ID
-	v2 := edit(onFailurePod(), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
-	ctx, cancel := context.WithCancel(t.Context())
-	eng.armed, eng.cancel = true, cancel
-	first.SetDesired(hsync.Desired{Pods: pods(v2), Ready: true})
-	_ = first.SyncOnce(ctx) // hostlet stops mid-recreate
-	first.Close()
-	if cs := listed(t, eng.Fake); len(cs) != 1 || cs[0].ID != id || cs[0].Running() {
-		t.Fatalf("containers %+v, want %.12s alone, stopped", cs, id)
-	}
-	second := newFakeSyncer(t, eng.Fake)
-	second.SetDesired(hsync.Desired{Pods: pods(onFailurePod()), Ready: true})
-	if err := second.SyncOnce(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if cs := listed(t, eng.Fake); len(cs) != 1 || cs[0].ID != id || !cs[0].Running() {
-		t.Errorf("containers %+v, want %.12s running again", cs, id)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eng := &stopsThenShutsDown{Fake: synctest.NewFake()}
+			first := newFakeSyncer(t, eng)
+			first.SetDesired(hsync.Desired{Pods: pods(tt.pod()), Ready: true})
+			if err := first.SyncOnce(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			before := slotIDs(t, eng.Fake)
+			v2 := edit(tt.pod(), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+			ctx, cancel := context.WithCancel(t.Context())
+			eng.armed, eng.cancel = true, cancel
+			first.SetDesired(hsync.Desired{Pods: pods(v2), Ready: true})
+			_ = first.SyncOnce(ctx) // hostlet stops mid-recreate
+			first.Close()
+			second := newFakeSyncer(t, eng.Fake)
+			second.SetDesired(hsync.Desired{Pods: pods(tt.pod()), Ready: true})
+			if err := second.SyncOnce(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			cs := listed(t, eng.Fake)
+			if after := slotIDs(t, eng.Fake); !maps.Equal(after, before) || slices.ContainsFunc(cs, func(c hruntime.Container) bool { return !c.Running() }) {
+				t.Errorf("containers %+v, want the ones before the recreate (%v) running again", cs, before)
+			}
+			if spec, _ := eng.Spec(before["app"]); spec.RestartPolicy != hruntime.RestartOnFailure {
+				t.Errorf("restart policy %q, want on-failure", spec.RestartPolicy)
+			}
+		})
 	}
 }
