@@ -488,11 +488,7 @@ func (a *applier) removePod(ctx context.Context, pp PodPlan) Result {
 	return res
 }
 
-// stopRemove stops container c and removes it. One of restartPolicy
-// OnFailure has its restart policy cleared first: a hostlet killed
-// between the stop and the removal would find it exited 0 (on SIGTERM),
-// which its policy on-failure makes a completion, and should the change
-// be reverted, never start it again (see Syncer.notePolicyCleared).
+// stopRemove stops container c and removes it.
 func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout time.Duration) error {
 	if c == nil {
 		return nil
@@ -501,13 +497,7 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 		return err
 	}
 	if c.Running() {
-		created, _ := createdPolicy(*c)
-		cleared := created == manifest.RestartOnFailure && a.rt.NoRestart(ctx, c.ID) == nil
 		if err := a.stop(ctx, c, timeout); err != nil && !hruntime.IsNotFound(err) {
-			if cleared && ctx.Err() == nil {
-				// It runs on (see replace).
-				_ = a.rt.RestoreRestart(ctx, c.ID, hruntime.RestartOnFailure)
-			}
 			return err
 		}
 	}
@@ -515,14 +505,32 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 }
 
 // stop stops running container c within grace, its preStop hook (if it
-// has one) first.
+// has one) first. One of restartPolicy OnFailure (stopsWithoutPolicy)
+// has its restart policy cleared before: its app's exit 0 on SIGTERM,
+// with its policy on-failure still, would pass for a completion to a
+// hostlet killed or stopped before it was removed or started again, and
+// it would never run again (see Syncer.notePolicyCleared). Where the
+// engine refuses the stop, it runs on, with its policy back.
 func (a *applier) stop(ctx context.Context, c *hruntime.Container, grace time.Duration) error {
+	cleared := stopsWithoutPolicy(*c) && a.rt.NoRestart(ctx, c.ID) == nil
 	ip := c.IP
 	if ip == "" && c.Labels[podspec.LabelPreStop] != "" {
 		// Its pod's infra container holds the address.
 		ip = infraIP(a.plan, c.Pod())
 	}
-	return a.rt.Stop(ctx, c.ID, preStop(ctx, a.ex, c, ip, grace, a.log))
+	err := a.rt.Stop(ctx, c.ID, preStop(ctx, a.ex, c, ip, grace, a.log))
+	if err != nil && cleared && ctx.Err() == nil && !hruntime.IsNotFound(err) {
+		_ = a.rt.RestoreRestart(ctx, c.ID, hruntime.RestartOnFailure)
+	}
+	return err
+}
+
+// stopsWithoutPolicy reports whether app container c has its restart
+// policy cleared before hostlet stops it (stop): one of restartPolicy
+// OnFailure, as its spec label records.
+func stopsWithoutPolicy(c hruntime.Container) bool {
+	created, _ := createdPolicy(c)
+	return created == manifest.RestartOnFailure
 }
 
 // postStart runs app container i's postStart hook, if any, in container
@@ -902,10 +910,8 @@ func (ap *podApplication) takeDown(ctx context.Context) error {
 // of a stopped container a call that returns at once, stops it for good.
 // A container with a preStop hook has its policy cleared first, as the
 // hook may make it exit on its own (nginx -s quit), which an engine
-// answers by starting a container of policy always again; so has one of
-// restartPolicy OnFailure: its app's exit 0 on SIGTERM, with its policy
-// on-failure still, would pass for a completion to a hostlet killed
-// during the stop (see Syncer.notePolicyCleared). A stopped container
+// answers by starting a container of policy always again (one of
+// restartPolicy OnFailure has it cleared by stop). A stopped container
 // its policy does not start again (a completed job, of OnFailure or
 // Never) keeps it: an engine restart leaves it stopped, and it does not
 // pass for one a recreate stopped.
@@ -918,11 +924,11 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 		return err
 	}
 	created, known := createdPolicy(*c)
-	if !c.Running() && known && !shouldRun(created, *c) {
+	if c.State == hruntime.StateExited && known && !shouldRun(created, *c) {
 		ap.late = append(ap.late, *c)
 		return nil
 	}
-	policyFirst := c.Running() && (c.Labels[podspec.LabelPreStop] != "" || created == manifest.RestartOnFailure)
+	policyFirst := c.Running() && c.Labels[podspec.LabelPreStop] != "" && !stopsWithoutPolicy(*c)
 	if policyFirst {
 		if err := ap.rt.NoRestart(ctx, c.ID); err != nil {
 			ap.keptNone(ch, err)
@@ -931,15 +937,14 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 	}
 	if c.Running() {
 		if err := ap.stop(ctx, c, ap.grace); err != nil && !hruntime.IsNotFound(err) {
-			if policyFirst && ctx.Err() == nil {
-				// The engine refused the stop: it runs on, and stays,
-				// with its policy back, or a revert would keep it
-				// (running: nothing to do) without one. A stop cut by
-				// hostlet's shutdown is left to the next start's
-				// adoption (Syncer.notePolicyCleared): the engine may
-				// yet finish it, and with its policy back its exit 0
-				// would pass for a completion.
-				_ = ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(cmp.Or(created, ap.m.RestartPolicy)))
+			if policyFirst {
+				// It runs on, and stays: its policy back, or a revert
+				// would keep it (running: nothing to do) without one;
+				// also when the stop failed for hostlet's shutdown (its
+				// policy, always, restarts it whatever its exit).
+				restoreCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+				_ = ap.restorePolicy(restoreCtx, ch, podspec.EngineRestartPolicy(cmp.Or(created, ap.m.RestartPolicy)))
+				cancel()
 			}
 			return err
 		}
@@ -1346,8 +1351,11 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 		if err := ap.stop(ctx, ch.Current, ap.grace); err != nil {
 			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
 		}
-	} else if err := ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy)); err != nil {
-		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
+	}
+	if !ch.Current.Running() || stopsWithoutPolicy(*ch.Current) {
+		if err := ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy)); err != nil {
+			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
+		}
 	}
 	startErr := ap.rt.Start(ctx, ch.Current.ID)
 	if startErr == nil {
@@ -1371,6 +1379,10 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 	return Change{Container: name, Action: ActionRecreate, Current: ch.Current,
 		Reasons: []string{fmt.Sprintf("did not start: %v", startErr)}}, nil
 }
+
+// restoreTimeout bounds the restart policy's restore after a failed stop,
+// which may run while hostlet shuts down.
+const restoreTimeout = 10 * time.Second
 
 // restorePolicy gives the app container ch the restart policy it was
 // created with (policy), so an engine restarts it after a crash or a

@@ -206,25 +206,61 @@ func TestReplacedContainerWithAPreStopHookHasItsPolicyClearedBeforeTheHook(t *te
 }
 
 // A container with a preStop hook whose stop fails after its restart
-// policy was cleared (hostlet shutting down mid-hook, the engine failing)
-// runs on with its policy back: a revert would keep it, running, and
-// touch it no more.
+// policy was cleared (the engine refuses it, or hostlet shuts down
+// mid-hook and never sends it) runs on with its policy back: a revert
+// would keep it, running, and touch it no more.
 func TestContainerWhoseStopFailsAfterItsHookKeepsItsRestartPolicy(t *testing.T) {
-	fake := converge(t, nil, pods(withQuitHook("example.org/app:1")))
-	old := listed(t, fake)[0]
-	rt := &faultyEngine{Fake: fake, method: "Stop", target: "p/app", err: errRefused}
-	plan := hsync.MakePlan(pods(withQuitHook("example.org/app:2")), listed(t, fake), hsync.PlanOptions{Prune: true})
-	for _, r := range hsync.Apply(t.Context(), rt, plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
-		if r.Err == nil {
-			t.Fatalf("pod %s applied, want the failed stop's error", r.ID)
-		}
+	tests := []struct {
+		name string
+		rt   func(fake *synctest.Fake, cancel context.CancelFunc) hsync.Runtime
+	}{
+		{"the engine refuses the stop", func(fake *synctest.Fake, _ context.CancelFunc) hsync.Runtime {
+			return &faultyEngine{Fake: fake, method: "Stop", target: "p/app", err: errRefused}
+		}},
+		{"hostlet shuts down during the hook", func(fake *synctest.Fake, cancel context.CancelFunc) hsync.Runtime {
+			return &shutsDownInHook{Fake: fake, cancel: cancel}
+		}},
 	}
-	if cs := listed(t, fake); len(cs) != 1 || cs[0].ID != old.ID || !cs[0].Running() {
-		t.Fatalf("containers %+v, want the old one running on", cs)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := converge(t, nil, pods(withQuitHook("example.org/app:1")))
+			old := listed(t, fake)[0]
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			plan := hsync.MakePlan(pods(withQuitHook("example.org/app:2")), listed(t, fake), hsync.PlanOptions{Prune: true})
+			for _, r := range hsync.Apply(ctx, tt.rt(fake, cancel), plan, tableApplyOptions(nil), slog.New(slog.DiscardHandler)) {
+				if r.Err == nil {
+					t.Fatalf("pod %s applied, want the failed stop's error", r.ID)
+				}
+			}
+			if cs := listed(t, fake); len(cs) != 1 || cs[0].ID != old.ID || !cs[0].Running() {
+				t.Fatalf("containers %+v, want the old one running on", cs)
+			}
+			if s, _ := fake.Spec(old.ID); s.RestartPolicy != hruntime.RestartAlways {
+				t.Errorf("restart policy %q after the failed stop, want always", s.RestartPolicy)
+			}
+		})
 	}
-	if s, _ := fake.Spec(old.ID); s.RestartPolicy != hruntime.RestartAlways {
-		t.Errorf("restart policy %q after the failed stop, want always", s.RestartPolicy)
+}
+
+// shutsDownInHook is an engine where hostlet is told to stop (its context
+// cancelled) while a container's preStop hook runs: the stop is never
+// sent.
+type shutsDownInHook struct {
+	*synctest.Fake
+	cancel context.CancelFunc
+}
+
+func (e *shutsDownInHook) Exec(ctx context.Context, id string, cmd []string) (int, error) {
+	e.cancel()
+	return e.Fake.Exec(ctx, id, cmd)
+}
+
+func (e *shutsDownInHook) Stop(ctx context.Context, id string, grace time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
+	return e.Fake.Stop(ctx, id, grace)
 }
 
 // A container kept stopped for removal, its restart policy cleared, that
@@ -535,4 +571,105 @@ func TestOnFailurePodLeftDuringARecreateStopRunsAgainOnceReverted(t *testing.T) 
 			}
 		})
 	}
+}
+
+// A pod of restartPolicy OnFailure whose container joins another pod's
+// network (networkOf) is stopped by the holder's recreate, its policy
+// cleared first: a hostlet stopped during that stop (the app exits 0 on
+// SIGTERM), started again once the holder's change is reverted, runs
+// the joiner again rather than take its exit 0 for a completion.
+func TestOnFailureJoinerStoppedByItsHoldersRecreateRunsAgainOnceReverted(t *testing.T) {
+	job := func() manifest.Manifest {
+		return edit(joiner("t", "vpn"), func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure })
+	}
+	eng := &stopsThenShutsDown{Fake: synctest.NewFake()}
+	first := newFakeSyncer(t, eng)
+	first.SetDesired(hsync.Desired{Pods: pods(onePod("vpn"), job()), Ready: true})
+	if err := first.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cs := listed(t, eng.Fake)
+	joined := cs[slotIndex(t, cs, "t/app")]
+	if !joined.Running() {
+		t.Fatalf("t not running: %+v", joined)
+	}
+	v2 := edit(onePod("vpn"), func(m *manifest.Manifest) { m.Containers[0].Image = "example.org/app:2" })
+	ctx, cancel := context.WithCancel(t.Context())
+	eng.armed, eng.cancel = true, cancel
+	first.SetDesired(hsync.Desired{Pods: pods(v2, job()), Ready: true})
+	_ = first.SyncOnce(ctx) // hostlet stops during the joiner's stop
+	first.Close()
+
+	second := newFakeSyncer(t, eng.Fake)
+	second.SetDesired(hsync.Desired{Pods: pods(onePod("vpn"), job()), Ready: true}) // reverted
+	for range 2 {
+		if err := second.SyncOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs = listed(t, eng.Fake)
+	if c := cs[slotIndex(t, cs, "t/app")]; !c.Running() {
+		t.Errorf("joiner t %s (%s), policy %q: stopped by hostlet, taken for a completed job, never run again",
+			c.State, c.Status, policyOf(eng.Fake, c.ID))
+	}
+}
+
+// A pod of restartPolicy OnFailure whose containers rejoin the pod's
+// network (the infra container restarted after them) is stopped and
+// started again, its policy cleared before the stop and put back before
+// the start: a hostlet stopped between the two (the app exits 0 on
+// SIGTERM) leaves the next one a container it runs again, not a
+// completed job.
+func TestOnFailurePodRestartedToRejoinItsNetworkAndCutMidStopRunsAgain(t *testing.T) {
+	job := func() manifest.Manifest {
+		return edit(twoPod("p"), func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure })
+	}
+	now := time.Unix(1_700_000_000, 0)
+	eng := &stopsThenShutsDown{Fake: synctest.NewFake()}
+	eng.SetClock(func() time.Time { return now })
+	first := newFakeSyncer(t, eng)
+	first.SetDesired(hsync.Desired{Pods: pods(job()), Ready: true})
+	if err := first.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	// The engine restarted the infra container after the app containers
+	// started (its process crashed while hostlet was down).
+	now = now.Add(time.Minute)
+	infra := slotIDs(t, eng.Fake)[hruntime.InfraName]
+	if err := eng.Fake.Exit(infra, 137); err != nil { // policy always: started again
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	eng.armed, eng.cancel = true, cancel
+	second := newFakeSyncer(t, eng)
+	second.SetDesired(hsync.Desired{Pods: pods(job()), Ready: true})
+	_ = second.SyncOnce(ctx) // recovery: app's stop, then hostlet stops
+	second.Close()
+	app := slotIDs(t, eng.Fake)["app"]
+
+	now = now.Add(time.Minute)
+	third := newFakeSyncer(t, eng.Fake)
+	third.SetDesired(hsync.Desired{Pods: pods(job()), Ready: true}) // nothing reverted
+	for range 2 {
+		if err := third.SyncOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := listed(t, eng.Fake)
+	for _, c := range cs {
+		if c.ID == app && !c.Running() {
+			t.Errorf("app %s (%s), policy %q: hostlet's own rejoin stop taken for a completed job; the pod stays down",
+				c.State, c.Status, policyOf(eng.Fake, c.ID))
+		}
+	}
+}
+
+// policyOf is the restart policy fake holds for container id.
+func policyOf(fake *synctest.Fake, id string) string {
+	spec, _ := fake.Spec(id)
+	return spec.RestartPolicy
 }
