@@ -381,6 +381,10 @@ func exitCodeFromStatus(status string) int {
 	return n
 }
 
+// engineStopTimeout is how long Docker and Podman wait on a stop for a
+// container created without a stop timeout.
+const engineStopTimeout = 10 * time.Second
+
 // Inspect returns what the list does not tell about a container.
 func (d *Docker) Inspect(ctx context.Context, id string) (Details, error) {
 	r, err := d.cli.ContainerInspect(ctx, id)
@@ -388,9 +392,13 @@ func (d *Docker) Inspect(ctx context.Context, id string) (Details, error) {
 		return Details{}, fmt.Errorf("inspect container %s: %w", id, translate(err))
 	}
 	det := Details{ID: r.ID, RestartCount: r.RestartCount, Name: strings.TrimPrefix(r.Name, "/")}
+	det.StopTimeout = engineStopTimeout
 	if c := r.Config; c != nil {
 		det.Image, det.Env, det.Labels = familiarImage(c.Image, d.engine.Podman()), c.Env, c.Labels
 		det.Command = append(append([]string{}, c.Entrypoint...), c.Cmd...)
+		if c.StopTimeout != nil {
+			det.StopTimeout = time.Duration(*c.StopTimeout) * time.Second
+		}
 	}
 	if h := r.HostConfig; h != nil {
 		det.RestartPolicy = string(h.RestartPolicy.Name)

@@ -145,6 +145,9 @@ func TestLifecycleAndInstanceFilter(t *testing.T) {
 	if det.ID != id || !det.Running || det.StartedAt.IsZero() || !det.FinishedAt.IsZero() || det.RestartCount != 0 || det.IP != c.IP {
 		t.Errorf("Inspect = %+v, want the listed address %s too", det, c.IP)
 	}
+	if det.StopTimeout != s.StopTimeout || det.RestartPolicy != hruntime.RestartNo {
+		t.Errorf("Inspect: stop timeout %s, restart policy %q, want %s and %q as created", det.StopTimeout, det.RestartPolicy, s.StopTimeout, hruntime.RestartNo)
+	}
 
 	if _, err := d.Create(ctx, s); !hruntime.IsConflict(err) {
 		t.Errorf("Create with a taken name: %v, want ErrConflict", err)

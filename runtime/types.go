@@ -139,6 +139,10 @@ type Details struct {
 	// another's network namespace, or the host's). Not in the pods API's
 	// document.
 	IP string `json:"-"`
+	// StopTimeout is how long a stop waits for the container's process
+	// before it is killed, as recorded at its creation (the engine's
+	// default, 10 s, where none was). Not in the pods API's document.
+	StopTimeout time.Duration `json:"-"`
 }
 
 // Port publishes a container port on the host.

@@ -153,6 +153,11 @@ type ApplyOptions struct {
 	// it only the networks of the containers the plan takes down are
 	// looked at.
 	SweepNetworks bool
+	// PolicyCleared, when set, is told (from any of the apply's workers)
+	// the ID of each container whose restart policy the apply cleared
+	// before stopping it: wanted again while it stays, stopped, it runs
+	// again (PlanOptions.PolicyCleared).
+	PolicyCleared func(id string)
 }
 
 // FileWriter writes a files volume's content (once per digest) and returns
@@ -513,6 +518,9 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 // engine refuses the stop, it runs on, with its policy back.
 func (a *applier) stop(ctx context.Context, c *hruntime.Container, grace time.Duration) error {
 	cleared := stopsWithoutPolicy(*c) && a.rt.NoRestart(ctx, c.ID) == nil
+	if cleared {
+		a.notePolicyCleared(c.ID)
+	}
 	ip := c.IP
 	if ip == "" && c.Labels[podspec.LabelPreStop] != "" {
 		// Its pod's infra container holds the address.
@@ -523,6 +531,14 @@ func (a *applier) stop(ctx context.Context, c *hruntime.Container, grace time.Du
 		_ = a.rt.RestoreRestart(ctx, c.ID, hruntime.RestartOnFailure)
 	}
 	return err
+}
+
+// notePolicyCleared tells opts.PolicyCleared that container id's restart
+// policy was cleared.
+func (a *applier) notePolicyCleared(id string) {
+	if a.opts.PolicyCleared != nil {
+		a.opts.PolicyCleared(id)
+	}
 }
 
 // stopsWithoutPolicy reports whether app container c has its restart
@@ -934,6 +950,7 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 			ap.keptNone(ch, err)
 			return ap.stopRemove(ctx, c, ap.grace)
 		}
+		ap.notePolicyCleared(c.ID)
 	}
 	if c.Running() {
 		if err := ap.stop(ctx, c, ap.grace); err != nil && !hruntime.IsNotFound(err) {
@@ -957,6 +974,7 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 			}
 			return nil
 		}
+		ap.notePolicyCleared(c.ID)
 		if err := ap.rt.Stop(ctx, c.ID, ap.grace); err != nil && !hruntime.IsNotFound(err) {
 			return err
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/dockertest"
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -71,9 +72,15 @@ func newEnv(t *testing.T) *env {
 // directory of its own: a hostlet started anew.
 func (e *env) newSyncer() *hsync.Syncer {
 	e.t.Helper()
+	return e.newSyncerOn(nil)
+}
+
+// newSyncerOn is newSyncer's Syncer on clock clk (nil: the real one).
+func (e *env) newSyncerOn(clk clock.Clock) *hsync.Syncer {
+	e.t.Helper()
 	s, err := hsync.New(e.counting, hsync.Options{
 		Instance: e.inst, InfraImage: e.img, InfraCommand: []string{"/demo", "pause"},
-		Interval: time.Second, Concurrency: 4, Prune: true, StateDir: e.t.TempDir(),
+		Interval: time.Second, Concurrency: 4, Prune: true, StateDir: e.t.TempDir(), Clock: clk,
 	}, dockertest.Logger(e.t), e.ev)
 	if err != nil {
 		e.t.Fatal(err)
@@ -872,10 +879,16 @@ func TestAdoptedContainerLeftByARecreateCutShortRunsWithItsPolicy(t *testing.T) 
 		}
 	}
 
-	s2 := e.newSyncer()
+	// The running one's policy goes back once a stop the engine might
+	// still carry out would have ended: a pass past its stop timeout.
+	clk := clock.NewFake(time.Now())
+	s2 := e.newSyncerOn(clk)
 	s2.SetDesired(hsync.Desired{Pods: []hsync.Pod{stoppedPod, runningPod}, Ready: true})
-	if err := s2.SyncOnce(e.ctx); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if err := s2.SyncOnce(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Minute)
 	}
 	after := e.containers()
 	for _, slot := range []string{"stopped/app", "running/app"} {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostlet/hostlet/internal/clock"
+	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"
@@ -324,32 +326,43 @@ func withQuitHook(img string) manifest.Manifest {
 // change was reverted, finds the old container wanted again: a stopped
 // one runs again, even where its exit (0, on SIGTERM) would pass for a
 // completion to a pod of restartPolicy OnFailure, with its policy back;
-// a running one (its preStop hook ran, its stop had not) keeps running
-// with its policy back. A container of that pod that completed on its
+// a running one keeps running and gets its policy back once a stop the
+// engine might still carry out would have ended, and if that stop ends
+// it first, it runs again. A container of that pod that completed on its
 // own is not run again.
 func TestContainerLeftByARecreateCutShortRunsWithItsPolicyOnceAdopted(t *testing.T) {
 	onFailure := onFailurePod()
+	clearPolicy := func(fake *synctest.Fake, id string) error { return fake.NoRestart(context.Background(), id) }
 	tests := []struct {
 		name string
-		// leave puts the container as the killed hostlet left it.
-		leave       func(fake *synctest.Fake, id string) error
-		wantRunning bool
-		wantPolicy  string
-		// wantCalls are the calls the adopting hostlet makes to the
-		// container, but its inspect.
+		// leave puts the container as the killed hostlet left it;
+		// meanwhile, when set, is what happens to it after the adopting
+		// hostlet's first pass.
+		leave, meanwhile func(fake *synctest.Fake, id string) error
+		wantRunning      bool
+		wantPolicy       string
+		// wantCalls are the calls made to the container over the
+		// adopting hostlet's two passes, a minute apart (meanwhile's
+		// too), but its inspect.
 		wantCalls []string
 	}{
 		{
 			name: "stopped, its policy cleared",
 			leave: func(fake *synctest.Fake, id string) error {
-				return errors.Join(fake.Stop(context.Background(), id, 0), fake.NoRestart(context.Background(), id))
+				return errors.Join(fake.Stop(context.Background(), id, 0), clearPolicy(fake, id))
 			},
 			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"RestoreRestart", "Start"},
 		},
 		{
 			name:        "running, its policy cleared",
-			leave:       func(fake *synctest.Fake, id string) error { return fake.NoRestart(context.Background(), id) },
+			leave:       clearPolicy,
 			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"RestoreRestart"},
+		},
+		{
+			name:        "running, its policy cleared, stopped by a stop the engine finishes after the adoption",
+			leave:       clearPolicy,
+			meanwhile:   func(fake *synctest.Fake, id string) error { return fake.Stop(context.Background(), id, 0) },
+			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"Stop", "RestoreRestart", "Start"},
 		},
 		{
 			name:        "completed on its own",
@@ -370,8 +383,18 @@ func TestContainerLeftByARecreateCutShortRunsWithItsPolicyOnceAdopted(t *testing
 				t.Fatal(err)
 			}
 			fake.Reset()
-			second := newFakeSyncer(t, fake)
+			clk := clock.NewFake(clockT0)
+			second := newClockedFakeSyncer(t, fake, clk)
 			second.SetDesired(hsync.Desired{Pods: pods(onFailure), Ready: true})
+			if err := second.SyncOnce(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if tt.meanwhile != nil {
+				if err := tt.meanwhile(fake, old.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.Advance(time.Minute)
 			if err := second.SyncOnce(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -672,4 +695,84 @@ func TestOnFailurePodRestartedToRejoinItsNetworkAndCutMidStopRunsAgain(t *testin
 func policyOf(fake *synctest.Fake, id string) string {
 	spec, _ := fake.Spec(id)
 	return spec.RestartPolicy
+}
+
+// A pod of restartPolicy OnFailure removed from its source, whose
+// container hostlet stopped (its policy cleared first) and the engine
+// would not remove, then put back while the same hostlet runs, runs
+// again: as a restarted hostlet would have it.
+func TestOnFailureContainerWhoseRemovalFailedRunsAgainWhenWantedAgain(t *testing.T) {
+	job := func() manifest.Manifest {
+		return edit(twoPod("p"), func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure })
+	}
+	fake := synctest.NewFake()
+	rt := &faultyEngine{Fake: fake}
+	clk := clock.NewFake(clockT0)
+	s := newClockedFakeSyncer(t, rt, clk)
+	s.SetDesired(hsync.Desired{Pods: pods(job()), Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	app := slotIDs(t, fake)["app"]
+	rt.method, rt.target, rt.err = "Remove", "p/app", errRefused
+	s.SetDesired(hsync.Desired{Ready: true})
+	if err := s.SyncOnce(t.Context()); err == nil {
+		t.Fatal("the pod's removal succeeded, want the engine's refusal")
+	}
+	rt.method = ""
+	s.SetDesired(hsync.Desired{Pods: pods(job()), Ready: true})
+	clk.Advance(time.Hour) // past the failed removal's backoff
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := runningSlot(fake, "p", "app"); !ok || c.ID != app {
+		t.Errorf("app: running %v, container %.12s, want %.12s running again", ok, c.ID, app)
+	}
+	if p := policyOf(fake, app); p != hruntime.RestartOnFailure {
+		t.Errorf("restart policy %q, want on-failure", p)
+	}
+}
+
+// newClockedFakeSyncer is newFakeSyncer's Syncer on clock clk.
+func newClockedFakeSyncer(t *testing.T, rt hsync.FullRuntime, clk *clock.Fake) *hsync.Syncer {
+	t.Helper()
+	s, err := hsync.New(rt, hsync.Options{Instance: "unit", InfraImage: "example.org/pause:1", Interval: time.Hour,
+		Concurrency: 4, Prune: true, StateDir: t.TempDir(), Clock: clk}, slog.New(slog.DiscardHandler), eventlog.NewLog(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// A liveness restart of a container of restartPolicy OnFailure that the
+// engine will not start again after its stop (the app exited 0 on
+// SIGTERM) leaves it to the next pass, which starts it with its policy
+// back rather than take its exit 0 for a completion.
+func TestOnFailureContainerWhoseLivenessRestartFailedToStartRunsAgain(t *testing.T) {
+	fake := synctest.NewFake()
+	rt := &faultyEngine{Fake: fake}
+	clk := clock.NewFake(clockT0)
+	s := newClockedFakeSyncer(t, rt, clk)
+	s.SetDesired(hsync.Desired{Pods: pods(onFailurePod()), Ready: true})
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	app := slotIDs(t, fake)["app"]
+	rt.method, rt.target, rt.err = "Start", "p/app", errRefused
+	s.OnUnhealthy(t.Context(), "p", "app", app)
+	if c, ok := runningSlot(fake, "p", "app"); ok {
+		t.Fatalf("container %+v runs, want it stopped by the failed restart", c)
+	}
+	rt.method = ""
+	clk.Advance(time.Minute)
+	if err := s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := runningSlot(fake, "p", "app"); !ok || c.ID != app {
+		t.Errorf("app: running %v, container %.12s, want %.12s running again", ok, c.ID, app)
+	}
+	if p := policyOf(fake, app); p != hruntime.RestartOnFailure {
+		t.Errorf("restart policy %q, want on-failure", p)
+	}
 }

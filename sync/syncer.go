@@ -22,6 +22,7 @@ import (
 	"github.com/hostlet/hostlet/internal/filestore"
 	"github.com/hostlet/hostlet/internal/seal"
 	"github.com/hostlet/hostlet/internal/textcap"
+	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	"github.com/hostlet/hostlet/sync/datafolder"
 	"github.com/hostlet/hostlet/sync/podspec"
@@ -198,10 +199,9 @@ type passState struct {
 	// specs are the spec hashes and redacted copies of the manifests
 	// the last pass planned.
 	specs specMemos
-	// policyCleared holds the IDs of the stopped app containers found at
-	// start with their restart policy cleared (notePolicyCleared), until
-	// they run or are gone.
-	policyCleared map[string]bool
+	// marks are the containers hostlet left with their restart policy
+	// cleared (policyMarks).
+	marks policyMarks
 }
 
 // desiredSet is the desired state the sources delivered (SetDesired).
@@ -554,9 +554,9 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		s.refreshInfra(ctx, actual, recoverPods, desired.Pods)
 	}
 	s.syncs.specs.keepOnly(desired.Pods)
-	s.forgetPolicyCleared(actual)
+	s.tendPolicyMarks(ctx, actual, s.opts.Clock.Now())
 	plan := MakePlan(desired.Pods, actual, PlanOptions{Prune: s.opts.Prune && desired.Ready, Recover: recoverPods,
-		EnvHasher: s.opts.EnvHasher, PolicyCleared: s.syncs.policyCleared, specs: &s.syncs.specs})
+		EnvHasher: s.opts.EnvHasher, PolicyCleared: s.syncs.marks.stopped, specs: &s.syncs.specs})
 	s.forgetConvergedBackoff(plan)
 	for i := range plan.Pods {
 		if pp := &plan.Pods[i]; view.Restoring[pp.ID] {
@@ -577,12 +577,15 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 	skip := func(id string) bool {
 		return view.Held[id] || windowWaits[id] != "" || waits[id] != "" || (s.backingOff(id) && !removing[id])
 	}
-	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, s.applyOptions(skip, !s.syncs.networksSwept && s.opts.Prune && desired.Ready), s.log)
+	opts := s.applyOptions(skip, !s.syncs.networksSwept && s.opts.Prune && desired.Ready)
+	var cleared clearedIDs
+	opts.PolicyCleared = cleared.add
+	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, opts, s.log)
 	if s.opts.Prune && desired.Ready {
 		s.syncs.networksSwept = true
 	}
 	s.notePulls(results)
-	s.forgetStartedPolicyCleared(results)
+	s.syncs.marks.afterApply(results, cleared.ids)
 	if slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 || r.Err != nil }) {
 		s.record(results)
 		// Status must show what the engine runs now: list once more, only
@@ -876,7 +879,7 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired
 			continue
 		}
 		if c.Slot() != hruntime.InfraName && !isInit(c) {
-			s.notePolicyCleared(ctx, c, d)
+			s.notePolicyCleared(ctx, c, d, s.opts.Clock.Now())
 		}
 		if d.Running {
 			started[c.ID] = d.StartedAt
@@ -923,81 +926,6 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired
 		s.mu.Unlock()
 	}
 	return recoverPods
-}
-
-// notePolicyCleared deals with adopted app container c (inspected: d)
-// whose restart policy is none while the one it was created with
-// (createdPolicy) is another: a recreate cleared it to keep the
-// container until its successor started (replace), and hostlet was
-// killed before the end. A running one (its preStop hook ran, or, of a
-// pod of restartPolicy OnFailure, its stop had not) gets its policy back
-// now: should the change be reverted, the plan keeps it as it is, and
-// the engine would not restart it after a crash or a reboot. A stopped
-// one is noted for the plan (PlanOptions.PolicyCleared): hostlet stopped
-// it, and should it be wanted again it runs again, even where its exit
-// (0, on SIGTERM) passes for a completion to a pod of restartPolicy
-// OnFailure. A pod of restartPolicy Never has none to tell by.
-func (s *Syncer) notePolicyCleared(ctx context.Context, c hruntime.Container, d hruntime.Details) {
-	created, ok := createdPolicy(c)
-	want := podspec.EngineRestartPolicy(created)
-	if !ok || want == hruntime.RestartNo || d.RestartPolicy != hruntime.RestartNo {
-		return
-	}
-	if !d.Running {
-		if s.syncs.policyCleared == nil {
-			s.syncs.policyCleared = map[string]bool{}
-		}
-		s.syncs.policyCleared[c.ID] = true
-		return
-	}
-	switch err := s.rt.RestoreRestart(ctx, c.ID, want); {
-	case err == nil:
-		s.log.Info("a running container had its restart policy cleared by a recreate cut short; set back",
-			"pod", c.Pod(), "container", c.Slot(), "policy", want)
-	case !hruntime.IsNotFound(err):
-		s.log.Info("the engine did not set a running container's restart policy back; it runs with none",
-			"pod", c.Pod(), "container", c.Slot(), "policy", want, "error", err)
-	}
-}
-
-// createdPolicy is the restart policy app container c was created with,
-// its pod's (Always, OnFailure, Never) as its spec label records it;
-// false when the label does not say.
-func createdPolicy(c hruntime.Container) (string, bool) {
-	sum, ok := podspec.ParseSummary(c.Labels[LabelSpec])
-	if !ok || sum.RestartPolicy == "" {
-		return "", false
-	}
-	return sum.RestartPolicy, true
-}
-
-// forgetStartedPolicyCleared drops the marks of notePolicyCleared of the
-// containers results changed (started again, replaced or removed): from
-// then on, a stop is their own.
-func (s *Syncer) forgetStartedPolicyCleared(results []Result) {
-	if len(s.syncs.policyCleared) == 0 {
-		return
-	}
-	for _, r := range results {
-		for _, ch := range r.Applied {
-			if ch.Current != nil {
-				delete(s.syncs.policyCleared, ch.Current.ID)
-			}
-		}
-	}
-}
-
-// forgetPolicyCleared drops the marks of notePolicyCleared of the
-// containers actual lists running or no longer lists.
-func (s *Syncer) forgetPolicyCleared(actual []hruntime.Container) {
-	if len(s.syncs.policyCleared) == 0 {
-		return
-	}
-	stopped := make(map[string]bool, len(actual))
-	for _, c := range actual {
-		stopped[c.ID] = !c.Running()
-	}
-	maps.DeleteFunc(s.syncs.policyCleared, func(id string, _ bool) bool { return !stopped[id] })
 }
 
 // restartsMade is how many restarts the engine made of an inspected
@@ -1539,14 +1467,27 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 	// Marked as hostlet's own: the die event is no crash, the start
 	// event no restart of the engine's (this one is counted below).
 	rt := stopMarker{Runtime: s.rt, s: s}
+	// One of restartPolicy OnFailure stops with its policy cleared, as
+	// in an apply (applier.stop): marked, its exit 0 on SIGTERM does not
+	// pass for a completion should the start not follow.
+	cleared := s.desiredRestartPolicy(pod) == manifest.RestartOnFailure && rt.NoRestart(ctx, id) == nil
+	if cleared {
+		s.syncs.marks.markStopped(id)
+	}
 	if err := rt.Stop(ctx, id, left); err != nil {
+		if cleared && ctx.Err() == nil {
+			_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
+		}
 		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
 		s.Trigger()
 		return
 	}
+	if cleared {
+		_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
+	}
 	if err := rt.Start(ctx, id); err != nil {
 		// Not restarted: the next sync starts it per the restart policy
-		// (and counts that restart).
+		// or its mark (and counts that restart).
 		s.log.Warn("restart unhealthy container: start", "pod", pod, "container", slot, "error", err)
 		s.Trigger()
 		return
@@ -1563,6 +1504,19 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 	s.writeRestarts(snap)
 	s.events.Record(eventlog.Event{Time: now, Type: eventlog.Restart, Pod: pod, Container: slot, Reason: kind + " failed"})
 	s.Trigger()
+}
+
+// desiredRestartPolicy is the restartPolicy of desired pod id ("" when
+// it is not desired).
+func (s *Syncer) desiredRestartPolicy(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.desired.set.Pods {
+		if p.Manifest.ID == id {
+			return p.Manifest.RestartPolicy
+		}
+	}
+	return ""
 }
 
 // preStopOf runs the preStop hook recorded on container id (at the pod's

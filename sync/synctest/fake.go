@@ -814,6 +814,7 @@ func (f *Fake) Inspect(_ context.Context, id string) (hruntime.Details, error) {
 		ID: fc.c.ID, RestartCount: fc.restartCount, StartedAt: fc.startedAt,
 		ExitCode: fc.c.ExitCode, Running: fc.c.State == hruntime.StateRunning,
 		Labels: maps.Clone(fc.c.Labels), IP: fc.c.IP, RestartPolicy: cmp.Or(fc.spec.RestartPolicy, hruntime.RestartNo),
+		StopTimeout: fc.spec.StopTimeout,
 	}, nil
 }
 
