@@ -24,10 +24,10 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
+	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/internal/eventlog"
 	"github.com/hostlet/hostlet/internal/testkit"
 	"github.com/hostlet/hostlet/internal/testkit/dockertest"
-	"github.com/hostlet/hostlet/internal/clock"
 	"github.com/hostlet/hostlet/manifest"
 	hruntime "github.com/hostlet/hostlet/runtime"
 	hsync "github.com/hostlet/hostlet/sync"

@@ -705,15 +705,8 @@ func TestOnFailureContainerWhoseRemovalFailedRunsAgainWhenWantedAgain(t *testing
 	job := func() manifest.Manifest {
 		return edit(twoPod("p"), func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure })
 	}
-	fake := synctest.NewFake()
-	rt := &faultyEngine{Fake: fake}
-	clk := clock.NewFake(clockT0)
-	s := newClockedFakeSyncer(t, rt, clk)
-	s.SetDesired(hsync.Desired{Pods: pods(job()), Ready: true})
-	if err := s.SyncOnce(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	app := slotIDs(t, fake)["app"]
+	j := runJob(t, job())
+	rt, clk, s := j.rt, j.clk, j.s
 	rt.method, rt.target, rt.err = "Remove", "p/app", errRefused
 	s.SetDesired(hsync.Desired{Ready: true})
 	if err := s.SyncOnce(t.Context()); err == nil {
@@ -722,13 +715,43 @@ func TestOnFailureContainerWhoseRemovalFailedRunsAgainWhenWantedAgain(t *testing
 	rt.method = ""
 	s.SetDesired(hsync.Desired{Pods: pods(job()), Ready: true})
 	clk.Advance(time.Hour) // past the failed removal's backoff
-	if err := s.SyncOnce(t.Context()); err != nil {
+	j.wantRunningAgain(t)
+}
+
+// jobRun is a pod of restartPolicy OnFailure run by a Syncer on a fake
+// clock, on the Fake behind rt; app is its app container's ID.
+type jobRun struct {
+	fake *synctest.Fake
+	rt   *faultyEngine
+	clk  *clock.Fake
+	s    *hsync.Syncer
+	app  string
+}
+
+func runJob(t *testing.T, m manifest.Manifest) jobRun {
+	t.Helper()
+	j := jobRun{fake: synctest.NewFake(), clk: clock.NewFake(clockT0)}
+	j.rt = &faultyEngine{Fake: j.fake}
+	j.s = newClockedFakeSyncer(t, j.rt, j.clk)
+	j.s.SetDesired(hsync.Desired{Pods: pods(m), Ready: true})
+	if err := j.s.SyncOnce(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if c, ok := runningSlot(fake, "p", "app"); !ok || c.ID != app {
-		t.Errorf("app: running %v, container %.12s, want %.12s running again", ok, c.ID, app)
+	j.app = slotIDs(t, j.fake)["app"]
+	return j
+}
+
+// wantRunningAgain runs a pass and wants the job's app container
+// running again, its policy on-failure.
+func (j jobRun) wantRunningAgain(t *testing.T) {
+	t.Helper()
+	if err := j.s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	if p := policyOf(fake, app); p != hruntime.RestartOnFailure {
+	if c, ok := runningSlot(j.fake, "p", "app"); !ok || c.ID != j.app {
+		t.Errorf("app: running %v, container %.12s, want %.12s running again", ok, c.ID, j.app)
+	}
+	if p := policyOf(j.fake, j.app); p != hruntime.RestartOnFailure {
 		t.Errorf("restart policy %q, want on-failure", p)
 	}
 }
@@ -750,29 +773,13 @@ func newClockedFakeSyncer(t *testing.T, rt hsync.FullRuntime, clk *clock.Fake) *
 // SIGTERM) leaves it to the next pass, which starts it with its policy
 // back rather than take its exit 0 for a completion.
 func TestOnFailureContainerWhoseLivenessRestartFailedToStartRunsAgain(t *testing.T) {
-	fake := synctest.NewFake()
-	rt := &faultyEngine{Fake: fake}
-	clk := clock.NewFake(clockT0)
-	s := newClockedFakeSyncer(t, rt, clk)
-	s.SetDesired(hsync.Desired{Pods: pods(onFailurePod()), Ready: true})
-	if err := s.SyncOnce(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	app := slotIDs(t, fake)["app"]
-	rt.method, rt.target, rt.err = "Start", "p/app", errRefused
-	s.OnUnhealthy(t.Context(), "p", "app", app)
-	if c, ok := runningSlot(fake, "p", "app"); ok {
+	j := runJob(t, onFailurePod())
+	j.rt.method, j.rt.target, j.rt.err = "Start", "p/app", errRefused
+	j.s.OnUnhealthy(t.Context(), "p", "app", j.app)
+	if c, ok := runningSlot(j.fake, "p", "app"); ok {
 		t.Fatalf("container %+v runs, want it stopped by the failed restart", c)
 	}
-	rt.method = ""
-	clk.Advance(time.Minute)
-	if err := s.SyncOnce(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if c, ok := runningSlot(fake, "p", "app"); !ok || c.ID != app {
-		t.Errorf("app: running %v, container %.12s, want %.12s running again", ok, c.ID, app)
-	}
-	if p := policyOf(fake, app); p != hruntime.RestartOnFailure {
-		t.Errorf("restart policy %q, want on-failure", p)
-	}
+	j.rt.method = ""
+	j.clk.Advance(time.Minute)
+	j.wantRunningAgain(t)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -213,27 +214,46 @@ func (s *secretEnv) checkMountsInMemory(t *testing.T) {
 }
 
 // checkNoPlaintextIn fails when a file under dir holds a secret's
-// plaintext.
+// plaintext. hostlet may be writing a state file meanwhile (a temporary
+// file, then renamed): a walk that met a file gone before it was read
+// is walked again, so every file is read under one name or the other.
 func (s *secretEnv) checkNoPlaintextIn(t *testing.T, dir string) {
 	t.Helper()
 	values := []string{s.token, s.apiKey, s.dbPass, s.dbFile, s.iniValue}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for _, v := range values {
-			if bytes.Contains(b, []byte(v)) {
-				t.Errorf("%s holds a secret's plaintext", p)
+	for walk := 1; ; walk++ {
+		vanished := false
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				vanished = true
+				return nil
 			}
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				vanished = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			for _, v := range values {
+				if bytes.Contains(b, []byte(v)) {
+					t.Errorf("%s holds a secret's plaintext", p)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		if !vanished {
+			return
+		}
+		if walk == 20 {
+			t.Fatalf("files under %s kept vanishing mid-walk (20 walks)", dir)
+		}
 	}
 }
 
