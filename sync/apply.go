@@ -157,7 +157,13 @@ type ApplyOptions struct {
 	// the ID of each container whose restart policy the apply cleared
 	// before stopping it: wanted again while it stays, stopped, it runs
 	// again (PlanOptions.PolicyCleared).
-	PolicyCleared func(id string)
+	PolicyCleared PolicyClearedNoter
+}
+
+// PolicyClearedNoter is told the IDs of the containers an apply left with
+// their restart policy cleared; safe for concurrent use.
+type PolicyClearedNoter interface {
+	NotePolicyCleared(id string)
 }
 
 // FileWriter writes a files volume's content (once per digest) and returns
@@ -537,7 +543,7 @@ func (a *applier) stop(ctx context.Context, c *hruntime.Container, grace time.Du
 // policy was cleared.
 func (a *applier) notePolicyCleared(id string) {
 	if a.opts.PolicyCleared != nil {
-		a.opts.PolicyCleared(id)
+		a.opts.PolicyCleared.NotePolicyCleared(id)
 	}
 }
 

@@ -162,8 +162,18 @@ type clearedIDs struct {
 	ids []string
 }
 
-func (c *clearedIDs) add(id string) {
+// NotePolicyCleared implements PolicyClearedNoter.
+func (c *clearedIDs) NotePolicyCleared(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ids = append(c.ids, id)
+}
+
+// take returns the IDs collected and forgets them.
+func (c *clearedIDs) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := c.ids
+	c.ids = nil
+	return ids
 }

@@ -200,8 +200,9 @@ type passState struct {
 	// the last pass planned.
 	specs specMemos
 	// marks are the containers hostlet left with their restart policy
-	// cleared (policyMarks).
-	marks policyMarks
+	// cleared (policyMarks); cleared collects those of a pass's apply.
+	marks   policyMarks
+	cleared clearedIDs
 }
 
 // desiredSet is the desired state the sources delivered (SetDesired).
@@ -578,14 +579,13 @@ func (s *Syncer) syncOnce(ctx context.Context, desired Desired, recoverPods map[
 		return view.Held[id] || windowWaits[id] != "" || waits[id] != "" || (s.backingOff(id) && !removing[id])
 	}
 	opts := s.applyOptions(skip, !s.syncs.networksSwept && s.opts.Prune && desired.Ready)
-	var cleared clearedIDs
-	opts.PolicyCleared = cleared.add
+	opts.PolicyCleared = &s.syncs.cleared
 	results := Apply(ctx, stopMarker{Runtime: s.rt, s: s}, plan, opts, s.log)
 	if s.opts.Prune && desired.Ready {
 		s.syncs.networksSwept = true
 	}
 	s.notePulls(results)
-	s.syncs.marks.afterApply(results, cleared.ids)
+	s.syncs.marks.afterApply(results, s.syncs.cleared.take())
 	if slices.ContainsFunc(results, func(r Result) bool { return len(r.Applied) > 0 || r.Err != nil }) {
 		s.record(results)
 		// Status must show what the engine runs now: list once more, only
