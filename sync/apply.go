@@ -568,6 +568,11 @@ func (ap *podApplication) postStart(ctx context.Context, i int, id string) error
 	if err == nil {
 		return nil
 	}
+	// Of restartPolicy OnFailure, its policy goes first, as in stop: its
+	// exit 0 on SIGTERM must not pass for a completion.
+	if ap.m.RestartPolicy == manifest.RestartOnFailure && ap.rt.NoRestart(ctx, id) == nil {
+		ap.notePolicyCleared(id)
+	}
 	if serr := ap.rt.Stop(ctx, id, ap.grace); serr != nil && !hruntime.IsNotFound(serr) {
 		ap.log.Warn("stop a container whose postStart hook failed", "pod", ap.m.ID, "container", ap.m.Containers[i].Name, "error", serr)
 	}
@@ -1376,13 +1381,15 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
 		}
 	}
-	if !ch.Current.Running() || stopsWithoutPolicy(*ch.Current) {
-		if err := ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy)); err != nil {
-			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
-		}
-	}
 	startErr := ap.rt.Start(ctx, ch.Current.ID)
 	if startErr == nil {
+		// Its policy back once it runs: one that did not start keeps
+		// none, which tells the next hostlet it was not done.
+		if !ch.Current.Running() || stopsWithoutPolicy(*ch.Current) {
+			if err := ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy)); err != nil {
+				return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
+			}
+		}
 		return ch, ap.postStart(ctx, i, ch.Current.ID)
 	}
 	if !hruntime.IsStaleTask(startErr) && !hruntime.IsNotFound(startErr) {

@@ -351,7 +351,7 @@ func TestContainerLeftByARecreateCutShortRunsWithItsPolicyOnceAdopted(t *testing
 			leave: func(fake *synctest.Fake, id string) error {
 				return errors.Join(fake.Stop(context.Background(), id, 0), clearPolicy(fake, id))
 			},
-			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"RestoreRestart", "Start"},
+			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"Start", "RestoreRestart"},
 		},
 		{
 			name:        "running, its policy cleared",
@@ -362,7 +362,7 @@ func TestContainerLeftByARecreateCutShortRunsWithItsPolicyOnceAdopted(t *testing
 			name:        "running, its policy cleared, stopped by a stop the engine finishes after the adoption",
 			leave:       clearPolicy,
 			meanwhile:   func(fake *synctest.Fake, id string) error { return fake.Stop(context.Background(), id, 0) },
-			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"Stop", "RestoreRestart", "Start"},
+			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"Stop", "Start", "RestoreRestart"},
 		},
 		{
 			name:        "completed on its own",
@@ -782,4 +782,100 @@ func TestOnFailureContainerWhoseLivenessRestartFailedToStartRunsAgain(t *testing
 	j.rt.method = ""
 	j.clk.Advance(time.Minute)
 	j.wantRunningAgain(t)
+}
+
+// A job (restartPolicy OnFailure) restarted to rejoin its pod's network,
+// its policy cleared for the stop, keeps no mark once started again: when
+// it then completes on its own (exit 0), it is done.
+func TestJobRestartedToRejoinItsNetworkIsDoneOnceItCompletes(t *testing.T) {
+	job := func() manifest.Manifest {
+		return edit(twoPod("p"), func(m *manifest.Manifest) { m.RestartPolicy = manifest.RestartOnFailure })
+	}
+	now := time.Unix(1_700_000_000, 0)
+	fake := synctest.NewFake()
+	fake.SetClock(func() time.Time { return now })
+	first := newFakeSyncer(t, fake)
+	first.SetDesired(hsync.Desired{Pods: pods(job()), Ready: true})
+	if err := first.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	now = now.Add(time.Minute)
+	infra := slotIDs(t, fake)[hruntime.InfraName]
+	if err := fake.Exit(infra, 137); err != nil {
+		t.Fatal(err)
+	}
+	second := newFakeSyncer(t, fake)
+	second.SetDesired(hsync.Desired{Pods: pods(job()), Ready: true})
+	if err := second.SyncOnce(t.Context()); err != nil { // rejoin: app stopped and started
+		t.Fatal(err)
+	}
+	app := slotIDs(t, fake)["app"]
+	if c, ok := runningSlot(fake, "p", "app"); !ok || c.ID != app {
+		t.Fatalf("app not running after the rejoin")
+	}
+	now = now.Add(time.Minute)
+	if err := fake.Exit(app, 0); err != nil { // the job completes
+		t.Fatal(err)
+	}
+	fake.Reset()
+	if err := second.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := startsOf(fake, app); n > 0 {
+		t.Errorf("the completed job was started %d time(s) again", n)
+	}
+}
+
+// A job (restartPolicy OnFailure) whose liveness restart succeeded keeps
+// no mark: when it then completes on its own (exit 0), it is done.
+func TestJobRestartedForItsLivenessIsDoneOnceItCompletes(t *testing.T) {
+	j := runJob(t, onFailurePod())
+	j.s.OnUnhealthy(t.Context(), "p", "app", j.app)
+	if _, ok := runningSlot(j.fake, "p", "app"); !ok {
+		t.Fatal("not running after the liveness restart")
+	}
+	if err := j.fake.Exit(j.app, 0); err != nil {
+		t.Fatal(err)
+	}
+	j.clk.Advance(time.Minute)
+	j.fake.Reset()
+	if err := j.s.SyncOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := startsOf(j.fake, j.app); n > 0 {
+		t.Errorf("the completed job was started %d time(s) again", n)
+	}
+}
+
+// failsHooks is an engine where every exec (a postStart hook) fails.
+type failsHooks struct{ *synctest.Fake }
+
+func (e failsHooks) Exec(ctx context.Context, id string, cmd []string) (int, error) {
+	_, err := e.Fake.Exec(ctx, id, cmd)
+	return 1, err
+}
+
+// A job (restartPolicy OnFailure) stopped because its postStart hook
+// failed, its policy cleared first, is tried again after its backoff:
+// its exit 0 on SIGTERM does not pass for a completion.
+func TestJobStoppedForAFailedPostStartHookIsTriedAgain(t *testing.T) {
+	m := edit(onFailurePod(), func(m *manifest.Manifest) {
+		m.Containers[0].Lifecycle = &manifest.Lifecycle{PostStart: &manifest.Hook{Exec: &manifest.Exec{Command: []string{"false"}}}}
+	})
+	fake := synctest.NewFake()
+	clk := clock.NewFake(clockT0)
+	s := newClockedFakeSyncer(t, failsHooks{fake}, clk)
+	s.SetDesired(hsync.Desired{Pods: pods(m), Ready: true})
+	_ = s.SyncOnce(t.Context()) // postStart fails: stopped
+	app := slotIDs(t, fake)["app"]
+	for range 3 {
+		clk.Advance(time.Hour) // past any backoff
+		fake.Reset()
+		_ = s.SyncOnce(t.Context())
+		if startsOf(fake, app) > 0 {
+			return // tried again
+		}
+	}
+	t.Errorf("the container stopped by its failed postStart hook (exit 0, policy %q) was never tried again", policyOf(fake, app))
 }

@@ -110,20 +110,13 @@ func (m *policyMarks) markStopped(id string) {
 // back. Nothing is done, nor allocated, without marks.
 func (s *Syncer) tendPolicyMarks(ctx context.Context, actual []hruntime.Container, now time.Time) {
 	m := &s.syncs.marks
-	if len(m.stopped)+len(m.running) == 0 {
-		return
-	}
-	listed := make(map[string]*hruntime.Container, len(actual))
-	for i := range actual {
-		listed[actual[i].ID] = &actual[i]
-	}
 	for id := range m.stopped {
-		if c := listed[id]; c == nil || c.Running() {
+		if c := listedByID(actual, id); c == nil || c.Running() {
 			delete(m.stopped, id)
 		}
 	}
 	for id, r := range m.running {
-		c := listed[id]
+		c := listedByID(actual, id)
 		switch {
 		case c == nil:
 			delete(m.running, id)
@@ -136,22 +129,35 @@ func (s *Syncer) tendPolicyMarks(ctx context.Context, actual []hruntime.Containe
 	}
 }
 
-// afterApply drops the marks of the containers results changed (started
-// again, replaced or removed: from then on, a stop is their own), then
-// marks those the apply left with their policy cleared (cleared).
-func (m *policyMarks) afterApply(results []Result, cleared []string) {
-	if len(m.stopped)+len(m.running) > 0 {
-		for _, r := range results {
-			for _, ch := range r.Applied {
-				if ch.Current != nil {
-					delete(m.stopped, ch.Current.ID)
-					delete(m.running, ch.Current.ID)
-				}
-			}
+// listedByID is the container of actual with ID id, nil when there is
+// none. The marks are few: a scan each allocates nothing.
+func listedByID(actual []hruntime.Container, id string) *hruntime.Container {
+	for i := range actual {
+		if actual[i].ID == id {
+			return &actual[i]
 		}
 	}
+	return nil
+}
+
+// afterApply marks the containers the apply left with their policy
+// cleared (cleared), then drops the marks of those it started again or
+// removed: from then on, a stop is their own. A replaced one keeps its
+// mark (the removal after its successor's start may fail).
+func (m *policyMarks) afterApply(results []Result, cleared []string) {
 	for _, id := range cleared {
 		m.markStopped(id)
+	}
+	if len(m.stopped)+len(m.running) == 0 {
+		return
+	}
+	for _, r := range results {
+		for _, ch := range r.Applied {
+			if ch.Current != nil && ch.Action != ActionRecreate {
+				delete(m.stopped, ch.Current.ID)
+				delete(m.running, ch.Current.ID)
+			}
+		}
 	}
 }
 

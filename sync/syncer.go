@@ -1449,7 +1449,7 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 	}
 	// The preStop hook first, outside the sync lock: it may take the
 	// whole grace period, and no other pod's sync waits for it.
-	left := s.preStopOf(ctx, id, ip, grace)
+	left, created := s.preStopOf(ctx, id, ip, grace)
 	s.syncs.mu.Lock()
 	defer s.syncs.mu.Unlock()
 	if ctx.Err() != nil {
@@ -1470,7 +1470,7 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 	// One of restartPolicy OnFailure stops with its policy cleared, as
 	// in an apply (applier.stop): marked, its exit 0 on SIGTERM does not
 	// pass for a completion should the start not follow.
-	cleared := s.desiredRestartPolicy(pod) == manifest.RestartOnFailure && rt.NoRestart(ctx, id) == nil
+	cleared := created == manifest.RestartOnFailure && rt.NoRestart(ctx, id) == nil
 	if cleared {
 		s.syncs.marks.markStopped(id)
 	}
@@ -1482,15 +1482,18 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 		s.Trigger()
 		return
 	}
-	if cleared {
-		_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
-	}
 	if err := rt.Start(ctx, id); err != nil {
 		// Not restarted: the next sync starts it per the restart policy
 		// or its mark (and counts that restart).
 		s.log.Warn("restart unhealthy container: start", "pod", pod, "container", slot, "error", err)
 		s.Trigger()
 		return
+	}
+	if cleared {
+		// Its policy back once it runs (a start that failed left none,
+		// for the next hostlet to tell), and its mark gone.
+		_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
+		delete(s.syncs.marks.stopped, id)
 	}
 	// Started again: its startup probe runs again before the others.
 	s.work.prober.restarted(id)
@@ -1506,29 +1509,19 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 	s.Trigger()
 }
 
-// desiredRestartPolicy is the restartPolicy of desired pod id ("" when
-// it is not desired).
-func (s *Syncer) desiredRestartPolicy(id string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, p := range s.desired.set.Pods {
-		if p.Manifest.ID == id {
-			return p.Manifest.RestartPolicy
-		}
-	}
-	return ""
-}
-
 // preStopOf runs the preStop hook recorded on container id (at the pod's
-// address ip), if any, and returns what is left of grace for the stop.
-func (s *Syncer) preStopOf(ctx context.Context, id, ip string, grace time.Duration) time.Duration {
+// address ip), if any, and returns what is left of grace for the stop,
+// and the restart policy the container was created with (createdPolicy;
+// "" when the inspect failed).
+func (s *Syncer) preStopOf(ctx context.Context, id, ip string, grace time.Duration) (time.Duration, string) {
 	d, err := s.rt.Inspect(ctx, id)
 	if err != nil {
 		s.log.Warn("preStop hook not run: the container could not be inspected", "container", id, "error", err)
-		return grace
+		return grace, ""
 	}
 	c := hruntime.Container{ID: id, State: hruntime.StateRunning, Labels: d.Labels}
-	return preStop(ctx, s.rt, &c, ip, grace, s.log)
+	created, _ := createdPolicy(c)
+	return preStop(ctx, s.rt, &c, ip, grace, s.log), created
 }
 
 // Healthy reports whether the sync loop is alive: a sync finished, or the
