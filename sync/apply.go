@@ -521,22 +521,32 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 // with its policy on-failure still, would pass for a completion to a
 // hostlet killed or stopped before it was removed or started again, and
 // it would never run again (see Syncer.notePolicyCleared). Where the
-// engine refuses the stop, it runs on, with its policy back.
+// engine refuses the stop, it runs on, with its policy back; else it is
+// marked (ApplyOptions.PolicyCleared).
 func (a *applier) stop(ctx context.Context, c *hruntime.Container, grace time.Duration) error {
 	cleared := stopsWithoutPolicy(*c) && a.rt.NoRestart(ctx, c.ID) == nil
-	if cleared {
-		a.notePolicyCleared(c.ID)
-	}
 	ip := c.IP
 	if ip == "" && c.Labels[podspec.LabelPreStop] != "" {
 		// Its pod's infra container holds the address.
 		ip = infraIP(a.plan, c.Pod())
 	}
 	err := a.rt.Stop(ctx, c.ID, preStop(ctx, a.ex, c, ip, grace, a.log))
-	if err != nil && cleared && ctx.Err() == nil && !hruntime.IsNotFound(err) {
-		_ = a.rt.RestoreRestart(ctx, c.ID, hruntime.RestartOnFailure)
+	if cleared {
+		a.clearedByStop(ctx, c.ID, err)
 	}
 	return err
+}
+
+// clearedByStop follows the stop (its error: stopErr) of container id
+// whose restart policy, on-failure, was cleared first: where the engine
+// refused the stop (hostlet running on) and takes the policy back, it
+// runs on as it was; else it is marked.
+func (a *applier) clearedByStop(ctx context.Context, id string, stopErr error) {
+	if stopErr != nil && ctx.Err() == nil && !hruntime.IsNotFound(stopErr) &&
+		a.rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure) == nil {
+		return
+	}
+	a.notePolicyCleared(id)
 }
 
 // notePolicyCleared tells opts.PolicyCleared that container id's restart
@@ -570,10 +580,12 @@ func (ap *podApplication) postStart(ctx context.Context, i int, id string) error
 	}
 	// Of restartPolicy OnFailure, its policy goes first, as in stop: its
 	// exit 0 on SIGTERM must not pass for a completion.
-	if ap.m.RestartPolicy == manifest.RestartOnFailure && ap.rt.NoRestart(ctx, id) == nil {
-		ap.notePolicyCleared(id)
+	cleared := ap.m.RestartPolicy == manifest.RestartOnFailure && ap.rt.NoRestart(ctx, id) == nil
+	serr := ap.rt.Stop(ctx, id, ap.grace)
+	if cleared {
+		ap.clearedByStop(ctx, id, serr)
 	}
-	if serr := ap.rt.Stop(ctx, id, ap.grace); serr != nil && !hruntime.IsNotFound(serr) {
+	if serr != nil && !hruntime.IsNotFound(serr) {
 		ap.log.Warn("stop a container whose postStart hook failed", "pod", ap.m.ID, "container", ap.m.Containers[i].Name, "error", serr)
 	}
 	return inStep(errStepStart, fmt.Errorf("container %s: postStart hook failed: %w", ap.m.Containers[i].Name, err))
@@ -1415,20 +1427,20 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 // which may run while hostlet shuts down.
 const restoreTimeout = 10 * time.Second
 
-// restorePolicy gives the app container ch the restart policy it was
-// created with (policy), so an engine restarts it after a crash or a
-// reboot again: a recreate cleared it (NoRestart) to keep the container
-// until its successor started, and the container is wanted again
-// instead (the change reverted after hostlet was killed in the window),
-// or its stop failed after a preStop hook and it runs on. Which stopped
-// container had its policy cleared the list does not tell, so each one
-// started again gets its policy back: one call, on a start that is rare
-// (the engine restarts the crashed ones itself). Infra containers are
-// never kept so. A refusal is logged and the container started all the
-// same; not found is left to the start that follows (an engine without
-// the update endpoint, Podman before 5.1, may answer so too). An engine
-// that cannot be reached is the one error returned: the start would
-// fail the same way, and the pass waits for the engine as before.
+// restorePolicy gives the app container ch, just started again, the
+// restart policy it was created with (policy), so an engine restarts it
+// after a crash or a reboot again: hostlet cleared it (NoRestart) to
+// keep the container until its successor started, or to stop it (of
+// restartPolicy OnFailure), and it is wanted again (see policyMarks).
+// Which stopped container had its policy cleared the list does not
+// tell, so each one started again gets its policy back: one call, on a
+// start that is rare (the engine restarts the crashed ones itself).
+// Infra containers are never kept so. A refusal is logged; not found is
+// let go (an engine without the update endpoint, Podman before 5.1, may
+// answer so too). An engine that cannot be reached is the one error
+// returned: the pass waits for the engine as before, and the
+// container's mark stays for the next pass to set its policy back
+// (tendPolicyMarks).
 func (ap *podApplication) restorePolicy(ctx context.Context, ch Change, policy string) error {
 	if policy == hruntime.RestartNo || ctx.Err() != nil {
 		return nil

@@ -879,3 +879,30 @@ func TestJobStoppedForAFailedPostStartHookIsTriedAgain(t *testing.T) {
 	}
 	t.Errorf("the container stopped by its failed postStart hook (exit 0, policy %q) was never tried again", policyOf(fake, app))
 }
+
+// hookFailsStopRefused is an engine where every exec (a postStart hook)
+// fails and every stop is refused.
+type hookFailsStopRefused struct{ failsHooks }
+
+func (e hookFailsStopRefused) Stop(context.Context, string, time.Duration) error { return errRefused }
+
+// A job (restartPolicy OnFailure) whose postStart hook failed and whose
+// stop the engine then refused runs on with its restart policy back.
+func TestJobWhoseStopAfterAFailedPostStartIsRefusedKeepsItsPolicy(t *testing.T) {
+	m := edit(onFailurePod(), func(m *manifest.Manifest) {
+		m.Containers[0].Lifecycle = &manifest.Lifecycle{PostStart: &manifest.Hook{Exec: &manifest.Exec{Command: []string{"false"}}}}
+	})
+	fake := synctest.NewFake()
+	s := newClockedFakeSyncer(t, hookFailsStopRefused{failsHooks{fake}}, clock.NewFake(clockT0))
+	s.SetDesired(hsync.Desired{Pods: pods(m), Ready: true})
+	if err := s.SyncOnce(t.Context()); err == nil {
+		t.Fatal("the pod applied, want its postStart hook's failure")
+	}
+	app := slotIDs(t, fake)["app"]
+	if c, ok := runningSlot(fake, "p", "app"); !ok || c.ID != app {
+		t.Fatalf("app: running %v, want it running on (its stop was refused)", ok)
+	}
+	if p := policyOf(fake, app); p != hruntime.RestartOnFailure {
+		t.Errorf("restart policy %q, want on-failure", p)
+	}
+}

@@ -141,9 +141,10 @@ type PlanOptions struct {
 	// say an env value changed).
 	EnvHasher *EnvHasher
 	// PolicyCleared names, by ID, stopped app containers that hostlet
-	// stopped itself, their restart policy cleared, for a recreate it did
-	// not finish (it was killed): wanted again, they run again whatever
-	// their exit code and the pod's restartPolicy.
+	// stopped itself, their restart policy cleared, and did not start
+	// again or remove (killed, refused: see policyMarks): wanted again,
+	// they run again whatever their exit code and the pod's
+	// restartPolicy.
 	PolicyCleared map[string]bool
 	// specs, when not nil, hold the spec hashes of the manifests last
 	// planned (the Syncer's, across its syncs).
@@ -517,9 +518,9 @@ func (a appPlanner) plan(i int, cur *hruntime.Container) Change {
 	case !cur.Running() && shouldRun(a.m.RestartPolicy, *cur):
 		ch.Action = ActionRestart
 		ch.Reasons = []string{fmt.Sprintf("%s, restartPolicy %s", stateText(*cur), a.m.RestartPolicy)}
-	case !cur.Running() && a.policyCleared[cur.ID]:
+	case (cur.State == hruntime.StateExited || cur.State == hruntime.StateCreated) && a.policyCleared[cur.ID]:
 		ch.Action = ActionRestart
-		ch.Reasons = []string{fmt.Sprintf("%s, stopped by a recreate that did not finish", stateText(*cur))}
+		ch.Reasons = []string{fmt.Sprintf("%s, stopped by hostlet and not started again", stateText(*cur))}
 	}
 	return ch
 }

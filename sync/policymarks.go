@@ -105,14 +105,24 @@ func (m *policyMarks) markStopped(id string) {
 
 // tendPolicyMarks brings the marks up to actual, listed at now: a mark
 // of a container no longer listed goes; a stopped mark, once its
-// container runs; a running one whose container stopped becomes a
-// stopped one; a running one whose time has come has its policy set
-// back. Nothing is done, nor allocated, without marks.
+// container runs, with its policy set back; a running one whose
+// container stopped becomes a stopped one; a running one whose time has
+// come has its policy set back. Nothing is done, nor allocated, without
+// marks.
 func (s *Syncer) tendPolicyMarks(ctx context.Context, actual []hruntime.Container, now time.Time) {
 	m := &s.syncs.marks
 	for id := range m.stopped {
-		if c := listedByID(actual, id); c == nil || c.Running() {
+		c := listedByID(actual, id)
+		switch {
+		case c == nil:
 			delete(m.stopped, id)
+		case c.Running():
+			// Not started by a pass (that drops the mark): a stop or a
+			// restore that failed left it running, maybe without a policy.
+			created, _ := createdPolicy(*c)
+			if want := podspec.EngineRestartPolicy(created); want == hruntime.RestartNo || s.restorePolicyOf(ctx, id, c.Pod(), c.Slot(), want) {
+				delete(m.stopped, id)
+			}
 		}
 	}
 	for id, r := range m.running {

@@ -1447,11 +1447,25 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 		s.log.Info("liveness probe failed on a held pod; not restarted", "pod", pod, "container", slot)
 		return
 	}
+	// One of restartPolicy OnFailure has its policy cleared before its
+	// hook, as in an apply (applier.stop): its exit 0 (on SIGTERM, or the
+	// hook's own) must not pass for a completion should the start not
+	// follow. Marked, the next pass starts it when wanted, or sets its
+	// policy back if it runs (tendPolicyMarks).
+	c, inspected := s.inspectForStop(ctx, id)
+	created, _ := createdPolicy(c)
+	cleared := created == manifest.RestartOnFailure && s.rt.NoRestart(ctx, id) == nil
 	// The preStop hook first, outside the sync lock: it may take the
 	// whole grace period, and no other pod's sync waits for it.
-	left, created := s.preStopOf(ctx, id, ip, grace)
+	left := grace
+	if inspected {
+		left = preStop(ctx, s.rt, &c, ip, grace, s.log)
+	}
 	s.syncs.mu.Lock()
 	defer s.syncs.mu.Unlock()
+	if cleared {
+		s.syncs.marks.markStopped(id)
+	}
 	if ctx.Err() != nil {
 		// The probe was stopped (container gone, probe changed, hostlet
 		// stopping) while waiting for the sync lock.
@@ -1467,16 +1481,9 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 	// Marked as hostlet's own: the die event is no crash, the start
 	// event no restart of the engine's (this one is counted below).
 	rt := stopMarker{Runtime: s.rt, s: s}
-	// One of restartPolicy OnFailure stops with its policy cleared, as
-	// in an apply (applier.stop): marked, its exit 0 on SIGTERM does not
-	// pass for a completion should the start not follow.
-	cleared := created == manifest.RestartOnFailure && rt.NoRestart(ctx, id) == nil
-	if cleared {
-		s.syncs.marks.markStopped(id)
-	}
 	if err := rt.Stop(ctx, id, left); err != nil {
-		if cleared && ctx.Err() == nil {
-			_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
+		if cleared && ctx.Err() == nil && rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure) == nil {
+			delete(s.syncs.marks.stopped, id) // it runs on, as it was
 		}
 		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
 		s.Trigger()
@@ -1490,10 +1497,10 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 		return
 	}
 	if cleared {
-		// Its policy back once it runs (a start that failed left none,
-		// for the next hostlet to tell), and its mark gone.
-		_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
+		// Its mark gone once it runs, its policy back (a start that
+		// failed left none, for the next hostlet to tell).
 		delete(s.syncs.marks.stopped, id)
+		_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
 	}
 	// Started again: its startup probe runs again before the others.
 	s.work.prober.restarted(id)
@@ -1509,19 +1516,16 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 	s.Trigger()
 }
 
-// preStopOf runs the preStop hook recorded on container id (at the pod's
-// address ip), if any, and returns what is left of grace for the stop,
-// and the restart policy the container was created with (createdPolicy;
-// "" when the inspect failed).
-func (s *Syncer) preStopOf(ctx context.Context, id, ip string, grace time.Duration) (time.Duration, string) {
+// inspectForStop is running container id as a liveness restart stops
+// it: its labels (its preStop hook, its restart policy as created);
+// false when the inspect failed (no hook is run).
+func (s *Syncer) inspectForStop(ctx context.Context, id string) (hruntime.Container, bool) {
 	d, err := s.rt.Inspect(ctx, id)
 	if err != nil {
 		s.log.Warn("preStop hook not run: the container could not be inspected", "container", id, "error", err)
-		return grace, ""
+		return hruntime.Container{ID: id, State: hruntime.StateRunning}, false
 	}
-	c := hruntime.Container{ID: id, State: hruntime.StateRunning, Labels: d.Labels}
-	created, _ := createdPolicy(c)
-	return preStop(ctx, s.rt, &c, ip, grace, s.log), created
+	return hruntime.Container{ID: id, State: hruntime.StateRunning, Labels: d.Labels}, true
 }
 
 // Healthy reports whether the sync loop is alive: a sync finished, or the
