@@ -520,7 +520,7 @@ func (a *applier) stopRemove(ctx context.Context, c *hruntime.Container, timeout
 // has its restart policy cleared before: its app's exit 0 on SIGTERM,
 // with its policy on-failure still, would pass for a completion to a
 // hostlet killed or stopped before it was removed or started again, and
-// it would never run again (see Syncer.notePolicyCleared). Where the
+// it would never run again (see policyMarks). Where the
 // engine refuses the stop, it runs on, with its policy back; else it is
 // marked (ApplyOptions.PolicyCleared).
 func (a *applier) stop(ctx context.Context, c *hruntime.Container, grace time.Duration) error {
@@ -967,7 +967,7 @@ func (ap *podApplication) replace(ctx context.Context, ch Change) error {
 		ap.late = append(ap.late, *c)
 		return nil
 	}
-	policyFirst := c.Running() && c.Labels[podspec.LabelPreStop] != "" && !stopsWithoutPolicy(*c)
+	policyFirst := c.Running() && c.Labels[podspec.LabelPreStop] != "" && created != manifest.RestartOnFailure
 	if policyFirst {
 		if err := ap.rt.NoRestart(ctx, c.ID); err != nil {
 			ap.keptNone(ch, err)

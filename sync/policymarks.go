@@ -52,7 +52,7 @@ func createdPolicy(c hruntime.Container) (string, bool) {
 	return sum.RestartPolicy, true
 }
 
-// notePolicyCleared deals with adopted app container c (inspected at
+// markAdoptedPolicy deals with adopted app container c (inspected at
 // now: d) whose restart policy is none while the one it was created with
 // (createdPolicy) is another: a hostlet before this one cleared it and
 // was killed or stopped before it removed or started it again. A stopped
@@ -61,7 +61,7 @@ func createdPolicy(c hruntime.Container) (string, bool) {
 // starts it again when wanted); one of policy on-failure at its stop
 // timeout's end (policyMarks.running). A pod of restartPolicy Never has
 // none to tell by.
-func (s *Syncer) notePolicyCleared(ctx context.Context, c hruntime.Container, d hruntime.Details, now time.Time) {
+func (s *Syncer) markAdoptedPolicy(ctx context.Context, c hruntime.Container, d hruntime.Details, now time.Time) {
 	created, ok := createdPolicy(c)
 	want := podspec.EngineRestartPolicy(created)
 	if !ok || want == hruntime.RestartNo || d.RestartPolicy != hruntime.RestartNo {
@@ -119,8 +119,8 @@ func (s *Syncer) tendPolicyMarks(ctx context.Context, actual []hruntime.Containe
 		case c.Running():
 			// Not started by a pass (that drops the mark): a stop or a
 			// restore that failed left it running, maybe without a policy.
-			created, _ := createdPolicy(*c)
-			if want := podspec.EngineRestartPolicy(created); want == hruntime.RestartNo || s.restorePolicyOf(ctx, id, c.Pod(), c.Slot(), want) {
+			created, ok := createdPolicy(*c)
+			if want := podspec.EngineRestartPolicy(created); !ok || want == hruntime.RestartNo || s.restorePolicyOf(ctx, id, c.Pod(), c.Slot(), want) {
 				delete(m.stopped, id)
 			}
 		}

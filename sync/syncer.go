@@ -857,7 +857,7 @@ func (s *Syncer) countRestartLocked(ps *podState, pod string, ch Change, now tim
 // adopt reads what a list does not carry for containers found at start:
 // the engine's restart counts (restarts that happened while hostlet was
 // down), start times and restart policies (those a recreate cut short
-// cleared: notePolicyCleared). Adopted running containers are never
+// cleared: markAdoptedPolicy). Adopted running containers are never
 // restarted, with one exception: when the engine restarted a pod's infra
 // container after an app container of the pod started (its process
 // crashed while hostlet was down), that app container is in a network
@@ -879,7 +879,7 @@ func (s *Syncer) adopt(ctx context.Context, actual []hruntime.Container, desired
 			continue
 		}
 		if c.Slot() != hruntime.InfraName && !isInit(c) {
-			s.notePolicyCleared(ctx, c, d, s.opts.Clock.Now())
+			s.markAdoptedPolicy(ctx, c, d, s.opts.Clock.Now())
 		}
 		if d.Running {
 			started[c.ID] = d.StartedAt
