@@ -861,12 +861,16 @@ func TestAdoptedContainerLeftByARecreateCutShortRunsWithItsPolicy(t *testing.T) 
 	t.Parallel()
 	e := newEnv(t)
 	const onFailurePod = singlePod + "restartPolicy: OnFailure\n"
-	stoppedPod := e.pod(onFailurePod, "stopped", e.img, "stopped", testkit.FreePort(t))
+	stoppedPort := testkit.FreePort(t)
+	stoppedPod := e.pod(onFailurePod, "stopped", e.img, "stopped", stoppedPort)
 	runningPod := e.pod(onFailurePod, "running", e.img, "running", testkit.FreePort(t))
 	e.set(stoppedPod, runningPod)
 	e.sync()
 	before := e.containers()
 	stopped, running := before["stopped/app"], before["running/app"]
+	// Its app answers once it handles SIGTERM: a process 1 that has not
+	// yet set its handler ignores the signal, and is killed (137).
+	testkit.WaitHTTP(t, time.Minute, "GET", fmt.Sprintf("http://127.0.0.1:%d/healthz", stoppedPort), "", "ok")
 	if err := e.rt.Stop(e.ctx, stopped.ID, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
