@@ -1393,16 +1393,22 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
 		}
 	}
+	// Its policy back while it is stopped (on a running container the
+	// engine updates its cgroup too, and fails on one that just died);
+	// one of restartPolicy OnFailure that does not start has it cleared
+	// again, which tells the next hostlet it was not done.
+	onFailure := stopsWithoutPolicy(*ch.Current)
+	if !ch.Current.Running() || onFailure {
+		if err := ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy)); err != nil {
+			return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
+		}
+	}
 	startErr := ap.rt.Start(ctx, ch.Current.ID)
 	if startErr == nil {
-		// Its policy back once it runs: one that did not start keeps
-		// none, which tells the next hostlet it was not done.
-		if !ch.Current.Running() || stopsWithoutPolicy(*ch.Current) {
-			if err := ap.restorePolicy(ctx, ch, podspec.EngineRestartPolicy(ap.m.RestartPolicy)); err != nil {
-				return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, err))
-			}
-		}
 		return ch, ap.postStart(ctx, i, ch.Current.ID)
+	}
+	if onFailure {
+		_ = ap.rt.NoRestart(ctx, ch.Current.ID)
 	}
 	if !hruntime.IsStaleTask(startErr) && !hruntime.IsNotFound(startErr) {
 		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, startErr))
@@ -1427,8 +1433,8 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 // which may run while hostlet shuts down.
 const restoreTimeout = 10 * time.Second
 
-// restorePolicy gives the app container ch, just started again, the
-// restart policy it was created with (policy), so an engine restarts it
+// restorePolicy gives the app container ch, about to be started again,
+// the restart policy it was created with (policy), so an engine restarts it
 // after a crash or a reboot again: hostlet cleared it (NoRestart) to
 // keep the container until its successor started, or to stop it (of
 // restartPolicy OnFailure), and it is wanted again (see policyMarks).

@@ -351,7 +351,7 @@ func TestContainerLeftByARecreateCutShortRunsWithItsPolicyOnceAdopted(t *testing
 			leave: func(fake *synctest.Fake, id string) error {
 				return errors.Join(fake.Stop(context.Background(), id, 0), clearPolicy(fake, id))
 			},
-			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"Start", "RestoreRestart"},
+			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"RestoreRestart", "Start"},
 		},
 		{
 			name:        "running, its policy cleared",
@@ -362,7 +362,7 @@ func TestContainerLeftByARecreateCutShortRunsWithItsPolicyOnceAdopted(t *testing
 			name:        "running, its policy cleared, stopped by a stop the engine finishes after the adoption",
 			leave:       clearPolicy,
 			meanwhile:   func(fake *synctest.Fake, id string) error { return fake.Stop(context.Background(), id, 0) },
-			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"Stop", "Start", "RestoreRestart"},
+			wantRunning: true, wantPolicy: hruntime.RestartOnFailure, wantCalls: []string{"Stop", "RestoreRestart", "Start"},
 		},
 		{
 			name:        "completed on its own",

@@ -638,7 +638,7 @@ func TestApplyOrderTable(t *testing.T) {
 			want: []string{"Stop(a/app)", "Remove(a/app)", "Stop(a/side)", "Remove(a/side)", "Stop(a/POD)", "Remove(a/POD)",
 				"EnsureImage(example.org/app:1)", "EnsureImage(example.org/side:1)", "EnsureImage(example.org/pause:1)",
 				"Create(b/POD)", "Start(b/POD)", "Create(b/app)", "Start(b/app)", "Create(b/side)", "Start(b/side)"}},
-		{name: "restart/a stopped container is started again, then its restart policy set back; nothing else, no volume touched",
+		{name: "restart/a stopped container is started again, its restart policy set back first; nothing else, no volume touched",
 			before: pods(onePod("p")), after: pods(onePod("p")),
 			mutate: func(t *testing.T, fake *synctest.Fake) {
 				cs := listed(t, fake)
@@ -646,7 +646,7 @@ func TestApplyOrderTable(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			want: []string{"Start(p/app)", "RestoreRestart(p/app)"}},
+			want: []string{"RestoreRestart(p/app)", "Start(p/app)"}},
 		{name: "restart/infra container stopped: started, then the running app containers restarted into its network",
 			before: pods(twoPod("p")), after: pods(twoPod("p")),
 			mutate: func(t *testing.T, fake *synctest.Fake) {
@@ -689,7 +689,7 @@ func TestApplyOrderTable(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			want: []string{"Stop(p/app)", "Remove(p/app)", "Start(p/app)", "RestoreRestart(p/app)"}},
+			want: []string{"Stop(p/app)", "Remove(p/app)", "RestoreRestart(p/app)", "Start(p/app)"}},
 		{name: "duplicate/a duplicate infra container is removed, the pod's own kept",
 			before: pods(twoPod("p")), mutate: startDuplicate("p/POD"), after: pods(twoPod("p")),
 			want: []string{"Stop(p/POD)", "Remove(p/POD)"},

@@ -1489,18 +1489,23 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 		s.Trigger()
 		return
 	}
+	if cleared {
+		// Its policy back while it is stopped (see restartApp).
+		_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
+	}
 	if err := rt.Start(ctx, id); err != nil {
 		// Not restarted: the next sync starts it per the restart policy
-		// or its mark (and counts that restart).
+		// or its mark (and counts that restart); cleared again, its
+		// policy tells the next hostlet it was not done.
+		if cleared {
+			_ = rt.NoRestart(ctx, id)
+		}
 		s.log.Warn("restart unhealthy container: start", "pod", pod, "container", slot, "error", err)
 		s.Trigger()
 		return
 	}
 	if cleared {
-		// Its mark gone once it runs, its policy back (a start that
-		// failed left none, for the next hostlet to tell).
-		delete(s.syncs.marks.stopped, id)
-		_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
+		delete(s.syncs.marks.stopped, id) // it runs: a stop is its own
 	}
 	// Started again: its startup probe runs again before the others.
 	s.work.prober.restarted(id)
