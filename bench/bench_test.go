@@ -403,3 +403,58 @@ func TestStepTimelinePlacesTheCallsBegunInTheStep(t *testing.T) {
 		t.Errorf("no calls: %+v", empty)
 	}
 }
+
+// A ratio within each repetition sets each side's figure against the
+// other's of the same repetition, so a slow stretch of the engine that
+// fell on one repetition does not set one side's slow figure against the
+// other's fast one, as the ratio of the medians can.
+func TestPairedRatiosAreTakenWithinARepetition(t *testing.T) {
+	r := &results{}
+	r.Config.Ns = []int{10}
+	r.Config.Reps = 3
+	r.Config.Shapes = []string{shapeSingle}
+	r.Config.FloorParallelism = []int{4}
+	run := func(v string, par, rep int, secs float64) runRecord {
+		return runRecord{Variant: v, Shape: shapeSingle, Parallelism: par, N: 10, Rep: rep, Step: stepCreate, Seconds: secs}
+	}
+	r.Runs = []runRecord{
+		// Repetition 2 is a slow stretch for both sides.
+		run(vFloor, 4, 1, 10), run(vWebhook, 0, 1, 10.4), run(vHostletCompose, 0, 1, 12), run(vComposeUp, 0, 1, 12.5),
+		run(vFloor, 4, 2, 20), run(vWebhook, 0, 2, 20.6), run(vHostletCompose, 0, 2, 24), run(vComposeUp, 0, 2, 23),
+		run(vWebhook, 0, 3, 10.2), run(vFloor, 4, 3, 11),
+		// floor-late-rm makes the floor's calls in a create: the same
+		// work measured twice.
+		run(vFloorLateRm, 4, 1, 10.5), run(vFloorLateRm, 4, 2, 19),
+	}
+	r.summarize()
+	rr := r.Ratios[0]
+	for _, tc := range []struct {
+		name   string
+		got    *pairedRatio
+		perRep []float64
+		median float64
+		atMost int
+	}{
+		{"webhook ÷ floor", rr.PairedWebhookOverFloor, []float64{1.04, 1.03, 10.2 / 11}, 1.03, 3},
+		{"Compose file ÷ up -d", rr.PairedComposeFileOverUp, []float64{0.96, 24.0 / 23}, (0.96 + 24.0/23) / 2, 1},
+		{"Compose file ÷ native", rr.PairedComposeFileOverNative, []float64{12 / 10.4, 24 / 20.6}, (12/10.4 + 24/20.6) / 2, 0},
+		{"the same calls twice", rr.PairedSameWork, []float64{1.05, 0.95}, 1, 2},
+	} {
+		if tc.got == nil {
+			t.Fatalf("%s: no paired ratio", tc.name)
+		}
+		if len(tc.got.PerRep) != len(tc.perRep) || math.Abs(tc.got.Median-tc.median) > 1e-9 || tc.got.AtMost != tc.atMost {
+			t.Errorf("%s: %+v, want per repetition %v, median %v, %d at most the target", tc.name, *tc.got, tc.perRep, tc.median, tc.atMost)
+			continue
+		}
+		for i, x := range tc.perRep {
+			if math.Abs(tc.got.PerRep[i]-x) > 1e-9 {
+				t.Errorf("%s: repetition %d %v, want %v", tc.name, i+1, tc.got.PerRep[i], x)
+			}
+		}
+	}
+	md := r.markdown()
+	if want := "| single | 10 | create | 1.03 (3 of 3: 1.04 1.03 0.93) | 1.00 (1 of 2: 0.96 1.04) | 1.16 (0 of 2: 1.15 1.17) | 1.00 (2 of 2: 1.05 0.95) |"; !strings.Contains(md, want) {
+		t.Errorf("markdown has no %s:\n%s", want, md)
+	}
+}

@@ -232,7 +232,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp dir (logs, repos) after the run")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "only remove what earlier (killed) bench runs left on the engine, then exit")
 	fs.BoolVar(&o.evictBinary, "evict-binary", false, "start the idle phase's hostlet from a copy of its binary whose page cache was dropped (read back from disk on use, as after a reboot), not from one just written (held in large folios that are mapped whole: the larger RSS)")
-	fs.BoolVar(&o.profileCalls, "profile-calls", false, "run hostlet's blocks behind a proxy that times every Engine API call, and print and record each step's calls (the proxy adds a hop: such a run's timed figures are not comparable)")
+	fs.BoolVar(&o.profileCalls, "profile-calls", false, "run hostlet's and the floor's blocks behind a proxy that times every Engine API call, and print and record each step's calls (the proxy adds a hop: such a run's timed figures are not comparable with a run without it)")
 	fs.BoolVar(&o.profile, "profile", false, "with a binary built with the pprof tag (make build TAGS=grpcnotrace,nethttpomithttp2,pprof): save CPU and heap profiles of the N=max webhook block and the idle window into the temp dir")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

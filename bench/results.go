@@ -62,8 +62,8 @@ type results struct {
 	Hostlet   hostletTotals `json:"hostletWholeRun"`
 	Idle      []idleRecord  `json:"idle"`
 	APICalls  *apiCalls     `json:"apiCallsPerNoopSync,omitempty"`
-	// CallProfiles are hostlet's Engine API calls by step, timed at a
-	// proxy (-profile-calls).
+	// CallProfiles are the Engine API calls of hostlet's and the floor's
+	// blocks by step, timed at a proxy (-profile-calls).
 	CallProfiles []callProfile  `json:"callProfiles,omitempty"`
 	Checks       []check        `json:"checks"`
 	Targets      []targetResult `json:"targets"`
@@ -146,6 +146,14 @@ type ratioRow struct {
 	NetFloorSeconds         float64 `json:"fastestNetFloorSeconds,omitempty"`
 	NetFloorParallelism     int     `json:"fastestNetFloorParallelism,omitempty"`
 	ComposeFileOverNetFloor float64 `json:"hostletComposeFileOverNetFloor,omitempty"`
+	// The Paired ratios are taken within each repetition (pairedRatio).
+	PairedWebhookOverFloor      *pairedRatio `json:"pairedHostletWebhookOverFloor,omitempty"`
+	PairedComposeFileOverUp     *pairedRatio `json:"pairedHostletComposeFileOverComposeUp,omitempty"`
+	PairedComposeFileOverNative *pairedRatio `json:"pairedHostletComposeFileOverWebhook,omitempty"`
+	// PairedSameWork is floor-late-rm ÷ the floor at the fastest floor's
+	// pods at once, in the create and remove steps, where both make the
+	// same calls: the run's own resolution.
+	PairedSameWork *pairedRatio `json:"pairedSameWork,omitempty"`
 }
 
 type hostletTotals struct {
@@ -199,8 +207,10 @@ type targetResult struct {
 	Met    bool   `json:"met"`
 }
 
-// callProfile is what one step of a hostlet block asked of the engine:
-// every call from the step's push to the next step's, by method and path.
+// callProfile is what one step of a hostlet or floor block asked of the
+// engine: every call from the step's push (a floor's: its start) to the
+// next step's, by method and path. Variant is a floor's block name
+// ("floor×4").
 type callProfile struct {
 	Variant string               `json:"variant"`
 	Shape   string               `json:"shape"`
@@ -390,6 +400,7 @@ func (r *results) ratios(med map[key]float64) {
 		return a / med[b]
 	}
 	r.Ratios = nil
+	byRep := samplesByRep(r.Runs)
 	for _, shape := range r.Config.Shapes {
 		for _, n := range r.Config.Ns {
 			for _, step := range allSteps {
@@ -414,6 +425,7 @@ func (r *results) ratios(med map[key]float64) {
 					}
 				}
 				row.ComposeFileOverNetFloor = ratio(hc, key{shape, vFloorNet, row.NetFloorParallelism, n, step})
+				row.pairedRatios(byRep)
 				r.Ratios = append(r.Ratios, row)
 			}
 		}
@@ -653,6 +665,7 @@ func (r *results) markdown() string {
 		r.writeShape(&b, shape, cells)
 	}
 	r.writeComposeFile(&b, cells)
+	r.writePaired(&b)
 	r.writeUsage(&b)
 	r.writeChecks(&b)
 	fmt.Fprintf(&b, "Load average at start %.2f %.2f %.2f, at end %.2f %.2f %.2f", r.Load.Start[0], r.Load.Start[1], r.Load.Start[2], r.Load.End[0], r.Load.End[1], r.Load.End[2])

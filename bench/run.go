@@ -469,13 +469,18 @@ func (e *env) floorBlock(ctx context.Context, variant, shape string, n, workers,
 		return err
 	}
 	owner := fmt.Sprintf("%s-%s-%s-p%d-n%d-r%d", variant, e.runID, shape, workers, n, rep)
-	f := newFloor(dockerEngine{e.cli}, e.runID, e.image, e.pause, shape, e.o.grace, workers, ports, owner)
+	api, closeAPI, err := e.floorEngine(owner)
+	if err != nil {
+		return err
+	}
+	defer closeAPI()
+	f := newFloor(api, e.runID, e.image, e.pause, shape, e.o.grace, workers, ports, owner)
 	f.lateRemove = variant == vFloorLateRm
 	create, remove := func(ctx context.Context) error { return f.create(ctx, "v1") }, f.remove
 	if variant == vFloorNet {
 		f.network = "hbench-" + owner + "_default"
 		create = func(ctx context.Context) error {
-			if _, err := e.cli.NetworkCreate(ctx, f.network, network.CreateOptions{Driver: "bridge", Labels: f.labels()}); err != nil {
+			if _, err := api.cli.NetworkCreate(ctx, f.network, network.CreateOptions{Driver: "bridge", Labels: f.labels()}); err != nil {
 				return fmt.Errorf("create network %s: %w", f.network, err)
 			}
 			return f.create(ctx, "v1")
@@ -484,7 +489,7 @@ func (e *env) floorBlock(ctx context.Context, variant, shape string, n, workers,
 			if err := f.remove(ctx); err != nil {
 				return err
 			}
-			return e.cli.NetworkRemove(ctx, f.network)
+			return api.cli.NetworkRemove(ctx, f.network)
 		}
 		defer func() { _ = e.cli.NetworkRemove(context.Background(), f.network) }()
 	}
@@ -504,11 +509,13 @@ func (e *env) floorBlock(ctx context.Context, variant, shape string, n, workers,
 			}},
 	}
 	for _, s := range steps {
+		started := time.Now()
 		secs, err := timed(ctx, s.op, s.wait)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		e.record(variant, shape, workers, n, rep, s.name, secs)
+		e.noteCalls(blockSpec{variant, workers}.String(), shape, n, rep, s.name, started, secs)
 		if s.name == stepCreate {
 			if err := e.checkShape(ctx, blockSpec{variant, workers}.String(), ownerLabel+"="+owner, shape, n); err != nil {
 				return err
@@ -516,6 +523,27 @@ func (e *env) floorBlock(ctx context.Context, variant, shape string, n, workers,
 		}
 	}
 	return nil
+}
+
+// floorEngine is the engine a floor block calls: with -profile-calls
+// through a timing proxy of its own (e.calls until close), as hostlet's
+// blocks, so that the two sides' calls are timed alike; else e.cli.
+func (e *env) floorEngine(owner string) (dockerEngine, func(), error) {
+	if !e.o.profileCalls {
+		return dockerEngine{e.cli}, func() {}, nil
+	}
+	sock := filepath.Join(e.dir, "calls-"+owner+".sock")
+	proxy, err := startCountingProxy(sock, dockerSocket(e.cli.DaemonHost()))
+	if err != nil {
+		return dockerEngine{}, nil, err
+	}
+	cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithVersion(e.cli.ClientVersion()))
+	if err != nil {
+		proxy.close()
+		return dockerEngine{}, nil, fmt.Errorf("docker client of the floor's proxy: %w", err)
+	}
+	e.calls = proxy
+	return dockerEngine{cli}, func() { _ = cli.Close(); proxy.close(); e.calls = nil }, nil
 }
 
 // checkShape records, once per variant and shape (and at every failure),
