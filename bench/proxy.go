@@ -23,6 +23,8 @@ import (
 type countingProxy struct {
 	ln  net.Listener
 	srv *http.Server
+	// upstream carries the calls to the engine.
+	upstream *http.Transport
 
 	mu     sync.Mutex
 	counts map[string]int
@@ -55,17 +57,18 @@ func startCountingProxy(sock, upstream string) (*countingProxy, error) {
 		return nil, err
 	}
 	p := &countingProxy{ln: ln, counts: map[string]int{}, times: map[string]*callTimes{}, seen: make(chan struct{}, 1)}
+	p.upstream = &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", upstream)
+		},
+	}
 	target := &url.URL{Scheme: "http", Host: "docker"}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
 			r.Out.Host = r.In.Host
 		},
-		Transport: &http.Transport{
-			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				return (&net.Dialer{}).DialContext(ctx, "unix", upstream)
-			},
-		},
+		Transport:     p.upstream,
 		FlushInterval: -1,
 	}
 	p.srv = &http.Server{
@@ -231,6 +234,9 @@ func (p *countingProxy) close() {
 	defer cancel()
 	_ = p.srv.Shutdown(ctx)
 	_ = p.srv.Close()
+	// Its connections to the engine, kept idle for reuse, would stay
+	// open for the rest of the run (one proxy a profiled block).
+	p.upstream.CloseIdleConnections()
 }
 
 // diffCounts returns b - a per key, dropping zeros.

@@ -212,12 +212,14 @@ type targetResult struct {
 // next step's, by method and path. Variant is a floor's block name
 // ("floor×4").
 type callProfile struct {
-	Variant string               `json:"variant"`
-	Shape   string               `json:"shape"`
-	N       int                  `json:"n"`
-	Rep     int                  `json:"rep"`
-	Step    string               `json:"step"`
-	Calls   map[string]callTimes `json:"calls"`
+	Variant string `json:"variant"`
+	Shape   string `json:"shape"`
+	N       int    `json:"n"`
+	// Rep counts from 1, as runRecord's (from 0 in files before
+	// 2026-12-08's profile of the floor).
+	Rep   int                  `json:"rep"`
+	Step  string               `json:"step"`
+	Calls map[string]callTimes `json:"calls"`
 	// Timeline places the calls begun during the timed step in it.
 	Timeline stepTimeline `json:"timeline"`
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -203,6 +204,12 @@ func (b blockSpec) String() string {
 		return fmt.Sprintf("%s×%d", b.variant, b.workers)
 	}
 	return b.variant
+}
+
+// short names a floor block in a few bytes ("flate4"), for paths.
+func (b blockSpec) short() string {
+	code := map[string]string{vFloor: "f", vFloorNet: "fnet", vFloorLateRm: "flate"}[b.variant]
+	return fmt.Sprintf("%s%d", cmp.Or(code, b.variant), b.workers)
 }
 
 // blocksOf lists the blocks of one repetition of n pods of shape: the
@@ -469,7 +476,7 @@ func (e *env) floorBlock(ctx context.Context, variant, shape string, n, workers,
 		return err
 	}
 	owner := fmt.Sprintf("%s-%s-%s-p%d-n%d-r%d", variant, e.runID, shape, workers, n, rep)
-	api, closeAPI, err := e.floorEngine(owner)
+	api, closeAPI, err := e.floorEngine(fmt.Sprintf("%s-n%d-r%d", blockSpec{variant, workers}.short(), n, rep) + "-" + shape[:1])
 	if err != nil {
 		return err
 	}
@@ -528,11 +535,13 @@ func (e *env) floorBlock(ctx context.Context, variant, shape string, n, workers,
 // floorEngine is the engine a floor block calls: with -profile-calls
 // through a timing proxy of its own (e.calls until close), as hostlet's
 // blocks, so that the two sides' calls are timed alike; else e.cli.
-func (e *env) floorEngine(owner string) (dockerEngine, func(), error) {
+func (e *env) floorEngine(block string) (dockerEngine, func(), error) {
 	if !e.o.profileCalls {
 		return dockerEngine{e.cli}, func() {}, nil
 	}
-	sock := filepath.Join(e.dir, "calls-"+owner+".sock")
+	// Short: a Unix socket's path is at most 107 bytes, and e.dir is
+	// the run's own.
+	sock := filepath.Join(e.dir, "calls-"+block+".sock")
 	proxy, err := startCountingProxy(sock, dockerSocket(e.cli.DaemonHost()))
 	if err != nil {
 		return dockerEngine{}, nil, err
@@ -729,7 +738,7 @@ func (e *env) noteCalls(variant, shape string, n, rep int, step string, started 
 	}
 	calls, spans := e.calls.takeTimes()
 	tl := timeline(spans, started, secs)
-	e.res.CallProfiles = append(e.res.CallProfiles, callProfile{Variant: variant, Shape: shape, N: n, Rep: rep, Step: step, Calls: calls, Timeline: tl})
+	e.res.CallProfiles = append(e.res.CallProfiles, callProfile{Variant: variant, Shape: shape, N: n, Rep: rep + 1, Step: step, Calls: calls, Timeline: tl})
 	logf("%s %s N=%d %s: engine calls (timed at the proxy)\n%s", variant, shape, n, step, callTable(calls))
 	logf("  in the step's %.2f s: %d calls, the first at %.3f s, the first change (not a GET) at %.3f s, the last ended at %.3f s, at least one in flight for %.3f s",
 		tl.Seconds, tl.Calls, tl.FirstCall, tl.FirstChange, tl.LastEnd, tl.Busy)
