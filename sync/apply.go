@@ -1408,7 +1408,10 @@ func (ap *podApplication) restartApp(ctx context.Context, i int, ch Change) (Cha
 		return ch, ap.postStart(ctx, i, ch.Current.ID)
 	}
 	if onFailure {
-		_ = ap.rt.NoRestart(ctx, ch.Current.ID)
+		if err := ap.rt.NoRestart(ctx, ch.Current.ID); err != nil {
+			// Its policy back, it passes for a completed job if it stays.
+			ap.log.Warn("clear the restart policy of a container that did not start", "pod", ap.m.ID, "container", name, "error", err)
+		}
 	}
 	if !hruntime.IsStaleTask(startErr) && !hruntime.IsNotFound(startErr) {
 		return ch, inStep(errStepStart, fmt.Errorf("container %s: %w", name, startErr))

@@ -784,6 +784,25 @@ func TestOnFailureContainerWhoseLivenessRestartFailedToStartRunsAgain(t *testing
 	j.wantRunningAgain(t)
 }
 
+// A liveness restart of a container of restartPolicy OnFailure whose
+// policy the engine does not set back before its start leaves it running
+// marked, and the next pass sets the policy, so an engine restarts it
+// after a crash again.
+func TestOnFailureContainerLivenessRestartedWithoutItsPolicyGetsItNextPass(t *testing.T) {
+	j := runJob(t, onFailurePod())
+	j.rt.method, j.rt.target, j.rt.err = "RestoreRestart", "p/app", errRefused
+	j.s.OnUnhealthy(t.Context(), "p", "app", j.app)
+	if c, ok := runningSlot(j.fake, "p", "app"); !ok || c.ID != j.app {
+		t.Fatalf("app: running %v, want %.12s restarted", ok, j.app)
+	}
+	if p := policyOf(j.fake, j.app); p != hruntime.RestartNo {
+		t.Fatalf("restart policy %q after the failed restore, want none", p)
+	}
+	j.rt.method = ""
+	j.clk.Advance(time.Minute)
+	j.wantRunningAgain(t)
+}
+
 // A job (restartPolicy OnFailure) restarted to rejoin its pod's network,
 // its policy cleared for the stop, keeps no mark once started again: when
 // it then completes on its own (exit 0), it is done.

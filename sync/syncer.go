@@ -1478,34 +1478,9 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 		return
 	}
 	defer s.endApply(pod)
-	// Marked as hostlet's own: the die event is no crash, the start
-	// event no restart of the engine's (this one is counted below).
-	rt := stopMarker{Runtime: s.rt, s: s}
-	if err := rt.Stop(ctx, id, left); err != nil {
-		if cleared && ctx.Err() == nil && rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure) == nil {
-			delete(s.syncs.marks.stopped, id) // it runs on, as it was
-		}
-		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
+	if !s.stopStartUnhealthy(ctx, pod, slot, id, left, cleared) {
 		s.Trigger()
 		return
-	}
-	if cleared {
-		// Its policy back while it is stopped (see restartApp).
-		_ = rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure)
-	}
-	if err := rt.Start(ctx, id); err != nil {
-		// Not restarted: the next sync starts it per the restart policy
-		// or its mark (and counts that restart); cleared again, its
-		// policy tells the next hostlet it was not done.
-		if cleared {
-			_ = rt.NoRestart(ctx, id)
-		}
-		s.log.Warn("restart unhealthy container: start", "pod", pod, "container", slot, "error", err)
-		s.Trigger()
-		return
-	}
-	if cleared {
-		delete(s.syncs.marks.stopped, id) // it runs: a stop is its own
 	}
 	// Started again: its startup probe runs again before the others.
 	s.work.prober.restarted(id)
@@ -1519,6 +1494,49 @@ func (s *Syncer) onUnhealthy(ctx context.Context, pod, slot, id, ip, why string,
 	s.writeRestarts(snap)
 	s.events.Record(eventlog.Event{Time: now, Type: eventlog.Restart, Pod: pod, Container: slot, Reason: kind + " failed"})
 	s.Trigger()
+}
+
+// stopStartUnhealthy stops container id of pod's slot within left and
+// starts it again, under the sync lock and the pod's apply; cleared says
+// its restart policy was cleared (and marked) before. It reports whether
+// the container was started again.
+func (s *Syncer) stopStartUnhealthy(ctx context.Context, pod, slot, id string, left time.Duration, cleared bool) bool {
+	// Marked as hostlet's own: the die event is no crash, the start
+	// event no restart of the engine's (this one is counted below).
+	rt := stopMarker{Runtime: s.rt, s: s}
+	if err := rt.Stop(ctx, id, left); err != nil {
+		if cleared && ctx.Err() == nil && rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure) == nil {
+			delete(s.syncs.marks.stopped, id) // it runs on, as it was
+		}
+		s.log.Warn("restart unhealthy container: stop", "pod", pod, "container", slot, "error", err)
+		return false
+	}
+	restored := true
+	if cleared {
+		// Its policy back while it is stopped (see restartApp).
+		if err := rt.RestoreRestart(ctx, id, hruntime.RestartOnFailure); err != nil {
+			restored = false
+			s.log.Warn("restart unhealthy container: set its restart policy back", "pod", pod, "container", slot, "error", err)
+		}
+	}
+	if err := rt.Start(ctx, id); err != nil {
+		// Not restarted: the next sync starts it per the restart policy
+		// or its mark (and counts that restart); cleared again, its
+		// policy tells the next hostlet it was not done.
+		if cleared {
+			if cerr := rt.NoRestart(ctx, id); cerr != nil {
+				s.log.Warn("restart unhealthy container: clear its restart policy again", "pod", pod, "container", slot, "error", cerr)
+			}
+		}
+		s.log.Warn("restart unhealthy container: start", "pod", pod, "container", slot, "error", err)
+		return false
+	}
+	if cleared && restored {
+		// It runs: a stop is its own. A mark whose policy did not go
+		// back stays, and the next sync sets it (tendPolicyMarks).
+		delete(s.syncs.marks.stopped, id)
+	}
+	return true
 }
 
 // inspectForStop is running container id as a liveness restart stops
